@@ -1,0 +1,3 @@
+from memfuse.cli import main
+
+main()

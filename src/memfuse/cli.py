@@ -1,0 +1,266 @@
+"""The `memfuse` command: typer wiring, the common options, and rendering.
+
+Each subcommand parses its own options and hands a function of a RunContext to `_run`, which
+resolves settings, opens the log, takes the workspace lock, renders the result (human text or
+the `--json` envelope on stdout) and exits with the documented code.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from memfuse import __version__
+from memfuse.config import Settings, load_settings, secrets_in
+from memfuse.context import RunContext
+from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
+from memfuse.lock import WorkspaceLock
+from memfuse.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
+
+app = typer.Typer(
+    name="memfuse",
+    help="Keep an agent's Markdown memory and its agent-memory store in one lifecycle.",
+    no_args_is_help=True,
+    add_completion=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@dataclass(frozen=True)
+class Common:
+    """The options every subcommand accepts (flags here beat env and config file)."""
+
+    workspace: Path | None = None
+    mcporter: str | None = None
+    mcporter_config: Path | None = None
+    server: str | None = None
+    transport: str | None = None
+    timeout: float | None = None
+    jobs: int | None = None
+    json: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    strict: bool = False
+    wait: float | None = None
+    now: str | None = None
+
+    def flags(self) -> dict[str, Any]:
+        return {
+            "workspace": self.workspace,
+            "mcporter": self.mcporter,
+            "mcporter_config": str(self.mcporter_config) if self.mcporter_config else None,
+            "server": self.server,
+            "transport": self.transport,
+            "timeout": self.timeout,
+            "jobs": self.jobs,
+            "now": self.now,
+        }
+
+
+def _option(
+    name: str, annotation: Any, default: Any, *decls: str, **kwargs: Any
+) -> inspect.Parameter:
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=typer.Option(default, *decls, **kwargs),
+        annotation=annotation,
+    )
+
+
+_COMMON_PARAMS = [
+    _option("workspace", Path | None, None, "--workspace", "-w",
+            help="Workspace folder [env MEMFUSE_WORKSPACE; default ~/.openclaw/workspace]."),
+    _option("mcporter", str | None, None, "--mcporter",
+            help="mcporter command [env MEMFUSE_MCPORTER; default mcporter]."),
+    _option("mcporter_config", Path | None, None, "--mcporter-config",
+            help="mcporter config file, passed as its --config [env MEMFUSE_MCPORTER_CONFIG]."),
+    _option("server", str | None, None, "--server",
+            help="Server name in the mcporter config [env MEMFUSE_SERVER; default agent-memory]."),
+    _option("transport", str | None, None, "--transport",
+            help="mcporter (a process per call) or session (one MCP session per run)"
+                 " [env MEMFUSE_TRANSPORT; default mcporter]."),
+    _option("timeout", float | None, None, "--timeout", min=0.1,
+            help="Seconds allowed per store call [env MEMFUSE_TIMEOUT; default 30]."),
+    _option("jobs", int | None, None, "--jobs", "-j", min=1,
+            help="Concurrent store calls [env MEMFUSE_JOBS; default 4]."),
+    _option("json_output", bool, False, "--json", help="Print the result as a JSON envelope."),
+    _option("quiet", bool, False, "--quiet", "-q", help="Print nothing on success."),
+    _option("verbose", bool, False, "--verbose", "-v", help="Log debug detail."),
+    _option("strict", bool, False, "--strict", help="Exit 3 when any store call failed."),
+    _option("wait", float | None, None, "--wait", min=0,
+            help="Wait up to SECONDS for another run's workspace lock instead of exiting 75."),
+    _option("now", str | None, None, "--now", hidden=True,
+            help="Replace the clock (ISO date-time), for replays and tests."),
+]  # fmt: skip
+_COMMON_NAMES = [p.name for p in _COMMON_PARAMS]
+
+
+def with_common_options(func: Callable[..., None]) -> Callable[..., None]:
+    """Add the common options to a command; the command receives them as `common: Common`."""
+    signature = inspect.signature(func, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "common"]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> None:
+        values = {name: kwargs.pop(name) for name in _COMMON_NAMES}
+        values["json"] = values.pop("json_output")
+        func(**kwargs, common=Common(**values))
+
+    wrapper.__signature__ = signature.replace(parameters=own + _COMMON_PARAMS)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in own + _COMMON_PARAMS}
+    del wrapper.__wrapped__  # typer must see the new signature, not the original's
+    return wrapper
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"memfuse {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Keep an agent's Markdown memory and its agent-memory store in one lifecycle."""
+
+
+def _run(
+    name: str,
+    common: Common,
+    body: Callable[[RunContext], CommandResult],
+    *,
+    lock: bool = True,
+    dry_run: bool = False,
+    settings_hook: Callable[[Settings], Settings] | None = None,
+) -> None:
+    started = time.monotonic()
+    err = _stderr()
+    mask = SecretMasker()
+    reporter = Reporter(echo=lambda m: err.print(mask(m), markup=False), mask=mask)
+    ctx: RunContext | None = None
+    try:
+        settings = load_settings(common.flags())
+        if settings_hook is not None:
+            settings = settings_hook(settings)
+        mask = SecretMasker(secrets_in(settings))
+        reporter.mask = mask
+        if lock:
+            _require_workspace(settings.workspace)
+        reporter.logger = (
+            setup_log(settings.state_dir, mask, common.verbose)
+            if (settings.workspace.is_dir())
+            else logging.getLogger("memfuse.nolog")
+        )
+        reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
+        ctx = RunContext(
+            settings,
+            reporter,
+            dry_run=dry_run,
+            interactive=sys.stderr.isatty() and not common.quiet and not common.json,
+        )
+        if lock and not dry_run:
+            with WorkspaceLock(settings.state_dir, name, common.wait):
+                result = body(ctx)
+        else:
+            result = body(ctx)
+    except MemfuseError as exc:
+        result = failure(name, mask(str(exc)), exc.exit_code, reporter.warnings)
+    except KeyboardInterrupt:
+        result = failure(name, "interrupted", ExitCode.FATAL, reporter.warnings)
+    except Exception as exc:
+        if common.verbose:
+            raise
+        reporter.logger.error("unexpected error\n%s", mask(traceback.format_exc()))
+        message = (
+            f"internal error: {type(exc).__name__}: {mask(str(exc))}"
+            " (the trace is in .memfuse/memfuse.log; -v shows it here)"
+        )
+        result = failure(name, message, ExitCode.FATAL, reporter.warnings)
+    finally:
+        if ctx is not None:
+            ctx.close()
+
+    if common.strict and result.exit_code == ExitCode.OK and result.guard_failures:
+        result = CommandResult(
+            result.command, result.data, result.human, result.warnings,
+            result.guard_failures, ExitCode.STRICT,
+        )  # fmt: skip
+    duration_ms = int((time.monotonic() - started) * 1000)
+    envelope = result.envelope(duration_ms)
+    reporter.info(
+        f"end {name} status={envelope['status']} exit={envelope['exit_code']} "
+        f"warnings={len(result.warnings)} in {duration_ms} ms"
+    )
+    if common.json:
+        typer.echo(mask(to_json(envelope)))
+    else:
+        if result.exit_code not in (ExitCode.OK, ExitCode.STRICT):
+            err.print(f"memfuse {name}: {result.data.get('error', 'failed')}", markup=False)
+        if not common.quiet or result.exit_code != ExitCode.OK:
+            for line in result.human:
+                typer.echo(mask(line))
+    raise typer.Exit(int(result.exit_code))
+
+
+def _require_workspace(workspace: Path) -> None:
+    if not workspace.is_dir():
+        raise WorkspaceError(
+            f"workspace {workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
+        )
+
+
+# --- subcommands ---------------------------------------------------------------------------
+
+
+@app.command()
+@with_common_options
+def doctor(common: Common) -> None:
+    """Check the workspace, mcporter, the server and the reranker; show the configuration.
+
+    Example: memfuse doctor --workspace ~/.openclaw/workspace
+    """
+    from memfuse.commands import doctor as command
+
+    _run("doctor", common, command.run, lock=False)
+
+
+def _parse_day(text: str | None, option: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not a date (YYYY-MM-DD)", param_hint=option
+        ) from None
+
+
+def main() -> None:
+    """Console-script entry point."""
+    if os.environ.get("NO_COLOR"):
+        os.environ.setdefault("TERM", "dumb")
+    app()

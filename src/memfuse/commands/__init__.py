@@ -1,0 +1,1 @@
+"""One module per subcommand: each takes a RunContext and returns a CommandResult."""

@@ -1,0 +1,394 @@
+"""Settings, resolved in one place: command-line flag > environment > config file > default.
+
+Only this module reads the environment and the config files. Everything else receives a
+frozen `Settings`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from dateutil import parser as date_parser
+
+from memfuse.errors import ConfigError
+
+Transport = Literal["mcporter", "session"]
+
+DEFAULT_KNOWLEDGE = (
+    "喜欢", "讨厌", "禁止", "偏好", "必须", "记住", "规则", "习惯",
+    "prefer", "prefers", "preferred", "must", "rule", "rules", "always", "never",
+    "remember", "remembered",
+)  # fmt: skip
+DEFAULT_EMOTION = (
+    "开心", "安心", "难过", "害羞", "生气", "担心", "爱", "想你", "感动", "温柔", "幸福",
+    "寂寞", "心疼", "甜",
+    "happy", "sad", "angry", "love", "loves", "loved", "miss", "misses", "worried",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RerankSettings:
+    """The external reranker; disabled unless a provider and a key are both set."""
+
+    provider: str = "none"
+    model: str = "Qwen/Qwen3-Reranker-8B"
+    api_key: str | None = None
+    base_url: str = "https://api.openai.com/v1"
+    timeout: float = 10.0
+
+    @property
+    def enabled(self) -> bool:
+        return self.provider in {"openai", "jina", "cohere", "tei"} and bool(self.api_key)
+
+
+@dataclass(frozen=True)
+class SessionServer:
+    """How to start the MCP server for the session transport, when given in memfuse's config."""
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a memfuse run is configured by. Frozen: resolve once, pass around."""
+
+    workspace: Path
+    now: datetime
+    mcporter: str = "mcporter"
+    mcporter_config: Path | None = None
+    server: str = "agent-memory"
+    transport: Transport = "mcporter"
+    timeout: float = 30.0
+    jobs: int = 4
+    knowledge_keywords: tuple[str, ...] = DEFAULT_KNOWLEDGE
+    emotion_keywords: tuple[str, ...] = DEFAULT_EMOTION
+    # surface
+    window_days: int = 7
+    fallback_days: int = 3
+    top_n: int = 40
+    emotion_cap: int = 8
+    knowledge_cap: int = 15
+    event_cap: int = 15
+    max_lines: int = 80
+    entry_chars: int = 200
+    dedup_similarity: float = 0.9
+    # tidy
+    memory_md_max_lines: int = 200
+    consistent_similarity: float = 0.85
+    related_similarity: float = 0.3
+    archive_after_days: int = 7
+    rerank: RerankSettings = field(default_factory=RerankSettings)
+    session_server: SessionServer | None = None
+    config_file: Path | None = None
+
+    @property
+    def state_dir(self) -> Path:
+        return self.workspace / ".memfuse"
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    def describe(self) -> list[tuple[str, str]]:
+        """The effective configuration as (name, value) rows, secrets masked."""
+        rows: list[tuple[str, str]] = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "rerank":
+                for rf in fields(value):
+                    shown = getattr(value, rf.name)
+                    if rf.name == "api_key":
+                        shown = mask_secret(shown)
+                    rows.append((f"rerank.{rf.name}", str(shown)))
+                continue
+            if isinstance(value, tuple) and value and isinstance(value[0], str):
+                value = ", ".join(value)
+            rows.append((f.name, str(value)))
+        return rows
+
+
+def mask_secret(secret: str | None) -> str:
+    """Show that a secret is set without revealing it."""
+    if not secret:
+        return "(not set)"
+    return f"****{secret[-2:]}" if len(secret) >= 16 else "****"
+
+
+# --- the config file schema --------------------------------------------------------------
+
+Check = Callable[[Any], Any]
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError("a non-empty string")
+    return value
+
+
+def _positive_number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise TypeError("a number greater than 0")
+    if math.isinf(value) or math.isnan(value):
+        raise TypeError("a finite number")
+    return float(value)
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError("a whole number ≥ 0")
+    return value
+
+
+def _positive_count(value: Any) -> int:
+    if _count(value) < 1:
+        raise TypeError("a whole number ≥ 1")
+    return int(value)
+
+
+def _fraction(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise TypeError("a number between 0 and 1")
+    return float(value)
+
+
+def _transport(value: Any) -> Transport:
+    if value not in ("mcporter", "session"):
+        raise TypeError("'mcporter' or 'session'")
+    return value  # type: ignore[no-any-return]
+
+
+def _keywords(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(k, str) and k.strip() for k in value):
+        raise TypeError("a list of non-empty strings")
+    return tuple(k.strip() for k in value)
+
+
+def _string_list(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
+        raise TypeError("a list of strings")
+    return tuple(value)
+
+
+def _string_table(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise TypeError("a table of strings")
+    return tuple(sorted(value.items()))
+
+
+# (section, key) -> (Settings field, check). Section "" is the top level.
+FILE_KEYS: dict[tuple[str, str], tuple[str, Check]] = {
+    ("", "workspace"): ("workspace", _string),
+    ("", "mcporter"): ("mcporter", _string),
+    ("", "mcporter_config"): ("mcporter_config", _string),
+    ("", "server"): ("server", _string),
+    ("", "transport"): ("transport", _transport),
+    ("", "timeout"): ("timeout", _positive_number),
+    ("", "jobs"): ("jobs", _positive_count),
+    ("classify", "knowledge"): ("knowledge_keywords", _keywords),
+    ("classify", "emotion"): ("emotion_keywords", _keywords),
+    ("surface", "window_days"): ("window_days", _positive_count),
+    ("surface", "fallback_days"): ("fallback_days", _positive_count),
+    ("surface", "top_n"): ("top_n", _positive_count),
+    ("surface", "emotion_cap"): ("emotion_cap", _count),
+    ("surface", "knowledge_cap"): ("knowledge_cap", _count),
+    ("surface", "event_cap"): ("event_cap", _count),
+    ("surface", "max_lines"): ("max_lines", _positive_count),
+    ("surface", "entry_chars"): ("entry_chars", _positive_count),
+    ("surface", "dedup_similarity"): ("dedup_similarity", _fraction),
+    ("tidy", "memory_md_max_lines"): ("memory_md_max_lines", _positive_count),
+    ("tidy", "consistent_similarity"): ("consistent_similarity", _fraction),
+    ("tidy", "related_similarity"): ("related_similarity", _fraction),
+    ("tidy", "archive_after_days"): ("archive_after_days", _positive_count),
+    ("rerank", "provider"): ("rerank.provider", _string),
+    ("rerank", "model"): ("rerank.model", _string),
+    ("rerank", "base_url"): ("rerank.base_url", _string),
+    ("rerank", "timeout"): ("rerank.timeout", _positive_number),
+    ("session", "command"): ("session.command", _string),
+    ("session", "args"): ("session.args", _string_list),
+    ("session", "env"): ("session.env", _string_table),
+    ("session", "cwd"): ("session.cwd", _string),
+}
+
+# Settings field -> (environment variable, check)
+ENV_KEYS: dict[str, tuple[str, Check]] = {
+    "workspace": ("MEMFUSE_WORKSPACE", _string),
+    "mcporter": ("MEMFUSE_MCPORTER", _string),
+    "mcporter_config": ("MEMFUSE_MCPORTER_CONFIG", _string),
+    "server": ("MEMFUSE_SERVER", _string),
+    "transport": ("MEMFUSE_TRANSPORT", _transport),
+    "timeout": ("MEMFUSE_TIMEOUT", lambda v: _positive_number(_as_number(v))),
+    "jobs": ("MEMFUSE_JOBS", lambda v: _positive_count(_as_number(v))),
+}
+
+
+def _as_number(text: str) -> float | int:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise TypeError("a number") from None
+
+
+def config_paths(workspace: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
+    """The workspace config file and the user config file, in that order of preference."""
+    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    return workspace / ".memfuse" / "config.toml", Path(xdg) / "memfuse" / "config.toml"
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Parse and validate one config file into {Settings field: value}."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} cannot be read: {exc}") from None
+    values: dict[str, Any] = {}
+    for name, value in raw.items():
+        items = value.items() if isinstance(value, dict) and name != "workspace" else None
+        for section, key, item in (
+            ((name, k, v) for k, v in items) if items is not None else [("", name, value)]
+        ):
+            dotted = f"{section}.{key}" if section else key
+            spec = FILE_KEYS.get((section, key))
+            if spec is None:
+                raise ConfigError(f"config file {path}: unknown key '{dotted}'")
+            target, check = spec
+            try:
+                values[target] = check(item)
+            except TypeError as exc:
+                raise ConfigError(
+                    f"config file {path}: key '{dotted}' must be {exc}, got {item!r}"
+                ) from None
+    return values
+
+
+def parse_now(text: str | None) -> datetime:
+    """The run's clock: `--now` when given (naive means local time), else the real time."""
+    if text is None:
+        return datetime.now().astimezone()
+    try:
+        parsed = date_parser.isoparse(text)
+    except (ValueError, OverflowError):
+        raise ConfigError(
+            f"--now must be an ISO date-time such as 2026-02-21T22:05, got {text!r}"
+        ) from None
+    return parsed.astimezone() if parsed.tzinfo is None else parsed
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Resolve settings: flags (None = not given) > env > config file > defaults."""
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    env = os.environ if env is None else env
+
+    from_env: dict[str, Any] = {}
+    for name, (var, check) in ENV_KEYS.items():
+        if env.get(var):
+            try:
+                from_env[name] = check(env[var])
+            except TypeError as exc:
+                raise ConfigError(f"environment variable {var} must be {exc}") from None
+
+    home = Path(env.get("HOME") or Path.home())
+    user_file = config_paths(Path("."), env)[1]
+    user_values = read_config_file(user_file) if user_file.is_file() else {}
+    workspace_text = (
+        flags.get("workspace")
+        or from_env.get("workspace")
+        or user_values.get("workspace")
+        or str(home / ".openclaw" / "workspace")
+    )
+    workspace = Path(str(workspace_text)).expanduser().absolute()
+    workspace_file = config_paths(workspace, env)[0]
+    if workspace_file.is_file():
+        file_path: Path | None = workspace_file
+        file_values = read_config_file(workspace_file)
+    else:
+        file_path = user_file if user_file.is_file() else None
+        file_values = user_values
+
+    merged: dict[str, Any] = {**file_values, **from_env, **flags}
+    merged.pop("workspace", None)
+    now = parse_now(merged.pop("now", None))
+
+    rerank = _rerank_settings(merged, env)
+    session = _session_server(merged)
+    for key in [k for k in merged if k.startswith(("rerank.", "session."))]:
+        merged.pop(key)
+    if isinstance(merged.get("mcporter_config"), str):
+        merged["mcporter_config"] = Path(merged["mcporter_config"]).expanduser().absolute()
+    known = {f.name for f in fields(Settings)}
+    unknown = set(merged) - known
+    if unknown:
+        raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    return Settings(
+        workspace=workspace,
+        now=now,
+        rerank=rerank,
+        session_server=session,
+        config_file=file_path,
+        **merged,
+    )
+
+
+def _rerank_settings(values: Mapping[str, Any], env: Mapping[str, str]) -> RerankSettings:
+    """AGENT_MEMORY_RERANK_* (with the OPENAI_* fallbacks) over the [rerank] table."""
+    base = RerankSettings()
+    provider = (
+        env.get("AGENT_MEMORY_RERANK_PROVIDER") or values.get("rerank.provider") or base.provider
+    )
+    timeout_text = env.get("AGENT_MEMORY_RERANK_TIMEOUT")
+    timeout = values.get("rerank.timeout", base.timeout)
+    if timeout_text:
+        try:
+            timeout = _positive_number(_as_number(timeout_text))
+        except TypeError as exc:
+            raise ConfigError(
+                f"environment variable AGENT_MEMORY_RERANK_TIMEOUT must be {exc}"
+            ) from None
+    return RerankSettings(
+        provider=provider.strip().lower(),
+        model=env.get("AGENT_MEMORY_RERANK_MODEL") or values.get("rerank.model") or base.model,
+        api_key=env.get("AGENT_MEMORY_RERANK_API_KEY") or env.get("OPENAI_API_KEY") or None,
+        base_url=(
+            env.get("AGENT_MEMORY_RERANK_BASE_URL")
+            or env.get("OPENAI_BASE_URL")
+            or values.get("rerank.base_url")
+            or base.base_url
+        ),
+        timeout=timeout,
+    )
+
+
+def _session_server(values: Mapping[str, Any]) -> SessionServer | None:
+    command = values.get("session.command")
+    if command is None:
+        return None
+    return SessionServer(
+        command=command,
+        args=values.get("session.args", ()),
+        env=values.get("session.env", ()),
+        cwd=values.get("session.cwd"),
+    )
+
+
+def secrets_in(settings: Settings, env: Mapping[str, str] | None = None) -> list[str]:
+    """Every secret value a run must never print: the rerank key and any *_API_KEY."""
+    env = os.environ if env is None else env
+    found = {v for k, v in env.items() if k.upper().endswith(("_API_KEY", "_TOKEN")) and v}
+    if settings.rerank.api_key:
+        found.add(settings.rerank.api_key)
+    return sorted((s for s in found if len(s) >= 6), key=len, reverse=True)

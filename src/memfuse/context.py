@@ -1,0 +1,36 @@
+"""What one run works with: settings, the warning reporter, and a lazily opened gateway."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memfuse.config import Settings
+from memfuse.gateway import Gateway, Guard, open_gateway
+from memfuse.output import Reporter
+
+
+@dataclass
+class RunContext:
+    settings: Settings
+    reporter: Reporter = field(default_factory=Reporter)
+    dry_run: bool = False
+    interactive: bool = False  # a person is watching stderr: progress bars are welcome
+    gateway_factory: Callable[[Settings], Gateway] = open_gateway
+    _guard: Guard | None = None
+
+    @property
+    def guard(self) -> Guard:
+        if self._guard is None:
+            self._guard = Guard(
+                self.gateway_factory(self.settings), self.reporter, jobs=self.settings.jobs
+            )
+        return self._guard
+
+    @property
+    def calls_made(self) -> int:
+        return self._guard.calls if self._guard is not None else 0
+
+    def close(self) -> None:
+        if self._guard is not None:
+            self._guard.gateway.close()

@@ -1,0 +1,37 @@
+"""The one error base class memfuse raises on purpose, and the exit codes it maps to."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes, as documented in docs/operations.md."""
+
+    OK = 0
+    FATAL = 1
+    USAGE = 2
+    STRICT = 3
+    LOCKED = 75
+
+
+class MemfuseError(Exception):
+    """An expected failure: reported as one line on stderr, never with a traceback."""
+
+    exit_code: ExitCode = ExitCode.FATAL
+
+
+class ConfigError(MemfuseError):
+    """A configuration file, flag or environment variable that cannot be used."""
+
+    exit_code = ExitCode.USAGE
+
+
+class WorkspaceError(MemfuseError):
+    """The workspace is missing, not a folder, or cannot be written."""
+
+
+class LockedError(MemfuseError):
+    """Another memfuse run holds the workspace lock."""
+
+    exit_code = ExitCode.LOCKED

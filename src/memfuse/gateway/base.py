@@ -1,0 +1,97 @@
+"""The gateway interface every transport implements, and the typed failures it raises."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class GatewayError(Exception):
+    """A call to the store that did not produce a usable answer."""
+
+    kind = "failed"
+
+
+class ToolMissing(GatewayError):
+    """The bridge (mcporter) or the server command cannot be started at all."""
+
+    kind = "missing"
+
+
+class CallFailed(GatewayError):
+    """The bridge exited non-zero, or the session broke."""
+
+
+class CallTimeout(GatewayError):
+    """No answer within the wall-clock limit; the process group was killed."""
+
+    kind = "timeout"
+
+
+class ServerError(GatewayError):
+    """The server answered `{"error": …}` (agent-memory's handler errors, exit code 0)."""
+
+    kind = "server-error"
+
+
+class BadOutput(GatewayError):
+    """The answer is not the JSON object the caller needs. `text` keeps it raw."""
+
+    kind = "bad-output"
+
+    def __init__(self, message: str, text: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One tool answer: the text the server sent and, when it parses, its JSON value."""
+
+    tool: str
+    text: str
+    value: Any = None
+
+    @property
+    def is_json(self) -> bool:
+        return self.value is not None
+
+    def require_object(self) -> dict[str, Any]:
+        if not isinstance(self.value, dict):
+            preview = self.text.strip().replace("\n", " ")[:120]
+            raise BadOutput(
+                f"{self.tool} answered something that is not JSON: {preview!r}", self.text
+            )
+        return self.value
+
+
+def parse_answer(tool: str, text: str) -> Answer:
+    """Parse a tool's text; `{"error": …}` becomes ServerError, anything else is kept."""
+    stripped = text.strip()
+    try:
+        value = json.loads(stripped) if stripped else None
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, dict) and "error" in value and len(value) <= 2:
+        raise ServerError(f"{tool} answered an error: {value['error']}")
+    return Answer(tool=tool, text=text, value=value)
+
+
+class Gateway(Protocol):
+    """A way to call agent-memory's tools. Implementations must be thread-safe."""
+
+    name: str
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
+        """Call one tool; raise a GatewayError subclass when there is no usable answer."""
+        ...
+
+    def list_tools(self) -> list[str]:
+        """The names of the tools the server offers."""
+        ...
+
+    def close(self) -> None:
+        """Release whatever the transport holds (a session, a daemon)."""
+        ...

@@ -1,0 +1,74 @@
+"""The best-effort guard: every store call goes through it, and no store failure stops a run.
+
+A failed call becomes one counted warning (stderr and the log) and a `None` result; the caller
+carries on with what it has. Commands read `reporter.guard_failures` for `degraded`/`--strict`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+from memfuse.gateway.base import Answer, BadOutput, Gateway, GatewayError
+from memfuse.output import Reporter
+
+Call = tuple[str, Mapping[str, Any]]
+
+
+class Guard:
+    """Runs calls on a gateway, turning each failure into a warning."""
+
+    def __init__(self, gateway: Gateway, reporter: Reporter, jobs: int = 1) -> None:
+        self.gateway = gateway
+        self.reporter = reporter
+        self.jobs = max(1, jobs)
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def answer(self, tool: str, arguments: Mapping[str, Any]) -> Answer | None:
+        """Any answer, JSON or text; None (and a warning) when the call failed."""
+        with self._lock:
+            self.calls += 1
+        try:
+            return self.gateway.call(tool, arguments)
+        except GatewayError as exc:
+            self.reporter.warn(str(exc), guard=True)
+            return None
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A JSON object answer; None (and a warning) for any failure or a non-JSON answer."""
+        answer = self.answer(tool, arguments)
+        if answer is None:
+            return None
+        try:
+            return answer.require_object()
+        except BadOutput as exc:
+            self.reporter.warn(str(exc), guard=True)
+            return None
+
+    def call_many(self, calls: Sequence[Call]) -> list[dict[str, Any] | None]:
+        """Independent calls, run concurrently on up to `jobs` workers; results in order."""
+        results: list[dict[str, Any] | None] = [None] * len(calls)
+        for index, result in self.as_completed(calls):
+            results[index] = result
+        return results
+
+    def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, dict[str, Any] | None]]:
+        """Yield (index, result) as each call finishes, so the caller can record progress
+        in its own thread while the other calls are still running."""
+        if self.jobs == 1 or len(calls) < 2:
+            for index, (tool, args) in enumerate(calls):
+                yield index, self.call(tool, args)
+            return
+        with ThreadPoolExecutor(max_workers=min(self.jobs, len(calls))) as pool:
+            futures = {
+                pool.submit(self.call, tool, args): i for i, (tool, args) in enumerate(calls)
+            }
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], future.result()
+            finally:
+                for future in futures:
+                    future.cancel()

@@ -1,0 +1,201 @@
+"""The mcporter transport: one `mcporter call` subprocess per tool call.
+
+Arguments always travel as one JSON object on stdin (`--args -`): mcporter's `key=value` form
+strips whitespace, coerces `true`/`none`/numbers/JSON and reads `@path` values as files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from memfuse.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
+
+# mcporter gets a moment past its own timer to report cleanly before we kill it.
+GRACE_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+class Runner(Protocol):
+    """Runs argv with stdin and a wall-clock limit. Raises OSError when it cannot start, and
+    subprocess.TimeoutExpired (after killing the whole process group) when time runs out."""
+
+    def __call__(
+        self, argv: Sequence[str], *, stdin: bytes, timeout: float, env: Mapping[str, str] | None
+    ) -> RunOutcome: ...
+
+
+def run_in_process_group(
+    argv: Sequence[str], *, stdin: bytes, timeout: float, env: Mapping[str, str] | None
+) -> RunOutcome:
+    """Run argv in a new session so that a timeout can kill it and every child it spawned."""
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=dict(env) if env is not None else None,
+    )
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except BaseException:
+        kill_process_group(proc)
+        raise
+    return RunOutcome(proc.returncode, out, err)
+
+
+def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's whole process group, then reap it without waiting on stray pipes."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        proc.communicate(timeout=2)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait(timeout=2)
+
+
+def build_argv(
+    mcporter: str,
+    server: str,
+    tool: str,
+    *,
+    config: Path | None = None,
+    timeout_ms: int | None = None,
+) -> list[str]:
+    """The mcporter command line for one call. Pure: tests assert on it directly."""
+    argv = shlex.split(mcporter)
+    if config is not None:
+        argv += ["--config", str(config)]
+    argv += ["call", f"{server}.{tool}", "--args", "-", "--output", "text"]
+    if timeout_ms is not None:
+        argv += ["--timeout", str(timeout_ms)]
+    return argv
+
+
+def encode_arguments(arguments: Mapping[str, Any]) -> bytes:
+    """The stdin payload: one JSON object, UTF-8, text kept byte-exact."""
+    return json.dumps(dict(arguments), ensure_ascii=False).encode("utf-8")
+
+
+def failure_detail(stdout: str, stderr: str, limit: int = 300) -> str:
+    """The useful part of a failed mcporter run: its error line, not the server's noise."""
+    lines = [line.strip() for line in (stderr + "\n" + stdout).splitlines() if line.strip()]
+    for line in lines:
+        lowered = line.lower()
+        if "error" in lowered or "failed" in lowered or "offline" in lowered:
+            return line[:limit]
+    return (lines[-1] if lines else "no output")[:limit]
+
+
+class McporterGateway:
+    """Calls tools through the mcporter CLI. Stateless, hence safe to use from many threads."""
+
+    name = "mcporter"
+
+    def __init__(
+        self,
+        mcporter: str,
+        server: str,
+        *,
+        config: Path | None = None,
+        timeout: float = 30.0,
+        runner: Runner = run_in_process_group,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.mcporter = mcporter
+        self.server = server
+        self.config = config
+        self.timeout = timeout
+        self._run = runner
+        self._env = env
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
+        argv = build_argv(
+            self.mcporter,
+            self.server,
+            tool,
+            config=self.config,
+            timeout_ms=int(self.timeout * 1000),
+        )
+        where = f"{self.server}.{tool}"
+        try:
+            outcome = self._run(
+                argv,
+                stdin=encode_arguments(arguments),
+                timeout=self.timeout + GRACE_SECONDS,
+                env=self._env,
+            )
+        except FileNotFoundError:
+            raise ToolMissing(
+                f"mcporter not found ({argv[0]!r}); install it or set --mcporter / MEMFUSE_MCPORTER"
+            ) from None
+        except PermissionError:
+            raise ToolMissing(
+                f"mcporter cannot be executed ({argv[0]!r}): permission denied"
+            ) from None
+        except subprocess.TimeoutExpired:
+            raise CallTimeout(
+                f"{where} did not answer within {self.timeout:g}s; the call was killed"
+            ) from None
+        stdout = outcome.stdout.decode("utf-8", errors="replace")
+        if outcome.returncode != 0:
+            stderr = outcome.stderr.decode("utf-8", errors="replace")
+            detail = failure_detail(stdout, stderr)
+            raise CallFailed(f"{where} failed (mcporter exit {outcome.returncode}): {detail}")
+        return parse_answer(tool, stdout)
+
+    def close(self) -> None:
+        """Nothing is held between calls."""
+
+    def version(self) -> str | None:
+        """mcporter's version, or None when it cannot be run."""
+        try:
+            outcome = self._run(
+                [*shlex.split(self.mcporter), "--version"], stdin=b"", timeout=10, env=self._env
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        text = outcome.stdout.decode("utf-8", errors="replace").strip()
+        return text.splitlines()[-1] if outcome.returncode == 0 and text else None
+
+    def list_tools(self) -> list[str]:
+        """Tool names the server offers, from `mcporter list SERVER --json`."""
+        argv = [*shlex.split(self.mcporter)]
+        if self.config is not None:
+            argv += ["--config", str(self.config)]
+        argv += ["list", self.server, "--json"]
+        try:
+            outcome = self._run(
+                argv, stdin=b"", timeout=self.timeout + GRACE_SECONDS, env=self._env
+            )
+        except FileNotFoundError:
+            raise ToolMissing(f"mcporter not found ({argv[0]!r})") from None
+        except subprocess.TimeoutExpired:
+            raise CallTimeout(f"listing {self.server}'s tools timed out") from None
+        text = outcome.stdout.decode("utf-8", errors="replace")
+        try:
+            listing = json.loads(text)
+        except json.JSONDecodeError:
+            raise CallFailed(f"listing {self.server}'s tools: {failure_detail(text, '')}") from None
+        tools = listing.get("tools") if isinstance(listing, dict) else None
+        if not isinstance(tools, list):
+            raise CallFailed(f"listing {self.server}'s tools: {failure_detail(text, '')}")
+        return [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]

@@ -1,0 +1,258 @@
+"""The session transport: one stdio MCP session per run, through the official `mcp` SDK.
+
+mcporter starts a fresh server for every call (~0.3-0.7 s each); one session pays the start-up
+once and then ~2 ms per call. The SDK is async; a blocking portal runs its event loop on a
+background thread so the rest of memfuse stays synchronous and thread-pool friendly.
+
+The server's command, args, env and cwd come from memfuse's own `[session]` config table, or
+else from the mcporter config entry for `--server` (JSONC, `${VAR}` / `${VAR:-default}`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import threading
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from memfuse.config import SessionServer, Settings
+from memfuse.errors import ConfigError
+from memfuse.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    command: str
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: str | None
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with comments and trailing commas → JSON (strings are left intact)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i) if "\n" in text[i:] else n
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+
+
+def expand(value: str, env: Mapping[str, str]) -> str:
+    """`${VAR}` and `${VAR:-default}`, as mcporter expands them."""
+    return _VAR.sub(lambda m: env.get(m[1]) or (m[2] if m[2] is not None else ""), value)
+
+
+def mcporter_config_path(settings: Settings, env: Mapping[str, str]) -> Path | None:
+    if settings.mcporter_config is not None:
+        return settings.mcporter_config
+    if env.get("MCPORTER_CONFIG"):
+        return Path(env["MCPORTER_CONFIG"])
+    home = Path(env.get("HOME", "~")).expanduser() / ".mcporter"
+    for name in ("mcporter.json", "mcporter.jsonc"):
+        if (home / name).is_file():
+            return home / name
+    return None
+
+
+def server_spec(settings: Settings, env: Mapping[str, str] | None = None) -> ServerSpec:
+    """Where the session transport's server comes from: [session] config, else mcporter's."""
+    env = os.environ if env is None else env
+    own: SessionServer | None = settings.session_server
+    if own is not None:
+        return ServerSpec(own.command, own.args, dict(own.env), own.cwd)
+    path = mcporter_config_path(settings, env)
+    if path is None:
+        raise ConfigError(
+            "the session transport needs the server's command: give --mcporter-config or a"
+            " [session] table in the memfuse config"
+        )
+    try:
+        data = json.loads(strip_jsonc(path.read_text(encoding="utf-8")))
+        entry = data["mcpServers"][settings.server]
+        command = expand(str(entry["command"]), env)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"cannot read server {settings.server!r} from mcporter config {path}: {exc!r}"
+        ) from None
+    return ServerSpec(
+        command=command,
+        args=tuple(expand(str(a), env) for a in entry.get("args", [])),
+        env={k: expand(str(v), env) for k, v in (entry.get("env") or {}).items()},
+        cwd=expand(str(entry["cwd"]), env) if entry.get("cwd") else str(path.parent),
+    )
+
+
+class SessionGateway:
+    """Calls tools over one long-lived MCP session. Thread-safe; reopens a dead session once."""
+
+    name = "session"
+
+    def __init__(self, spec: ServerSpec, timeout: float = 30.0, errlog: Path | None = None) -> None:
+        self.spec = spec
+        self.timeout = timeout
+        self._errlog_path = errlog
+        self._lock = threading.Lock()
+        self._portal_cm: AbstractContextManager[Any] | None = None
+        self._portal: Any = None
+        self._session_cm: AbstractContextManager[Any] | None = None
+        self._session: Any = None
+        self._errlog: TextIO | None = None
+        self._reopens_left = 1
+        self._dead: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SessionGateway:
+        log = settings.state_dir / "session-server.log" if settings.state_dir.is_dir() else None
+        return cls(server_spec(settings), settings.timeout, log)
+
+    # --- lifecycle ----------------------------------------------------------------------
+    @asynccontextmanager
+    async def _connect(self) -> AsyncIterator[Any]:
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=self.spec.command,
+            args=list(self.spec.args),
+            env=dict(self.spec.env),
+            cwd=self.spec.cwd,
+            encoding_error_handler="replace",
+        )
+        assert self._errlog is not None
+        async with (
+            stdio_client(params, errlog=self._errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            import anyio
+
+            with anyio.fail_after(self.timeout):
+                await session.initialize()
+            yield session
+
+    def _open(self) -> Any:
+        try:
+            from anyio.from_thread import start_blocking_portal
+        except ImportError:  # pragma: no cover - depends on the install
+            raise ToolMissing(
+                "the session transport needs the MCP SDK: pip install 'memfuse[session]'"
+            ) from None
+        if self._portal is None:
+            self._portal_cm = start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+        if self._errlog is None:
+            target = self._errlog_path or Path(os.devnull)
+            self._errlog = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._session_cm = self._portal.wrap_async_context_manager(self._connect())
+        try:
+            self._session = self._session_cm.__enter__()
+        except FileNotFoundError:
+            self._session_cm = None
+            raise ToolMissing(f"cannot start the MCP server {self.spec.command!r}") from None
+        except TimeoutError:
+            self._session_cm = None
+            raise CallTimeout(
+                f"the MCP server {self.spec.command!r} did not initialize within {self.timeout:g}s"
+            ) from None
+        except Exception as exc:
+            self._session_cm = None
+            raise CallFailed(
+                f"the MCP session to {self.spec.command!r} did not open: {exc}"
+            ) from None
+        return self._session
+
+    def _drop_session(self) -> None:
+        cm, self._session_cm, self._session = self._session_cm, None, None
+        if cm is not None:
+            with contextlib.suppress(BaseException):
+                cm.__exit__(None, None, None)
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop_session()
+            if self._portal_cm is not None:
+                with contextlib.suppress(BaseException):
+                    self._portal_cm.__exit__(None, None, None)
+                self._portal_cm = self._portal = None
+            if self._errlog is not None:
+                self._errlog.close()
+                self._errlog = None
+
+    # --- calls --------------------------------------------------------------------------
+    def _session_or_open(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                if self._dead is not None and self._reopens_left <= 0:
+                    raise CallFailed(f"the MCP session is gone ({self._dead}); not reopening again")
+                if self._dead is not None:
+                    self._reopens_left -= 1
+                self._open()
+            return self._session
+
+    def _mark_dead(self, session: Any, why: str) -> None:
+        with self._lock:
+            if self._session is session:
+                self._dead = why
+                self._drop_session()
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
+        session = self._session_or_open()
+        try:
+            result = self._portal.call(self._call, session, tool, dict(arguments))
+        except TimeoutError:
+            self._mark_dead(session, "timeout")
+            raise CallTimeout(
+                f"{tool} did not answer within {self.timeout:g}s; the session was closed"
+            ) from None
+        except Exception as exc:
+            self._mark_dead(session, type(exc).__name__)
+            raise CallFailed(
+                f"{tool} failed over the MCP session: {exc or type(exc).__name__}"
+            ) from None
+        text = "\n".join(getattr(item, "text", "") for item in result.content)
+        if result.is_error:
+            raise CallFailed(f"{tool} failed: {text.strip()[:300]}")
+        return parse_answer(tool, text)
+
+    async def _call(self, session: Any, tool: str, arguments: dict[str, Any]) -> Any:
+        import anyio
+
+        with anyio.fail_after(self.timeout):
+            return await session.call_tool(tool, arguments)
+
+    def list_tools(self) -> list[str]:
+        session = self._session_or_open()
+
+        async def names() -> list[str]:
+            import anyio
+
+            with anyio.fail_after(self.timeout):
+                listing = await session.list_tools()
+            return [t.name for t in listing.tools]
+
+        try:
+            result: list[str] = self._portal.call(names)
+        except TimeoutError:
+            raise CallTimeout("listing tools timed out") from None
+        return result

@@ -1,0 +1,83 @@
+"""The workspace lock: one memfuse run per workspace at a time.
+
+An OS advisory lock (flock) on `.memfuse/lock`: the kernel drops it when the process dies, so a
+killed run never leaves a stale lock behind. The file's content (pid, command) is informational.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+from memfuse.errors import LockedError, WorkspaceError
+
+POLL_SECONDS = 0.1
+
+
+class WorkspaceLock:
+    def __init__(
+        self,
+        state_dir: Path,
+        command: str,
+        wait: float | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.path = state_dir / "lock"
+        self.command = command
+        self.wait = wait or 0.0
+        self._sleep = sleep
+        self._monotonic = monotonic
+        self._fd: int | None = None
+
+    def __enter__(self) -> WorkspaceLock:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise WorkspaceError(
+                f"cannot create the lock file {self.path}: {exc.strerror}"
+            ) from None
+        deadline = self._monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if self._monotonic() >= deadline:
+                    holder = _read_holder(fd)
+                    os.close(fd)
+                    waited = f" after waiting {self.wait:g}s" if self.wait else ""
+                    raise LockedError(
+                        f"another memfuse run holds {self.path}{waited} ({holder});"
+                        " use --wait SECONDS to queue"
+                    ) from None
+                self._sleep(POLL_SECONDS)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} {self.command}\n".encode())
+        self._fd = fd
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip()
+    except OSError:
+        text = ""
+    return text or "holder unknown"

@@ -1,0 +1,144 @@
+"""Run results, the `--json` envelope, warnings, and the rotating log.
+
+The core builds a `CommandResult`; the CLI renders it. Warnings are collected by a `Reporter`
+that also echoes them to stderr as they happen (a long backfill should not hide trouble until
+the end) and writes them to the log, with every known secret masked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memfuse.errors import ExitCode
+
+LOG_NAME = "memfuse.log"
+LOG_BYTES = 1_000_000
+LOG_BACKUPS = 3
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command produced: data for `--json`, lines for people, and how it went."""
+
+    command: str
+    data: Mapping[str, Any]
+    human: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    guard_failures: int = 0
+    exit_code: ExitCode = ExitCode.OK
+
+    @property
+    def status(self) -> str:
+        if self.exit_code not in (ExitCode.OK, ExitCode.STRICT):
+            return "failed"
+        return "degraded" if self.guard_failures else "ok"
+
+    def envelope(self, duration_ms: int) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "status": self.status,
+            "exit_code": int(self.exit_code),
+            "data": dict(self.data),
+            "warnings": list(self.warnings),
+            "duration_ms": duration_ms,
+        }
+
+
+def failure(
+    command: str, message: str, exit_code: ExitCode, warnings: Iterable[str] = ()
+) -> CommandResult:
+    """The result of a run that could not do its job."""
+    return CommandResult(
+        command=command,
+        data={"error": message},
+        human=(),
+        warnings=tuple(warnings),
+        exit_code=exit_code,
+    )
+
+
+def to_json(envelope: Mapping[str, Any]) -> str:
+    return json.dumps(envelope, ensure_ascii=False, indent=2, default=str)
+
+
+class SecretMasker:
+    """Replaces known secret values with a fixed mask in any text that leaves the process."""
+
+    MASK = "****"
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, self.MASK)
+        return text
+
+
+class _MaskingFilter(logging.Filter):
+    def __init__(self, mask: SecretMasker) -> None:
+        super().__init__()
+        self._mask = mask
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self._mask(record.getMessage())
+        record.args = None
+        return True
+
+
+def setup_log(state_dir: Path, mask: SecretMasker, verbose: bool) -> logging.Logger:
+    """A per-run logger appending to `.memfuse/memfuse.log` (rotated at 1 MB, 3 kept).
+
+    When the state folder cannot be written, the run still goes on without a log file.
+    """
+    logger = logging.getLogger("memfuse")
+    for stale in list(logger.handlers):
+        logger.removeHandler(stale)
+        stale.close()
+    for old in list(logger.filters):
+        logger.removeFilter(old)
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False
+    logger.addFilter(_MaskingFilter(mask))
+    handler: logging.Handler
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            state_dir / LOG_NAME, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+        )
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    return logger
+
+
+@dataclass
+class Reporter:
+    """Collects a run's warnings. Thread-safe: concurrent calls warn from worker threads."""
+
+    echo: Callable[[str], None] = lambda _message: None
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("memfuse"))
+    mask: SecretMasker = field(default_factory=SecretMasker)
+    warnings: list[str] = field(default_factory=list)
+    guard_failures: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def warn(self, message: str, *, guard: bool = False) -> None:
+        message = self.mask(message)
+        with self._lock:
+            self.warnings.append(message)
+            if guard:
+                self.guard_failures += 1
+        self.logger.warning(message)
+        self.echo(f"warning: {message}")
+
+    def info(self, message: str) -> None:
+        self.logger.info(self.mask(message))

@@ -1,0 +1,3 @@
+from memfuse.refserver.server import main
+
+main()

@@ -1,0 +1,101 @@
+"""The MCP face of the reference server: JSON-RPC 2.0 over stdio, one message per line.
+
+A minimal, dependency-free implementation of the parts of MCP a tool server needs
+(initialize, tools/list, tools/call, ping). It starts in a few tens of milliseconds, which keeps
+one-process-per-call mcporter runs and the test suite fast. See docs/decisions.md.
+
+Environment: AGENT_MEMORY_DB (SQLite path, default ./agent-memory.db), AGENT_MEMORY_AGENT_ID
+(default `default`). Test knobs of this stand-in only: AGENT_MEMORY_NOW (ISO date-time that
+replaces the clock) and AGENT_MEMORY_GATE=off (disable the write gate).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from memfuse import __version__
+from memfuse.refserver.store import Store, utc_now
+from memfuse.refserver.tools import call_tool, tool_list
+
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+SERVER_INFO = {
+    "name": "agent-memory",
+    "version": "2.2.0",
+    "title": f"memfuse refserver {__version__}",
+}
+
+
+def make_clock(env: dict[str, str] | os._Environ[str]) -> Callable[[], datetime]:
+    fixed = env.get("AGENT_MEMORY_NOW")
+    if not fixed:
+        return utc_now
+    moment = datetime.fromisoformat(fixed.replace("Z", "+00:00"))
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return lambda: moment
+
+
+def handle(store: Store, message: dict[str, Any]) -> dict[str, Any] | None:
+    """One JSON-RPC message in, its response out (None for notifications)."""
+    method = message.get("method")
+    msg_id = message.get("id")
+    if msg_id is None:
+        return None  # notifications (initialized, cancelled, …) need no answer
+    params = message.get("params") or {}
+    if method == "initialize":
+        asked = params.get("protocolVersion")
+        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": SERVER_INFO,
+        }
+    elif method == "ping":
+        result = {}
+    elif method == "tools/list":
+        result = {"tools": tool_list()}
+    elif method == "tools/call":
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return _error(msg_id, -32602, "arguments must be an object")
+        result = call_tool(store, str(params.get("name")), arguments)
+    else:
+        return _error(msg_id, -32601, f"Method not found: {method}")
+    return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+
+
+def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+def serve(store: Store, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    for raw in stdin:
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            message = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            reply: dict[str, Any] | None = _error(None, -32700, "Parse error")
+        else:
+            reply = handle(store, message) if isinstance(message, dict) else None
+        if reply is not None:
+            stdout.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+            stdout.flush()
+
+
+def main() -> None:
+    env = os.environ
+    store = Store(
+        env.get("AGENT_MEMORY_DB", "./agent-memory.db"),
+        env.get("AGENT_MEMORY_AGENT_ID", "default"),
+        make_clock(env),
+        gate=env.get("AGENT_MEMORY_GATE", "on").lower() not in ("off", "0", "false"),
+    )
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
+        serve(store, sys.stdin.buffer, sys.stdout.buffer)

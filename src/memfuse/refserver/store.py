@@ -1,0 +1,488 @@
+"""The reference server's memory store: agent-memory 2.2's semantics on SQLite.
+
+Several server processes may share one database (mcporter starts one per call), so every write
+runs in a `BEGIN IMMEDIATE` transaction with a generous busy timeout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+import sqlite3
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from memfuse.decay import STABILITY_DAYS, priority_of, vitality
+from memfuse.textsim import similarity
+
+PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
+URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
+NEAR_DUPLICATE = 0.92
+LOW_VITALITY = 0.1
+TIDY_THRESHOLD = 0.05
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY, content TEXT NOT NULL, type TEXT NOT NULL, priority INTEGER NOT NULL,
+    emotion_val REAL NOT NULL DEFAULT 0, vitality REAL NOT NULL DEFAULT 1,
+    stability REAL NOT NULL, access_count INTEGER NOT NULL DEFAULT 0, last_accessed TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, source TEXT, agent_id TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_hash ON memories(agent_id, hash);
+CREATE TABLE IF NOT EXISTS paths (
+    id TEXT PRIMARY KEY, memory_id TEXT NOT NULL, agent_id TEXT NOT NULL, uri TEXT NOT NULL,
+    domain TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE(agent_id, uri)
+);
+CREATE TABLE IF NOT EXISTS links (
+    agent_id TEXT NOT NULL, source_id TEXT NOT NULL, target_id TEXT NOT NULL,
+    relation TEXT NOT NULL, weight REAL NOT NULL DEFAULT 1, created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    id TEXT PRIMARY KEY, memory_id TEXT NOT NULL, content TEXT NOT NULL, changed_by TEXT,
+    action TEXT NOT NULL, created_at TEXT NOT NULL
+);
+"""
+
+_WORD = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_STOPWORDS = {"the", "and", "for", "are", "was", "but", "not", "you", "with", "this", "that"}
+
+
+class ToolError(Exception):
+    """A handler error: answered as `{"error": …}` text, not as an MCP error."""
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.strip().encode("utf-8")).hexdigest()[:16]
+
+
+def tokens(text: str) -> list[str]:
+    """Latin words and digits, plus CJK characters and bigrams: enough for BM25 on both."""
+    lowered = text.casefold()
+    found = _WORD.findall(lowered)
+    cjk = [c for c in lowered if _CJK.match(c)]
+    found += cjk
+    found += [a + b for a, b in itertools.pairwise(lowered) if _CJK.match(a) and _CJK.match(b)]
+    return found
+
+
+def gate_failures(content: str, memory_type: str) -> list[str]:
+    """The write gate's failed checks, in agent-memory's wording; empty when it passes."""
+    failures: list[str] = []
+    minimum = 4 if memory_type in ("identity", "emotion") else 8
+    if len(content) < minimum:
+        failures.append(f"specificity (too short: {len(content)} < {minimum} chars)")
+    meaningful = [
+        t for t in tokens(content) if _CJK.match(t[0]) or (len(t) >= 2 and t not in _STOPWORDS)
+    ]
+    if not meaningful:
+        failures.append("novelty (no meaningful content)")
+    has_topic = (
+        bool(_CJK.search(content))
+        or re.search(r"\b[A-Z][a-zA-Z]+", content) is not None
+        or re.search(r"\d", content) is not None
+        or "://" in content
+        or re.search(r"[@#]", content) is not None
+        or len(content) >= 15
+    )
+    if not has_topic:
+        failures.append("relevance (no identifiable topics/entities)")
+    garbled = sum(1 for c in content if c == "\ufffd" or (ord(c) < 32 and c not in "\n\t"))
+    if content and garbled / len(content) > 0.3:
+        failures.append("garbled (mostly unreadable characters)")
+    return failures
+
+
+class Store:
+    """One agent's memories in one SQLite file."""
+
+    def __init__(
+        self, path: str, agent_id: str, clock: Callable[[], datetime], *, gate: bool = True
+    ) -> None:
+        self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA busy_timeout = 30000")
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.executescript(SCHEMA)
+        self.agent = agent_id
+        self.clock = clock
+        self.gate = gate
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # --- remember ---------------------------------------------------------------------
+    def remember(
+        self,
+        content: str,
+        memory_type: str = "knowledge",
+        uri: str | None = None,
+        emotion_val: float = 0.0,
+        source: str | None = None,
+    ) -> dict[str, Any]:
+        content = content.strip()
+        now = iso(self.clock())
+        digest = content_hash(content)
+        with self._write():
+            same = self.db.execute(
+                "SELECT id FROM memories WHERE agent_id = ? AND hash = ?", (self.agent, digest)
+            ).fetchone()
+            if same is not None:
+                return {
+                    "action": "skipped",
+                    "reason": "Exact duplicate (hash match)",
+                    "memoryId": same["id"],
+                }
+            if uri:
+                at_uri = self.db.execute(
+                    "SELECT memory_id FROM paths WHERE agent_id = ? AND uri = ?", (self.agent, uri)
+                ).fetchone()
+                if at_uri is not None:
+                    memory_id = at_uri["memory_id"]
+                    self._snapshot(memory_id, "update", now)
+                    self.db.execute(
+                        "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
+                        (content, digest, now, memory_id),
+                    )
+                    return {
+                        "action": "updated",
+                        "memoryId": memory_id,
+                        "reason": f"URI {uri} already exists, updating",
+                    }
+            near = self._near_duplicate(content, memory_type)
+            if near is not None:
+                self._snapshot(near["id"], "merge", now)
+                merged = f"{near['content']}\n\n[Updated] {content}"
+                self.db.execute(
+                    "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
+                    (merged, content_hash(merged), now, near["id"]),
+                )
+                return {
+                    "action": "merged",
+                    "memoryId": near["id"],
+                    "reason": "Near-duplicate of an existing memory, merged",
+                }
+            failures = gate_failures(content, memory_type) if self.gate else []
+            if failures:
+                return {"action": "skipped", "reason": "Gate rejected: " + ", ".join(failures)}
+            memory_id = str(uuid.uuid4())
+            priority = priority_of(memory_type)
+            self.db.execute(
+                "INSERT INTO memories (id, content, type, priority, emotion_val, vitality,"
+                " stability, created_at, updated_at, source, agent_id, hash)"
+                " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory_id, content, memory_type, priority, emotion_val,
+                    _stored_stability(priority), now, now, source, self.agent, digest,
+                ),
+            )  # fmt: skip
+            shape = URI_SHAPE.match(uri or "")
+            if shape is not None and shape.group(1) in PATH_DOMAINS:
+                self.db.execute(
+                    "INSERT INTO paths (id, memory_id, agent_id, uri, domain, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (str(uuid.uuid4()), memory_id, self.agent, uri, shape.group(1), now),
+                )
+        return {"action": "added", "memoryId": memory_id, "reason": "Passed all guard checks"}
+
+    def _snapshot(self, memory_id: str, action: str, now: str) -> None:
+        self.db.execute(
+            "INSERT INTO snapshots (id, memory_id, content, changed_by, action, created_at)"
+            " SELECT ?, id, content, 'remember', ?, ? FROM memories WHERE id = ?",
+            (str(uuid.uuid4()), action, now, memory_id),
+        )
+
+    def _near_duplicate(self, content: str, memory_type: str) -> sqlite3.Row | None:
+        rows = self.db.execute(
+            "SELECT id, content FROM memories WHERE agent_id = ? AND type = ?",
+            (self.agent, memory_type),
+        ).fetchall()
+        scored = [(similarity(r["content"], content), r) for r in rows]
+        best = max(scored, key=lambda pair: pair[0], default=None)
+        return best[1] if best is not None and best[0] >= NEAR_DUPLICATE else None
+
+    # --- recall -----------------------------------------------------------------------
+    def recall(self, query: str, limit: int = 10) -> dict[str, Any]:
+        intent, confidence = classify_intent(query)
+        rows = self.db.execute(
+            "SELECT * FROM memories WHERE agent_id = ?", (self.agent,)
+        ).fetchall()
+        scored = bm25(query, rows)
+        now = self.clock()
+        ranked: list[tuple[float, sqlite3.Row]] = []
+        for row, score in scored:
+            final = score * max(0.1, row["vitality"])
+            if intent == "temporal":
+                days = (now - parse_iso(row["updated_at"])).total_seconds() / 86400
+                final *= max(0.1, 1 / (1 + 0.1 * max(days, 0)))
+            else:
+                final *= (4, 3, 2, 1)[min(max(row["priority"], 0), 3)]
+            ranked.append((final, row))
+        ranked.sort(key=lambda pair: pair[0], reverse=True)
+        chosen = ranked[: max(int(limit), 0)]
+        memories = []
+        stamp = iso(now)
+        with self._write():
+            for final, row in chosen:
+                boosted = min(1.0, row["vitality"] * 1.2)
+                self.db.execute(
+                    "UPDATE memories SET access_count = access_count + 1, last_accessed = ?,"
+                    " stability = stability * 1.5, vitality = ? WHERE id = ?",
+                    (stamp, boosted, row["id"]),
+                )
+                memories.append(
+                    {
+                        "id": row["id"],
+                        "content": row["content"],
+                        "type": row["type"],
+                        "priority": row["priority"],
+                        "vitality": boosted,
+                        "score": round(final, 4),
+                        "updated_at": row["updated_at"],
+                    }
+                )
+        return {
+            "intent": intent,
+            "confidence": confidence,
+            "count": len(memories),
+            "memories": memories,
+        }
+
+    # --- recall_path ------------------------------------------------------------------
+    def recall_path(self, uri: str, traverse_hops: int = 0) -> dict[str, Any]:
+        exact = self.db.execute(
+            "SELECT m.* FROM paths p JOIN memories m ON m.id = p.memory_id"
+            " WHERE p.agent_id = ? AND p.uri = ?",
+            (self.agent, uri),
+        ).fetchone()
+        if exact is not None:
+            memory = {k: exact[k] for k in exact.keys()}  # noqa: SIM118 (sqlite3.Row)
+            return {"found": True, "memory": memory, "related": self._related(exact["id"])}
+        escaped = uri.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.db.execute(
+            "SELECT p.uri, m.content, m.type, m.priority FROM paths p"
+            " JOIN memories m ON m.id = p.memory_id"
+            " WHERE p.agent_id = ? AND p.uri LIKE ? ESCAPE '\\' ORDER BY p.uri",
+            (self.agent, escaped + "%"),
+        ).fetchall()
+        if not rows:
+            return {"found": False, "uri": uri}
+        return {
+            "found": True,
+            "prefix": uri,
+            "count": len(rows),
+            "memories": [dict(zip(r.keys(), tuple(r), strict=True)) for r in rows],
+        }
+
+    def _related(self, memory_id: str) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT target_id, relation, weight FROM links WHERE agent_id = ? AND source_id = ?",
+            (self.agent, memory_id),
+        ).fetchall()
+        return [
+            {"id": r["target_id"], "relation": r["relation"], "weight": r["weight"]} for r in rows
+        ]
+
+    # --- reflect ----------------------------------------------------------------------
+    def reflect(self, phase: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with self._write():
+            if phase in ("decay", "all"):
+                out["decay"] = self._decay()
+            if phase in ("tidy", "all"):
+                out["tidy"] = self._tidy()
+            if phase in ("govern", "all"):
+                out["govern"] = self._govern()
+        return out
+
+    def _decay(self) -> dict[str, int]:
+        now = self.clock()
+        updated = decayed = below = 0
+        rows = self.db.execute(
+            "SELECT id, priority, vitality, stability, last_accessed, created_at FROM memories"
+            " WHERE agent_id = ?",
+            (self.agent,),
+        ).fetchall()
+        for row in rows:
+            since = parse_iso(row["last_accessed"] or row["created_at"])
+            age = (now - since).total_seconds() / 86400
+            stability = _loaded_stability(row["stability"])
+            new = round(vitality(row["priority"], age, stability), 6)
+            if new != round(row["vitality"], 6):
+                updated += 1
+                decayed += new < row["vitality"]
+                self.db.execute("UPDATE memories SET vitality = ? WHERE id = ?", (new, row["id"]))
+            below += new < LOW_VITALITY
+        return {"updated": updated, "decayed": decayed, "belowThreshold": below}
+
+    def _tidy(self) -> dict[str, int]:
+        doomed = [
+            r["id"]
+            for r in self.db.execute(
+                "SELECT id FROM memories WHERE agent_id = ? AND priority = 3 AND vitality < ?",
+                (self.agent, TIDY_THRESHOLD),
+            )
+        ]
+        for memory_id in doomed:
+            self._delete(memory_id)
+        orphans = self.db.execute(
+            "DELETE FROM paths WHERE agent_id = ? AND memory_id NOT IN (SELECT id FROM memories)",
+            (self.agent,),
+        ).rowcount
+        pruned = self.db.execute(
+            "DELETE FROM snapshots WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER"
+            " (PARTITION BY memory_id ORDER BY created_at DESC) AS n FROM snapshots) WHERE n > 10)"
+        ).rowcount
+        return {"archived": len(doomed), "orphansCleaned": orphans, "snapshotsPruned": pruned}
+
+    def _govern(self) -> dict[str, int]:
+        orphan_paths = self.db.execute(
+            "DELETE FROM paths WHERE agent_id = ? AND memory_id NOT IN (SELECT id FROM memories)",
+            (self.agent,),
+        ).rowcount
+        orphan_links = self.db.execute(
+            "DELETE FROM links WHERE agent_id = ? AND (source_id NOT IN (SELECT id FROM memories)"
+            " OR target_id NOT IN (SELECT id FROM memories))",
+            (self.agent,),
+        ).rowcount
+        empty = [
+            r["id"]
+            for r in self.db.execute(
+                "SELECT id FROM memories WHERE agent_id = ? AND trim(content) = ''", (self.agent,)
+            )
+        ]
+        for memory_id in empty:
+            self._delete(memory_id)
+        return {
+            "orphanPaths": orphan_paths,
+            "orphanLinks": orphan_links,
+            "emptyMemories": len(empty),
+        }
+
+    def _delete(self, memory_id: str) -> None:
+        self.db.execute("DELETE FROM paths WHERE memory_id = ?", (memory_id,))
+        self.db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+    # --- status / forget --------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        def count(sql: str, *args: Any) -> int:
+            return int(self.db.execute(sql, (self.agent, *args)).fetchone()[0])
+
+        by_type = dict(
+            self.db.execute(
+                "SELECT type, COUNT(*) FROM memories WHERE agent_id = ?"
+                " GROUP BY type ORDER BY type",
+                (self.agent,),
+            ).fetchall()
+        )
+        by_priority = {
+            f"P{p}": n
+            for p, n in self.db.execute(
+                "SELECT priority, COUNT(*) FROM memories WHERE agent_id = ? GROUP BY priority"
+                " ORDER BY priority",
+                (self.agent,),
+            ).fetchall()
+        }
+        return {
+            "total": count("SELECT COUNT(*) FROM memories WHERE agent_id = ?"),
+            "by_type": by_type,
+            "by_priority": by_priority,
+            "paths": count("SELECT COUNT(*) FROM paths WHERE agent_id = ?"),
+            "links": count("SELECT COUNT(*) FROM links WHERE agent_id = ?"),
+            "snapshots": count(
+                "SELECT COUNT(*) FROM snapshots WHERE memory_id IN"
+                " (SELECT id FROM memories WHERE agent_id = ?)"
+            ),
+            "low_vitality": count(
+                "SELECT COUNT(*) FROM memories WHERE agent_id = ? AND vitality < ?", LOW_VITALITY
+            ),
+            "agent_id": self.agent,
+        }
+
+    def forget(self, memory_id: str, hard: bool = False) -> dict[str, Any]:
+        with self._write():
+            row = self.db.execute(
+                "SELECT id FROM memories WHERE agent_id = ? AND id = ?",
+                (self.agent, memory_id),
+            ).fetchone()
+            if row is None:
+                raise ToolError("Memory not found")
+            if hard:
+                self._delete(memory_id)
+                return {"action": "deleted", "id": memory_id}
+            new = 0.1
+            self.db.execute("UPDATE memories SET vitality = ? WHERE id = ?", (new, memory_id))
+            return {"action": "decayed", "id": memory_id, "new_vitality": new}
+
+
+def _stored_stability(priority: int) -> float:
+    # SQLite has no infinity literal that survives every driver; a huge number stands in.
+    stability = STABILITY_DAYS[priority]
+    return 1e18 if math.isinf(stability) else stability
+
+
+def _loaded_stability(stored: float) -> float:
+    return math.inf if stored >= 1e17 else stored
+
+
+def classify_intent(query: str) -> tuple[str, float]:
+    """A coarse intent, as agent-memory's recall reports it."""
+    lowered = query.casefold()
+    temporal = ("最近", "昨天", "今天", "上周", "recent", "yesterday", "today", "when", "last week")
+    causal = ("为什么", "why", "because", "原因")
+    if any(word in lowered for word in temporal):
+        return "temporal", 0.8
+    if any(word in lowered for word in causal):
+        return "causal", 0.7
+    return "factual", 0.95
+
+
+def bm25(
+    query: str, rows: list[sqlite3.Row], k1: float = 1.2, b: float = 0.75
+) -> list[tuple[sqlite3.Row, float]]:
+    """Okapi BM25 of each row's content against the query; rows with no match are dropped."""
+    wanted = set(tokens(query))
+    if not wanted or not rows:
+        return []
+    docs = [Counter(tokens(r["content"])) for r in rows]
+    average = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
+    frequency = Counter(t for d in docs for t in wanted if t in d)
+    out = []
+    for row, doc in zip(rows, docs, strict=True):
+        length = sum(doc.values())
+        score = 0.0
+        for term in wanted & doc.keys():
+            idf = math.log(1 + (len(docs) - frequency[term] + 0.5) / (frequency[term] + 0.5))
+            tf = doc[term]
+            score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
+        if score > 0:
+            out.append((row, score))
+    return out
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,123 @@
+"""Shared fixtures. Tests never touch the real home, workspace or network."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FAULT_SERVER = Path(__file__).resolve().parent / "fault_server.py"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HOME, and none of the operator's memfuse/rerank/OpenAI variables."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in list(os.environ):
+        if name.startswith(("MEMFUSE_", "AGENT_MEMORY_", "OPENAI_", "MCPORTER_")):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return home
+
+
+def mcporter_command() -> str:
+    """The real mcporter: $MEMFUSE_TEST_MCPORTER, or the one `npm ci` put under tools/."""
+    explicit = os.environ.get("MEMFUSE_TEST_MCPORTER")
+    if explicit:
+        return explicit
+    cli = ROOT / "tools" / "node_modules" / "mcporter" / "dist" / "cli.js"
+    node = shutil.which("node")
+    if not cli.is_file() or node is None:
+        pytest.fail(
+            "mcporter is not installed: run `npm ci --prefix tools` (the .ci/run script does)"
+        )
+    return f"{node} {cli}"
+
+
+@dataclass
+class StoreServer:
+    """A reference (or fault-injecting) server on a temp SQLite file, reached via mcporter."""
+
+    root: Path
+    mcporter: str
+    env: dict[str, str] = field(default_factory=dict)
+    mode: str = "ok"
+
+    @property
+    def db(self) -> Path:
+        return self.root / "agent-memory.db"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "mcporter.json"
+
+    def write_config(self, server: str = "agent-memory", **extra_env: str) -> Path:
+        """(Re)write the mcporter config; fault mode and clock come from `env`."""
+        env = {
+            "AGENT_MEMORY_DB": str(self.db),
+            "FAULT_COUNTER": str(self.root / "calls"),
+            **self.env,
+            **extra_env,
+        }
+        if self.mode == "ok":
+            args = ["-m", "memfuse.refserver"]
+        else:
+            env["FAULT_MODE"] = self.mode
+            args = [str(FAULT_SERVER)]
+        entry = {"command": sys.executable, "args": args, "env": env}
+        self.config.write_text(json.dumps({"mcpServers": {server: entry}, "imports": []}))
+        return self.config
+
+    def set_mode(self, mode: str, **env: str) -> None:
+        self.mode = mode
+        self.env.update(env)
+        self.write_config()
+
+    def gateway(self, timeout: float = 20.0) -> Any:
+        from memfuse.gateway import McporterGateway
+
+        return McporterGateway(self.mcporter, "agent-memory", config=self.config, timeout=timeout)
+
+    def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A direct store call, for arranging and checking state."""
+        return self.gateway().call(tool, arguments or {}).require_object()  # type: ignore[no-any-return]
+
+    def tool_calls(self) -> int:
+        counter = self.root / "calls"
+        return int(counter.read_text() or 0) if counter.exists() else 0
+
+    def cli_args(self) -> list[str]:
+        return ["--mcporter", self.mcporter, "--mcporter-config", str(self.config)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> StoreServer:
+    root = tmp_path / "store"
+    root.mkdir()
+    server = StoreServer(root=root, mcporter=mcporter_command())
+    server.write_config()
+    return server
+
+
+@pytest.fixture
+def counted_store(store: StoreServer) -> StoreServer:
+    """The reference server behind the fault wrapper in `ok` mode, which counts tool calls."""
+    store.set_mode("ok-counted")
+    return store
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    (ws / "memory").mkdir(parents=True)
+    return ws

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memfuse.cli import app
+from tests.conftest import StoreServer
+
+pytestmark = pytest.mark.integration
+SECRET = "sk-test-DO-NOT-LEAK-0123456789"
+
+
+def test_doctor_json_reports_every_check_ok(store: StoreServer, workspace: Path) -> None:
+    (workspace / "memory" / "2026-02-21.md").write_text("## 22:00\n- Wrote the release notes\n")
+    result = CliRunner().invoke(
+        app, ["doctor", "--workspace", str(workspace), *store.cli_args(), "--json"]
+    )
+    envelope = json.loads(result.stdout)
+    assert result.exit_code == 0, result.stdout
+    assert envelope["command"] == "doctor" and envelope["status"] == "ok"
+    assert {c["name"]: c["ok"] for c in envelope["data"]["checks"]} == {
+        "workspace": True, "journals": True, "config": True, "mcporter": True,
+        "server": True, "tools": True, "reranker": True,
+    }  # fmt: skip
+
+
+def test_doctor_without_mcporter_exits_nonzero_in_one_line(workspace: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["doctor", "-w", str(workspace), "--mcporter", "/nope/mcporter", "-q"]
+    )
+    assert result.exit_code == 1
+    assert result.stderr.strip().count("\n") == 0
+    assert "mcporter not found" in result.stderr
+
+
+def test_no_api_key_in_doctor_output_or_log(
+    store: StoreServer, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_MEMORY_RERANK_PROVIDER", "openai")
+    monkeypatch.setenv("AGENT_MEMORY_RERANK_API_KEY", SECRET)
+    for extra in (["--json"], [], ["-v"]):
+        result = CliRunner().invoke(
+            app, ["doctor", "-w", str(workspace), *store.cli_args(), *extra]
+        )
+        assert SECRET not in result.stdout + result.stderr
+        assert "reranker" in result.stdout
+    log = (workspace / ".memfuse" / "memfuse.log").read_text()
+    assert "doctor" in log and SECRET not in log

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memfuse import __version__
+from memfuse.cli import app
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"memfuse {__version__}"
+
+
+def test_help_lists_the_subcommands() -> None:
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for name in ("sync", "surface", "tidy", "rerank-test", "doctor", "classify"):
+        assert f" {name} " in result.stdout, name
+
+
+def test_common_options_are_accepted_after_the_subcommand(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["doctor", "--workspace", str(tmp_path), "--json", "-q", "--mcporter", "/x"]
+    )
+    assert '"command": "doctor"' in result.stdout
+
+
+def test_malformed_config_file_exits_2_naming_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / ".memfuse").mkdir()
+    (tmp_path / ".memfuse" / "config.toml").write_text("jobs = 'lots'\n")
+    result = CliRunner().invoke(app, ["doctor", "-w", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "config.toml" in result.stderr and "'jobs'" in result.stderr
