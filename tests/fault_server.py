@@ -7,7 +7,8 @@ processes (mcporter starts one server per call), FAULT_AFTER is K for the `*-aft
   hang           read requests, never answer anything
   hang-call      answer initialize and tools/list, hang on tools/call
   crash-start    exit 1 at once, with a message on stderr
-  crash-after    serve K tool calls, then exit 1 on the next
+  crash-after    serve K tool calls, then exit 1 on the next (before handling it)
+  crash-after-write  serve K tool calls, then handle the next one and exit 1 before answering
   garbage        answer tool calls with text that is not JSON
   error          answer tool calls with {"error": "injected failure"}
   slow           sleep FAULT_DELAY seconds (default 3) before each tool answer
@@ -62,15 +63,18 @@ def main() -> None:
         is_call = message.get("method") == "tools/call" and "id" in message
         if mode == "hang" or (mode == "hang-call" and is_call):
             continue
+        count = 0
+        if is_call and os.environ.get("FAULT_COUNTER"):
+            count = bump_counter(os.environ["FAULT_COUNTER"])
+        crash_now = is_call and count > int(os.environ.get("FAULT_AFTER", "0"))
+        if mode == "crash-after" and crash_now:
+            print(f"fault_server: crashing on call {count}", file=sys.stderr)
+            sys.exit(1)
         reply = handle(store, message)
         if is_call:
-            count = (
-                bump_counter(os.environ["FAULT_COUNTER"]) if os.environ.get("FAULT_COUNTER") else 0
-            )
-            after = int(os.environ.get("FAULT_AFTER", "0"))
             tool = message["params"]["name"]
-            if mode == "crash-after" and count > after:
-                print(f"fault_server: crashing on call {count}", file=sys.stderr)
+            if mode == "crash-after-write" and crash_now:
+                print(f"fault_server: crashing after storing call {count}", file=sys.stderr)
                 sys.exit(1)
             if mode == "garbage":
                 reply = text_result(message["id"], "<html>502 Bad Gateway</html>")

@@ -7,6 +7,7 @@ the `--json` envelope on stdout) and exits with the documented code.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
@@ -14,7 +15,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -25,7 +26,7 @@ from rich.console import Console
 
 from memfuse import __version__
 from memfuse.config import Settings, load_settings, secrets_in
-from memfuse.context import RunContext
+from memfuse.context import Advance, RunContext, no_progress
 from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
 from memfuse.lock import WorkspaceLock
 from memfuse.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
@@ -176,11 +177,13 @@ def _run(
             else logging.getLogger("memfuse.nolog")
         )
         reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
+        interactive = sys.stderr.isatty() and not common.quiet and not common.json
         ctx = RunContext(
             settings,
             reporter,
             dry_run=dry_run,
-            interactive=sys.stderr.isatty() and not common.quiet and not common.json,
+            interactive=interactive,
+            progress=_progress_bar if interactive else no_progress,
         )
         if lock and not dry_run:
             with WorkspaceLock(settings.state_dir, name, common.wait):
@@ -226,6 +229,20 @@ def _run(
     raise typer.Exit(int(result.exit_code))
 
 
+@contextlib.contextmanager
+def _progress_bar(label: str, total: int) -> Iterator[Advance]:
+    """A progress bar on stderr, for runs long enough to need one (a backfill)."""
+    if total < 20:
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    columns = (f"{label}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=_stderr(), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)
+
+
 def _require_workspace(workspace: Path) -> None:
     if not workspace.is_dir():
         raise WorkspaceError(
@@ -246,6 +263,83 @@ def doctor(common: Common) -> None:
     from memfuse.commands import doctor as command
 
     _run("doctor", common, command.run, lock=False)
+
+
+@app.command()
+@with_common_options
+def sync(
+    day: Annotated[
+        str | None, typer.Option("--date", metavar="YYYY-MM-DD", help="Sync this day's journal.")
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="YYYY-MM-DD", help="Sync journals from this day to today."),
+    ] = None,
+    days: Annotated[
+        int | None, typer.Option("--days", min=1, help="Sync the last N days (today included).")
+    ] = None,
+    all_journals: Annotated[
+        bool, typer.Option("--all", help="Backfill every journal in memory/.")
+    ] = False,
+    prune: Annotated[
+        bool,
+        typer.Option("--prune", help="Forget store memories whose bullet is gone (ours only)."),
+    ] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each bullet's type and deciding keyword.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would be sent; call nothing.")
+    ] = False,
+    *,
+    common: Common,
+) -> None:
+    """Push journal bullets into agent-memory: one memory per bullet, only what changed.
+
+    Default scope is today's journal. Example: memfuse sync --days 3 --json
+    """
+    from memfuse.commands import sync as command
+
+    chosen = [x for x in (day, since, days, all_journals or None) if x is not None]
+    if len(chosen) > 1:
+        raise typer.BadParameter("give only one of --date, --since, --days, --all")
+    scope = command.Scope(
+        day=_parse_day(day, "--date"),
+        since=_parse_day(since, "--since"),
+        days=days,
+        all=all_journals,
+    )
+    _run(
+        "sync",
+        common,
+        lambda ctx: command.run(ctx, scope, prune=prune, explain=explain),
+        dry_run=dry_run,
+    )
+
+
+@app.command()
+@with_common_options
+def classify(
+    text: Annotated[str, typer.Argument(help="The bullet text to classify.")],
+    *,
+    common: Common,
+) -> None:
+    """Show the type a bullet would get, and the keyword that decided it.
+
+    Example: memfuse classify "记住：周五发版"
+    """
+    from memfuse.classify import Classifier
+
+    def body(ctx: RunContext) -> CommandResult:
+        s = ctx.settings
+        verdict = Classifier(s.knowledge_keywords, s.emotion_keywords).classify(text)
+        return CommandResult(
+            "classify",
+            {"type": verdict.type, "keyword": verdict.keyword, "text": text},
+            (verdict.explain(),),
+        )
+
+    _run("classify", common, body, lock=False)
 
 
 def _parse_day(text: str | None, option: str) -> date | None:

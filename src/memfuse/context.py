@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from memfuse.config import Settings
 from memfuse.gateway import Gateway, Guard, open_gateway
 from memfuse.output import Reporter
+
+Advance = Callable[[], None]
+ProgressFactory = Callable[[str, int], AbstractContextManager[Advance]]
+
+
+@contextlib.contextmanager
+def no_progress(_label: str, _total: int) -> Iterator[Advance]:
+    yield lambda: None
 
 
 @dataclass
@@ -17,6 +27,7 @@ class RunContext:
     dry_run: bool = False
     interactive: bool = False  # a person is watching stderr: progress bars are welcome
     gateway_factory: Callable[[Settings], Gateway] = open_gateway
+    progress: ProgressFactory = no_progress  # the CLI passes a progress bar on a terminal
     _guard: Guard | None = None
 
     @property

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-from memfuse.gateway.base import Answer, BadOutput, Gateway, GatewayError
+from memfuse.gateway.base import Answer, BadOutput, Gateway, GatewayError, ServerError
 from memfuse.output import Reporter
 
 Call = tuple[str, Mapping[str, Any]]
@@ -27,19 +27,29 @@ class Guard:
         self.calls = 0
         self._lock = threading.Lock()
 
-    def answer(self, tool: str, arguments: Mapping[str, Any]) -> Answer | None:
-        """Any answer, JSON or text; None (and a warning) when the call failed."""
+    def answer(
+        self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
+    ) -> Answer | None:
+        """Any answer, JSON or text; None (and a warning) when the call failed. Server errors
+        whose message holds one of `tolerate` are expected answers, returned as JSON."""
         with self._lock:
             self.calls += 1
         try:
             return self.gateway.call(tool, arguments)
+        except ServerError as exc:
+            if any(fragment in str(exc) for fragment in tolerate):
+                return Answer(tool, str(exc), {"error": str(exc)})
+            self.reporter.warn(str(exc), guard=True)
+            return None
         except GatewayError as exc:
             self.reporter.warn(str(exc), guard=True)
             return None
 
-    def call(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+    def call(
+        self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
+    ) -> dict[str, Any] | None:
         """A JSON object answer; None (and a warning) for any failure or a non-JSON answer."""
-        answer = self.answer(tool, arguments)
+        answer = self.answer(tool, arguments, tolerate)
         if answer is None:
             return None
         try:

@@ -1,0 +1,290 @@
+"""`memfuse sync`: journal bullets into agent-memory, one memory per bullet.
+
+Flow: journals in scope → bullets → classification → compare with the ledger → `remember` only
+what is new or changed (concurrently, under the guard) → record each outcome as it arrives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from memfuse.classify import Classifier, Verdict
+from memfuse.context import RunContext
+from memfuse.errors import ExitCode
+from memfuse.journal import Bullet, parse_bytes
+from memfuse.journal_files import journal_path, list_journals
+from memfuse.ledger import LEDGER_NAME, SETTLED, Entry, Ledger, content_hash
+from memfuse.output import CommandResult
+
+COUNT_KEYS = ("added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale")
+NOT_FOUND = ("Memory not found",)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which journals to read: one day, a range ending today, or all of them."""
+
+    day: date | None = None
+    since: date | None = None
+    days: int | None = None
+    all: bool = False
+
+    def select(self, available: list[date], today: date) -> list[date]:
+        if self.all:
+            return available
+        if self.day is not None:
+            return [self.day]
+        start = self.since
+        if self.days is not None:
+            start = today - timedelta(days=self.days - 1)
+        if start is not None:
+            return [d for d in available if start <= d <= today]
+        return [today]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One bullet and what the ledger knows of its position."""
+
+    day: str
+    bullet: Bullet
+    verdict: Verdict
+    digest: str
+    previous: Entry | None
+
+    @property
+    def position(self) -> str:
+        return f"{self.day}#{self.bullet.position}"
+
+    @property
+    def memory_type(self) -> str:
+        pinned = self.previous.memory_type if self.previous and self.previous.uri else None
+        return pinned or self.verdict.type
+
+    @property
+    def uri(self) -> str:
+        if self.previous is not None and self.previous.uri:
+            return self.previous.uri
+        return f"{self.verdict.type}://journal/{self.position}"
+
+    @property
+    def source(self) -> str:
+        return f"memory-sync:{self.day}"
+
+    @property
+    def unchanged(self) -> bool:
+        p = self.previous
+        return p is not None and p.content_hash == self.digest and p.outcome in SETTLED
+
+    def arguments(self) -> dict[str, Any]:
+        return {
+            "content": self.bullet.text,
+            "type": self.memory_type,
+            "uri": self.uri,
+            "source": self.source,
+        }
+
+
+def read_items(
+    ctx: RunContext, scope: Scope, ledger: Ledger | None
+) -> tuple[list[str], list[Item], dict[str, Entry]]:
+    """The days read, their bullets as items, and ledger entries whose bullet is gone."""
+    s = ctx.settings
+    journals = list_journals(s.workspace)
+    classifier = Classifier(s.knowledge_keywords, s.emotion_keywords)
+    days_read: list[str] = []
+    items: list[Item] = []
+    stale: dict[str, Entry] = {}
+    for day in scope.select(list(journals), s.now.date()):
+        path = journals.get(day, journal_path(s.workspace, day))
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            if scope.day is not None:
+                ctx.reporter.warn(f"no journal for {day}: {path} does not exist")
+            continue
+        except OSError as exc:
+            ctx.reporter.warn(f"cannot read {path}: {exc.strerror}; skipped")
+            continue
+        parsed = parse_bytes(raw)
+        if parsed.replaced_bytes:
+            ctx.reporter.warn(f"{path} is not valid UTF-8; unreadable bytes were replaced by �")
+        iso = day.isoformat()
+        days_read.append(iso)
+        known = ledger.entries_for([iso]) if ledger is not None else {}
+        for bullet in parsed.bullets:
+            position = f"{iso}#{bullet.position}"
+            items.append(
+                Item(
+                    iso,
+                    bullet,
+                    classifier.classify(bullet.text),
+                    content_hash(bullet.text),
+                    known.pop(position, None),
+                )
+            )
+        stale.update(known)
+    return days_read, items, stale
+
+
+def outcome_of(answer: dict[str, Any] | None) -> tuple[str, str | None]:
+    """The ledger outcome and memory id for one remember answer (None = the call failed)."""
+    if answer is None:
+        return "failed", None
+    action = answer.get("action")
+    memory_id = answer.get("memoryId")
+    memory_id = memory_id if isinstance(memory_id, str) else None
+    if action in ("added", "updated", "merged"):
+        return str(action), memory_id
+    if action == "skipped":
+        return ("skipped", memory_id) if memory_id else ("rejected", None)
+    return "failed", None
+
+
+def run(
+    ctx: RunContext, scope: Scope, *, prune: bool = False, explain: bool = False
+) -> CommandResult:
+    s = ctx.settings
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    existing = (s.state_dir / LEDGER_NAME).exists()
+    ledger = Ledger(s.state_dir) if not ctx.dry_run or existing else None
+    try:
+        days, items, stale = read_items(ctx, scope, ledger)
+        todo = [item for item in items if not item.unchanged]
+        counts["unchanged"] = len(items) - len(todo)
+        counts["stale"] = len(stale)
+        data: dict[str, Any] = {"counts": counts, "dates": days}
+        if explain:
+            data["explain"] = [
+                {"position": i.position, "type": i.verdict.type, "keyword": i.verdict.keyword,
+                 "uri": i.uri, "text": i.bullet.text}
+                for i in items
+            ]  # fmt: skip
+        if ctx.dry_run:
+            data["would_send"] = [item.arguments() for item in todo]
+            data["calls"] = 0
+            return _result(ctx, data, stale, rejected=[], pruned=[])
+        assert ledger is not None
+        rejected = _send(ctx, ledger, todo, counts)
+        pruned = _prune(ctx, ledger, stale) if prune else []
+        counts["stale"] = len(stale) - len(pruned)
+        data["calls"] = ctx.calls_made
+        return _result(ctx, data, stale, rejected, pruned)
+    finally:
+        if ledger is not None:
+            ledger.close()
+
+
+def _send(
+    ctx: RunContext, ledger: Ledger, todo: list[Item], counts: dict[str, int]
+) -> list[dict[str, str]]:
+    """Remember each item concurrently; record every outcome the moment it arrives."""
+    rejected: list[dict[str, str]] = []
+    now = ctx.settings.now.isoformat(timespec="seconds")
+    calls = [("remember", item.arguments()) for item in todo]
+    with ctx.progress("sync", len(calls)) as advance:
+        for index, answer in ctx.guard.as_completed(calls):
+            item = todo[index]
+            outcome, memory_id = outcome_of(answer)
+            if outcome == "failed" and answer is not None:
+                ctx.reporter.warn(
+                    f"{item.position}: unexpected remember answer {answer}", guard=True
+                )
+            counts[outcome] += 1
+            advance()
+            if outcome == "failed":
+                continue  # not recorded: the next run retries it
+            if outcome == "rejected":
+                reason = str(answer.get("reason", "")) if answer else ""
+                rejected.append({"position": item.position, "reason": reason})
+            ledger.record(
+                Entry(
+                    position=item.position,
+                    day=item.day,
+                    content_hash=item.digest,
+                    outcome=outcome,
+                    uri=item.uri if memory_id else None,
+                    memory_type=item.memory_type if memory_id else None,
+                    memory_id=memory_id,
+                    created=_created(ctx, item, outcome, memory_id),
+                ),
+                now,
+            )
+    return rejected
+
+
+def _created(ctx: RunContext, item: Item, outcome: str, memory_id: str | None) -> bool:
+    """Whether memfuse itself made this memory, the only kind `--prune` may delete."""
+    previous = item.previous
+    if previous is not None and previous.created and previous.memory_id == memory_id:
+        return True
+    if outcome == "added":
+        return True
+    if outcome == "skipped" and memory_id:
+        # A run killed after the store added the memory but before the ledger recorded it: the
+        # re-send is an exact duplicate of a memory sitting at our URI with our source.
+        found = ctx.guard.call("recall_path", {"uri": item.uri})
+        memory = (found or {}).get("memory") or {}
+        return memory.get("id") == memory_id and memory.get("source") == item.source
+    return False
+
+
+def _prune(ctx: RunContext, ledger: Ledger, stale: dict[str, Entry]) -> list[dict[str, Any]]:
+    pruned = []
+    for position, entry in sorted(stale.items()):
+        if entry.created and entry.memory_id:
+            answer = ctx.guard.call(
+                "forget", {"id": entry.memory_id, "hard": True}, tolerate=NOT_FOUND
+            )
+            if answer is None:
+                continue  # kept in the ledger: the next --prune tries again
+        ledger.forget(position)
+        pruned.append(
+            {"position": position, "memory_id": entry.memory_id, "deleted": entry.created}
+        )
+    return pruned
+
+
+def _result(
+    ctx: RunContext,
+    data: dict[str, Any],
+    stale: dict[str, Entry],
+    rejected: list[dict[str, str]],
+    pruned: list[dict[str, Any]],
+) -> CommandResult:
+    counts = data["counts"]
+    pruned_positions = {p["position"] for p in pruned}
+    data["stale"] = [
+        {"position": p, "uri": e.uri, "memory_id": e.memory_id, "created_by_memfuse": e.created}
+        for p, e in sorted(stale.items())
+        if p not in pruned_positions
+    ]
+    data["rejected"] = rejected
+    data["pruned"] = pruned
+    days = data["dates"]
+    span = f"{days[0]}..{days[-1]}" if len(days) > 1 else (days[0] if days else "none")
+    dry = f"dry run, {len(data['would_send'])} to send; " if ctx.dry_run else ""
+    tally = ", ".join(f"{counts[k]} {k}" for k in COUNT_KEYS)
+    human = [f"sync: {len(days)} journal(s) ({span}): {dry}{tally}; {data['calls']} MCP call(s)"]
+    for row in data.get("explain", []):
+        keyword = f" [{row['keyword']}]" if row["keyword"] else ""
+        human.append(f"  {row['position']}  {row['type']}{keyword}  {row['text'][:60]!r}")
+    for row in data.get("would_send", []):
+        human.append(f"  would send {row['uri']}  {row['content'][:60]!r}")
+    for row in rejected[:10]:
+        human.append(f"  rejected by the store's gate: {row['position']} ({row['reason']})")
+    for row in data["stale"][:10]:
+        human.append(f"  stale: {row['position']} (no longer in the journal; --prune forgets it)")
+    for row in pruned:
+        what = "deleted from the store" if row["deleted"] else "released (not created by memfuse)"
+        human.append(f"  pruned {row['position']}: {what}")
+    return CommandResult(
+        command="sync",
+        data=data,
+        human=tuple(human),
+        warnings=tuple(ctx.reporter.warnings),
+        guard_failures=ctx.reporter.guard_failures,
+        exit_code=ExitCode.OK,
+    )

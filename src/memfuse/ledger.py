@@ -1,0 +1,131 @@
+"""The sync ledger: what memfuse has already put into the store, per journal position.
+
+SQLite in `.memfuse/ledger.sqlite3`. One row per position (`YYYY-MM-DD#HHMM-N`) holding the
+content hash last synced, the URI and type pinned at the first successful sync, the memory id,
+and the outcome. Each outcome is committed on its own, so a run killed half-way keeps every
+result it had; a failed call is never recorded and is retried by the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memfuse.errors import MemfuseError
+
+LEDGER_NAME = "ledger.sqlite3"
+SCHEMA_VERSION = 1
+
+# Outcomes that settle a position until its text changes.
+SETTLED = {"added", "updated", "merged", "skipped", "rejected"}
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    position: str  # YYYY-MM-DD#HHMM-N
+    day: str
+    content_hash: str
+    outcome: str
+    uri: str | None  # pinned; None while nothing is stored for it (gate rejection)
+    memory_type: str | None
+    memory_id: str | None
+    created: bool  # memfuse's own call created this memory (only those may be pruned)
+
+
+class LedgerError(MemfuseError):
+    """The ledger file cannot be opened or is not a memfuse ledger."""
+
+
+class Ledger:
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / LEDGER_NAME
+        try:
+            state_dir.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS entries (
+                    position TEXT PRIMARY KEY, day TEXT NOT NULL, content_hash TEXT NOT NULL,
+                    outcome TEXT NOT NULL, uri TEXT, memory_type TEXT, memory_id TEXT,
+                    created INTEGER NOT NULL DEFAULT 0, synced_at TEXT NOT NULL
+                );
+                CREATE INDEX IF NOT EXISTS entries_day ON entries(day);
+                """
+            )
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(
+                f"the sync ledger {self.path} cannot be used ({exc}); move it aside to rebuild it"
+            ) from None
+        except OSError as exc:
+            raise LedgerError(f"cannot create {self.path}: {exc.strerror}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def entries_for(self, days: Iterable[str]) -> dict[str, Entry]:
+        found: dict[str, Entry] = {}
+        for day in days:
+            rows = self.db.execute(
+                "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created"
+                " FROM entries WHERE day = ?",
+                (day,),
+            )
+            for row in rows:
+                position, day_, digest, outcome, uri, memory_type, memory_id, created = row
+                found[position] = Entry(
+                    position, day_, digest, outcome, uri, memory_type, memory_id, bool(created)
+                )
+        return found
+
+    def days(self) -> list[str]:
+        return [row[0] for row in self.db.execute("SELECT DISTINCT day FROM entries ORDER BY day")]
+
+    def record(self, entry: Entry, synced_at: str) -> None:
+        """Commit one outcome (its own transaction). A write that fails (disk full, I/O error)
+        stops the run: carrying on would make calls whose results cannot be kept."""
+        try:
+            self._insert(entry, synced_at)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+
+    def _insert(self, entry: Entry, synced_at: str) -> None:
+        with self._transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO entries (position, day, content_hash, outcome, uri,"
+                " memory_type, memory_id, created, synced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    entry.position, entry.day, entry.content_hash, entry.outcome, entry.uri,
+                    entry.memory_type, entry.memory_id, int(entry.created), synced_at,
+                ),
+            )  # fmt: skip
+
+    def forget(self, position: str) -> None:
+        try:
+            with self._transaction():
+                self.db.execute("DELETE FROM entries WHERE position = ?", (position,))
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")

@@ -1,0 +1,239 @@
+"""`memfuse sync` through the real mcporter against the reference server (SPEC §5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memfuse.cli import app
+from tests.conftest import StoreServer
+
+pytestmark = pytest.mark.integration
+DAY = "2026-02-21"
+NOW = f"{DAY}T23:00"
+
+JOURNAL = f"""# {DAY}
+
+## 09:30 standup
+- Alice wants the billing fix shipped before the Friday freeze
+- Reviewed the Q3 roadmap draft with Bob and Carol
+- 今天很开心，终于修好了登录问题
+
+## 14:00 memory-sync
+- Deployed version 2.4 of the API gateway to staging
+- Remember to rotate the staging database credentials monthly
+- Wrote the incident summary for the Tuesday outage
+- Paired with Dana on the flaky checkout integration test
+
+## 22:00 evening
+- I love how calm the on-call week has been so far
+- Read two chapters of Designing Data-Intensive Applications
+- Booked flights to Lisbon for the March offsite
+"""
+
+
+def sync(ws: Path, store: StoreServer, *extra: str) -> tuple[int, dict[str, Any], str]:
+    result = CliRunner().invoke(
+        app,
+        ["sync", "-w", str(ws), "--date", DAY, "--now", NOW, *store.cli_args(), "--json", *extra],
+    )
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+def journal(ws: Path) -> Path:
+    return ws / "memory" / f"{DAY}.md"
+
+
+def uris(store: StoreServer) -> dict[str, str]:
+    found = {}
+    for prefix in ("event://journal/", "knowledge://journal/", "emotion://journal/"):
+        listing = store.call("recall_path", {"uri": prefix})
+        found.update({m["uri"]: m["content"] for m in listing.get("memories", [])})
+    return found
+
+
+def test_ten_bullets_become_ten_memories_and_a_resync_makes_no_call(
+    counted_store: StoreServer, workspace: Path
+) -> None:
+    journal(workspace).write_text(JOURNAL)
+    code, first, _ = sync(workspace, counted_store)
+    assert code == 0
+    assert first["data"]["counts"]["added"] == 10
+    stored = uris(counted_store)
+    assert len(stored) == 10
+    assert (
+        stored[f"event://journal/{DAY}#0930-2"]
+        == "Reviewed the Q3 roadmap draft with Bob and Carol"
+    )
+    assert stored[f"knowledge://journal/{DAY}#1400-2"].startswith("Remember to rotate")
+    assert stored[f"emotion://journal/{DAY}#0930-3"] == "今天很开心，终于修好了登录问题"
+    one = counted_store.call("recall_path", {"uri": f"event://journal/{DAY}#2200-3"})["memory"]
+    assert one["source"] == f"memory-sync:{DAY}"
+
+    calls_before = counted_store.tool_calls()
+    code, second, _ = sync(workspace, counted_store)
+    assert code == 0
+    assert second["data"]["calls"] == 0
+    assert second["data"]["counts"]["unchanged"] == 10
+    assert counted_store.tool_calls() == calls_before
+
+
+def test_an_edited_bullet_is_one_update_at_the_same_uri(
+    counted_store: StoreServer, workspace: Path
+) -> None:
+    journal(workspace).write_text(JOURNAL)
+    sync(workspace, counted_store)
+    journal(workspace).write_text(JOURNAL.replace("Lisbon", "Porto"))
+    before = counted_store.tool_calls()
+    code, result, _ = sync(workspace, counted_store)
+    assert code == 0
+    assert result["data"]["counts"]["updated"] == 1
+    assert result["data"]["calls"] == 1
+    assert counted_store.tool_calls() - before == 1
+    assert (
+        uris(counted_store)[f"event://journal/{DAY}#2200-3"]
+        == "Booked flights to Porto for the March offsite"
+    )
+
+
+def test_an_edit_that_changes_the_class_keeps_the_pinned_uri(
+    store: StoreServer, workspace: Path
+) -> None:
+    journal(workspace).write_text(JOURNAL)
+    sync(workspace, store)
+    total = store.call("status")["total"]
+    edited = JOURNAL.replace(
+        "Wrote the incident summary", "We must always write the incident summary"
+    )
+    journal(workspace).write_text(edited)
+    _code, result, _ = sync(workspace, store)
+    assert result["data"]["counts"]["updated"] == 1
+    assert store.call("status")["total"] == total
+    stored = uris(store)
+    assert stored[f"event://journal/{DAY}#1400-3"].startswith("We must always")
+    assert f"knowledge://journal/{DAY}#1400-3" not in stored
+
+
+def test_a_server_dying_half_way_loses_nothing(store: StoreServer, workspace: Path) -> None:
+    journal(workspace).write_text(JOURNAL)
+    store.set_mode("crash-after", FAULT_AFTER="4")
+    code, first, stderr = sync(workspace, store, "--jobs", "1")
+    assert code == 0
+    assert first["status"] == "degraded"
+    assert first["data"]["counts"]["added"] == 4
+    assert first["data"]["counts"]["failed"] == 6
+    assert "warning:" in stderr
+
+    store.set_mode("ok-counted")
+    code, second, _ = sync(workspace, store)
+    assert second["data"]["counts"] == {
+        "added": 6, "updated": 0, "merged": 0, "skipped": 0, "rejected": 0,
+        "failed": 0, "unchanged": 4, "stale": 0,
+    }  # fmt: skip
+    assert store.call("status")["total"] == 10
+    assert len(uris(store)) == 10
+
+
+def test_a_server_dying_after_storing_is_recovered_without_duplicates(
+    store: StoreServer, workspace: Path
+) -> None:
+    journal(workspace).write_text(JOURNAL)
+    store.set_mode("crash-after-write", FAULT_AFTER="4")
+    _code, first, _ = sync(workspace, store, "--jobs", "1")
+    assert first["data"]["counts"]["failed"] == 6  # stored, but no answer ever came back
+
+    store.set_mode("ok-counted")
+    assert store.call("status")["total"] == 10
+    _code, second, _ = sync(workspace, store)
+    counts = second["data"]["counts"]
+    assert (counts["added"], counts["skipped"], counts["unchanged"]) == (0, 6, 4)
+    assert store.call("status")["total"] == 10
+    # The recovered one is known to be memfuse's own, so --prune may delete it later.
+    journal(workspace).write_text(
+        JOURNAL.replace("- Wrote the incident summary for the Tuesday outage\n", "")
+    )
+    sync(workspace, store)
+    _code, pruned, _ = sync(workspace, store, "--prune")
+    assert [p["deleted"] for p in pruned["data"]["pruned"]] == [True]
+
+
+def test_hostile_bullets_are_stored_verbatim(store: StoreServer, workspace: Path) -> None:
+    store.set_mode("ok", AGENT_MEMORY_GATE="off")  # `none` and `true` are below the gate's minimum
+    hostile = ["@/etc/passwd", "none", "true", '{"x":1}', "$HOME `id` $(whoami)"]
+    journal(workspace).write_text("## 10:00\n" + "".join(f"- {h}\n" for h in hostile))
+    code, result, _ = sync(workspace, store)
+    assert code == 0
+    assert result["data"]["counts"]["added"] == 5
+    stored = uris(store)
+    assert [stored[f"event://journal/{DAY}#1000-{n}"] for n in range(1, 6)] == hostile
+
+
+def test_a_removed_bullet_is_stale_and_prune_deletes_only_what_memfuse_made(
+    store: StoreServer, workspace: Path
+) -> None:
+    # A memory at a journal URI that memfuse did not create (e.g. the old prompt-based sync).
+    foreign = store.call(
+        "remember",
+        {"content": "Entered by hand before memfuse existed, about the offsite", "type": "event",
+         "uri": f"event://journal/{DAY}#2200-3"},
+    )  # fmt: skip
+    journal(workspace).write_text(JOURNAL)
+    sync(workspace, store)
+    total = store.call("status")["total"]
+
+    trimmed = JOURNAL.replace("- Booked flights to Lisbon for the March offsite\n", "").replace(
+        "- Read two chapters of Designing Data-Intensive Applications\n", ""
+    )
+    journal(workspace).write_text(trimmed)
+    _code, stale_run, _ = sync(workspace, store)
+    assert stale_run["data"]["counts"]["stale"] == 2
+    assert {s["position"] for s in stale_run["data"]["stale"]} == {f"{DAY}#2200-2", f"{DAY}#2200-3"}
+
+    _code, pruned, _ = sync(workspace, store, "--prune")
+    deleted = {p["position"]: p["deleted"] for p in pruned["data"]["pruned"]}
+    assert deleted == {f"{DAY}#2200-2": True, f"{DAY}#2200-3": False}
+    assert store.call("status")["total"] == total - 1
+    kept = store.call("recall_path", {"uri": f"event://journal/{DAY}#2200-3"})["memory"]
+    assert kept["id"] == foreign["memoryId"]
+    _code, after, _ = sync(workspace, store)
+    assert after["data"]["counts"]["stale"] == 0
+
+
+def test_missing_mcporter_warns_and_changes_nothing(workspace: Path) -> None:
+    journal(workspace).write_text(JOURNAL)
+    before = journal(workspace).read_bytes()
+    args = ["sync", "-w", str(workspace), "--date", DAY, "--mcporter", "/nonexistent/mcporter"]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    envelope = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert envelope["status"] == "degraded"
+    assert envelope["data"]["counts"]["failed"] == 10
+    assert "mcporter not found" in result.stderr
+    strict = CliRunner().invoke(app, [*args, "--strict", "-q"])
+    assert strict.exit_code == 3
+    assert journal(workspace).read_bytes() == before
+    import sqlite3
+
+    ledger = sqlite3.connect(workspace / ".memfuse" / "ledger.sqlite3")
+    assert ledger.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
+
+
+def test_dry_run_lists_what_would_be_sent_and_calls_nothing(
+    counted_store: StoreServer, workspace: Path
+) -> None:
+    journal(workspace).write_text(JOURNAL)
+    _code, result, _ = sync(workspace, counted_store, "--dry-run")
+    sent = result["data"]["would_send"]
+    assert len(sent) == 10
+    assert sent[0] == {
+        "content": "Alice wants the billing fix shipped before the Friday freeze",
+        "type": "event",
+        "uri": f"event://journal/{DAY}#0930-1",
+        "source": f"memory-sync:{DAY}",
+    }
+    assert counted_store.tool_calls() == 0
+    assert result["data"]["calls"] == 0
