@@ -319,6 +319,24 @@ def sync(
 
 @app.command()
 @with_common_options
+def surface(
+    to_stdout: Annotated[
+        bool, typer.Option("--stdout", help="Print the file instead of writing RECENT.md.")
+    ] = False,
+    *,
+    common: Common,
+) -> None:
+    """Write RECENT.md from agent-memory's recent, high-vitality memories (journals if down).
+
+    Example: memfuse surface -q
+    """
+    from memfuse.commands import surface as command
+
+    _run("surface", common, lambda ctx: command.run(ctx, to_stdout=to_stdout), lock=not to_stdout)
+
+
+@app.command()
+@with_common_options
 def classify(
     text: Annotated[str, typer.Argument(help="The bullet text to classify.")],
     *,

@@ -6,6 +6,7 @@ killed run never leaves a stale lock behind. The file's content (pid, command) i
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -58,8 +59,10 @@ class WorkspaceLock:
                         " use --wait SECONDS to queue"
                     ) from None
                 self._sleep(POLL_SECONDS)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()} {self.command}\n".encode())
+        # Who holds the lock is only informational: a full disk must not stop the run here.
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"pid {os.getpid()} {self.command}\n".encode())
         self._fd = fd
         return self
 

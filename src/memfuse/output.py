@@ -11,6 +11,7 @@ import json
 import logging
 import logging.handlers
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,16 +130,27 @@ class Reporter:
     mask: SecretMasker = field(default_factory=SecretMasker)
     warnings: list[str] = field(default_factory=list)
     guard_failures: int = 0
+    _seen: Counter[str] = field(default_factory=Counter, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def warn(self, message: str, *, guard: bool = False) -> None:
+        """Record a warning. A repeat of the same message is counted and logged, not echoed
+        again: a dead store should cost one line of cron mail, not a thousand."""
         message = self.mask(message)
         with self._lock:
-            self.warnings.append(message)
+            self._seen[message] += 1
+            first = self._seen[message] == 1
+            if first:
+                self.warnings.append(message)
             if guard:
                 self.guard_failures += 1
         self.logger.warning(message)
-        self.echo(f"warning: {message}")
+        if first:
+            self.echo(f"warning: {message}")
+
+    def repeats(self) -> dict[str, int]:
+        """Messages that were warned more than once, with their count."""
+        return {m: n for m, n in self._seen.items() if n > 1}
 
     def info(self, message: str) -> None:
         self.logger.info(self.mask(message))

@@ -14,6 +14,19 @@ def fold_whitespace(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def profile(text: str) -> Counter[str]:
+    """The bigram profile of a text; compute once when comparing one text many times."""
+    return _bigrams(text)
+
+
+def dice(left: Counter[str], right: Counter[str]) -> float:
+    """Similarity of two profiles (see `similarity`)."""
+    total = left.total() + right.total()
+    if total == 0:
+        return 1.0
+    return 2 * (left & right).total() / total
+
+
 def _bigrams(text: str) -> Counter[str]:
     folded = _SPACE.sub("", text).casefold()
     if len(folded) < 2:
@@ -23,8 +36,4 @@ def _bigrams(text: str) -> Counter[str]:
 
 def similarity(a: str, b: str) -> float:
     """1.0 for texts equal up to whitespace and case, 0.0 for nothing in common."""
-    left, right = _bigrams(a), _bigrams(b)
-    total = sum(left.values()) + sum(right.values())
-    if total == 0:
-        return 1.0 if not a.strip() and not b.strip() else 0.0
-    return 2 * sum((left & right).values()) / total
+    return dice(_bigrams(a), _bigrams(b))

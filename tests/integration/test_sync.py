@@ -144,13 +144,15 @@ def test_a_server_dying_after_storing_is_recovered_without_duplicates(
     journal(workspace).write_text(JOURNAL)
     store.set_mode("crash-after-write", FAULT_AFTER="4")
     _code, first, _ = sync(workspace, store, "--jobs", "1")
-    assert first["data"]["counts"]["failed"] == 6  # stored, but no answer ever came back
+    assert first["data"]["counts"]["failed"] == 6  # stored but unanswered, or skipped
 
     store.set_mode("ok-counted")
-    assert store.call("status")["total"] == 10
     _code, second, _ = sync(workspace, store)
     counts = second["data"]["counts"]
-    assert (counts["added"], counts["skipped"], counts["unchanged"]) == (0, 6, 4)
+    # Stored-but-unanswered ones come back as exact duplicates at our URI; the breaker skipped
+    # the rest, which are added now. Either way each bullet is in the store exactly once.
+    assert counts["skipped"] >= 3
+    assert (counts["added"] + counts["skipped"], counts["unchanged"], counts["failed"]) == (6, 4, 0)
     assert store.call("status")["total"] == 10
     # The recovered one is known to be memfuse's own, so --prune may delete it later.
     journal(workspace).write_text(

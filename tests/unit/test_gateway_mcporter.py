@@ -141,3 +141,23 @@ def test_call_many_keeps_order_under_concurrency() -> None:
     guard = Guard(Echo(), Reporter(), jobs=4)  # type: ignore[arg-type]
     results = guard.call_many([("t", {"n": n}) for n in range(50)])
     assert [r["n"] for r in results if r] == list(range(50))
+
+
+def test_breaker_stops_calling_a_dead_store_after_three_failures_in_a_row() -> None:
+    runner = FakeRunner(subprocess.TimeoutExpired("mcporter", 30))
+    reporter = Reporter()
+    guard = Guard(McporterGateway("m", "s", runner=runner), reporter)
+    results = [guard.call("remember", {"content": str(n)}) for n in range(100)]
+    assert results == [None] * 100
+    assert len(runner.calls) == 3
+    assert guard.skipped == 97
+    assert reporter.guard_failures == 100
+    assert len(reporter.warnings) == 2  # the timeout once, the skip notice once
+
+
+def test_per_call_server_errors_do_not_trip_the_breaker() -> None:
+    runner = FakeRunner(RunOutcome(0, b'{"error": "Memory not found"}', b""))
+    guard = Guard(McporterGateway("m", "s", runner=runner), Reporter())
+    for _ in range(5):
+        guard.call("forget", {"id": "x"})
+    assert len(runner.calls) == 5

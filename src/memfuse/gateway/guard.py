@@ -11,39 +11,87 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-from memfuse.gateway.base import Answer, BadOutput, Gateway, GatewayError, ServerError
+from memfuse.gateway.base import (
+    Answer,
+    BadOutput,
+    CallFailed,
+    CallTimeout,
+    Gateway,
+    GatewayError,
+    ServerError,
+    ToolMissing,
+)
 from memfuse.output import Reporter
 
 Call = tuple[str, Mapping[str, Any]]
 
 
+# After this many failures in a row that say the store is unreachable (not a per-call error),
+# the rest of the run's calls fail at once instead of each waiting out its own timeout.
+BREAKER_THRESHOLD = 3
+UNREACHABLE = (ToolMissing, CallTimeout, CallFailed)
+
+
 class Guard:
     """Runs calls on a gateway, turning each failure into a warning."""
 
-    def __init__(self, gateway: Gateway, reporter: Reporter, jobs: int = 1) -> None:
+    def __init__(
+        self,
+        gateway: Gateway,
+        reporter: Reporter,
+        jobs: int = 1,
+        breaker_threshold: int = BREAKER_THRESHOLD,
+    ) -> None:
         self.gateway = gateway
         self.reporter = reporter
         self.jobs = max(1, jobs)
         self.calls = 0
+        self.skipped = 0
         self._lock = threading.Lock()
+        self._threshold = breaker_threshold
+        self._failures_in_a_row = 0
+
+    @property
+    def tripped(self) -> bool:
+        return self._failures_in_a_row >= self._threshold
+
+    def _note(self, ok: bool, unreachable: bool = False) -> None:
+        with self._lock:
+            if ok:
+                self._failures_in_a_row = 0
+            elif unreachable:
+                self._failures_in_a_row += 1
 
     def answer(
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
     ) -> Answer | None:
         """Any answer, JSON or text; None (and a warning) when the call failed. Server errors
         whose message holds one of `tolerate` are expected answers, returned as JSON."""
+        if self.tripped:
+            with self._lock:
+                self.skipped += 1
+            self.reporter.warn(
+                f"skipped the remaining store calls: the store failed {self._threshold} times"
+                " in a row (they are retried by the next run)",
+                guard=True,
+            )
+            return None
         with self._lock:
             self.calls += 1
         try:
-            return self.gateway.call(tool, arguments)
+            answer = self.gateway.call(tool, arguments)
         except ServerError as exc:
+            self._note(ok=True)
             if any(fragment in str(exc) for fragment in tolerate):
                 return Answer(tool, str(exc), {"error": str(exc)})
             self.reporter.warn(str(exc), guard=True)
             return None
         except GatewayError as exc:
+            self._note(ok=False, unreachable=isinstance(exc, UNREACHABLE))
             self.reporter.warn(str(exc), guard=True)
             return None
+        self._note(ok=True)
+        return answer
 
     def call(
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()

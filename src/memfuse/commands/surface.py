@@ -1,0 +1,194 @@
+"""`memfuse surface`: RECENT.md from the store, or from the journals when the store is down.
+
+Four independent reads (run concurrently), normalised into records, then ranked and rendered
+by `memfuse.recent`. The file is replaced atomically; on any error the old one stays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from dateutil import parser as date_parser
+
+from memfuse.atomic import write_atomic
+from memfuse.classify import Classifier
+from memfuse.context import RunContext
+from memfuse.errors import ExitCode, WorkspaceError
+from memfuse.journal import parse_bytes
+from memfuse.journal_files import list_journals
+from memfuse.output import CommandResult
+from memfuse.recent import Budget, Record, choose, journal_moment, render, section_counts
+from memfuse.textsim import fold_whitespace
+
+RECALL_QUERY = "最近重要的事 情感 决策"
+RECALL_LIMIT = 30
+PREFIX_KEEP = {"knowledge://": 20, "emotion://": 10}
+EVENTS_PREFIX = "event://journal/"
+
+
+def budget_of(ctx: RunContext) -> Budget:
+    s = ctx.settings
+    return Budget(
+        window_days=s.window_days, top_n=s.top_n, emotion_cap=s.emotion_cap,
+        knowledge_cap=s.knowledge_cap, event_cap=s.event_cap, max_lines=s.max_lines,
+        entry_chars=s.entry_chars, dedup_similarity=s.dedup_similarity,
+    )  # fmt: skip
+
+
+def _parse_time(value: Any, tz: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = date_parser.isoparse(value)
+    except (ValueError, OverflowError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=tz)
+
+
+def _record(raw: Any, now: datetime) -> Record | None:
+    """One memory from any of the answers, validated; None for anything unusable."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
+        return None
+    uri = raw.get("uri") if isinstance(raw.get("uri"), str) else None
+    when = journal_moment(uri, now.tzinfo)
+    if when is None:
+        when = _parse_time(raw.get("updated_at") or raw.get("created_at"), now.tzinfo)
+    vitality = raw.get("vitality")
+    memory_type = (
+        raw.get("type")
+        if raw.get("type") in {"identity", "emotion", "knowledge", "event"}
+        else None
+    )
+    if memory_type is None and uri:
+        memory_type = uri.split("://", 1)[0]
+    return Record(
+        content=raw["content"],
+        type=memory_type or "knowledge",
+        id=raw.get("id") if isinstance(raw.get("id"), str) else None,
+        uri=uri,
+        vitality=float(vitality)
+        if isinstance(vitality, int | float) and not isinstance(vitality, bool)
+        else None,
+        when=when,
+    )
+
+
+def _records(answer: dict[str, Any] | None, now: datetime) -> list[Record]:
+    memories = (answer or {}).get("memories")
+    if not isinstance(memories, list):
+        return []
+    return [r for r in (_record(m, now) for m in memories) if r is not None]
+
+
+def _newest(records: list[Record], keep: int) -> list[Record]:
+    """recall_path has no limit argument: cap client-side, most recent first, timeless last."""
+    dated = sorted((r for r in records if r.when is not None), key=_when, reverse=True)
+    return (dated + [r for r in records if r.when is None])[:keep]
+
+
+def _when(record: Record) -> datetime:
+    assert record.when is not None
+    return record.when
+
+
+def from_store(ctx: RunContext) -> list[Record]:
+    now = ctx.settings.now
+    answers = ctx.guard.call_many(
+        [
+            ("recall", {"query": RECALL_QUERY, "limit": RECALL_LIMIT}),
+            ("recall_path", {"uri": "knowledge://"}),
+            ("recall_path", {"uri": "emotion://"}),
+            ("recall_path", {"uri": EVENTS_PREFIX}),
+        ]
+    )
+    recalled, knowledge, emotion, events = (_records(a, now) for a in answers)
+    recalled = _with_journal_dates(recalled, [*knowledge, *emotion, *events])
+    window_start = now - timedelta(days=ctx.settings.window_days)
+    return [
+        *recalled,
+        *_newest(knowledge, PREFIX_KEEP["knowledge://"]),
+        *_newest(emotion, PREFIX_KEEP["emotion://"]),
+        *(r for r in events if r.when is not None and r.when >= window_start),
+    ]
+
+
+def _with_journal_dates(recalled: list[Record], listed: list[Record]) -> list[Record]:
+    """recall answers carry no URI, only when the store last wrote the memory; after a backfill
+    that is today for every old bullet. A recalled memory whose text is a listed journal
+    memory's takes that memory's URI and journal date instead."""
+    by_text = {fold_whitespace(r.content): r for r in listed if r.uri}
+    out = []
+    for record in recalled:
+        twin = by_text.get(fold_whitespace(record.content))
+        out.append(replace(record, uri=twin.uri, when=twin.when) if twin else record)
+    return out
+
+
+def from_journals(ctx: RunContext) -> list[Record]:
+    """The fallback: the last few days of journals, classified, newest first."""
+    s = ctx.settings
+    classifier = Classifier(s.knowledge_keywords, s.emotion_keywords)
+    today = s.now.date()
+    first = today - timedelta(days=s.fallback_days - 1)
+    records: list[Record] = []
+    for day, path in sorted(list_journals(s.workspace).items(), reverse=True):
+        if not first <= day <= today:
+            continue
+        try:
+            bullets = parse_bytes(path.read_bytes()).bullets
+        except OSError as exc:
+            ctx.reporter.warn(f"cannot read {path}: {exc.strerror}")
+            continue
+        for bullet in sorted(bullets, key=lambda b: (b.key, b.n), reverse=True):
+            uri = f"x://journal/{day.isoformat()}#{bullet.position}"
+            when = journal_moment(uri, s.now.tzinfo)
+            # Journal order is the ranking here: newer sections first, all equally vital.
+            records.append(
+                Record(bullet.text, classifier.classify(bullet.text).type, vitality=1.0, when=when)
+            )
+    return records
+
+
+def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
+    s = ctx.settings
+    budget = budget_of(ctx)
+    source = "agent-memory"
+    sections = choose(from_store(ctx), s.now, budget)
+    if not any(sections.values()):
+        source = "journals"
+        ctx.reporter.warn("agent-memory gave nothing usable; RECENT.md is built from the journals")
+        sections = choose(from_journals(ctx), s.now, budget)
+    text = render(sections, s.now.astimezone(), budget)
+    lines = text.count("\n")
+    path: Path | None = s.workspace / "RECENT.md"
+    if to_stdout:
+        path = None
+    else:
+        assert path is not None
+        try:
+            write_atomic(path, text.encode("utf-8"))
+        except OSError as exc:
+            raise WorkspaceError(
+                f"cannot write {path}: {exc.strerror or exc}; the previous RECENT.md is unchanged"
+            ) from None
+    counts = section_counts(text)
+    data = {
+        "source": source,
+        "path": str(path) if path else None,
+        "lines": lines,
+        "sections": counts,
+    }
+    if to_stdout:
+        human = tuple(text.rstrip("\n").split("\n"))
+    else:
+        human = (
+            f"surface: {path} from {source}: {counts['emotion']} emotion, "
+            f"{counts['knowledge']} knowledge, {counts['event']} event entries, {lines} lines",
+        )
+    return CommandResult(
+        "surface", data, human, tuple(ctx.reporter.warnings), ctx.reporter.guard_failures,
+        ExitCode.OK,
+    )  # fmt: skip

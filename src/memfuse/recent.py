@@ -1,0 +1,172 @@
+"""RECENT.md: normalised records → ranked, deduplicated, budgeted Markdown. Pure.
+
+The file is loaded into every session, so its budgets are hard: at most `max_lines` lines,
+one line per entry, each entry's text at most `entry_chars` characters (not bytes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import date, datetime, time, timedelta
+
+from memfuse.decay import priority_of, vitality
+from memfuse.textsim import dice, fold_whitespace, profile
+
+ELLIPSIS = "…"
+SECTIONS = (
+    ("emotion", "最近情感", ("emotion",)),
+    ("knowledge", "最近决策/知识", ("knowledge", "identity")),
+    ("event", "最近事件", ("event",)),
+)
+_JOURNAL_URI = re.compile(r"^[a-z]+://journal/(\d{4}-\d{2}-\d{2})#(\d{2})(\d{2})-\d+$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """A memory as surface sees it, whatever call it came from."""
+
+    content: str
+    type: str
+    id: str | None = None
+    uri: str | None = None
+    vitality: float | None = None  # None until estimated
+    when: datetime | None = None  # None: timeless
+    estimated: bool = False
+
+
+@dataclass(frozen=True)
+class Budget:
+    window_days: int = 7
+    top_n: int = 40
+    emotion_cap: int = 8
+    knowledge_cap: int = 15
+    event_cap: int = 15
+    max_lines: int = 80
+    entry_chars: int = 200
+    dedup_similarity: float = 0.9
+
+    def cap(self, section: str) -> int:
+        return {"emotion": self.emotion_cap, "knowledge": self.knowledge_cap}.get(
+            section, self.event_cap
+        )
+
+
+def journal_moment(uri: str | None, tz: object = None) -> datetime | None:
+    """The date and section time a journal URI carries (`…://journal/2026-02-21#2200-1`)."""
+    match = _JOURNAL_URI.match(uri or "")
+    if match is None:
+        return None
+    try:
+        day = date.fromisoformat(match[1])
+        moment = time(min(int(match[2]), 23), min(int(match[3]), 59))
+    except ValueError:
+        return None
+    return datetime.combine(day, moment, tzinfo=tz)  # type: ignore[arg-type]
+
+
+def estimate(record: Record, now: datetime, timeless_age_days: float) -> Record:
+    """Fill in a missing vitality with agent-memory's own decay model, from type and age."""
+    if record.vitality is not None:
+        return record
+    age = (now - record.when).total_seconds() / 86400 if record.when else timeless_age_days
+    return replace(record, vitality=vitality(priority_of(record.type), age), estimated=True)
+
+
+def in_window(record: Record, now: datetime, window_days: int) -> bool:
+    if record.when is None:
+        return True  # timeless knowledge
+    return now - timedelta(days=window_days) <= record.when <= now + timedelta(days=1)
+
+
+def _rank_key(record: Record) -> tuple[float, float]:
+    when = record.when.timestamp() if record.when else float("-inf")
+    return (-(record.vitality or 0.0), -when)
+
+
+def dedupe(records: Iterable[Record], threshold: float) -> list[Record]:
+    """Drop copies (same id, same URI, or text similarity ≥ threshold), keeping the
+    higher-vitality one and any date or URI the other copy knew."""
+    kept: list[Record] = []
+    profiles: list[Counter[str]] = []
+    for record in sorted(records, key=_rank_key):
+        mine = profile(fold_whitespace(record.content))
+        twin = None
+        for index, other in enumerate(kept):
+            if (
+                (record.id and record.id == other.id)
+                or (record.uri and record.uri == other.uri)
+                or dice(mine, profiles[index]) >= threshold
+            ):
+                twin = index
+                break
+        if twin is None:
+            kept.append(record)
+            profiles.append(mine)
+        else:
+            other = kept[twin]
+            kept[twin] = replace(
+                other, when=other.when or record.when, uri=other.uri or record.uri,
+                id=other.id or record.id,
+            )  # fmt: skip
+    return kept
+
+
+def choose(records: Iterable[Record], now: datetime, budget: Budget) -> dict[str, list[Record]]:
+    """Window, estimate, dedup, rank and cap: the entries of each section, best first."""
+    candidates = [
+        estimate(r, now, budget.window_days)
+        for r in records
+        if r.content.strip() and in_window(r, now, budget.window_days)
+    ]
+    ranked = sorted(dedupe(candidates, budget.dedup_similarity), key=_rank_key)
+    # Section caps first, then the overall top-N: with the default caps (8 + 15 + 15 ≤ 40) a
+    # flood of one type never starves another section (docs/decisions.md).
+    capped = {
+        key: [r for r in ranked if r.type in types][: budget.cap(key)]
+        for key, _t, types in SECTIONS
+    }
+    best = {
+        id(r)
+        for r in sorted((r for v in capped.values() for r in v), key=_rank_key)[: budget.top_n]
+    }
+    return {key: [r for r in records if id(r) in best] for key, records in capped.items()}
+
+
+def one_line(text: str, limit: int) -> str:
+    """Whitespace folded to single spaces; cut to `limit` characters ending in `…`."""
+    folded = fold_whitespace(text)
+    return folded if len(folded) <= limit else folded[: max(limit - 1, 0)].rstrip() + ELLIPSIS
+
+
+def render(sections: Mapping[str, Sequence[Record]], now: datetime, budget: Budget) -> str:
+    """The exact RECENT.md layout. Never more than `budget.max_lines` lines."""
+    entries = {key: [one_line(r.content, budget.entry_chars) for r in sections.get(key, [])]
+               for key, _title, _types in SECTIONS}  # fmt: skip
+    header = ["# RECENT.md", "", f"_auto-updated: {now.strftime('%Y-%m-%d %H:%M')}_"]
+    fixed = len(header) + 2 * len(SECTIONS)
+    room = max(budget.max_lines - fixed, 0)
+    # Over budget (only possible with custom caps): trim events first, then knowledge.
+    for key in ("event", "knowledge", "emotion"):
+        excess = sum(len(v) for v in entries.values()) - room
+        if excess > 0:
+            entries[key] = entries[key][: max(len(entries[key]) - excess, 0)]
+    lines = list(header)
+    for key, title, _types in SECTIONS:
+        lines += ["", f"## {title}"] + [f"- {text}" for text in entries[key]]
+    return "\n".join(lines[: budget.max_lines]) + "\n"
+
+
+def section_counts(text: str) -> dict[str, int]:
+    """How many entries each section of a rendered file holds."""
+    counts = dict.fromkeys((key for key, _t, _ty in SECTIONS), 0)
+    titles = {f"## {title}": key for key, title, _types in SECTIONS}
+    current = None
+    for line in text.splitlines():
+        if line in titles:
+            current = titles[line]
+        elif current and line.startswith("- "):
+            counts[current] += 1
+    return counts

@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+import errno
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memfuse.atomic import write_atomic
+from memfuse.recent import Budget, Record, choose, journal_moment, one_line, render, section_counts
+
+NOW = datetime(2026, 2, 28, 14, 5, tzinfo=UTC)
+BUDGET = Budget()
+HEADINGS = ["## 最近情感", "## 最近决策/知识", "## 最近事件"]
+
+
+def rec(
+    text: str, kind: str, days_ago: float | None = 1, vitality: float | None = 0.5, **kw: object
+) -> Record:
+    when = NOW - timedelta(days=days_ago) if days_ago is not None else None
+    return Record(text, kind, vitality=vitality, when=when, **kw)  # type: ignore[arg-type]
+
+
+def test_exact_layout() -> None:
+    sections = choose([rec("Felt proud of the team", "emotion"), rec("Use UTC in logs", "knowledge"),
+                       rec("Shipped 2.4", "event")], NOW, BUDGET)  # fmt: skip
+    assert render(sections, NOW, BUDGET) == (
+        "# RECENT.md\n\n_auto-updated: 2026-02-28 14:05_\n\n"
+        "## 最近情感\n- Felt proud of the team\n\n"
+        "## 最近决策/知识\n- Use UTC in logs\n\n"
+        "## 最近事件\n- Shipped 2.4\n"
+    )
+
+
+def test_section_caps_and_line_budget_with_a_flood_of_memories() -> None:
+    records = [rec(f"{kind} memory number {i} with distinct words {i * 7919}", kind, days_ago=i / 20)
+               for kind in ("emotion", "knowledge", "event") for i in range(100)]  # fmt: skip
+    text = render(choose(records, NOW, BUDGET), NOW, BUDGET)
+    assert section_counts(text) == {"emotion": 8, "knowledge": 15, "event": 15}
+    assert text.count("\n") <= 80
+
+
+def test_a_huge_multiline_cjk_memory_becomes_one_line_of_200_characters() -> None:
+    huge = ("今天学到了很多关于记忆系统的事情。\n" * 300)[:5000]
+    text = render(choose([rec(huge, "event")], NOW, BUDGET), NOW, BUDGET)
+    entry = next(line for line in text.splitlines() if line.startswith("- "))
+    assert len(entry) == 2 + 200
+    assert entry.endswith("…")
+    assert "\n" not in entry
+
+
+def test_only_the_window_reaches_the_dated_sections_and_timeless_knowledge_stays() -> None:
+    records = [rec("Old trip to Oslo", "event", days_ago=9), rec("Fresh deploy of 2.5", "event", days_ago=2),
+               rec("Always answer in English", "knowledge", days_ago=None)]  # fmt: skip
+    sections = choose(records, NOW, BUDGET)
+    assert [r.content for r in sections["event"]] == ["Fresh deploy of 2.5"]
+    assert [r.content for r in sections["knowledge"]] == ["Always answer in English"]
+
+
+def test_near_duplicates_keep_the_more_vital_copy() -> None:
+    records = [rec("Deployed the billing service to production", "event", vitality=0.4),
+               rec("Deployed the billing service to  production!", "event", vitality=0.9),
+               rec("同一件事：修好了登录问题", "event", vitality=0.2, id="a"),
+               rec("同一件事：修好了登录问题。", "event", vitality=0.3)]  # fmt: skip
+    kept = choose(records, NOW, BUDGET)["event"]
+    assert [(r.content, r.vitality) for r in kept] == [
+        ("Deployed the billing service to  production!", 0.9), ("同一件事：修好了登录问题。", 0.3),
+    ]  # fmt: skip
+
+
+def test_ordering_is_vitality_then_date() -> None:
+    records = [rec("older but vital", "event", days_ago=5, vitality=0.9),
+               rec("newer, same vitality", "event", days_ago=1, vitality=0.5),
+               rec("older, same vitality", "event", days_ago=3, vitality=0.5)]  # fmt: skip
+    assert [r.content for r in choose(records, NOW, BUDGET)["event"]] == [
+        "older but vital", "newer, same vitality", "older, same vitality",
+    ]  # fmt: skip
+
+
+def test_missing_vitality_is_estimated_with_the_decay_model() -> None:
+    records = [rec("two-week-old event", "event", days_ago=6, vitality=None),
+               rec("fresh event", "event", days_ago=0.1, vitality=None)]  # fmt: skip
+    chosen = choose(records, NOW, BUDGET)["event"]
+    assert [r.content for r in chosen] == ["fresh event", "two-week-old event"]
+    assert all(r.estimated for r in chosen)
+    assert abs((chosen[1].vitality or 0) - 0.651) < 0.01  # e^(-6/14)
+
+
+def test_journal_uri_carries_date_and_time() -> None:
+    assert journal_moment("event://journal/2026-02-21#2205-3", UTC) == datetime(
+        2026, 2, 21, 22, 5, tzinfo=UTC
+    )
+    assert journal_moment("knowledge://preferences/editor", UTC) is None
+
+
+def test_one_line_counts_characters_not_bytes() -> None:
+    assert one_line("日" * 201, 200) == "日" * 199 + "…"
+    assert one_line("  a \n\t b  ", 200) == "a b"
+
+
+records_strategy = st.lists(
+    st.builds(
+        Record,
+        content=st.text(min_size=0, max_size=600),
+        type=st.sampled_from(["emotion", "knowledge", "event", "identity", "other"]),
+        vitality=st.one_of(st.none(), st.floats(0, 1)),
+        when=st.one_of(st.none(), st.datetimes(min_value=datetime(2026, 1, 1), max_value=datetime(2026, 3, 10),
+                                               timezones=st.just(UTC))),
+    ),
+    max_size=120,
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(records_strategy, st.integers(1, 200), st.integers(0, 60))
+def test_any_records_render_within_budget(records: list[Record], max_lines: int, cap: int) -> None:
+    budget = Budget(max_lines=max(max_lines, 9), emotion_cap=cap, knowledge_cap=cap, event_cap=cap)
+    text = render(choose(records, NOW, budget), NOW, budget)
+    lines = text.split("\n")[:-1]
+    assert len(lines) <= budget.max_lines
+    assert all(len(line) <= 202 for line in lines)
+    assert [line for line in lines if line.startswith("## ")] == HEADINGS
+
+
+def test_default_budget_never_exceeds_80_lines_even_with_wild_records() -> None:
+    records = [
+        rec(f"x{i}\n" * 50, k, days_ago=i % 7)
+        for i in range(300)
+        for k in ("emotion", "knowledge", "event")
+    ]
+    assert render(choose(records, NOW, BUDGET), NOW, BUDGET).count("\n") <= 80
+
+
+def test_atomic_write_keeps_the_old_file_on_a_full_disk(tmp_path: Path) -> None:
+    target = tmp_path / "RECENT.md"
+    target.write_text("old content\n")
+
+    def full_disk(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(target, b"new content\n", write=full_disk)
+    assert target.read_text() == "old content\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["RECENT.md"]
+
+
+def test_atomic_write_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "shared" / "recent.md"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    os.chmod(real, 0o640)
+    link = tmp_path / "RECENT.md"
+    link.symlink_to(real)
+    write_atomic(link, b"new\n")
+    assert link.is_symlink()
+    assert real.read_text() == "new\n"
+    assert oct(real.stat().st_mode & 0o777) == "0o640"
