@@ -337,6 +337,28 @@ def surface(
 
 @app.command()
 @with_common_options
+def tidy(
+    archive: Annotated[
+        bool,
+        typer.Option("--archive", help="Roll journals older than 7 days into weekly files."),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Change no file; call only read-only tools.")
+    ] = False,
+    *,
+    common: Common,
+) -> None:
+    """Run the store's decay/tidy/govern cycle and check it against MEMORY.md.
+
+    Also backs MEMORY.md up once a day. Example: memfuse tidy --archive -q
+    """
+    from memfuse.commands import tidy as command
+
+    _run("tidy", common, lambda ctx: command.run(ctx, do_archive=archive), dry_run=dry_run)
+
+
+@app.command()
+@with_common_options
 def classify(
     text: Annotated[str, typer.Argument(help="The bullet text to classify.")],
     *,

@@ -1,0 +1,287 @@
+"""`memfuse tidy`: the 03:00 run — the store's sleep cycle, a MEMORY.md consistency check,
+the MEMORY.md backup and size guard, and (with --archive) the weekly journal roll-up."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from memfuse.atomic import write_atomic
+from memfuse.context import RunContext
+from memfuse.errors import ExitCode
+from memfuse.journal import parse_bytes
+from memfuse.journal_files import list_journals
+from memfuse.ledger import LEDGER_NAME, SETTLED, Ledger, content_hash
+from memfuse.output import CommandResult
+from memfuse.rollup import archive_dir, roll_up, weekly_path
+from memfuse.textsim import dice, fold_whitespace, profile
+
+CONSISTENCY_QUERY = "当前最重要的事"
+CONSISTENCY_LIMIT = 3
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+@dataclass(frozen=True)
+class Finding:
+    memory: str
+    memory_id: str | None
+    line: str | None
+    line_no: int | None
+    similarity: float
+    verdict: str  # consistent | conflict | not-in-memory-md
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "memory": self.memory,
+            "memory_id": self.memory_id,
+            "memory_md_line": self.line,
+            "line_no": self.line_no,
+            "similarity": round(self.similarity, 3),
+            "verdict": self.verdict,
+        }
+
+
+def memory_md_facts(text: str) -> list[tuple[int, str]]:
+    """MEMORY.md's content lines (list marks stripped), with their line numbers."""
+    facts = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = _LIST_MARK.sub("", line).strip()
+        if stripped and not stripped.startswith(("#", "<!--", "```", "|---")):
+            facts.append((number, stripped))
+    return facts
+
+
+def closeness(a: str, b: str) -> float:
+    """How much two statements say the same: Dice similarity, or how fully the shorter one
+    is contained in the longer (a MEMORY.md line often says more than the memory)."""
+    left, right = profile(fold_whitespace(a)), profile(fold_whitespace(b))
+    smaller = min(left.total(), right.total())
+    contained = (left & right).total() / smaller if smaller else 0.0
+    return max(dice(left, right), contained)
+
+
+def check(
+    memories: list[dict[str, Any]], memory_md: str, consistent: float, related: float
+) -> list[Finding]:
+    facts = memory_md_facts(memory_md)
+    findings = []
+    for memory in memories:
+        text = str(memory.get("content", ""))
+        scored = [(closeness(text, fact), number, fact) for number, fact in facts]
+        score, number, fact = max(scored, default=(0.0, None, None))
+        if score >= consistent:
+            verdict = "consistent"
+        elif score >= related:
+            verdict = "conflict"
+        else:
+            verdict, number, fact = "not-in-memory-md", None, None
+        memory_id = memory.get("id") if isinstance(memory.get("id"), str) else None
+        findings.append(Finding(text, memory_id, fact, number, score, verdict))
+    return findings
+
+
+def consistency(ctx: RunContext, reflect_ok: bool) -> dict[str, Any]:
+    s = ctx.settings
+    path = s.workspace / "MEMORY.md"
+    reason = None
+    if ctx.dry_run:
+        reason = "dry run"
+    elif not reflect_ok:
+        reason = "reflect failed"
+    elif not path.is_file():
+        reason = "no MEMORY.md"
+    answer = (
+        None
+        if reason
+        else ctx.guard.call("recall", {"query": CONSISTENCY_QUERY, "limit": CONSISTENCY_LIMIT})
+    )
+    memories = (answer or {}).get("memories")
+    if reason is None and not isinstance(memories, list):
+        reason = "recall failed"
+    if reason is not None:
+        return {
+            "status": "skipped",
+            "reason": reason,
+            "summary": f"consistency check: skipped ({reason})",
+            "items": [],
+        }
+    assert isinstance(memories, list)
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    findings = check(
+        [m for m in memories if isinstance(m, dict)], text,
+        s.consistent_similarity, s.related_similarity,
+    )  # fmt: skip
+    conflicts = sum(f.verdict == "conflict" for f in findings)
+    summary = (
+        f"consistency check: ⚠️ CONFLICT ({conflicts})" if conflicts else "consistency check: OK"
+    )
+    return {
+        "status": "conflict" if conflicts else "ok",
+        "summary": summary,
+        "items": [f.as_dict() for f in findings],
+    }
+
+
+def reflect(ctx: RunContext) -> tuple[bool, dict[str, Any] | str | None]:
+    """(succeeded, counts or raw prose or None). Servers ≥ 3.x answer reflect in prose."""
+    if ctx.dry_run:
+        return False, None
+    answer = ctx.guard.answer("reflect", {"phase": "all"})
+    if answer is None:
+        return False, None
+    if isinstance(answer.value, dict):
+        return True, answer.value
+    ctx.reporter.info(f"reflect answered in prose: {answer.text.strip()[:500]}")
+    return True, answer.text.strip()
+
+
+def guard_memory_md(ctx: RunContext) -> dict[str, Any]:
+    s = ctx.settings
+    path = s.workspace / "MEMORY.md"
+    if not path.is_file():
+        return {"exists": False, "lines": 0, "backup": None, "over_limit": False}
+    raw = path.read_bytes()
+    lines = raw.decode("utf-8", errors="replace").count("\n") + (
+        0 if raw.endswith(b"\n") or not raw else 1
+    )
+    backup = archive_dir(s.workspace) / f"MEMORY.md.bak-{s.now.date().isoformat()}"
+    made = False
+    if not backup.exists() and not ctx.dry_run:
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(backup, raw)
+        made = True
+    over = lines > s.memory_md_max_lines
+    if over:
+        ctx.reporter.warn(
+            f"MEMORY.md has {lines} lines, above the limit of {s.memory_md_max_lines}: distill it"
+        )
+    return {
+        "exists": True,
+        "lines": lines,
+        "backup": str(backup) if backup.exists() else None,
+        "backup_made": made,
+        "over_limit": over,
+    }
+
+
+def unsynced(ledger: Ledger | None, day: date, path: Path) -> int:
+    """Bullets of a daily whose current text the ledger has not settled."""
+    bullets = parse_bytes(path.read_bytes()).bullets
+    known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
+    missing = 0
+    for bullet in bullets:
+        entry = known.get(f"{day.isoformat()}#{bullet.position}")
+        if (
+            entry is None
+            or entry.content_hash != content_hash(bullet.text)
+            or entry.outcome not in SETTLED
+        ):
+            missing += 1
+    return missing
+
+
+def archive(ctx: RunContext) -> dict[str, Any]:
+    s = ctx.settings
+    # Keep the last `archive_after_days` calendar days (today included), the window surface
+    # shows; anything older is rolled up.
+    cutoff = s.now.date() - timedelta(days=s.archive_after_days - 1)
+    old = {d: p for d, p in list_journals(s.workspace).items() if d < cutoff}
+    has_ledger = (s.state_dir / LEDGER_NAME).exists()
+    ledger = Ledger(s.state_dir) if has_ledger else None
+    done: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
+    try:
+        for day, path in sorted(old.items()):
+            missing = unsynced(ledger, day, path)
+            if missing:
+                refused.append({"date": day.isoformat(), "unsynced": missing})
+                ctx.reporter.warn(
+                    f"not archiving {path.name}: {missing} bullet(s) not synced yet"
+                    f" (run memfuse sync --date {day.isoformat()})"
+                )
+                continue
+            if ctx.dry_run:
+                done.append(
+                    {
+                        "date": day.isoformat(),
+                        "weekly": str(weekly_path(s.workspace, day)),
+                        "appended": None,
+                    }
+                )
+                continue
+            rolled = roll_up(s.workspace, day, path)
+            done.append(
+                {
+                    "date": day.isoformat(),
+                    "weekly": str(rolled.weekly),
+                    "archived_to": str(rolled.archived_to),
+                    "appended": rolled.appended,
+                }
+            )
+    finally:
+        if ledger is not None:
+            ledger.close()
+    return {"archived": done, "refused": refused}
+
+
+def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
+    reflected, report = reflect(ctx)
+    checked = consistency(ctx, reflected)
+    memory_md = guard_memory_md(ctx)
+    data: dict[str, Any] = {
+        "reflect": report,
+        "consistency": checked,
+        "memory_md": memory_md,
+        "status": ctx.guard.call("status", {}) if ctx.dry_run else None,
+    }
+    if do_archive:
+        data["archive"] = archive(ctx)
+    return CommandResult("tidy", data, tuple(_human(ctx, data)), tuple(ctx.reporter.warnings),
+                         ctx.reporter.guard_failures, ExitCode.OK)  # fmt: skip
+
+
+def _human(ctx: RunContext, data: dict[str, Any]) -> list[str]:
+    report = data["reflect"]
+    if isinstance(report, dict):
+        parts = [f"{phase}: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+                 for phase, counts in report.items() if isinstance(counts, dict)]  # fmt: skip
+        lines = ["reflect: " + "; ".join(parts)]
+    elif isinstance(report, str):
+        lines = [f"reflect (prose answer): {report}"]
+    else:
+        lines = ["reflect: skipped (dry run)" if ctx.dry_run else "reflect: failed (see warning)"]
+    checked = data["consistency"]
+    lines.append(checked["summary"])
+    for item in checked["items"]:
+        if item["verdict"] == "conflict":
+            lines.append(f"  ⚠️ store:     {item['memory']}")
+            lines.append(
+                f"     MEMORY.md: {item['memory_md_line']}"
+                f" (line {item['line_no']}; MEMORY.md is the truth)"
+            )
+        elif item["verdict"] == "not-in-memory-md":
+            lines.append(f"  (not in MEMORY.md) {item['memory']}")
+    md = data["memory_md"]
+    if md["exists"]:
+        backup = (
+            "backed up to " + md["backup"]
+            if md.get("backup_made")
+            else "backup for today exists"
+            if md["backup"]
+            else "not backed up (dry run)"
+        )
+        lines.append(f"MEMORY.md: {md['lines']} lines, {backup}")
+    else:
+        lines.append("MEMORY.md: not found")
+    if "archive" in data:
+        rolled = data["archive"]
+        weeks = sorted({a["weekly"] for a in rolled["archived"]})
+        verb = "would archive" if ctx.dry_run else "archived"
+        lines.append(
+            f"archive: {verb} {len(rolled['archived'])} journal(s) into {len(weeks)} weekly"
+            f" file(s); {len(rolled['refused'])} refused (unsynced bullets)"
+        )
+    return lines

@@ -1,0 +1,103 @@
+"""The weekly roll-up: old dailies appended, bullets intact, to `memory/weekly/<Monday>.md`.
+
+Each daily becomes a `## YYYY-MM-DD` section of its week's file with its own headings shifted
+below that level (so `## 14:00` stays a timed section, `#### 14:00`), then the daily moves to
+`memory/archive/`. Appending is idempotent: a date whose section is already there is not
+appended again, so a run interrupted between the append and the move finishes cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+from memfuse.atomic import write_atomic
+from memfuse.journal import decode
+
+_HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def monday_of(day: date) -> date:
+    return day - timedelta(days=day.weekday())
+
+
+def weekly_path(workspace: Path, day: date) -> Path:
+    return workspace / "memory" / "weekly" / f"{monday_of(day).isoformat()}.md"
+
+
+def archive_dir(workspace: Path) -> Path:
+    return workspace / "memory" / "archive"
+
+
+def shift_headings(text: str, top: int = 3) -> str:
+    """Shift every heading outside code fences so the shallowest becomes level `top` (≤ 6)."""
+    lines = text.split("\n")
+    levels = []
+    fence: str | None = None
+    for line in lines:
+        fence, is_code = _fence_state(line, fence)
+        match = None if is_code else _HEADING.match(line)
+        if match:
+            levels.append(len(match[2]))
+    if not levels:
+        return text
+    shift = top - min(levels)
+    out = []
+    fence = None
+    for line in lines:
+        fence, is_code = _fence_state(line, fence)
+        match = None if is_code else _HEADING.match(line)
+        if match:
+            level = min(max(len(match[2]) + shift, 1), 6)
+            out.append(match[1] + "#" * level + line[match.end(2) :])
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _fence_state(line: str, fence: str | None) -> tuple[str | None, bool]:
+    match = _FENCE.match(line)
+    if fence is None:
+        return (match[1][0] * 3, True) if match else (None, False)
+    if match and match[1].startswith(fence):
+        return None, True
+    return fence, True
+
+
+def has_section(weekly_text: str, day: date) -> bool:
+    return re.search(rf"(?m)^## {re.escape(day.isoformat())}[ \t]*$", weekly_text) is not None
+
+
+@dataclass(frozen=True)
+class Rolled:
+    day: date
+    weekly: Path
+    archived_to: Path
+    appended: bool  # False when the weekly file already held this date
+
+
+def roll_up(workspace: Path, day: date, daily: Path) -> Rolled:
+    """Append one daily to its weekly file (atomically) and move it into the archive."""
+    weekly = weekly_path(workspace, day)
+    weekly.parent.mkdir(parents=True, exist_ok=True)
+    existing = weekly.read_bytes().decode("utf-8", errors="replace") if weekly.exists() else ""
+    appended = not has_section(existing, day)
+    if appended:
+        body, _replaced = decode(daily.read_bytes())
+        if not existing:
+            existing = f"# Week of {monday_of(day).isoformat()}\n"
+        section = f"\n## {day.isoformat()}\n\n{shift_headings(body).strip()}\n"
+        write_atomic(weekly, (existing.rstrip("\n") + "\n" + section).encode("utf-8"))
+    folder = archive_dir(workspace)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / daily.name
+    counter = 1
+    while target.exists():
+        target = folder / f"{daily.stem}.{counter}.md"
+        counter += 1
+    os.replace(daily, target)
+    return Rolled(day, weekly, target, appended)

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from memfuse.commands.tidy import check, memory_md_facts
+from memfuse.journal import parse
+from memfuse.rollup import monday_of, roll_up, shift_headings
+
+MEMORY_MD = "# MEMORY\n\n## Preferences\n- User prefers dark mode\n- 用户喜欢简短的回答\n"
+
+
+def verdicts(memory: str) -> list[str]:
+    return [f.verdict for f in check([{"content": memory}], MEMORY_MD, 0.85, 0.3)]
+
+
+def test_consistency_verdicts() -> None:
+    assert verdicts("User prefers dark mode") == ["consistent"]
+    assert verdicts("User prefers light mode") == ["conflict"]
+    assert verdicts("用户喜欢详细的回答") == ["conflict"]
+    assert verdicts("Deployed the billing service on Tuesday") == ["not-in-memory-md"]
+
+
+def test_a_memory_contained_in_a_longer_memory_md_line_is_consistent() -> None:
+    text = "- User prefers dark mode in every editor and terminal\n"
+    assert [f.verdict for f in check([{"content": "User prefers dark mode"}], text, 0.85, 0.3)] == [
+        "consistent"
+    ]
+
+
+def test_memory_md_facts_skip_headings_and_blank_lines() -> None:
+    assert memory_md_facts(MEMORY_MD) == [(4, "User prefers dark mode"), (5, "用户喜欢简短的回答")]
+
+
+def test_headings_shift_below_the_date_section_but_not_inside_code() -> None:
+    text = "# 2026-02-16\n## 14:00 sync\n- a\n```\n# not a heading\n```\n"
+    assert (
+        shift_headings(text) == "### 2026-02-16\n#### 14:00 sync\n- a\n```\n# not a heading\n```\n"
+    )
+
+
+def test_monday_of() -> None:
+    assert monday_of(date(2026, 2, 22)) == date(2026, 2, 16)  # a Sunday
+    assert monday_of(date(2026, 2, 16)) == date(2026, 2, 16)
+
+
+def test_roll_up_keeps_every_bullet_with_its_time_and_is_idempotent(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    daily = memory / "2026-02-17.md"
+    daily.write_text("## 09:00\n- one\n- two\n  - nested\n## 22:00\n- three\n")
+    bullets_before = [(b.key, b.text) for b in parse(daily.read_text())]
+    first = roll_up(tmp_path, date(2026, 2, 17), daily)
+    assert first.weekly == memory / "weekly" / "2026-02-16.md"
+    assert first.archived_to == memory / "archive" / "2026-02-17.md"
+    weekly = first.weekly.read_text()
+    assert [(b.key, b.text) for b in parse(weekly)] == bullets_before
+    # An interrupted run left the daily behind: the next run does not append it twice.
+    daily.write_text("## 09:00\n- one\n- two\n  - nested\n## 22:00\n- three\n")
+    second = roll_up(tmp_path, date(2026, 2, 17), daily)
+    assert not second.appended
+    assert first.weekly.read_text() == weekly
+    assert second.archived_to == memory / "archive" / "2026-02-17.1.md"
