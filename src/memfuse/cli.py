@@ -357,6 +357,46 @@ def tidy(
     _run("tidy", common, lambda ctx: command.run(ctx, do_archive=archive), dry_run=dry_run)
 
 
+@app.command("rerank-test")
+@with_common_options
+def rerank_test(
+    query: Annotated[str, typer.Argument(help="The query to rank documents for.")] = "",
+    documents: Annotated[
+        list[str] | None, typer.Argument(help="Documents to rank (none: a built-in probe).")
+    ] = None,
+    docs_file: Annotated[
+        Path | None, typer.Option("--docs-file", help="Read documents from a file, one per line.")
+    ] = None,
+    from_recall: Annotated[
+        bool,
+        typer.Option("--from-recall", help="Rank the store's recall of QUERY; compare orders."),
+    ] = False,
+    top_n: Annotated[
+        int | None, typer.Option("--top-n", min=1, help="Ask the provider for the best N only.")
+    ] = None,
+    *,
+    common: Common,
+) -> None:
+    """Call the configured reranker, show its ranking and latency, and check its health.
+
+    Exits non-zero when the call fails or the scores look broken (e.g. all equal).
+    Example: memfuse rerank-test "dark mode" "User prefers dark mode" "Lunch at noon"
+    """
+    from memfuse.commands import rerank_test as command
+
+    docs = list(documents or [])
+    if docs_file is not None:
+        try:
+            text = docs_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise typer.BadParameter(str(exc.strerror), param_hint="--docs-file") from None
+        docs += [line.strip() for line in text.splitlines() if line.strip()]
+    if (docs or from_recall) and not query:
+        raise typer.BadParameter("give a QUERY to rank documents for")
+    request = command.Request(query, tuple(docs), top_n, from_recall)
+    _run("rerank-test", common, lambda ctx: command.run(ctx, request), lock=False)
+
+
 @app.command()
 @with_common_options
 def classify(

@@ -1,0 +1,174 @@
+"""`memfuse rerank-test`: exercise the configured reranker and judge its health.
+
+It is a test command: a failed call or a failed health check exits non-zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dateutil import parser as date_parser
+
+from memfuse.context import RunContext
+from memfuse.errors import ExitCode, MemfuseError
+from memfuse.output import CommandResult
+from memfuse.rerank import (
+    Ranking,
+    RerankClient,
+    RerankError,
+    SearchResult,
+    local_weighting,
+    rerank_with_provider,
+)
+
+# With no documents given, a probe whose right answer is known: the first document.
+PROBE_QUERY = "What is the capital of France?"
+PROBE_DOCS = (
+    "Paris is the capital and largest city of France.",
+    "Bananas are a good source of potassium.",
+    "The Great Wall of China is visible from low orbit only under ideal conditions.",
+    "Python is a programming language created by Guido van Rossum.",
+)
+
+
+@dataclass(frozen=True)
+class Request:
+    query: str
+    documents: tuple[str, ...]
+    top_n: int | None = None
+    from_recall: bool = False
+    recall_limit: int = 10
+
+
+def _checks(ranking: Ranking | None, error: str | None, probe: bool) -> list[dict[str, Any]]:
+    checks = [
+        {
+            "name": "call",
+            "ok": error is None,
+            "detail": error or f"{ranking.latency_ms if ranking else 0} ms",
+        }
+    ]
+    if ranking is None:
+        return checks
+    scores = [s.score for s in ranking.results]
+    distinct = len(set(scores)) > 1 or len(scores) < 2
+    constant = f"every document scored {scores[0]:g}: a broken deployment answers a constant"
+    checks.append(
+        {"name": "scores vary", "ok": distinct, "detail": "scores differ" if distinct else constant}
+    )
+    if probe and ranking.results:
+        top = ranking.results[0]
+        right = top.index == 0 and distinct
+        detail = (
+            "the relevant probe document ranked first"
+            if right
+            else f"an irrelevant document ranked first: {top.document!r}"
+        )
+        checks.append({"name": "relevant first", "ok": right, "detail": detail})
+    return checks
+
+
+def _recall(ctx: RunContext, request: Request) -> list[SearchResult]:
+    answer = ctx.guard.call("recall", {"query": request.query, "limit": request.recall_limit})
+    if answer is None:
+        raise MemfuseError("--from-recall: the store's recall failed (see the warning above)")
+    hits = []
+    for m in answer.get("memories") or []:
+        if not isinstance(m, dict) or not isinstance(m.get("content"), str):
+            continue
+        try:
+            updated = date_parser.isoparse(m["updated_at"]) if m.get("updated_at") else None
+        except (ValueError, TypeError):
+            updated = None
+        hits.append(SearchResult(
+            id=str(m.get("id", "")), content=m["content"], type=str(m.get("type", "knowledge")),
+            priority=int(m.get("priority", 3)), vitality=float(m.get("vitality", 1.0)),
+            score=float(m.get("score", 0.0)), updated_at=updated,
+        ))  # fmt: skip
+    return hits
+
+
+def run(ctx: RunContext, request: Request) -> CommandResult:
+    s = ctx.settings.rerank
+    if not s.enabled:
+        raise MemfuseError(
+            f"the reranker is disabled (provider {s.provider!r},"
+            f" key {'set' if s.api_key else 'not set'}): set AGENT_MEMORY_RERANK_PROVIDER"
+            " (openai, jina, cohere or tei) and AGENT_MEMORY_RERANK_API_KEY"
+        )
+    client = RerankClient(s)
+    try:
+        recalled = _recall(ctx, request) if request.from_recall else []
+        documents = tuple(r.content for r in recalled) if request.from_recall else request.documents
+        probe = not documents and not request.from_recall
+        query = PROBE_QUERY if probe else request.query
+        documents = PROBE_DOCS if probe else documents
+        ranking: Ranking | None = None
+        error = None
+        try:
+            ranking = client.rerank(query, documents, request.top_n)
+        except RerankError as exc:
+            error = str(exc)
+        comparison = None
+        if request.from_recall and ranking is not None:
+            now = ctx.settings.now
+            before = local_weighting(recalled, now, limit=request.recall_limit)
+            after = local_weighting(
+                rerank_with_provider(recalled, query, client, ctx.reporter),
+                now,
+                limit=request.recall_limit,
+            )
+            comparison = {
+                "without": [r.content for r in before],
+                "with": [r.content for r in after],
+            }
+    finally:
+        client.close()
+    checks = _checks(ranking, error, probe)
+    data: dict[str, Any] = {
+        "provider": s.provider, "model": s.model, "endpoint": client.endpoint,
+        "latency_ms": ranking.latency_ms if ranking else None, "query": query,
+        "results": [{"index": r.index, "score": r.score, "document": r.document}
+                    for r in (ranking.results if ranking else ())],
+        "checks": checks,
+    }  # fmt: skip
+    if comparison is not None:
+        data["comparison"] = comparison
+    failed = [c for c in checks if not c["ok"]]
+    if failed:
+        data["error"] = "; ".join(f"{c['name']}: {c['detail']}" for c in failed)
+    return CommandResult(
+        "rerank-test", data, tuple(_human(data)), tuple(ctx.reporter.warnings),
+        ctx.reporter.guard_failures, ExitCode.FATAL if failed else ExitCode.OK,
+    )  # fmt: skip
+
+
+def _human(data: dict[str, Any]) -> list[str]:
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    head = [
+        f"provider {data['provider']}, model {data['model']}",
+        f"endpoint {data['endpoint']}, latency {data['latency_ms']} ms",
+        f"query {data['query']!r}",
+    ]
+    table = Table("rank", "index", "score", "document", box=None, pad_edge=False)
+    for rank, row in enumerate(data["results"], start=1):
+        table.add_row(str(rank), str(row["index"]), f"{row['score']:.4f}", row["document"][:80])
+    if "comparison" in data:
+        side = Table("#", "without reranker", "with reranker", box=None, pad_edge=False)
+        pairs = zip(data["comparison"]["without"], data["comparison"]["with"], strict=False)
+        for rank, (a, b) in enumerate(pairs, start=1):
+            side.add_row(str(rank), a[:50], b[:50])
+    buffer = StringIO()
+    console = Console(file=buffer, width=120, no_color=True, highlight=False)
+    console.print(table)
+    if "comparison" in data:
+        console.print(side)
+    checks = [
+        f"{'ok  ' if c['ok'] else 'FAIL'}  {c['name']}: {c['detail']}" for c in data["checks"]
+    ]
+    return [*head, *buffer.getvalue().rstrip("\n").split("\n"), *checks]

@@ -1,0 +1,197 @@
+"""The external reranker: an httpx client for OpenAI/Jina, Cohere v2 and TEI rerank APIs,
+`rerank_with_provider`, and agent-memory's local weighting (priority, recency, vitality).
+
+Responses are validated at the edge (every index in range and unique, every score finite);
+errors carry the HTTP status and a short body, never the API key.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from memfuse.config import RerankSettings
+from memfuse.output import Reporter, SecretMasker
+
+PRIORITY_BOOST = (4.0, 3.0, 2.0, 1.0)
+
+
+class RerankError(Exception):
+    """The provider gave no usable ranking."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    index: int
+    score: float
+    document: str
+
+
+@dataclass(frozen=True)
+class Ranking:
+    results: tuple[Scored, ...]  # best first
+    latency_ms: int
+
+
+def endpoint(settings: RerankSettings) -> str:
+    base = settings.base_url.rstrip("/")
+    if settings.provider == "cohere" and not base.endswith("/v2"):
+        return f"{base}/v2/rerank"
+    return f"{base}/rerank"
+
+
+def auth_header(key: str) -> str:
+    """`Bearer <key>`, without doubling a prefix the key already carries."""
+    return key if key.lower().startswith("bearer ") else f"Bearer {key}"
+
+
+class RerankClient:
+    def __init__(self, settings: RerankSettings, client: httpx.Client | None = None) -> None:
+        self.settings = settings
+        self.endpoint = endpoint(settings)
+        self._client = client or httpx.Client(
+            timeout=httpx.Timeout(settings.timeout, connect=min(5.0, settings.timeout))
+        )
+        self._mask = SecretMasker([settings.api_key] if settings.api_key else [])
+
+    def close(self) -> None:
+        self._client.close()
+
+    def payload(self, query: str, documents: Sequence[str], top_n: int | None) -> dict[str, Any]:
+        if self.settings.provider == "tei":
+            return {"query": query, "texts": list(documents), "raw_scores": False}
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "query": query,
+            "documents": list(documents),
+        }
+        if top_n is not None:
+            body["top_n"] = top_n
+        return body
+
+    def rerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> Ranking:
+        """Scores for `documents`, best first. An empty list makes no request."""
+        if not documents:
+            return Ranking((), 0)
+        if not self.settings.api_key:
+            raise RerankError("no API key: set AGENT_MEMORY_RERANK_API_KEY or OPENAI_API_KEY")
+        headers = {"Authorization": auth_header(self.settings.api_key)}
+        started = time.monotonic()
+        try:
+            response = self._client.post(
+                self.endpoint, json=self.payload(query, documents, top_n), headers=headers
+            )
+        except httpx.TimeoutException:
+            raise RerankError(
+                f"{self.endpoint} did not answer within {self.settings.timeout:g}s"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise RerankError(self._mask(f"{self.endpoint}: {type(exc).__name__}: {exc}")) from None
+        latency = int((time.monotonic() - started) * 1000)
+        if response.status_code >= 400:
+            body = " ".join(response.text.split())[:200]
+            raise RerankError(
+                self._mask(f"{self.endpoint} answered HTTP {response.status_code}: {body}")
+            )
+        try:
+            data = response.json()
+        except ValueError:
+            preview = " ".join(response.text.split())[:120]
+            raise RerankError(
+                self._mask(f"{self.endpoint} answered invalid JSON: {preview!r}")
+            ) from None
+        return Ranking(parse_scores(data, documents), latency)
+
+
+def parse_scores(data: Any, documents: Sequence[str]) -> tuple[Scored, ...]:
+    """Jina/OpenAI/Cohere `{"results": [{index, relevance_score}]}` or TEI `[{index, score}]`,
+    validated and sorted best first."""
+    items = data.get("results") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise RerankError("the response has no results list")
+    seen: set[int] = set()
+    out = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise RerankError(f"a result is not an object: {item!r:.80}")
+        index = item.get("index")
+        score = item.get("relevance_score", item.get("score"))
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(documents):
+            raise RerankError(
+                f"result index {index!r} is out of range for {len(documents)} documents"
+            )
+        if index in seen:
+            raise RerankError(f"result index {index} appears twice")
+        if (
+            isinstance(score, bool)
+            or not isinstance(score, int | float)
+            or not math.isfinite(score)
+        ):
+            raise RerankError(f"result {index} has no finite score ({score!r})")
+        seen.add(index)
+        out.append(Scored(index, float(score), documents[index]))
+    return tuple(sorted(out, key=lambda s: (-s.score, s.index)))
+
+
+# --- applying it to recall results ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A recall hit, as agent-memory's search pipeline carries it."""
+
+    id: str
+    content: str
+    type: str
+    priority: int
+    vitality: float
+    score: float
+    updated_at: datetime | None = None
+    match_reason: str = "bm25"
+
+
+def rerank_with_provider(
+    results: Sequence[SearchResult],
+    query: str,
+    client: RerankClient,
+    reporter: Reporter,
+) -> list[SearchResult]:
+    """The API's score replaces the retrieval score (`+rerank` on the reason). Any failure is
+    a warning and the original results, unchanged."""
+    if not results:
+        return list(results)
+    try:
+        ranking = client.rerank(query, [r.content for r in results])
+    except RerankError as exc:
+        reporter.warn(f"rerank failed, keeping the original order: {exc}")
+        return list(results)
+    scores = {s.index: s.score for s in ranking.results}
+    return [
+        replace(r, score=scores[i], match_reason=f"{r.match_reason}+rerank") if i in scores else r
+        for i, r in enumerate(results)
+    ]
+
+
+def local_weighting(
+    results: Sequence[SearchResult], now: datetime, *, intent: str = "factual", limit: int = 10
+) -> list[SearchResult]:
+    """agent-memory's own final ranking: score × priority boost (factual) × recency
+    (temporal) × max(0.1, vitality), best first, cut to `limit`."""
+
+    def final(r: SearchResult) -> float:
+        value = r.score * max(0.1, r.vitality)
+        if intent == "temporal" and r.updated_at is not None:
+            days = max((now - r.updated_at).total_seconds() / 86400, 0.0)
+            value *= max(0.1, 1 / (1 + 0.1 * days))
+        elif intent != "temporal":
+            value *= PRIORITY_BOOST[min(max(r.priority, 0), 3)]
+        return value
+
+    weighted = [replace(r, score=final(r)) for r in results]
+    return sorted(weighted, key=lambda r: -r.score)[: max(limit, 0)]

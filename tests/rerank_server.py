@@ -1,0 +1,87 @@
+"""A small rerank HTTP server on 127.0.0.1 for tests: scores by word overlap with the query.
+
+MODE picks its behaviour: ok, constant (0.5 for every document, like a broken Qwen3
+deployment), error500, error429, truncated (cut-off JSON), wrong-index, stall (never answers
+within the test's timeout). Every request's Authorization header is recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def overlap(query: str, doc: str) -> float:
+    words = set(re.findall(r"\w+", query.lower()))
+    found = set(re.findall(r"\w+", doc.lower()))
+    return len(words & found) / (len(words) or 1)
+
+
+class RerankServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    mode = "ok"
+    stall_seconds = 5.0
+    auth_headers: list[str]
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: RerankServer
+
+    def log_message(self, *_args: Any) -> None:  # keep test output clean
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        self.server.auth_headers.append(self.headers.get("Authorization", ""))
+        docs = body.get("documents") or body.get("texts") or []
+        mode = self.server.mode
+        if mode == "stall":
+            time.sleep(self.server.stall_seconds)
+        if mode in ("error500", "error429"):
+            self._send(int(mode[-3:]), b'{"error": "rerank backend exploded"}')
+            return
+        scores = [
+            0.5 if mode == "constant" else round(overlap(body.get("query", ""), d), 4) for d in docs
+        ]
+        results = [{"index": i, "relevance_score": s} for i, s in enumerate(scores)]
+        if mode == "wrong-index":
+            results = [{"index": i + 10, "relevance_score": s} for i, s in enumerate(scores)]
+        results.sort(key=lambda r: -r["relevance_score"])
+        payload = json.dumps({"results": results, "model": body.get("model")}).encode()
+        self._send(200, payload[: len(payload) // 2] if mode == "truncated" else payload)
+
+    def _send(self, status: int, payload: bytes) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+
+@contextmanager
+def serve(mode: str = "ok") -> Iterator[RerankServer]:
+    server = RerankServer(("127.0.0.1", 0), Handler)
+    server.mode = mode
+    server.auth_headers = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def base_url(server: RerankServer) -> str:
+    host, port = server.server_address[:2]
+    return f"http://{host!s}:{port}/v1"
