@@ -218,11 +218,12 @@ def _run(
         f"end {name} status={envelope['status']} exit={envelope['exit_code']} "
         f"warnings={len(result.warnings)} in {duration_ms} ms"
     )
+    if result.exit_code not in (ExitCode.OK, ExitCode.STRICT):
+        # One line for people on stderr, whatever stdout's format.
+        err.print(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}", markup=False)
     if common.json:
         typer.echo(mask(to_json(envelope)))
     else:
-        if result.exit_code not in (ExitCode.OK, ExitCode.STRICT):
-            err.print(f"memfuse {name}: {result.data.get('error', 'failed')}", markup=False)
         if not common.quiet or result.exit_code != ExitCode.OK:
             for line in result.human:
                 typer.echo(mask(line))

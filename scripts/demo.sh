@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The embedded default, end to end: set up, copy the example workspace into demo/ (its week of
+# journals re-dated to end today), start nothing by hand — mcporter starts the bundled
+# reference server per call — then run the nightly lifecycle and show RECENT.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p demo
+if ! scripts/setup.sh > demo/setup.log 2>&1; then
+    cat demo/setup.log >&2
+    echo "demo: setup failed (log above)" >&2
+    exit 1
+fi
+export PATH="$PWD/.venv/bin:$PATH"
+
+DEMO="$PWD/demo"
+rm -rf "$DEMO/workspace" "$DEMO/agent-memory.db"*
+cp -r examples/workspace "$DEMO/workspace"
+python - "$DEMO/workspace/memory" <<'PY'
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+folder = Path(sys.argv[1])
+journals = sorted(folder.glob("????-??-??.md"))
+shift = date.today() - date.fromisoformat(journals[-1].stem)
+for path in reversed(journals) if shift.days > 0 else journals:
+    path.rename(folder / f"{date.fromisoformat(path.stem) + shift}.md")
+PY
+cat > "$DEMO/mcporter.json" <<JSON
+{
+  "mcpServers": {
+    "agent-memory": {
+      "command": "$PWD/.venv/bin/python",
+      "args": ["-m", "memfuse.refserver"],
+      "env": { "AGENT_MEMORY_DB": "$DEMO/agent-memory.db" }
+    }
+  },
+  "imports": []
+}
+JSON
+
+export MEMFUSE_WORKSPACE="$DEMO/workspace"
+export MEMFUSE_MCPORTER="node $PWD/tools/node_modules/mcporter/dist/cli.js"
+export MEMFUSE_MCPORTER_CONFIG="$DEMO/mcporter.json"
+
+echo "==> memfuse doctor";            memfuse doctor | head -6
+echo "==> memfuse sync --days 7";     memfuse sync --days 7
+echo "==> memfuse surface";           memfuse surface
+echo "==> memfuse tidy";              memfuse tidy
+echo "==> $MEMFUSE_WORKSPACE/RECENT.md"
+cat "$MEMFUSE_WORKSPACE/RECENT.md"

@@ -1,0 +1,98 @@
+"""One memfuse run per workspace: real processes racing for the lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memfuse.lock import WorkspaceLock
+from tests.conftest import StoreServer
+
+pytestmark = pytest.mark.integration
+MEMFUSE = str(Path(sys.executable).parent / "memfuse")
+
+
+def start(ws: Path, store: StoreServer, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [MEMFUSE, "sync", "-w", str(ws), "--date", "2026-02-21", "--now", "2026-02-21T22:00",
+         "--jobs", "1", "--json", *store.cli_args(), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def wait_for_lock(ws: Path, timeout: float = 20) -> None:
+    lock = ws / ".memfuse" / "lock"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if lock.exists() and lock.read_text().startswith("pid"):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the first run never took the lock")
+
+
+@pytest.fixture
+def slow_sync(store: StoreServer, workspace: Path) -> StoreServer:
+    (workspace / "memory" / "2026-02-21.md").write_text(
+        "## 22:00\n- Reviewed the roadmap with Alice\n- Fixed the importer bug from Tuesday\n"
+        "- Planned the Lisbon offsite with Carol\n"
+    )
+    store.set_mode("slow", FAULT_DELAY="1.5")
+    return store
+
+
+def test_a_second_run_exits_75_at_once_while_the_first_works(
+    slow_sync: StoreServer, workspace: Path
+) -> None:
+    first = start(workspace, slow_sync)
+    wait_for_lock(workspace)
+    started = time.monotonic()
+    second = subprocess.run(
+        [MEMFUSE, "sync", "-w", str(workspace), "--json", *slow_sync.cli_args()],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    out, _err = first.communicate(timeout=60)
+    assert second.returncode == 75
+    assert elapsed < 1.5  # well under a second of memfuse's own time; the rest is Python start-up
+    assert "another memfuse run holds" in second.stderr
+    assert json.loads(second.stdout)["exit_code"] == 75
+    assert first.returncode == 0
+    assert json.loads(out)["data"]["counts"]["added"] == 3
+
+
+def test_wait_queues_the_second_run_behind_the_first(
+    slow_sync: StoreServer, workspace: Path
+) -> None:
+    first = start(workspace, slow_sync)
+    wait_for_lock(workspace)
+    second = start(workspace, slow_sync, "--wait", "30")
+    first_out, _ = first.communicate(timeout=60)
+    second_out, second_err = second.communicate(timeout=60)
+    assert first.returncode == 0
+    assert second.returncode == 0, second_err
+    assert json.loads(first_out)["data"]["counts"]["added"] == 3
+    assert json.loads(second_out)["data"]["counts"]["unchanged"] == 3
+
+
+def test_sigkill_leaves_no_lock_behind(slow_sync: StoreServer, workspace: Path) -> None:
+    first = start(workspace, slow_sync)
+    wait_for_lock(workspace)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait(timeout=10)
+    with WorkspaceLock(workspace / ".memfuse", "test", wait=0):
+        pass  # acquired at once: the kernel released the dead run's lock
+    slow_sync.set_mode("ok-counted")
+    rerun = subprocess.run(
+        [MEMFUSE, "sync", "-w", str(workspace), "--date", "2026-02-21", "--json", *slow_sync.cli_args()],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert rerun.returncode == 0
+    counts = json.loads(rerun.stdout)["data"]["counts"]
+    assert counts["added"] + counts["skipped"] + counts["unchanged"] == 3

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The store is down for a day: nothing is lost, Markdown is untouched, the next day catches up.
+source "$(dirname "$0")/_lib.bash"
+make_world
+before=$(checksum)
+
+step "sync with mcporter missing"
+out=$(SMOKE_MCPORTER=/nonexistent/mcporter cron sync --days 7 --now 2026-11-29T14:00 --json 2>"$WORK/err") \
+    || fail "sync must exit 0 when the store is down, got $?"
+expect "$(field "$out" status)" == degraded "status"
+expect "$(field "$out" data.counts.failed)" == 35 "failed bullets"
+grep -q "mcporter not found" "$WORK/err" || fail "no warning on stderr"
+
+step "sync --strict signals the failure to a pipeline"
+set +e
+SMOKE_MCPORTER=/nonexistent/mcporter cron sync --days 7 --now 2026-11-29T14:00 --strict -q 2>/dev/null
+code=$?
+set -e
+expect "$code" == 3 "--strict exit code"
+
+step "surface falls back to the journals"
+out=$(SMOKE_MCPORTER=/nonexistent/mcporter cron surface --now 2026-11-29T14:05 --json 2>/dev/null) \
+    || fail "surface exited $?"
+expect "$(field "$out" data.source)" == journals "surface source"
+expect "$(field "$out" data.sections.event)" -gt 0 "event entries from journals"
+
+step "the Markdown is untouched"
+[ "$(checksum)" == "$before" ] || fail "journals or MEMORY.md changed"
+
+step "the store is back: everything is synced"
+out=$(cron sync --days 7 --now 2026-11-29T22:00 --json) || fail "sync exited $?"
+expect "$(field "$out" data.counts.added)" == 35 "bullets caught up"
+echo "ok: store down"
