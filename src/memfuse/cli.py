@@ -223,10 +223,9 @@ def _run(
         err.print(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}", markup=False)
     if common.json:
         typer.echo(mask(to_json(envelope)))
-    else:
-        if not common.quiet or result.exit_code != ExitCode.OK:
-            for line in result.human:
-                typer.echo(mask(line))
+    elif not common.quiet or result.exit_code != ExitCode.OK:
+        for line in result.human:
+            typer.echo(mask(line))
     raise typer.Exit(int(result.exit_code))
 
 
