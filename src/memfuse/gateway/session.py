@@ -104,6 +104,13 @@ def server_spec(settings: Settings, env: Mapping[str, str] | None = None) -> Ser
     )
 
 
+def _root_cause(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (anyio's task groups wrap what went wrong)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 class SessionGateway:
     """Calls tools over one long-lived MCP session. Thread-safe; reopens a dead session once."""
 
@@ -167,18 +174,18 @@ class SessionGateway:
         self._session_cm = self._portal.wrap_async_context_manager(self._connect())
         try:
             self._session = self._session_cm.__enter__()
-        except FileNotFoundError:
-            self._session_cm = None
-            raise ToolMissing(f"cannot start the MCP server {self.spec.command!r}") from None
-        except TimeoutError:
-            self._session_cm = None
-            raise CallTimeout(
-                f"the MCP server {self.spec.command!r} did not initialize within {self.timeout:g}s"
-            ) from None
         except Exception as exc:
             self._session_cm = None
+            cause = _root_cause(exc)
+            if isinstance(cause, FileNotFoundError | PermissionError):
+                raise ToolMissing(f"cannot start the MCP server {self.spec.command!r}") from None
+            if isinstance(cause, TimeoutError):
+                raise CallTimeout(
+                    f"the MCP server {self.spec.command!r} did not initialize"
+                    f" within {self.timeout:g}s"
+                ) from None
             raise CallFailed(
-                f"the MCP session to {self.spec.command!r} did not open: {exc}"
+                f"the MCP session to {self.spec.command!r} did not open: {cause}"
             ) from None
         return self._session
 
@@ -220,15 +227,16 @@ class SessionGateway:
         session = self._session_or_open()
         try:
             result = self._portal.call(self._call, session, tool, dict(arguments))
-        except TimeoutError:
-            self._mark_dead(session, "timeout")
-            raise CallTimeout(
-                f"{tool} did not answer within {self.timeout:g}s; the session was closed"
-            ) from None
         except Exception as exc:
-            self._mark_dead(session, type(exc).__name__)
+            cause = _root_cause(exc)
+            if isinstance(cause, TimeoutError):
+                self._mark_dead(session, "timeout")
+                raise CallTimeout(
+                    f"{tool} did not answer within {self.timeout:g}s; the session was closed"
+                ) from None
+            self._mark_dead(session, type(cause).__name__)
             raise CallFailed(
-                f"{tool} failed over the MCP session: {exc or type(exc).__name__}"
+                f"{tool} failed over the MCP session: {cause or type(cause).__name__}"
             ) from None
         text = "\n".join(getattr(item, "text", "") for item in result.content)
         if result.is_error:

@@ -1,0 +1,143 @@
+"""One contract, two transports: the real mcporter and a real MCP session must agree."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memfuse.cli import app
+from memfuse.config import load_settings
+from memfuse.gateway import CallFailed, CallTimeout, Gateway, Guard, ServerError, ToolMissing, open_gateway
+from memfuse.output import Reporter
+from tests.conftest import StoreServer
+
+pytestmark = pytest.mark.integration
+TRANSPORTS = ["mcporter", "session"]
+
+
+def gateway(store: StoreServer, transport: str, timeout: float = 20) -> Gateway:
+    settings = load_settings(
+        {"mcporter": store.mcporter, "mcporter_config": str(store.config), "transport": transport,
+         "timeout": timeout, "workspace": str(store.root)},
+        {"HOME": str(store.root)},
+    )  # fmt: skip
+    return open_gateway(settings)
+
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_remember_semantics_are_identical(store: StoreServer, transport: str) -> None:
+    gw = gateway(store, transport)
+    try:
+        uri = "event://journal/2026-02-21#2200-1"
+        first = gw.call("remember", {"content": "Migrated the wiki to the new host", "type": "event", "uri": uri}).require_object()
+        dup = gw.call("remember", {"content": "Migrated the wiki to the new host", "type": "event"}).require_object()
+        upd = gw.call("remember", {"content": "Migrated the wiki, with Bob", "type": "event", "uri": uri}).require_object()
+        gate = gw.call("remember", {"content": "ok", "type": "event"}).require_object()
+        assert [first["action"], dup["action"], upd["action"], gate["action"]] == ["added", "skipped", "updated", "skipped"]
+        assert dup["memoryId"] == first["memoryId"] == upd["memoryId"]
+        assert "memoryId" not in gate
+        assert gw.call("recall_path", {"uri": uri}).require_object()["memory"]["content"] == "Migrated the wiki, with Bob"
+        assert sorted(gw.list_tools()) == ["forget", "recall", "recall_path", "reflect", "remember", "status"]
+    finally:
+        gw.close()
+
+
+def test_hostile_text_is_byte_exact(store: StoreServer, transport: str) -> None:
+    store.set_mode("ok", AGENT_MEMORY_GATE="off")
+    gw = gateway(store, transport)
+    try:
+        for n, text in enumerate(["@/etc/passwd", "none", "true", '{"a":1}', "42", "多语言\n✨ $HOME \\ \""]):
+            gw.call("remember", {"content": text, "type": "event", "uri": f"event://t/{n}"})
+            assert gw.call("recall_path", {"uri": f"event://t/{n}"}).require_object()["memory"]["content"] == text
+    finally:
+        gw.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "error"),
+    [("error", ServerError), ("crash-start", (CallFailed, ToolMissing)), ("hang", CallTimeout)],
+)
+def test_failures_map_to_the_same_typed_errors(
+    store: StoreServer, transport: str, mode: str, error: Any
+) -> None:
+    store.set_mode(mode)
+    gw = gateway(store, transport, timeout=2)
+    started = time.monotonic()
+    try:
+        with pytest.raises(error):
+            gw.call("status", {})
+    finally:
+        gw.close()
+    assert time.monotonic() - started < 2 + 2
+
+
+def test_prose_answers_are_kept_raw(store: StoreServer, transport: str) -> None:
+    store.set_mode("prose")
+    gw = gateway(store, transport)
+    try:
+        answer = gw.call("reflect", {"phase": "all"})
+    finally:
+        gw.close()
+    assert answer.value is None
+    assert answer.text.startswith("Sleep cycle complete.")
+
+
+TOPICS = [
+    "Reviewed the Q3 roadmap with Alice", "Fixed the importer's timezone bug",
+    "Planned the Lisbon offsite with Carol", "Wrote the Tuesday outage postmortem",
+    "Upgraded Postgres on staging to 16.4", "Paired with Dana on flaky checkout tests",
+    "Interviewed two backend candidates", "Migrated the wiki to the new host",
+    "Demoed the billing dashboard to finance", "Cleaned up 40 stale feature flags",
+    "Booked train tickets to Hamburg", "Read chapter five of DDIA",
+]  # fmt: skip
+JOURNAL = "## 09:00\n" + "".join(f"- {topic}\n" for topic in TOPICS)
+
+
+def sync(ws: Path, store: StoreServer, transport: str) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["sync", "-w", str(ws), "--date", "2026-02-21", "--transport", transport,
+                                      "--json", *store.cli_args()])  # fmt: skip
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_sync_gives_the_same_results_over_both(store: StoreServer, transport: str, workspace: Path) -> None:
+    (workspace / "memory" / "2026-02-21.md").write_text(JOURNAL)
+    first = sync(workspace, store, transport)
+    second = sync(workspace, store, transport)
+    assert first["data"]["counts"]["added"] == 12
+    assert second["data"]["counts"]["unchanged"] == 12
+    assert second["data"]["calls"] == 0
+    assert store.call("status")["total"] == 12
+
+
+def test_a_session_that_dies_is_reopened_once_then_fails_into_the_guard(store: StoreServer, workspace: Path) -> None:
+    (workspace / "memory" / "2026-02-21.md").write_text(JOURNAL)
+    store.set_mode("crash-after", FAULT_AFTER="4")
+    first = sync(workspace, store, "session")
+    assert first["status"] == "degraded"
+    assert first["data"]["counts"]["added"] == 4
+    assert first["data"]["counts"]["failed"] == 8
+    store.set_mode("ok-counted")
+    second = sync(workspace, store, "session")
+    assert second["data"]["counts"]["added"] == 8
+    assert store.call("status")["total"] == 12
+
+
+def test_the_guard_counts_session_failures_like_mcporter_ones(store: StoreServer) -> None:
+    store.set_mode("error")
+    reporter = Reporter()
+    gw = gateway(store, "session")
+    try:
+        assert Guard(gw, reporter).call("status", {}) is None
+    finally:
+        gw.close()
+    assert reporter.guard_failures == 1
+    assert "injected failure" in reporter.warnings[0]
