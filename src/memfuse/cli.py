@@ -19,10 +19,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from memfuse import __version__
 from memfuse.config import Settings, load_settings, secrets_in
@@ -42,8 +41,20 @@ app = typer.Typer(
 )
 
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@functools.cache
 def _stderr() -> Console:
+    from rich.console import Console  # loaded on first use: most cron runs print nothing
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _say(message: str) -> None:
+    """One line for people, on stderr."""
+    _stderr().print(message, markup=False)
 
 
 @dataclass(frozen=True)
@@ -159,9 +170,8 @@ def _run(
     settings_hook: Callable[[Settings], Settings] | None = None,
 ) -> None:
     started = time.monotonic()
-    err = _stderr()
     mask = SecretMasker()
-    reporter = Reporter(echo=lambda m: err.print(mask(m), markup=False), mask=mask)
+    reporter = Reporter(echo=lambda m: _say(mask(m)), mask=mask)
     ctx: RunContext | None = None
     try:
         settings = load_settings(common.flags())
@@ -220,7 +230,7 @@ def _run(
     )
     if result.exit_code not in (ExitCode.OK, ExitCode.STRICT):
         # One line for people on stderr, whatever stdout's format.
-        err.print(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}", markup=False)
+        _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
     if common.json:
         typer.echo(mask(to_json(envelope)))
     elif not common.quiet or result.exit_code != ExitCode.OK:

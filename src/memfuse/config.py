@@ -15,8 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from dateutil import parser as date_parser
-
 from memfuse.errors import ConfigError
 
 Transport = Literal["mcporter", "session"]
@@ -278,6 +276,8 @@ def parse_now(text: str | None) -> datetime:
     """The run's clock: `--now` when given (naive means local time), else the real time."""
     if text is None:
         return datetime.now().astimezone()
+    from dateutil import parser as date_parser  # only replays pay for it
+
     try:
         parsed = date_parser.isoparse(text)
     except (ValueError, OverflowError):

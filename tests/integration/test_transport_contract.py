@@ -12,7 +12,15 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from memfuse.config import load_settings
-from memfuse.gateway import CallFailed, CallTimeout, Gateway, Guard, ServerError, ToolMissing, open_gateway
+from memfuse.gateway import (
+    CallFailed,
+    CallTimeout,
+    Gateway,
+    Guard,
+    ServerError,
+    ToolMissing,
+    open_gateway,
+)
 from memfuse.output import Reporter
 from tests.conftest import StoreServer
 
@@ -38,15 +46,37 @@ def test_remember_semantics_are_identical(store: StoreServer, transport: str) ->
     gw = gateway(store, transport)
     try:
         uri = "event://journal/2026-02-21#2200-1"
-        first = gw.call("remember", {"content": "Migrated the wiki to the new host", "type": "event", "uri": uri}).require_object()
-        dup = gw.call("remember", {"content": "Migrated the wiki to the new host", "type": "event"}).require_object()
-        upd = gw.call("remember", {"content": "Migrated the wiki, with Bob", "type": "event", "uri": uri}).require_object()
+        first = gw.call(
+            "remember",
+            {"content": "Migrated the wiki to the new host", "type": "event", "uri": uri},
+        ).require_object()
+        dup = gw.call(
+            "remember", {"content": "Migrated the wiki to the new host", "type": "event"}
+        ).require_object()
+        upd = gw.call(
+            "remember", {"content": "Migrated the wiki, with Bob", "type": "event", "uri": uri}
+        ).require_object()
         gate = gw.call("remember", {"content": "ok", "type": "event"}).require_object()
-        assert [first["action"], dup["action"], upd["action"], gate["action"]] == ["added", "skipped", "updated", "skipped"]
+        assert [first["action"], dup["action"], upd["action"], gate["action"]] == [
+            "added",
+            "skipped",
+            "updated",
+            "skipped",
+        ]
         assert dup["memoryId"] == first["memoryId"] == upd["memoryId"]
         assert "memoryId" not in gate
-        assert gw.call("recall_path", {"uri": uri}).require_object()["memory"]["content"] == "Migrated the wiki, with Bob"
-        assert sorted(gw.list_tools()) == ["forget", "recall", "recall_path", "reflect", "remember", "status"]
+        assert (
+            gw.call("recall_path", {"uri": uri}).require_object()["memory"]["content"]
+            == "Migrated the wiki, with Bob"
+        )
+        assert sorted(gw.list_tools()) == [
+            "forget",
+            "recall",
+            "recall_path",
+            "reflect",
+            "remember",
+            "status",
+        ]
     finally:
         gw.close()
 
@@ -55,9 +85,16 @@ def test_hostile_text_is_byte_exact(store: StoreServer, transport: str) -> None:
     store.set_mode("ok", AGENT_MEMORY_GATE="off")
     gw = gateway(store, transport)
     try:
-        for n, text in enumerate(["@/etc/passwd", "none", "true", '{"a":1}', "42", "多语言\n✨ $HOME \\ \""]):
+        for n, text in enumerate(
+            ["@/etc/passwd", "none", "true", '{"a":1}', "42", '多语言\n✨ $HOME \\ "']
+        ):
             gw.call("remember", {"content": text, "type": "event", "uri": f"event://t/{n}"})
-            assert gw.call("recall_path", {"uri": f"event://t/{n}"}).require_object()["memory"]["content"] == text
+            assert (
+                gw.call("recall_path", {"uri": f"event://t/{n}"}).require_object()["memory"][
+                    "content"
+                ]
+                == text
+            )
     finally:
         gw.close()
 
@@ -108,7 +145,9 @@ def sync(ws: Path, store: StoreServer, transport: str) -> dict[str, Any]:
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
-def test_sync_gives_the_same_results_over_both(store: StoreServer, transport: str, workspace: Path) -> None:
+def test_sync_gives_the_same_results_over_both(
+    store: StoreServer, transport: str, workspace: Path
+) -> None:
     (workspace / "memory" / "2026-02-21.md").write_text(JOURNAL)
     first = sync(workspace, store, transport)
     second = sync(workspace, store, transport)
@@ -118,7 +157,9 @@ def test_sync_gives_the_same_results_over_both(store: StoreServer, transport: st
     assert store.call("status")["total"] == 12
 
 
-def test_a_session_that_dies_is_reopened_once_then_fails_into_the_guard(store: StoreServer, workspace: Path) -> None:
+def test_a_session_that_dies_is_reopened_once_then_fails_into_the_guard(
+    store: StoreServer, workspace: Path
+) -> None:
     (workspace / "memory" / "2026-02-21.md").write_text(JOURNAL)
     store.set_mode("crash-after", FAULT_AFTER="4")
     first = sync(workspace, store, "session")

@@ -24,6 +24,8 @@ from memfuse.textsim import similarity
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
 URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
 NEAR_DUPLICATE = 0.92
+NEAR_CANDIDATES = 8  # BM25's best few are checked exactly; a near-duplicate is always among them
+RARE_TERMS = 6  # a near-duplicate shares nearly every term, so it shares the rarest ones too
 LOW_VITALITY = 0.1
 TIDY_THRESHOLD = 0.05
 
@@ -44,6 +46,10 @@ CREATE TABLE IF NOT EXISTS links (
     agent_id TEXT NOT NULL, source_id TEXT NOT NULL, target_id TEXT NOT NULL,
     relation TEXT NOT NULL, weight REAL NOT NULL DEFAULT 1, created_at TEXT NOT NULL
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms USING fts5(
+    memory_id UNINDEXED, agent_id UNINDEXED, type UNINDEXED, terms
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms_vocab USING fts5vocab(memory_terms, 'row');
 CREATE TABLE IF NOT EXISTS snapshots (
     id TEXT PRIMARY KEY, memory_id TEXT NOT NULL, content TEXT NOT NULL, changed_by TEXT,
     action TEXT NOT NULL, created_at TEXT NOT NULL
@@ -120,10 +126,12 @@ class Store:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA busy_timeout = 30000")
         self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.executescript(SCHEMA)
         self.agent = agent_id
         self.clock = clock
         self.gate = gate
+        self._index_missing_terms()
 
     @contextmanager
     def _write(self) -> Iterator[None]:
@@ -168,6 +176,10 @@ class Store:
                         "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
                         (content, digest, now, memory_id),
                     )
+                    kind = self.db.execute(
+                        "SELECT type FROM memories WHERE id = ?", (memory_id,)
+                    ).fetchone()["type"]
+                    self._index(memory_id, kind, content)
                     return {
                         "action": "updated",
                         "memoryId": memory_id,
@@ -181,6 +193,7 @@ class Store:
                     "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
                     (merged, content_hash(merged), now, near["id"]),
                 )
+                self._index(near["id"], memory_type, merged)
                 return {
                     "action": "merged",
                     "memoryId": near["id"],
@@ -200,6 +213,7 @@ class Store:
                     _stored_stability(priority), now, now, source, self.agent, digest,
                 ),
             )  # fmt: skip
+            self._index(memory_id, memory_type, content)
             shape = URI_SHAPE.match(uri or "")
             if shape is not None and shape.group(1) in PATH_DOMAINS:
                 self.db.execute(
@@ -217,13 +231,52 @@ class Store:
         )
 
     def _near_duplicate(self, content: str, memory_type: str) -> sqlite3.Row | None:
+        """The most similar memory of the same type, if similar enough. Candidates come from
+        the term index (BM25), as the real server's come from its FTS index."""
+        terms = list(dict.fromkeys(tokens(content)))
+        if not terms:
+            return None
+        found: dict[str, int] = {}
+        for start in range(0, len(terms), 500):  # SQLite's bound-parameter limit
+            chunk = terms[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                self.db.execute(
+                    f"SELECT term, doc FROM memory_terms_vocab WHERE term IN ({marks})",  # noqa: S608
+                    chunk,
+                ).fetchall()
+            )
+        rare = sorted(found, key=lambda term: found[term])[:RARE_TERMS]
+        if not rare:
+            return None  # no term of this text is in any memory: nothing can be near it
+        query = " OR ".join('"' + term.replace('"', '""') + '"' for term in rare)
         rows = self.db.execute(
-            "SELECT id, content FROM memories WHERE agent_id = ? AND type = ?",
-            (self.agent, memory_type),
+            "SELECT m.id, m.content FROM memory_terms t JOIN memories m ON m.id = t.memory_id"
+            " WHERE memory_terms MATCH ? AND t.agent_id = ? AND t.type = ?"
+            " ORDER BY t.rank LIMIT ?",
+            (query, self.agent, memory_type, NEAR_CANDIDATES),
         ).fetchall()
         scored = [(similarity(r["content"], content), r) for r in rows]
         best = max(scored, key=lambda pair: pair[0], default=None)
         return best[1] if best is not None and best[0] >= NEAR_DUPLICATE else None
+
+    def _index(self, memory_id: str, memory_type: str, content: str) -> None:
+        self.db.execute("DELETE FROM memory_terms WHERE memory_id = ?", (memory_id,))
+        self.db.execute(
+            "INSERT INTO memory_terms (memory_id, agent_id, type, terms) VALUES (?, ?, ?, ?)",
+            (memory_id, self.agent, memory_type, " ".join(tokens(content))),
+        )
+
+    def _index_missing_terms(self) -> None:
+        """Index memories written before the term index existed (or by an older server)."""
+        missing = self.db.execute(
+            "SELECT id, type, content FROM memories WHERE id NOT IN"
+            " (SELECT memory_id FROM memory_terms)"
+        ).fetchall()
+        if missing:
+            with self._write():
+                for row in missing:
+                    self._index(row["id"], row["type"], row["content"])
 
     # --- recall -----------------------------------------------------------------------
     def recall(self, query: str, limit: int = 10) -> dict[str, Any]:
@@ -384,6 +437,7 @@ class Store:
         }
 
     def _delete(self, memory_id: str) -> None:
+        self.db.execute("DELETE FROM memory_terms WHERE memory_id = ?", (memory_id,))
         self.db.execute("DELETE FROM paths WHERE memory_id = ?", (memory_id,))
         self.db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
