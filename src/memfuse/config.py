@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memfuse.errors import ConfigError
+from memfuse.recent import Budget
 
 Transport = Literal["mcporter", "session"]
 
@@ -70,16 +71,7 @@ class Settings:
     jobs: int = 4
     knowledge_keywords: tuple[str, ...] = DEFAULT_KNOWLEDGE
     emotion_keywords: tuple[str, ...] = DEFAULT_EMOTION
-    # surface
-    window_days: int = 7
-    fallback_days: int = 3
-    top_n: int = 40
-    emotion_cap: int = 8
-    knowledge_cap: int = 15
-    event_cap: int = 15
-    max_lines: int = 80
-    entry_chars: int = 200
-    dedup_similarity: float = 0.9
+    surface: Budget = field(default_factory=Budget)
     # tidy
     memory_md_max_lines: int = 200
     consistent_similarity: float = 0.85
@@ -101,12 +93,12 @@ class Settings:
         rows: list[tuple[str, str]] = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "rerank":
-                for rf in fields(value):
-                    shown = getattr(value, rf.name)
-                    if rf.name == "api_key":
+            if f.name in ("rerank", "surface"):
+                for sub in fields(value):
+                    shown = getattr(value, sub.name)
+                    if sub.name == "api_key":
                         shown = mask_secret(shown)
-                    rows.append((f"rerank.{rf.name}", str(shown)))
+                    rows.append((f"{f.name}.{sub.name}", str(shown)))
                 continue
             if isinstance(value, tuple) and value and isinstance(value[0], str):
                 value = ", ".join(value)
@@ -193,15 +185,15 @@ FILE_KEYS: dict[tuple[str, str], tuple[str, Check]] = {
     ("", "jobs"): ("jobs", _positive_count),
     ("classify", "knowledge"): ("knowledge_keywords", _keywords),
     ("classify", "emotion"): ("emotion_keywords", _keywords),
-    ("surface", "window_days"): ("window_days", _positive_count),
-    ("surface", "fallback_days"): ("fallback_days", _positive_count),
-    ("surface", "top_n"): ("top_n", _positive_count),
-    ("surface", "emotion_cap"): ("emotion_cap", _count),
-    ("surface", "knowledge_cap"): ("knowledge_cap", _count),
-    ("surface", "event_cap"): ("event_cap", _count),
-    ("surface", "max_lines"): ("max_lines", _positive_count),
-    ("surface", "entry_chars"): ("entry_chars", _positive_count),
-    ("surface", "dedup_similarity"): ("dedup_similarity", _fraction),
+    ("surface", "window_days"): ("surface.window_days", _positive_count),
+    ("surface", "fallback_days"): ("surface.fallback_days", _positive_count),
+    ("surface", "top_n"): ("surface.top_n", _positive_count),
+    ("surface", "emotion_cap"): ("surface.emotion_cap", _count),
+    ("surface", "knowledge_cap"): ("surface.knowledge_cap", _count),
+    ("surface", "event_cap"): ("surface.event_cap", _count),
+    ("surface", "max_lines"): ("surface.max_lines", _positive_count),
+    ("surface", "entry_chars"): ("surface.entry_chars", _positive_count),
+    ("surface", "dedup_similarity"): ("surface.dedup_similarity", _fraction),
     ("tidy", "memory_md_max_lines"): ("memory_md_max_lines", _positive_count),
     ("tidy", "consistent_similarity"): ("consistent_similarity", _fraction),
     ("tidy", "related_similarity"): ("related_similarity", _fraction),
@@ -326,7 +318,8 @@ def load_settings(
 
     rerank = _rerank_settings(merged, env)
     session = _session_server(merged)
-    for key in [k for k in merged if k.startswith(("rerank.", "session."))]:
+    surface = Budget(**{k.split(".", 1)[1]: merged[k] for k in merged if k.startswith("surface.")})
+    for key in [k for k in merged if k.startswith(("rerank.", "session.", "surface."))]:
         merged.pop(key)
     if isinstance(merged.get("mcporter_config"), str):
         merged["mcporter_config"] = Path(merged["mcporter_config"]).expanduser().absolute()
@@ -339,6 +332,7 @@ def load_settings(
         now=now,
         rerank=rerank,
         session_server=session,
+        surface=surface,
         config_file=file_path,
         **merged,
     )

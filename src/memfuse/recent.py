@@ -39,7 +39,10 @@ class Record:
 
 @dataclass(frozen=True)
 class Budget:
+    """What RECENT.md may hold: the `[surface]` settings (defaults here, nowhere else)."""
+
     window_days: int = 7
+    fallback_days: int = 3  # journals read when the store is down
     top_n: int = 40
     emotion_cap: int = 8
     knowledge_cap: int = 15

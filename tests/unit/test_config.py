@@ -13,7 +13,7 @@ def test_defaults_point_at_the_openclaw_workspace(isolated_env: Path) -> None:
     assert settings.workspace == isolated_env / ".openclaw" / "workspace"
     assert settings.server == "agent-memory"
     assert settings.transport == "mcporter"
-    assert settings.emotion_cap == 8
+    assert settings.surface.emotion_cap == 8
 
 
 def test_flag_beats_env_beats_file_beats_default(tmp_path: Path) -> None:

@@ -20,22 +20,13 @@ from memfuse.errors import ExitCode, WorkspaceError
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
 from memfuse.output import CommandResult
-from memfuse.recent import Budget, Record, choose, journal_moment, render, section_counts
+from memfuse.recent import Record, choose, journal_moment, render, section_counts
 from memfuse.textsim import fold_whitespace
 
 RECALL_QUERY = "最近重要的事 情感 决策"
 RECALL_LIMIT = 30
 PREFIX_KEEP = {"knowledge://": 20, "emotion://": 10}
 EVENTS_PREFIX = "event://journal/"
-
-
-def budget_of(ctx: RunContext) -> Budget:
-    s = ctx.settings
-    return Budget(
-        window_days=s.window_days, top_n=s.top_n, emotion_cap=s.emotion_cap,
-        knowledge_cap=s.knowledge_cap, event_cap=s.event_cap, max_lines=s.max_lines,
-        entry_chars=s.entry_chars, dedup_similarity=s.dedup_similarity,
-    )  # fmt: skip
 
 
 def _parse_time(value: Any, tz: Any) -> datetime | None:
@@ -106,7 +97,7 @@ def from_store(ctx: RunContext) -> list[Record]:
     )
     recalled, knowledge, emotion, events = (_records(a, now) for a in answers)
     recalled = _with_journal_dates(recalled, [*knowledge, *emotion, *events])
-    window_start = now - timedelta(days=ctx.settings.window_days)
+    window_start = now - timedelta(days=ctx.settings.surface.window_days)
     return [
         *recalled,
         *_newest(knowledge, PREFIX_KEEP["knowledge://"]),
@@ -132,7 +123,7 @@ def from_journals(ctx: RunContext) -> list[Record]:
     s = ctx.settings
     classifier = Classifier(s.knowledge_keywords, s.emotion_keywords)
     today = s.now.date()
-    first = today - timedelta(days=s.fallback_days - 1)
+    first = today - timedelta(days=s.surface.fallback_days - 1)
     records: list[Record] = []
     for day, path in sorted(list_journals(s.workspace).items(), reverse=True):
         if not first <= day <= today:
@@ -154,7 +145,7 @@ def from_journals(ctx: RunContext) -> list[Record]:
 
 def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
     s = ctx.settings
-    budget = budget_of(ctx)
+    budget = s.surface
     source = "agent-memory"
     sections = choose(from_store(ctx), s.now, budget)
     if not any(sections.values()):
