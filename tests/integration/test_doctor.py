@@ -49,3 +49,4 @@ def test_no_api_key_in_doctor_output_or_log(
         assert "reranker" in result.stdout
     log = (workspace / ".memfuse" / "memfuse.log").read_text()
     assert "doctor" in log and SECRET not in log
+    assert "status via mcporter: ok in" in log  # -v: one debug line per store call

@@ -34,3 +34,25 @@ def test_malformed_config_file_exits_2_naming_file_and_key(tmp_path: Path) -> No
     result = CliRunner().invoke(app, ["doctor", "-w", str(tmp_path)])
     assert result.exit_code == 2
     assert "config.toml" in result.stderr and "'jobs'" in result.stderr
+
+
+def test_shell_completion_completes_subcommands() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        **os.environ,
+        "_MEMFUSE_COMPLETE": "complete_bash",
+        "COMP_WORDS": "memfuse su",
+        "COMP_CWORD": "1",
+    }
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "memfuse")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.split() == ["surface"]

@@ -7,6 +7,7 @@ carries on with what it has. Commands read `reporter.guard_failures` for `degrad
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
@@ -78,20 +79,30 @@ class Guard:
             return None
         with self._lock:
             self.calls += 1
+        started = time.monotonic()
         try:
             answer = self.gateway.call(tool, arguments)
-        except ServerError as exc:
-            self._note(ok=True)
-            if any(fragment in str(exc) for fragment in tolerate):
-                return Answer(tool, str(exc), {"error": str(exc)})
-            self.reporter.warn(str(exc), guard=True)
-            return None
         except GatewayError as exc:
-            self._note(ok=False, unreachable=isinstance(exc, UNREACHABLE))
-            self.reporter.warn(str(exc), guard=True)
-            return None
+            self._debug(tool, started, type(exc).__name__)
+            return self._failed(tool, exc, tolerate)
+        self._debug(tool, started, "ok")
         self._note(ok=True)
         return answer
+
+    def _debug(self, tool: str, started: float, outcome: str) -> None:
+        # Never the arguments: journal text is private and can be large.
+        ms = (time.monotonic() - started) * 1000
+        self.reporter.logger.debug("%s via %s: %s in %.0f ms", tool, self.gateway.name, outcome, ms)
+
+    def _failed(self, tool: str, exc: GatewayError, tolerate: tuple[str, ...]) -> Answer | None:
+        if isinstance(exc, ServerError):
+            self._note(ok=True)  # the store answered: it is reachable
+            if any(fragment in str(exc) for fragment in tolerate):
+                return Answer(tool, str(exc), {"error": str(exc)})
+        else:
+            self._note(ok=False, unreachable=isinstance(exc, UNREACHABLE))
+        self.reporter.warn(str(exc), guard=True)
+        return None
 
     def call(
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
