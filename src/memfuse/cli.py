@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from memfuse import __version__
-from memfuse.config import Settings, load_settings, secrets_in
+from memfuse.config import load_settings, secrets_in
 from memfuse.context import Advance, RunContext, no_progress
 from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
 from memfuse.lock import WorkspaceLock
@@ -167,7 +167,6 @@ def _run(
     *,
     lock: bool = True,
     dry_run: bool = False,
-    settings_hook: Callable[[Settings], Settings] | None = None,
 ) -> None:
     started = time.monotonic()
     mask = SecretMasker()
@@ -175,15 +174,13 @@ def _run(
     ctx: RunContext | None = None
     try:
         settings = load_settings(common.flags())
-        if settings_hook is not None:
-            settings = settings_hook(settings)
         mask = SecretMasker(secrets_in(settings))
         reporter.mask = mask
         if lock:
             _require_workspace(settings.workspace)
         reporter.logger = (
             setup_log(settings.state_dir, mask, common.verbose)
-            if (settings.workspace.is_dir())
+            if settings.workspace.is_dir()
             else logging.getLogger("memfuse.nolog")
         )
         reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
@@ -201,9 +198,9 @@ def _run(
         else:
             result = body(ctx)
     except MemfuseError as exc:
-        result = failure(name, mask(str(exc)), exc.exit_code, reporter.warnings)
+        result = failure(name, mask(str(exc)), exc.exit_code)
     except KeyboardInterrupt:
-        result = failure(name, "interrupted", ExitCode.FATAL, reporter.warnings)
+        result = failure(name, "interrupted", ExitCode.FATAL)
     except Exception as exc:
         if common.verbose:
             raise
@@ -212,16 +209,17 @@ def _run(
             f"internal error: {type(exc).__name__}: {mask(str(exc))}"
             " (the trace is in .memfuse/memfuse.log; -v shows it here)"
         )
-        result = failure(name, message, ExitCode.FATAL, reporter.warnings)
+        result = failure(name, message, ExitCode.FATAL)
     finally:
         if ctx is not None:
             ctx.close()
 
+    # The reporter saw every warning of the run, whichever layer raised it.
+    result = replace(
+        result, warnings=tuple(reporter.warnings), guard_failures=reporter.guard_failures
+    )
     if common.strict and result.exit_code == ExitCode.OK and result.guard_failures:
-        result = CommandResult(
-            result.command, result.data, result.human, result.warnings,
-            result.guard_failures, ExitCode.STRICT,
-        )  # fmt: skip
+        result = replace(result, exit_code=ExitCode.STRICT)
     duration_ms = int((time.monotonic() - started) * 1000)
     envelope = result.envelope(duration_ms)
     reporter.info(

@@ -52,17 +52,9 @@ class CommandResult:
         }
 
 
-def failure(
-    command: str, message: str, exit_code: ExitCode, warnings: Iterable[str] = ()
-) -> CommandResult:
+def failure(command: str, message: str, exit_code: ExitCode) -> CommandResult:
     """The result of a run that could not do its job."""
-    return CommandResult(
-        command=command,
-        data={"error": message},
-        human=(),
-        warnings=tuple(warnings),
-        exit_code=exit_code,
-    )
+    return CommandResult(command=command, data={"error": message}, exit_code=exit_code)
 
 
 def to_json(envelope: Mapping[str, Any]) -> str:

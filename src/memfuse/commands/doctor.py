@@ -117,7 +117,5 @@ def _result(ctx: RunContext, checks: list[Check]) -> CommandResult:
         command="doctor",
         data=data,
         human=tuple(human),
-        warnings=tuple(ctx.reporter.warnings),
-        guard_failures=ctx.reporter.guard_failures,
         exit_code=ExitCode.FATAL if failed else ExitCode.OK,
     )

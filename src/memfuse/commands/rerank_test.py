@@ -139,8 +139,8 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if failed:
         data["error"] = "; ".join(f"{c['name']}: {c['detail']}" for c in failed)
     return CommandResult(
-        "rerank-test", data, tuple(_human(data)), tuple(ctx.reporter.warnings),
-        ctx.reporter.guard_failures, ExitCode.FATAL if failed else ExitCode.OK,
+        "rerank-test", data, tuple(_human(data)),
+        exit_code=ExitCode.FATAL if failed else ExitCode.OK,
     )  # fmt: skip
 
 

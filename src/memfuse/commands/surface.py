@@ -16,7 +16,7 @@ from dateutil import parser as date_parser
 from memfuse.atomic import write_atomic
 from memfuse.classify import Classifier
 from memfuse.context import RunContext
-from memfuse.errors import ExitCode, WorkspaceError
+from memfuse.errors import WorkspaceError
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
 from memfuse.output import CommandResult
@@ -179,7 +179,4 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
             f"surface: {path} from {source}: {counts['emotion']} emotion, "
             f"{counts['knowledge']} knowledge, {counts['event']} event entries, {lines} lines",
         )
-    return CommandResult(
-        "surface", data, human, tuple(ctx.reporter.warnings), ctx.reporter.guard_failures,
-        ExitCode.OK,
-    )  # fmt: skip
+    return CommandResult("surface", data, human)

@@ -284,7 +284,5 @@ def _result(
         command="sync",
         data=data,
         human=tuple(human),
-        warnings=tuple(ctx.reporter.warnings),
-        guard_failures=ctx.reporter.guard_failures,
         exit_code=ExitCode.OK,
     )

@@ -11,7 +11,6 @@ from typing import Any
 
 from memfuse.atomic import write_atomic
 from memfuse.context import RunContext
-from memfuse.errors import ExitCode
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
 from memfuse.ledger import LEDGER_NAME, SETTLED, Ledger, content_hash
@@ -239,8 +238,7 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     }
     if do_archive:
         data["archive"] = archive(ctx)
-    return CommandResult("tidy", data, tuple(_human(ctx, data)), tuple(ctx.reporter.warnings),
-                         ctx.reporter.guard_failures, ExitCode.OK)  # fmt: skip
+    return CommandResult("tidy", data, tuple(_human(ctx, data)))
 
 
 def _human(ctx: RunContext, data: dict[str, Any]) -> list[str]:
