@@ -121,3 +121,19 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "workspace"
     (ws / "memory").mkdir(parents=True)
     return ws
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the fault matrix (command × fault → survived/lost) when it ran."""
+    from tests.integration.test_fault_matrix import COMMANDS, FAULTS, RESULTS
+
+    if not RESULTS:
+        return
+    write = terminalreporter.write_line
+    write("")
+    write("fault matrix (command × fault → survived / lost)")
+    width = max(len(f.name) for f in FAULTS)
+    write(f"  {'fault':<{width}}  " + "  ".join(f"{c:<8}" for c in COMMANDS))
+    for fault in FAULTS:
+        cells = [RESULTS.get((c, fault.name), "-") for c in COMMANDS]
+        write(f"  {fault.name:<{width}}  " + "  ".join(f"{cell:<8}" for cell in cells))

@@ -12,6 +12,7 @@ import os
 import shlex
 import signal
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,20 +43,27 @@ class Runner(Protocol):
 def run_in_process_group(
     argv: Sequence[str], *, stdin: bytes, timeout: float, env: Mapping[str, str] | None
 ) -> RunOutcome:
-    """Run argv in a new session so that a timeout can kill it and every child it spawned."""
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        env=dict(env) if env is not None else None,
-    )
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except BaseException:
-        kill_process_group(proc)
-        raise
+    """Run argv in a new session so that a timeout can kill it and every child it spawned.
+
+    stdin is a regular (already unlinked) file, not a pipe: mcporter reads `--args -` in one
+    go and fails with EAGAIN on a pipe that is still being filled, which a large bullet hits.
+    """
+    with tempfile.TemporaryFile() as payload:
+        payload.write(stdin)
+        payload.seek(0)
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=payload,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=dict(env) if env is not None else None,
+        )
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException:
+            kill_process_group(proc)
+            raise
     return RunOutcome(proc.returncode, out, err)
 
 
@@ -66,7 +74,7 @@ def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         proc.communicate(timeout=2)
     except (subprocess.TimeoutExpired, ValueError, OSError):
-        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
         proc.wait(timeout=2)

@@ -1,0 +1,117 @@
+"""SIGKILL memfuse at random points of a sync; a clean re-run must leave every bullet in the
+store exactly once, and the ledger must agree with the store."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import StoreServer, mcporter_command
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+MEMFUSE = str(Path(sys.executable).parent / "memfuse")
+DAY = "2026-11-29"
+SEED = 20261202
+WORDS = (
+    "billing invoice replication cutover runbook postmortem standup roadmap staging deploy "
+    "rollback migration dashboard latency webhook queue alert review pairing incident cache "
+    "schema index offsite finance Alice Bob Carol Dana Jonas Priya Mia Berlin Lisbon Hamburg"
+).split()
+CJK = "今天 开会 讨论 迁移 发布 回滚 监控 告警 复盘 文档 测试 数据库 队列 缓存 延迟".split()
+
+
+def journal(n: int, rng: random.Random) -> list[str]:
+    """n distinct bullets, different enough that the store never merges two of them."""
+    out = []
+    for i in range(n):
+        words = rng.sample(WORDS, 6) + rng.sample(CJK, 2)
+        rng.shuffle(words)
+        out.append(f"{' '.join(words)} — ticket OPS-{i:05d} step {rng.randint(1, 999)}")
+    return out
+
+
+def sync_argv(ws: Path, store: StoreServer, transport: str) -> list[str]:
+    return [MEMFUSE, "sync", "-w", str(ws), "--date", DAY, "--transport", transport, "--json",
+            "--timeout", "10", *store.cli_args()]  # fmt: skip
+
+
+def store_state(store: StoreServer) -> tuple[list[str], dict[str, str]]:
+    db = sqlite3.connect(store.db)
+    contents = sorted(row[0] for row in db.execute("SELECT content FROM memories"))
+    by_uri = dict(
+        db.execute("SELECT p.uri, p.memory_id FROM paths p JOIN memories m ON m.id = p.memory_id")
+    )
+    db.close()
+    return contents, by_uri
+
+
+def stored_count(store: StoreServer) -> int:
+    """Memories in the store, 0 when the kill came before the server created its database."""
+    try:
+        return len(store_state(store)[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def ledger_state(ws: Path) -> dict[str, str]:
+    db = sqlite3.connect(ws / ".memfuse" / "ledger.sqlite3")
+    rows = dict(db.execute("SELECT uri, memory_id FROM entries"))
+    db.close()
+    return rows
+
+
+TRIALS = [("session", 500)] * 20 + [("mcporter", 40)] * 3
+KILLED_AT: list[tuple[int, int]] = []  # (memories stored when killed, bullets)
+
+
+@pytest.mark.parametrize(
+    ("trial", "transport", "bullets"), [(i, t, n) for i, (t, n) in enumerate(TRIALS)]
+)
+def test_sigkill_at_a_random_point_loses_nothing(
+    tmp_path: Path, trial: int, transport: str, bullets: int
+) -> None:
+    rng = random.Random(SEED + trial)
+    root = tmp_path / "store"
+    root.mkdir()
+    store = StoreServer(root=root, mcporter=mcporter_command())
+    store.write_config()
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    texts = journal(bullets, rng)
+    (ws / "memory" / f"{DAY}.md").write_text("## 09:00\n" + "".join(f"- {t}\n" for t in texts))
+
+    proc = subprocess.Popen(
+        sync_argv(ws, store, transport), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    time.sleep(rng.uniform(0.2, 3.0))
+    proc.kill()
+    proc.wait(timeout=10)
+    time.sleep(0.3)  # let an orphaned session server finish the write it was in
+    KILLED_AT.append((stored_count(store), bullets))
+
+    rerun = subprocess.run(
+        sync_argv(ws, store, transport), capture_output=True, text=True, timeout=300, check=False
+    )
+    envelope = json.loads(rerun.stdout)
+    assert rerun.returncode == 0, rerun.stderr
+    assert envelope["status"] == "ok", envelope["warnings"]
+
+    contents, by_uri = store_state(store)
+    assert contents == sorted(texts), "every bullet exactly once"
+    ledger = ledger_state(ws)
+    assert len(ledger) == bullets
+    assert ledger == by_uri, "the ledger names the memory the store holds at each URI"
+
+
+def test_the_kills_landed_in_the_middle_of_syncs() -> None:
+    """The trials above prove something only if many kills hit a sync part-way through."""
+    assert len(KILLED_AT) == len(TRIALS)
+    mid_run = [stored for stored, total in KILLED_AT if 0 < stored < total]
+    assert len(mid_run) >= len(TRIALS) // 2, KILLED_AT

@@ -1,0 +1,174 @@
+"""The fault matrix: every command against every store fault, checking that nothing is lost.
+
+For each (command, fault): the command finishes within its budget, exits with the documented
+code, says what happened in one line on stderr (no traceback), and afterwards
+- the journals and MEMORY.md are byte-identical,
+- RECENT.md is either the old file or a complete new one,
+- every bullet is in the store or is retried: a clean re-run leaves each exactly once.
+A new fault is one line in FAULTS. The table is printed at the end of the test session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memfuse.cli import app
+from memfuse.refserver.store import Store
+from tests.conftest import StoreServer
+
+pytestmark = pytest.mark.integration
+
+TIMEOUT = 3  # seconds per store call in these runs
+RESULTS: dict[tuple[str, str], str] = {}
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    mode: str  # fault_server mode, or "mcporter-missing"
+    env: tuple[tuple[str, str], ...] = ()
+    fails: str = "all"  # which store calls fail: all, some (after the first), none
+
+
+FAULTS = [
+    Fault("server hangs before answering anything", "hang"),
+    Fault("server hangs on tool calls", "hang-call"),
+    Fault("server crashes at start", "crash-start"),
+    Fault("server crashes after 1 call", "crash-after", (("FAULT_AFTER", "1"),), "some"),
+    Fault(
+        "server stores, then crashes (after 1)",
+        "crash-after-write",
+        (("FAULT_AFTER", "1"),),
+        "some",
+    ),
+    Fault("server answers garbage", "garbage"),
+    Fault('server answers {"error": …}', "error"),
+    Fault("server answers slowly (1 s)", "slow", (("FAULT_DELAY", "1"),), "none"),
+    Fault("server prints noise on stdout", "noise", fails="none"),
+    Fault("mcporter is missing", "mcporter-missing"),
+]
+COMMANDS = ["sync", "surface", "tidy"]
+
+JOURNAL = """# Journal
+## 09:00 standup
+- Reviewed the billing migration plan with Jonas
+- 今天很开心，第一阶段迁移顺利完成
+- We must keep a tested rollback for every step
+## 22:00
+- Booked train tickets to Hamburg for the offsite
+- Read chapter five of Designing Data-Intensive Applications
+- Worried about the size of the payments table
+"""
+BULLETS = [line[2:] for line in JOURNAL.splitlines() if line.startswith("- ")]
+OLD_RECENT = b"# RECENT.md\n\n_auto-updated: 2026-11-28 22:05_\n\n## \xe6\x9c\x80\xe8\xbf\x91\xe6\x83\x85\xe6\x84\x9f\n- old\n"
+
+
+def digest(paths: list[Path]) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+
+
+def complete_recent(text: str) -> bool:
+    lines = text.splitlines()
+    headings = [line for line in lines if line.startswith("## ")]
+    return (
+        lines[:1] == ["# RECENT.md"]
+        and headings == ["## 最近情感", "## 最近决策/知识", "## 最近事件"]
+        and len(lines) <= 80
+        and text.endswith("\n")
+    )
+
+
+def run(
+    ws: Path, store: StoreServer, command: str, fault: Fault
+) -> tuple[int, dict[str, Any], str, float]:
+    args = [
+        command,
+        "-w",
+        str(ws),
+        "--now",
+        "2026-11-29T22:05",
+        "--timeout",
+        str(TIMEOUT),
+        "--json",
+    ]
+    args += (
+        ["--mcporter", "/nonexistent/mcporter"]
+        if fault.mode == "mcporter-missing"
+        else store.cli_args()
+    )
+    if command == "sync":
+        args += ["--date", "2026-11-29"]
+    started = time.monotonic()
+    result = CliRunner().invoke(app, args)
+    return result.exit_code, json.loads(result.stdout), result.stderr, time.monotonic() - started
+
+
+def store_contents(store: StoreServer) -> list[str]:
+    listed = []
+    for prefix in ("event://journal/", "knowledge://journal/", "emotion://journal/"):
+        listed += [
+            m["content"] for m in store.call("recall_path", {"uri": prefix}).get("memories", [])
+        ]
+    return sorted(listed)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("fault", FAULTS, ids=[f.mode for f in FAULTS])
+def test_fault(store: StoreServer, workspace: Path, command: str, fault: Fault) -> None:
+    journal = workspace / "memory" / "2026-11-29.md"
+    journal.write_text(JOURNAL)
+    (workspace / "MEMORY.md").write_text("# MEMORY\n- 记住：周五下午不发版\n")
+    (workspace / "RECENT.md").write_bytes(OLD_RECENT)
+    markdown = [journal, workspace / "MEMORY.md"]
+    before = digest(markdown)
+    if command != "sync":  # surface and tidy read a store that already holds the week
+        db = Store(str(store.db), "default", lambda: datetime(2026, 11, 29, 21, tzinfo=UTC))
+        for n, text in enumerate(BULLETS, start=1):
+            db.remember(text, "event", f"event://journal/2026-11-29#0900-{n}")
+    if fault.mode != "mcporter-missing":
+        store.set_mode(fault.mode, **dict(fault.env))
+
+    verdict = "lost"
+    try:
+        code, envelope, stderr, seconds = run(workspace, store, command, fault)
+        # Budget: the breaker stops after 3 unreachable failures; each costs one timeout, and up
+        # to --jobs of them run at once. Generous for CI noise, tight enough to catch a loop.
+        assert seconds < 6 * (TIMEOUT + 2), f"took {seconds:.1f}s"
+        assert code == 0, stderr
+        assert "Traceback" not in stderr
+        if fault.fails != "none":
+            assert envelope["status"] == "degraded"
+            assert stderr.startswith("warning: "), stderr
+        assert digest(markdown) == before
+        recent = (workspace / "RECENT.md").read_bytes()
+        assert recent == OLD_RECENT or complete_recent(recent.decode())
+        if command == "surface":
+            assert complete_recent(recent.decode())
+            expected = {
+                "all": {"journals"},
+                "some": {"journals", "agent-memory"},
+                "none": {"agent-memory"},
+            }
+            assert envelope["data"]["source"] in expected[fault.fails]
+
+        # The fault is gone: one clean run, and every bullet is in the store exactly once.
+        store.set_mode("ok")
+        if command == "sync":
+            code, again, stderr, _ = run(
+                workspace, store, "sync", Fault("none", "ok", fails="none")
+            )
+            assert code == 0, stderr
+            assert again["status"] == "ok"
+            assert store_contents(store) == sorted(BULLETS)
+        verdict = "survived"
+    finally:
+        RESULTS[(command, fault.name)] = verdict
