@@ -189,7 +189,6 @@ def _run(
             settings,
             reporter,
             dry_run=dry_run,
-            interactive=interactive,
             progress=_progress_bar if interactive else no_progress,
         )
         if lock and not dry_run:

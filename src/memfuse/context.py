@@ -25,7 +25,6 @@ class RunContext:
     settings: Settings
     reporter: Reporter = field(default_factory=Reporter)
     dry_run: bool = False
-    interactive: bool = False  # a person is watching stderr: progress bars are welcome
     gateway_factory: Callable[[Settings], Gateway] = open_gateway
     progress: ProgressFactory = no_progress  # the CLI passes a progress bar on a terminal
     _guard: Guard | None = None

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from benchmarks.bench import bullet
 
 from tests.conftest import StoreServer, mcporter_command
 
@@ -19,22 +20,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 MEMFUSE = str(Path(sys.executable).parent / "memfuse")
 DAY = "2026-11-29"
 SEED = 20261202
-WORDS = (
-    "billing invoice replication cutover runbook postmortem standup roadmap staging deploy "
-    "rollback migration dashboard latency webhook queue alert review pairing incident cache "
-    "schema index offsite finance Alice Bob Carol Dana Jonas Priya Mia Berlin Lisbon Hamburg"
-).split()
-CJK = "今天 开会 讨论 迁移 发布 回滚 监控 告警 复盘 文档 测试 数据库 队列 缓存 延迟".split()
 
 
 def journal(n: int, rng: random.Random) -> list[str]:
-    """n distinct bullets, different enough that the store never merges two of them."""
-    out = []
-    for i in range(n):
-        words = rng.sample(WORDS, 6) + rng.sample(CJK, 2)
-        rng.shuffle(words)
-        out.append(f"{' '.join(words)} — ticket OPS-{i:05d} step {rng.randint(1, 999)}")
-    return out
+    """n distinct bullets (the benchmark's generator): the store never merges two of them."""
+    return [bullet(rng, i) for i in range(n)]
 
 
 def sync_argv(ws: Path, store: StoreServer, transport: str) -> list[str]:
