@@ -10,7 +10,7 @@ import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -84,9 +84,6 @@ class Settings:
     @property
     def state_dir(self) -> Path:
         return self.workspace / ".memfuse"
-
-    def with_overrides(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
 
     def describe(self) -> list[tuple[str, str]]:
         """The effective configuration as (name, value) rows, secrets masked."""

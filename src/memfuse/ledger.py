@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memfuse.errors import MemfuseError
+from memfuse.sqlite_tx import immediate
 
 LEDGER_NAME = "ledger.sqlite3"
 SCHEMA_VERSION = 1
@@ -27,6 +28,11 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
+def position_key(day: str, bullet_position: str) -> str:
+    """A ledger position: `YYYY-MM-DD#HHMM-N`."""
+    return f"{day}#{bullet_position}"
+
+
 @dataclass(frozen=True)
 class Entry:
     position: str  # YYYY-MM-DD#HHMM-N
@@ -37,6 +43,10 @@ class Entry:
     memory_type: str | None
     memory_id: str | None
     created: bool  # memfuse's own call created this memory (only those may be pruned)
+
+    def settles(self, digest: str) -> bool:
+        """Whether this entry covers a bullet whose text hashes to `digest`: nothing to send."""
+        return self.content_hash == digest and self.outcome in SETTLED
 
 
 class LedgerError(MemfuseError):
@@ -99,7 +109,7 @@ class Ledger:
             raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
 
     def _insert(self, entry: Entry, synced_at: str) -> None:
-        with self._transaction():
+        with immediate(self.db):
             self.db.execute(
                 "INSERT OR REPLACE INTO entries (position, day, content_hash, outcome, uri,"
                 " memory_type, memory_id, created, synced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -111,21 +121,7 @@ class Ledger:
 
     def forget(self, position: str) -> None:
         try:
-            with self._transaction():
+            with immediate(self.db):
                 self.db.execute("DELETE FROM entries WHERE position = ?", (position,))
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
-
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self.db)
-
-
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")

@@ -140,9 +140,5 @@ class Reporter:
         if first:
             self.echo(f"warning: {message}")
 
-    def repeats(self) -> dict[str, int]:
-        """Messages that were warned more than once, with their count."""
-        return {m: n for m, n in self._seen.items() if n > 1}
-
     def info(self, message: str) -> None:
         self.logger.info(self.mask(message))

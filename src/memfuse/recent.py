@@ -64,9 +64,14 @@ def journal_moment(uri: str | None, tz: object = None) -> datetime | None:
         return None
     try:
         day = date.fromisoformat(match[1])
-        moment = time(min(int(match[2]), 23), min(int(match[3]), 59))
     except ValueError:
         return None
+    return section_moment(day, match[2] + match[3], tz)
+
+
+def section_moment(day: date, key: str, tz: object = None) -> datetime:
+    """When a journal section happened: its day at its `HHMM` key (`0000`: start of day)."""
+    moment = time(min(int(key[:2]), 23), min(int(key[2:]), 59))
     return datetime.combine(day, moment, tzinfo=tz)  # type: ignore[arg-type]
 
 

@@ -72,6 +72,15 @@ def test_identical_facts_are_ok(store: StoreServer, workspace: Path) -> None:
     assert envelope["data"]["consistency"]["summary"] == "consistency check: OK"
 
 
+def test_nothing_recalled_is_skipped_not_a_vacuous_ok(store: StoreServer, workspace: Path) -> None:
+    (workspace / "MEMORY.md").write_text("- User prefers dark mode\n")
+    _code, envelope, _ = tidy(workspace, store)
+    assert (
+        envelope["data"]["consistency"]["summary"]
+        == "consistency check: skipped (nothing recalled)"
+    )
+
+
 def test_no_memory_md_and_a_failing_reflect_skip_the_check(
     store: StoreServer, workspace: Path
 ) -> None:

@@ -20,7 +20,14 @@ from memfuse.errors import WorkspaceError
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
 from memfuse.output import CommandResult
-from memfuse.recent import Record, choose, journal_moment, render, section_counts
+from memfuse.recent import (
+    Record,
+    choose,
+    journal_moment,
+    render,
+    section_counts,
+    section_moment,
+)
 from memfuse.textsim import fold_whitespace
 
 RECALL_QUERY = "最近重要的事 情感 决策"
@@ -134,8 +141,7 @@ def from_journals(ctx: RunContext) -> list[Record]:
             ctx.reporter.warn(f"cannot read {path}: {exc.strerror}")
             continue
         for bullet in sorted(bullets, key=lambda b: (b.key, b.n), reverse=True):
-            uri = f"x://journal/{day.isoformat()}#{bullet.position}"
-            when = journal_moment(uri, s.now.tzinfo)
+            when = section_moment(day, bullet.key, s.now.tzinfo)
             # Journal order is the ranking here: newer sections first, all equally vital.
             records.append(
                 Record(bullet.text, classifier.classify(bullet.text).type, vitality=1.0, when=when)

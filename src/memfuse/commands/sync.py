@@ -15,7 +15,7 @@ from memfuse.context import RunContext
 from memfuse.errors import ExitCode
 from memfuse.journal import Bullet, parse_bytes
 from memfuse.journal_files import journal_path, list_journals
-from memfuse.ledger import LEDGER_NAME, SETTLED, Entry, Ledger, content_hash
+from memfuse.ledger import LEDGER_NAME, Entry, Ledger, content_hash, position_key
 from memfuse.output import CommandResult
 
 COUNT_KEYS = ("added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale")
@@ -56,7 +56,7 @@ class Item:
 
     @property
     def position(self) -> str:
-        return f"{self.day}#{self.bullet.position}"
+        return position_key(self.day, self.bullet.position)
 
     @property
     def memory_type(self) -> str:
@@ -76,7 +76,7 @@ class Item:
     @property
     def unchanged(self) -> bool:
         p = self.previous
-        return p is not None and p.content_hash == self.digest and p.outcome in SETTLED
+        return p is not None and p.settles(self.digest)
 
     def arguments(self) -> dict[str, Any]:
         return {
@@ -115,7 +115,7 @@ def read_items(
         days_read.append(iso)
         known = ledger.entries_for([iso]) if ledger is not None else {}
         for bullet in parsed.bullets:
-            position = f"{iso}#{bullet.position}"
+            position = position_key(iso, bullet.position)
             items.append(
                 Item(
                     iso,

@@ -13,7 +13,7 @@ from memfuse.atomic import write_atomic
 from memfuse.context import RunContext
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
-from memfuse.ledger import LEDGER_NAME, SETTLED, Ledger, content_hash
+from memfuse.ledger import LEDGER_NAME, Ledger, content_hash, position_key
 from memfuse.output import CommandResult
 from memfuse.rollup import archive_dir, roll_up, weekly_path
 from memfuse.textsim import dice, fold_whitespace, profile
@@ -82,15 +82,22 @@ def check(
     return findings
 
 
-def consistency(ctx: RunContext, reflect_ok: bool) -> dict[str, Any]:
+def read_memory_md(ctx: RunContext) -> bytes | None:
+    """MEMORY.md's bytes, read once for the whole run; None when there is none."""
+    try:
+        return (ctx.settings.workspace / "MEMORY.md").read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> dict[str, Any]:
     s = ctx.settings
-    path = s.workspace / "MEMORY.md"
     reason = None
     if ctx.dry_run:
         reason = "dry run"
     elif not reflect_ok:
         reason = "reflect failed"
-    elif not path.is_file():
+    elif memory_md is None:
         reason = "no MEMORY.md"
     answer = (
         None
@@ -100,6 +107,8 @@ def consistency(ctx: RunContext, reflect_ok: bool) -> dict[str, Any]:
     memories = (answer or {}).get("memories")
     if reason is None and not isinstance(memories, list):
         reason = "recall failed"
+    if reason is None and not memories:
+        reason = "nothing recalled"  # nothing was compared: not a vacuous OK
     if reason is not None:
         return {
             "status": "skipped",
@@ -108,7 +117,8 @@ def consistency(ctx: RunContext, reflect_ok: bool) -> dict[str, Any]:
             "items": [],
         }
     assert isinstance(memories, list)
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    assert memory_md is not None
+    text = memory_md.decode("utf-8", errors="replace")
     findings = check(
         [m for m in memories if isinstance(m, dict)], text,
         s.consistent_similarity, s.related_similarity,
@@ -137,15 +147,11 @@ def reflect(ctx: RunContext) -> tuple[bool, dict[str, Any] | str | None]:
     return True, answer.text.strip()
 
 
-def guard_memory_md(ctx: RunContext) -> dict[str, Any]:
+def guard_memory_md(ctx: RunContext, raw: bytes | None) -> dict[str, Any]:
     s = ctx.settings
-    path = s.workspace / "MEMORY.md"
-    if not path.is_file():
+    if raw is None:
         return {"exists": False, "lines": 0, "backup": None, "over_limit": False}
-    raw = path.read_bytes()
-    lines = raw.decode("utf-8", errors="replace").count("\n") + (
-        0 if raw.endswith(b"\n") or not raw else 1
-    )
+    lines = len(raw.decode("utf-8", errors="replace").splitlines())
     backup = archive_dir(s.workspace) / f"MEMORY.md.bak-{s.now.date().isoformat()}"
     made = False
     if not backup.exists() and not ctx.dry_run:
@@ -172,12 +178,8 @@ def unsynced(ledger: Ledger | None, day: date, path: Path) -> int:
     known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
     missing = 0
     for bullet in bullets:
-        entry = known.get(f"{day.isoformat()}#{bullet.position}")
-        if (
-            entry is None
-            or entry.content_hash != content_hash(bullet.text)
-            or entry.outcome not in SETTLED
-        ):
+        entry = known.get(position_key(day.isoformat(), bullet.position))
+        if entry is None or not entry.settles(content_hash(bullet.text)):
             missing += 1
     return missing
 
@@ -228,8 +230,9 @@ def archive(ctx: RunContext) -> dict[str, Any]:
 
 def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     reflected, report = reflect(ctx)
-    checked = consistency(ctx, reflected)
-    memory_md = guard_memory_md(ctx)
+    text = read_memory_md(ctx)
+    checked = consistency(ctx, reflected, text)
+    memory_md = guard_memory_md(ctx, text)
     data: dict[str, Any] = {
         "reflect": report,
         "consistency": checked,

@@ -54,10 +54,6 @@ class Answer:
     text: str
     value: Any = None
 
-    @property
-    def is_json(self) -> bool:
-        return self.value is not None
-
     def require_object(self) -> dict[str, Any]:
         if not isinstance(self.value, dict):
             preview = self.text.strip().replace("\n", " ")[:120]

@@ -13,12 +13,12 @@ import re
 import sqlite3
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from memfuse.decay import STABILITY_DAYS, priority_of, vitality
+from memfuse.sqlite_tx import immediate
 from memfuse.textsim import similarity
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
@@ -133,16 +133,6 @@ class Store:
         self.gate = gate
         self._index_missing_terms()
 
-    @contextmanager
-    def _write(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
-
     # --- remember ---------------------------------------------------------------------
     def remember(
         self,
@@ -155,7 +145,7 @@ class Store:
         content = content.strip()
         now = iso(self.clock())
         digest = content_hash(content)
-        with self._write():
+        with immediate(self.db):
             same = self.db.execute(
                 "SELECT id FROM memories WHERE agent_id = ? AND hash = ?", (self.agent, digest)
             ).fetchone()
@@ -274,7 +264,7 @@ class Store:
             " (SELECT memory_id FROM memory_terms)"
         ).fetchall()
         if missing:
-            with self._write():
+            with immediate(self.db):
                 for row in missing:
                     self._index(row["id"], row["type"], row["content"])
 
@@ -299,7 +289,7 @@ class Store:
         chosen = ranked[: max(int(limit), 0)]
         memories = []
         stamp = iso(now)
-        with self._write():
+        with immediate(self.db):
             for final, row in chosen:
                 boosted = min(1.0, row["vitality"] * 1.2)
                 self.db.execute(
@@ -363,7 +353,7 @@ class Store:
     # --- reflect ----------------------------------------------------------------------
     def reflect(self, phase: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        with self._write():
+        with immediate(self.db):
             if phase in ("decay", "all"):
                 out["decay"] = self._decay()
             if phase in ("tidy", "all"):
@@ -478,7 +468,7 @@ class Store:
         }
 
     def forget(self, memory_id: str, hard: bool = False) -> dict[str, Any]:
-        with self._write():
+        with immediate(self.db):
             row = self.db.execute(
                 "SELECT id FROM memories WHERE agent_id = ? AND id = ?",
                 (self.agent, memory_id),
