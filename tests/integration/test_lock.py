@@ -52,15 +52,15 @@ def test_a_second_run_exits_75_at_once_while_the_first_works(
 ) -> None:
     first = start(workspace, slow_sync)
     wait_for_lock(workspace)
-    started = time.monotonic()
     second = subprocess.run(
         [MEMFUSE, "sync", "-w", str(workspace), "--json", *slow_sync.cli_args()],
         capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
-    elapsed = time.monotonic() - started
+    # The second run must not queue behind the first: it has to finish while the first is
+    # still working (speed itself is measured in benchmarks/, not asserted here).
+    assert first.poll() is None, "the first run ended before the second was refused"
     out, _err = first.communicate(timeout=60)
     assert second.returncode == 75
-    assert elapsed < 1.5  # well under a second of memfuse's own time; the rest is Python start-up
     assert "another memfuse run holds" in second.stderr
     assert json.loads(second.stdout)["exit_code"] == 75
     assert first.returncode == 0

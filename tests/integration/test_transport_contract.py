@@ -114,7 +114,7 @@ def test_failures_map_to_the_same_typed_errors(
             gw.call("status", {})
     finally:
         gw.close()
-    assert time.monotonic() - started < 2 + 2
+    assert time.monotonic() - started < 20  # it did not hang (a 2 s timeout, generous for CI)
 
 
 def test_prose_answers_are_kept_raw(store: StoreServer, transport: str) -> None:

@@ -17,7 +17,10 @@ step() { STEP=$1; echo "-- $SMOKE_NAME: $STEP"; }
 # A copy of the example workspace and an mcporter config for the reference server.
 # FAULT_MODE (optional) puts the fault-injecting wrapper in front of it.
 make_world() {
-    cp -r "$ROOT/examples/workspace" "$WORK/workspace"
+    # Only the Markdown: run state left in examples/ by an earlier command must not leak in.
+    mkdir -p "$WORK/workspace/memory"
+    cp "$ROOT/examples/workspace/MEMORY.md" "$WORK/workspace/"
+    cp "$ROOT"/examples/workspace/memory/*.md "$WORK/workspace/memory/"
     mkdir -p "$WORK/home"
     local args='["-m", "memfuse.refserver"]' extra=''
     if [ -n "${FAULT_MODE:-}" ]; then
