@@ -137,3 +137,21 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for fault in FAULTS:
         cells = [RESULTS.get((c, fault.name), "-") for c in COMMANDS]
         write(f"  {fault.name:<{width}}  " + "  ".join(f"{cell:<8}" for cell in cells))
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A workspace and an in-process fake store wired into the CLI (tests/fakes.py)."""
+    from memfuse import cli
+    from memfuse.context import Seams
+    from tests.fakes import FakeGateway, World
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    made = World(ws, FakeGateway(tmp_path / "fake-store.db"))
+    monkeypatch.setattr(
+        cli,
+        "seams",
+        Seams(gateway_factory=made.gateway_factory, rerank_factory=made.rerank_factory),
+    )
+    return made

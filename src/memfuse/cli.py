@@ -25,7 +25,7 @@ import typer
 
 from memfuse import __version__
 from memfuse.config import load_settings, secrets_in
-from memfuse.context import Advance, RunContext, no_progress
+from memfuse.context import Advance, RunContext, Seams, no_progress
 from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
 from memfuse.lock import WorkspaceLock
 from memfuse.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
@@ -160,6 +160,10 @@ def _root(
     """Keep an agent's Markdown memory and its agent-memory store in one lifecycle."""
 
 
+# The outside world a run reaches (the store, the reranker). Tests replace it with fakes.
+seams = Seams()
+
+
 def _run(
     name: str,
     common: Common,
@@ -190,6 +194,8 @@ def _run(
             reporter,
             dry_run=dry_run,
             progress=_progress_bar if interactive else no_progress,
+            gateway_factory=seams.gateway_factory,
+            rerank_factory=seams.rerank_factory,
         )
         if lock and not dry_run:
             with WorkspaceLock(settings.state_dir, name, common.wait):

@@ -6,13 +6,19 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from memfuse.config import Settings
+from memfuse.config import RerankSettings, Settings
 from memfuse.gateway import Gateway, Guard, open_gateway
 from memfuse.output import Reporter
 
+if TYPE_CHECKING:
+    from memfuse.rerank import RerankClient
+
 Advance = Callable[[], None]
 ProgressFactory = Callable[[str, int], AbstractContextManager[Advance]]
+GatewayFactory = Callable[[Settings], Gateway]
+RerankFactory = Callable[[RerankSettings], "RerankClient"]
 
 
 @contextlib.contextmanager
@@ -20,12 +26,27 @@ def no_progress(_label: str, _total: int) -> Iterator[Advance]:
     yield lambda: None
 
 
+def open_reranker(settings: RerankSettings) -> RerankClient:
+    from memfuse.rerank import RerankClient  # httpx is loaded only by runs that rerank
+
+    return RerankClient(settings)
+
+
+@dataclass
+class Seams:
+    """How a run reaches the outside world; tests pass scripted fakes here."""
+
+    gateway_factory: GatewayFactory = open_gateway
+    rerank_factory: RerankFactory = open_reranker
+
+
 @dataclass
 class RunContext:
     settings: Settings
     reporter: Reporter = field(default_factory=Reporter)
     dry_run: bool = False
-    gateway_factory: Callable[[Settings], Gateway] = open_gateway
+    gateway_factory: GatewayFactory = open_gateway
+    rerank_factory: RerankFactory = open_reranker
     progress: ProgressFactory = no_progress  # the CLI passes a progress bar on a terminal
     _guard: Guard | None = None
 

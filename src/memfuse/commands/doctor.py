@@ -53,9 +53,9 @@ def run(ctx: RunContext) -> CommandResult:
         Check("config", True, str(s.config_file) if s.config_file else "defaults (no file)", False)
     )
 
-    if s.transport == "mcporter":
-        bridge = McporterGateway(s.mcporter, s.server, config=s.mcporter_config, timeout=s.timeout)
-        version = bridge.version()
+    gateway = ctx.guard.gateway
+    if isinstance(gateway, McporterGateway):
+        version = gateway.version()
         where = shutil.which(shlex.split(s.mcporter)[0]) or "not on PATH"
         detail = (
             f"{version} ({s.mcporter}; {where})"

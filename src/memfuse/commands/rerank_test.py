@@ -15,7 +15,6 @@ from memfuse.errors import ExitCode, MemfuseError
 from memfuse.output import CommandResult
 from memfuse.rerank import (
     Ranking,
-    RerankClient,
     RerankError,
     SearchResult,
     local_weighting,
@@ -97,7 +96,7 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
             f" key {'set' if s.api_key else 'not set'}): set AGENT_MEMORY_RERANK_PROVIDER"
             " (openai, jina, cohere or tei) and AGENT_MEMORY_RERANK_API_KEY"
         )
-    client = RerankClient(s)
+    client = ctx.rerank_factory(s)
     try:
         recalled = _recall(ctx, request) if request.from_recall else []
         documents = tuple(r.content for r in recalled) if request.from_recall else request.documents

@@ -1,0 +1,186 @@
+"""A fake world for in-process flow tests: a scripted, recording gateway and reranker.
+
+`FakeGateway` answers from the reference server's own store, in this process (no mcporter, no
+subprocess), so a flow test sees agent-memory 2.2's real semantics in milliseconds. A script
+makes chosen calls fail the way a transport does (`down`, `fail_tool`, `answer_text`), and
+every call is recorded for assertions. `World` wires both fakes into the CLI through
+`memfuse.cli.seams` and runs commands with typer's CliRunner.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from memfuse.config import RerankSettings, Settings
+from memfuse.gateway.base import (
+    Answer,
+    CallFailed,
+    CallTimeout,
+    GatewayError,
+    ToolMissing,
+    parse_answer,
+)
+from memfuse.refserver.store import Store
+from memfuse.refserver.tools import call_tool, tool_list
+from memfuse.rerank import Ranking, RerankError, Scored
+
+FAILURES: dict[str, type[GatewayError]] = {
+    "missing": ToolMissing,
+    "timeout": CallTimeout,
+    "failed": CallFailed,
+}
+
+
+class Clock:
+    """The store's clock; tests move it forward."""
+
+    def __init__(self, now: datetime | None = None) -> None:
+        self.now = now or datetime(2026, 11, 29, 12, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class FakeGateway:
+    """An in-process agent-memory: the reference store behind a scriptable transport."""
+
+    db_path: Path
+    clock: Clock = field(default_factory=Clock)
+    name: str = "fake"
+    gate: bool = True
+    down: str | None = None  # "missing" | "timeout" | "failed": every call fails so
+    failing: dict[str, str] = field(default_factory=dict)  # tool -> failure kind
+    texts: dict[str, str] = field(default_factory=dict)  # tool -> raw answer text
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    hook: Callable[[str, Mapping[str, Any]], None] | None = None
+    tools: list[str] | None = None
+    closed: int = 0
+
+    @property
+    def store(self) -> Store:
+        return Store(str(self.db_path), "default", self.clock, gate=self.gate)
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
+        self.calls.append((tool, dict(arguments)))
+        if self.hook is not None:
+            self.hook(tool, arguments)
+        kind = self.down or self.failing.get(tool)
+        if kind is not None:
+            raise FAILURES[kind](f"{tool}: injected {kind}")
+        if tool in self.texts:
+            return parse_answer(tool, self.texts[tool])
+        result = call_tool(self.store, tool, arguments)
+        text = "\n".join(item["text"] for item in result["content"])
+        if result.get("isError"):
+            raise CallFailed(f"{tool} failed: {text[:300]}")
+        return parse_answer(tool, text)
+
+    def list_tools(self) -> list[str]:
+        if self.down is not None:
+            raise FAILURES[self.down]("tools/list: injected")
+        return self.tools if self.tools is not None else [t["name"] for t in tool_list()]
+
+    def close(self) -> None:
+        self.closed += 1
+
+    def direct(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Arrange or inspect the store without recording a call."""
+        result = call_tool(self.store, tool, arguments or {})
+        value: dict[str, Any] = json.loads(result["content"][0]["text"])
+        return value
+
+    def count(self, tool: str) -> int:
+        return sum(1 for name, _ in self.calls if name == tool)
+
+    def journal_uris(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for prefix in ("event://journal/", "knowledge://journal/", "emotion://journal/"):
+            listing = self.direct("recall_path", {"uri": prefix})
+            found.update({m["uri"]: m["content"] for m in listing.get("memories", [])})
+        return found
+
+
+@dataclass
+class FakeReranker:
+    """A scripted reranker: scores by a function of (query, document), or fails."""
+
+    settings: RerankSettings
+    score: Callable[[str, str], float] = lambda q, d: float(len(set(q.split()) & set(d.split())))
+    error: str | None = None
+    requests: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    endpoint: str = "http://127.0.0.1:9/rerank"
+
+    def rerank(self, query: str, documents: Any, top_n: int | None = None) -> Ranking:
+        docs = tuple(documents)
+        if not docs:
+            return Ranking((), 0)
+        self.requests.append((query, docs))
+        if self.error is not None:
+            raise RerankError(self.error)
+        scored = [Scored(i, self.score(query, d), d) for i, d in enumerate(docs)]
+        ranked = tuple(sorted(scored, key=lambda s: (-s.score, s.index)))
+        return Ranking(ranked[:top_n] if top_n else ranked, 3)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def envelope(self) -> dict[str, Any]:
+        value: dict[str, Any] = json.loads(self.stdout)
+        return value
+
+    @property
+    def data(self) -> dict[str, Any]:
+        value: dict[str, Any] = self.envelope["data"]
+        return value
+
+
+@dataclass
+class World:
+    """A workspace, a fake store and a fake reranker, and a way to run memfuse on them."""
+
+    workspace: Path
+    gateway: FakeGateway
+    reranker: FakeReranker | None = None
+    opened: list[Settings] = field(default_factory=list)
+
+    def gateway_factory(self, settings: Settings) -> FakeGateway:
+        self.opened.append(settings)
+        return self.gateway
+
+    def rerank_factory(self, settings: RerankSettings) -> FakeReranker:
+        if self.reranker is None:
+            self.reranker = FakeReranker(settings)
+        self.reranker.settings = settings
+        return self.reranker
+
+    def journal(self, day: str, text: str) -> Path:
+        path = self.workspace / "memory" / f"{day}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def run(self, *args: str, env: Mapping[str, str] | None = None) -> Outcome:
+        from memfuse.cli import app
+
+        argv = [*args, "-w", str(self.workspace)]
+        result = CliRunner().invoke(app, argv, env=dict(env or {}), catch_exceptions=False)
+        return Outcome(result.exit_code, result.stdout, result.stderr)
+
+    def json(self, *args: str, env: Mapping[str, str] | None = None) -> Outcome:
+        return self.run(*args, "--json", env=env)
