@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memfuse import __version__
+from memfuse import __version__, confine
 from memfuse.config import load_settings, secrets_in
 from memfuse.context import Advance, RunContext, Seams, no_progress
 from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
@@ -176,18 +176,23 @@ def _run(
     mask = SecretMasker()
     reporter = Reporter(echo=lambda m: _say(mask(m)), mask=mask)
     ctx: RunContext | None = None
+    refused = False
     try:
         settings = load_settings(common.flags())
         mask = SecretMasker(secrets_in(settings))
         reporter.mask = mask
         if lock:
             _require_workspace(settings.workspace)
-        reporter.logger = (
-            setup_log(settings.state_dir, mask, common.verbose)
-            if settings.workspace.is_dir()
-            else logging.getLogger("memfuse.nolog")
-        )
+        if settings.workspace.is_dir():
+            # A .memfuse/ that is a link or someone else's is refused before anything is written.
+            confine.state_dir(settings.workspace)
+            reporter.logger = setup_log(settings.state_dir, mask, common.verbose)
+        else:
+            reporter.logger = logging.getLogger("memfuse.nolog")
         reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
+        for notice in settings.config_notices:
+            reporter.warn(notice)
+        refused = bool(settings.config_refused)
         interactive = sys.stderr.isatty() and not common.quiet and not common.json
         ctx = RunContext(
             settings,
@@ -223,7 +228,7 @@ def _run(
     result = replace(
         result, warnings=tuple(reporter.warnings), guard_failures=reporter.guard_failures
     )
-    if common.strict and result.exit_code == ExitCode.OK and result.guard_failures:
+    if common.strict and result.exit_code == ExitCode.OK and (result.guard_failures or refused):
         result = replace(result, exit_code=ExitCode.STRICT)
     duration_ms = int((time.monotonic() - started) * 1000)
     envelope = result.envelope(duration_ms)
@@ -231,6 +236,18 @@ def _run(
         f"end {name} status={envelope['status']} exit={envelope['exit_code']} "
         f"warnings={len(result.warnings)} in {duration_ms} ms"
     )
+    _emit(name, common, result, envelope, mask)
+    raise typer.Exit(int(result.exit_code))
+
+
+def _emit(
+    name: str,
+    common: Common,
+    result: CommandResult,
+    envelope: dict[str, Any],
+    mask: SecretMasker,
+) -> None:
+    """Print a finished run: the envelope or the human lines on stdout, a failure on stderr."""
     if result.exit_code not in (ExitCode.OK, ExitCode.STRICT):
         # One line for people on stderr, whatever stdout's format.
         _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
@@ -239,7 +256,6 @@ def _run(
     elif not common.quiet or result.exit_code != ExitCode.OK:
         for line in result.human:
             typer.echo(mask(line))
-    raise typer.Exit(int(result.exit_code))
 
 
 @contextlib.contextmanager

@@ -79,11 +79,18 @@ class Settings:
     archive_after_days: int = 7
     rerank: RerankSettings = field(default_factory=RerankSettings)
     session_server: SessionServer | None = None
-    config_file: Path | None = None
+    max_file_mib: int = 16
+    config_files: tuple[Path, ...] = ()  # user file, then the workspace's: later wins
+    config_notices: tuple[str, ...] = ()  # warnings about the workspace's config file
+    config_refused: tuple[str, ...] = ()  # what of it was not applied (--strict: exit 3)
 
     @property
     def state_dir(self) -> Path:
         return self.workspace / ".memfuse"
+
+    @property
+    def read_cap(self) -> int:
+        return self.max_file_mib * 1024 * 1024
 
     def describe(self) -> list[tuple[str, str]]:
         """The effective configuration as (name, value) rows, secrets masked."""
@@ -97,8 +104,8 @@ class Settings:
                         shown = mask_secret(shown)
                     rows.append((f"{f.name}.{sub.name}", str(shown)))
                 continue
-            if isinstance(value, tuple) and value and isinstance(value[0], str):
-                value = ", ".join(value)
+            if isinstance(value, tuple) and value and isinstance(value[0], str | Path):
+                value = ", ".join(str(v) for v in value)
             rows.append((f.name, str(value)))
         return rows
 
@@ -141,6 +148,12 @@ def _positive_count(value: Any) -> int:
     return int(value)
 
 
+def _file_mib(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
+        raise TypeError("a whole number of MiB from 1 to 1024")
+    return value
+
+
 def _fraction(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise TypeError("a number between 0 and 1")
@@ -180,6 +193,7 @@ FILE_KEYS: dict[tuple[str, str], tuple[str, Check]] = {
     ("", "transport"): ("transport", _transport),
     ("", "timeout"): ("timeout", _positive_number),
     ("", "jobs"): ("jobs", _positive_count),
+    ("", "max_file_mib"): ("max_file_mib", _file_mib),
     ("classify", "knowledge"): ("knowledge_keywords", _keywords),
     ("classify", "emotion"): ("emotion_keywords", _keywords),
     ("surface", "window_days"): ("surface.window_days", _positive_count),
@@ -228,20 +242,32 @@ def _as_number(text: str) -> float | int:
 
 
 def config_paths(workspace: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
-    """The workspace config file and the user config file, in that order of preference."""
+    """The workspace config file and the user config file."""
     xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
     return workspace / ".memfuse" / "config.toml", Path(xdg) / "memfuse" / "config.toml"
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
-    """Parse and validate one config file into {Settings field: value}."""
+# Keys that choose what runs or where secrets and data go. The workspace is written by the
+# agent, so its config file may not set these: only flags, the environment and the user's own
+# config file can. Everything else in FILE_KEYS is a behaviour tunable.
+TRUSTED_KEYS = frozenset(
+    {
+        "workspace", "mcporter", "mcporter_config", "server", "transport",
+        "rerank.provider", "rerank.model", "rerank.base_url",
+        "session.command", "session.args", "session.env", "session.cwd",
+    }
+)  # fmt: skip
+WORKSPACE_CONFIG_LIMIT = 1 << 20
+
+
+def parse_config(text: str, path: Path) -> tuple[dict[str, Any], list[str]]:
+    """Validate one config file's text into ({Settings field: value}, [problems])."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config file {path} cannot be read: {exc}") from None
+        return {}, [f"config file {path} is not valid TOML: {exc}"]
     values: dict[str, Any] = {}
+    problems: list[str] = []
     for name, value in raw.items():
         items = value.items() if isinstance(value, dict) and name != "workspace" else None
         for section, key, item in (
@@ -250,15 +276,62 @@ def read_config_file(path: Path) -> dict[str, Any]:
             dotted = f"{section}.{key}" if section else key
             spec = FILE_KEYS.get((section, key))
             if spec is None:
-                raise ConfigError(f"config file {path}: unknown key '{dotted}'")
+                problems.append(f"config file {path}: unknown key '{dotted}'")
+                continue
             target, check = spec
             try:
                 values[target] = check(item)
             except TypeError as exc:
-                raise ConfigError(
-                    f"config file {path}: key '{dotted}' must be {exc}, got {item!r}"
-                ) from None
+                problems.append(f"config file {path}: key '{dotted}' must be {exc}, got {item!r}")
+    return values, problems
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The user's own config file: trusted, and any problem in it is a usage error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} cannot be read: {exc}") from None
+    values, problems = parse_config(text, path)
+    if problems:
+        raise ConfigError(problems[0])
     return values
+
+
+@dataclass(frozen=True)
+class WorkspaceConfig:
+    """What the workspace's config file may contribute: tunables, and what was refused."""
+
+    values: dict[str, Any]
+    notices: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+
+
+def read_workspace_config(workspace: Path, path: Path, user_file: Path) -> WorkspaceConfig:
+    """The workspace's config file, read as attacker input.
+
+    It may not stop memfuse: an unreadable file, bad TOML or a bad value is a warning and is
+    skipped. A trusted key is not applied, and the notice names the file and the key.
+    """
+    from memfuse.confine import UnsafePath, read_file, real_root
+
+    try:
+        raw = read_file(real_root(workspace), path, WORKSPACE_CONFIG_LIMIT)
+    except FileNotFoundError:
+        return WorkspaceConfig({})
+    except UnsafePath as exc:
+        return WorkspaceConfig({}, (f"{exc}; the workspace config is skipped",))
+    values, problems = parse_config(raw.decode("utf-8", errors="replace"), path)
+    notices = [f"{p}; that key is skipped" if "key" in p else f"{p}; skipped" for p in problems]
+    dotted = {v: ".".join(k for k in key if k) for key, (v, _) in FILE_KEYS.items()}
+    refused = sorted(dotted[field_] for field_ in values if dotted[field_] in TRUSTED_KEYS)
+    if refused:
+        notices.append(
+            f"{path} sets {', '.join(refused)}: not applied, since these choose what runs or"
+            f" where data goes; set them with flags, MEMFUSE_* variables or {user_file}"
+        )
+    tunables = {k: v for k, v in values.items() if dotted[k] not in TRUSTED_KEYS}
+    return WorkspaceConfig(tunables, tuple(notices), tuple(refused) + tuple(problems))
 
 
 def parse_now(text: str | None) -> datetime:
@@ -302,12 +375,11 @@ def load_settings(
     )
     workspace = Path(str(workspace_text)).expanduser().absolute()
     workspace_file = config_paths(workspace, env)[0]
-    if workspace_file.is_file():
-        file_path: Path | None = workspace_file
-        file_values = read_config_file(workspace_file)
-    else:
-        file_path = user_file if user_file.is_file() else None
-        file_values = user_values
+    local = read_workspace_config(workspace, workspace_file, user_file)
+    files = tuple(
+        p for p, used in ((user_file, user_values), (workspace_file, local.values)) if used
+    )
+    file_values = {**user_values, **local.values}
 
     merged: dict[str, Any] = {**file_values, **from_env, **flags}
     merged.pop("workspace", None)
@@ -330,7 +402,9 @@ def load_settings(
         rerank=rerank,
         session_server=session,
         surface=surface,
-        config_file=file_path,
+        config_files=files,
+        config_notices=local.notices,
+        config_refused=local.refused,
         **merged,
     )
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memfuse.config import RerankSettings, Settings
+from memfuse.confine import WorkspaceFiles
 from memfuse.gateway import Gateway, Guard, open_gateway
 from memfuse.output import Reporter
 
@@ -49,6 +50,7 @@ class RunContext:
     rerank_factory: RerankFactory = open_reranker
     progress: ProgressFactory = no_progress  # the CLI passes a progress bar on a terminal
     _guard: Guard | None = None
+    _files: WorkspaceFiles | None = None
 
     @property
     def guard(self) -> Guard:
@@ -57,6 +59,13 @@ class RunContext:
                 self.gateway_factory(self.settings), self.reporter, jobs=self.settings.jobs
             )
         return self._guard
+
+    @property
+    def files(self) -> WorkspaceFiles:
+        """Reads and writes confined to the workspace (see memfuse.confine)."""
+        if self._files is None:
+            self._files = WorkspaceFiles(self.settings.workspace, self.settings.read_cap)
+        return self._files
 
     @property
     def calls_made(self) -> int:

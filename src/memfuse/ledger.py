@@ -9,11 +9,13 @@ result it had; a failed call is never recorded and is retried by the next run.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memfuse import confine
 from memfuse.errors import MemfuseError
 from memfuse.sqlite_tx import immediate
 
@@ -57,7 +59,10 @@ class Ledger:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / LEDGER_NAME
         try:
-            state_dir.mkdir(parents=True, exist_ok=True)
+            confine.state_dir(state_dir.parent)
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                confine.check_private_file(Path(f"{self.path}{suffix}"))
+            os.close(confine.open_private(self.path, os.O_RDWR))
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from memfuse import confine
 from memfuse.errors import LockedError, WorkspaceError
 
 POLL_SECONDS = 0.1
@@ -38,8 +39,8 @@ class WorkspaceLock:
 
     def __enter__(self) -> WorkspaceLock:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            confine.state_dir(self.path.parent.parent)
+            fd = confine.open_private(self.path, os.O_RDWR)
         except OSError as exc:
             raise WorkspaceError(
                 f"cannot create the lock file {self.path}: {exc.strerror}"

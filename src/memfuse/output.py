@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import logging.handlers
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -86,6 +87,16 @@ class _MaskingFilter(logging.Filter):
         return True
 
 
+class _PrivateLog(logging.handlers.RotatingFileHandler):
+    """The rotating log, opened 0600 and never through a link planted in its place."""
+
+    def _open(self) -> Any:
+        from memfuse.confine import open_private
+
+        fd = open_private(Path(self.baseFilename), os.O_WRONLY | os.O_APPEND)
+        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+
+
 def setup_log(state_dir: Path, mask: SecretMasker, verbose: bool) -> logging.Logger:
     """A per-run logger appending to `.memfuse/memfuse.log` (rotated at 1 MB, 3 kept).
 
@@ -102,11 +113,10 @@ def setup_log(state_dir: Path, mask: SecretMasker, verbose: bool) -> logging.Log
     logger.addFilter(_MaskingFilter(mask))
     handler: logging.Handler
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
+        handler = _PrivateLog(
             state_dir / LOG_NAME, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
         )
-    except OSError:
+    except OSError:  # a link planted there is UnsafePath instead: the run stops, saying so
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
     logger.addHandler(handler)

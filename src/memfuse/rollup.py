@@ -8,13 +8,12 @@ appended again, so a run interrupted between the append and the move finishes cl
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from memfuse.atomic import write_atomic
+from memfuse.confine import WorkspaceFiles
 from memfuse.journal import decode
 
 _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
@@ -80,24 +79,24 @@ class Rolled:
     appended: bool  # False when the weekly file already held this date
 
 
-def roll_up(workspace: Path, day: date, daily: Path) -> Rolled:
-    """Append one daily to its weekly file (atomically) and move it into the archive."""
-    weekly = weekly_path(workspace, day)
-    weekly.parent.mkdir(parents=True, exist_ok=True)
-    existing = weekly.read_bytes().decode("utf-8", errors="replace") if weekly.exists() else ""
+def roll_up(files: WorkspaceFiles, day: date, daily: Path, raw: bytes) -> Rolled:
+    """Append one daily (its bytes `raw`) to its weekly file and move it into the archive.
+
+    Both writes are confined to the workspace: a weekly file or archive folder that links out
+    raises UnsafePath before anything changes.
+    """
+    weekly = weekly_path(files.workspace, day)
+    try:
+        existing = decode(files.read(weekly))[0]
+    except FileNotFoundError:
+        existing = ""
     appended = not has_section(existing, day)
     if appended:
-        body, _replaced = decode(daily.read_bytes())
+        body, _replaced = decode(raw)
         if not existing:
             existing = f"# Week of {monday_of(day).isoformat()}\n"
         section = f"\n## {day.isoformat()}\n\n{shift_headings(body).strip()}\n"
-        write_atomic(weekly, (existing.rstrip("\n") + "\n" + section).encode("utf-8"))
-    folder = archive_dir(workspace)
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / daily.name
-    counter = 1
-    while target.exists():
-        target = folder / f"{daily.stem}.{counter}.md"
-        counter += 1
-    os.replace(daily, target)
+        data = (existing.rstrip("\n") + "\n" + section).encode("utf-8")
+        files.write(weekly, data, create_parents=True)
+    target = files.move_into(daily, archive_dir(files.workspace))
     return Rolled(day, weekly, target, appended)

@@ -164,7 +164,7 @@ def test_a_full_disk_leaves_the_old_file_and_exits_1(
 ) -> None:
     import errno
 
-    from memfuse import atomic
+    from memfuse import confine
 
     (workspace / "RECENT.md").write_bytes(b"old\n")
     (workspace / "memory" / "2026-02-28.md").write_text(JOURNAL_TODAY)
@@ -173,8 +173,8 @@ def test_a_full_disk_leaves_the_old_file_and_exits_1(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(
-        "memfuse.commands.surface.write_atomic",
-        lambda path, data: atomic.write_atomic(path, data, write=enospc),
+        "memfuse.confine.WorkspaceFiles.write",
+        lambda self, path, data, **kw: confine.write_atomic(self.root, path, data, write=enospc),
     )
     result = CliRunner().invoke(
         app, ["surface", "-w", str(workspace), "--mcporter", "/nope", "--now", NOW.isoformat()]

@@ -28,12 +28,25 @@ def test_common_options_are_accepted_after_the_subcommand(tmp_path: Path) -> Non
     assert '"command": "doctor"' in result.stdout
 
 
-def test_malformed_config_file_exits_2_naming_file_and_key(tmp_path: Path) -> None:
-    (tmp_path / ".memfuse").mkdir()
-    (tmp_path / ".memfuse" / "config.toml").write_text("jobs = 'lots'\n")
-    result = CliRunner().invoke(app, ["doctor", "-w", str(tmp_path)])
+def test_malformed_user_config_file_exits_2_naming_file_and_key(tmp_path: Path) -> None:
+    user = tmp_path / "xdg" / "memfuse" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("jobs = 'lots'\n")
+    result = CliRunner().invoke(
+        app, ["classify", "-w", str(tmp_path), "x"], env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    )
     assert result.exit_code == 2
-    assert "config.toml" in result.stderr and "'jobs'" in result.stderr
+    assert str(user) in result.stderr and "'jobs'" in result.stderr
+
+
+def test_a_refused_workspace_key_is_one_warning_and_strict_exits_3(tmp_path: Path) -> None:
+    (tmp_path / ".memfuse").mkdir()
+    (tmp_path / ".memfuse" / "config.toml").write_text('mcporter = "/tmp/x.sh"\n')
+    result = CliRunner().invoke(app, ["classify", "-w", str(tmp_path), "记住"])
+    assert result.exit_code == 0
+    assert result.stderr.count("not applied") == 1 and "mcporter" in result.stderr
+    strict = CliRunner().invoke(app, ["classify", "-w", str(tmp_path), "--strict", "记住"])
+    assert strict.exit_code == 3
 
 
 def test_shell_completion_completes_subcommands() -> None:

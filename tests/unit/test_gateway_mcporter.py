@@ -29,7 +29,13 @@ class FakeRunner:
     calls: list[tuple[list[str], bytes, float]] = field(default_factory=list)
 
     def __call__(
-        self, argv: Sequence[str], *, stdin: bytes, timeout: float, env: Mapping[str, str] | None
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes,
+        timeout: float,
+        env: Mapping[str, str] | None,
+        cwd: str | None = None,
     ) -> RunOutcome:
         self.calls.append((list(argv), stdin, timeout))
         if isinstance(self.outcome, BaseException):

@@ -1,15 +1,10 @@
 from __future__ import annotations
 
-import errno
-import os
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memfuse.atomic import write_atomic
 from memfuse.recent import Budget, Record, choose, journal_moment, one_line, render, section_counts
 
 NOW = datetime(2026, 2, 28, 14, 5, tzinfo=UTC)
@@ -132,29 +127,3 @@ def test_default_budget_never_exceeds_80_lines_even_with_wild_records() -> None:
         for k in ("emotion", "knowledge", "event")
     ]
     assert render(choose(records, NOW, BUDGET), NOW, BUDGET).count("\n") <= 80
-
-
-def test_atomic_write_keeps_the_old_file_on_a_full_disk(tmp_path: Path) -> None:
-    target = tmp_path / "RECENT.md"
-    target.write_text("old content\n")
-
-    def full_disk(fd: int, data: bytes) -> int:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    with pytest.raises(OSError, match="No space"):
-        write_atomic(target, b"new content\n", write=full_disk)
-    assert target.read_text() == "old content\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["RECENT.md"]
-
-
-def test_atomic_write_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
-    real = tmp_path / "shared" / "recent.md"
-    real.parent.mkdir()
-    real.write_text("old\n")
-    os.chmod(real, 0o640)
-    link = tmp_path / "RECENT.md"
-    link.symlink_to(real)
-    write_atomic(link, b"new\n")
-    assert link.is_symlink()
-    assert real.read_text() == "new\n"
-    assert oct(real.stat().st_mode & 0o777) == "0o640"

@@ -4,6 +4,7 @@ from datetime import date
 from pathlib import Path
 
 from memfuse.commands.tidy import check, memory_md_facts
+from memfuse.confine import WorkspaceFiles
 from memfuse.journal import parse
 from memfuse.rollup import monday_of, roll_up, shift_headings
 
@@ -50,14 +51,14 @@ def test_roll_up_keeps_every_bullet_with_its_time_and_is_idempotent(tmp_path: Pa
     daily = memory / "2026-02-17.md"
     daily.write_text("## 09:00\n- one\n- two\n  - nested\n## 22:00\n- three\n")
     bullets_before = [(b.key, b.text) for b in parse(daily.read_text())]
-    first = roll_up(tmp_path, date(2026, 2, 17), daily)
+    first = roll_up(WorkspaceFiles(tmp_path), date(2026, 2, 17), daily, daily.read_bytes())
     assert first.weekly == memory / "weekly" / "2026-02-16.md"
     assert first.archived_to == memory / "archive" / "2026-02-17.md"
     weekly = first.weekly.read_text()
     assert [(b.key, b.text) for b in parse(weekly)] == bullets_before
     # An interrupted run left the daily behind: the next run does not append it twice.
     daily.write_text("## 09:00\n- one\n- two\n  - nested\n## 22:00\n- three\n")
-    second = roll_up(tmp_path, date(2026, 2, 17), daily)
+    second = roll_up(WorkspaceFiles(tmp_path), date(2026, 2, 17), daily, daily.read_bytes())
     assert not second.appended
     assert first.weekly.read_text() == weekly
     assert second.archived_to == memory / "archive" / "2026-02-17.1.md"

@@ -49,9 +49,8 @@ def run(ctx: RunContext) -> CommandResult:
             critical=False,
         )
     )
-    checks.append(
-        Check("config", True, str(s.config_file) if s.config_file else "defaults (no file)", False)
-    )
+    files = " + ".join(str(p) for p in s.config_files) or "defaults (no file)"
+    checks.append(Check("config", not s.config_refused, files, critical=False))
 
     gateway = ctx.guard.gateway
     if isinstance(gateway, McporterGateway):

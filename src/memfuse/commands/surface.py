@@ -13,12 +13,11 @@ from typing import Any
 
 from dateutil import parser as date_parser
 
-from memfuse.atomic import write_atomic
 from memfuse.classify import Classifier
+from memfuse.confine import UnsafePath
 from memfuse.context import RunContext
 from memfuse.errors import WorkspaceError
-from memfuse.journal import parse_bytes
-from memfuse.journal_files import list_journals
+from memfuse.journal_files import list_journals, read_journal
 from memfuse.output import CommandResult
 from memfuse.recent import (
     Record,
@@ -136,11 +135,12 @@ def from_journals(ctx: RunContext) -> list[Record]:
         if not first <= day <= today:
             continue
         try:
-            bullets = parse_bytes(path.read_bytes()).bullets
-        except OSError as exc:
-            ctx.reporter.warn(f"cannot read {path}: {exc.strerror}")
+            parsed = read_journal(ctx.files, path, ctx.reporter.warn)
+        except FileNotFoundError:
             continue
-        for bullet in sorted(bullets, key=lambda b: (b.key, b.n), reverse=True):
+        if parsed is None:
+            continue
+        for bullet in sorted(parsed.bullets, key=lambda b: (b.key, b.n), reverse=True):
             when = section_moment(day, bullet.key, s.now.tzinfo)
             # Journal order is the ranking here: newer sections first, all equally vital.
             records.append(
@@ -166,7 +166,9 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
     else:
         assert path is not None
         try:
-            write_atomic(path, text.encode("utf-8"))
+            ctx.files.write(path, text.encode("utf-8"))
+        except UnsafePath as exc:
+            raise UnsafePath(f"{exc}; RECENT.md is not written, its target is untouched") from None
         except OSError as exc:
             raise WorkspaceError(
                 f"cannot write {path}: {exc.strerror or exc}; the previous RECENT.md is unchanged"

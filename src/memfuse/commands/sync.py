@@ -13,8 +13,8 @@ from typing import Any
 from memfuse.classify import Classifier, Verdict
 from memfuse.context import RunContext
 from memfuse.errors import ExitCode
-from memfuse.journal import Bullet, parse_bytes
-from memfuse.journal_files import journal_path, list_journals
+from memfuse.journal import Bullet
+from memfuse.journal_files import journal_path, list_journals, read_journal
 from memfuse.ledger import LEDGER_NAME, Entry, Ledger, content_hash, position_key
 from memfuse.output import CommandResult
 
@@ -100,17 +100,13 @@ def read_items(
     for day in scope.select(list(journals), s.now.date()):
         path = journals.get(day, journal_path(s.workspace, day))
         try:
-            raw = path.read_bytes()
+            parsed = read_journal(ctx.files, path, ctx.reporter.warn)
         except FileNotFoundError:
             if scope.day is not None:
                 ctx.reporter.warn(f"no journal for {day}: {path} does not exist")
             continue
-        except OSError as exc:
-            ctx.reporter.warn(f"cannot read {path}: {exc.strerror}; skipped")
+        if parsed is None:
             continue
-        parsed = parse_bytes(raw)
-        if parsed.replaced_bytes:
-            ctx.reporter.warn(f"{path} is not valid UTF-8; unreadable bytes were replaced by �")
         iso = day.isoformat()
         days_read.append(iso)
         known = ledger.entries_for([iso]) if ledger is not None else {}

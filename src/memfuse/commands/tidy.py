@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
-from memfuse.atomic import write_atomic
+from memfuse.confine import UnsafePath
 from memfuse.context import RunContext
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
@@ -85,8 +84,14 @@ def check(
 def read_memory_md(ctx: RunContext) -> bytes | None:
     """MEMORY.md's bytes, read once for the whole run; None when there is none."""
     try:
-        return (ctx.settings.workspace / "MEMORY.md").read_bytes()
+        return ctx.files.read(ctx.settings.workspace / "MEMORY.md")
     except FileNotFoundError:
+        return None
+    except UnsafePath as exc:
+        ctx.reporter.warn(f"{exc}; MEMORY.md is skipped")
+        return None
+    except OSError as exc:
+        ctx.reporter.warn(f"cannot read MEMORY.md: {exc.strerror or exc}; skipped")
         return None
 
 
@@ -155,9 +160,11 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> dict[str, Any]:
     backup = archive_dir(s.workspace) / f"MEMORY.md.bak-{s.now.date().isoformat()}"
     made = False
     if not backup.exists() and not ctx.dry_run:
-        backup.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(backup, raw)
-        made = True
+        try:
+            ctx.files.write(backup, raw, create_parents=True)
+            made = True
+        except UnsafePath as exc:
+            ctx.reporter.warn(f"MEMORY.md is not backed up: {exc}")
     over = lines > s.memory_md_max_lines
     if over:
         ctx.reporter.warn(
@@ -172,9 +179,9 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> dict[str, Any]:
     }
 
 
-def unsynced(ledger: Ledger | None, day: date, path: Path) -> int:
-    """Bullets of a daily whose current text the ledger has not settled."""
-    bullets = parse_bytes(path.read_bytes()).bullets
+def unsynced(ledger: Ledger | None, day: date, raw: bytes) -> int:
+    """Bullets of a daily (its bytes `raw`) whose current text the ledger has not settled."""
+    bullets = parse_bytes(raw).bullets
     known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
     missing = 0
     for bullet in bullets:
@@ -196,7 +203,12 @@ def archive(ctx: RunContext) -> dict[str, Any]:
     refused: list[dict[str, Any]] = []
     try:
         for day, path in sorted(old.items()):
-            missing = unsynced(ledger, day, path)
+            try:
+                raw = ctx.files.read(path)
+            except (UnsafePath, OSError) as exc:
+                ctx.reporter.warn(f"not archiving {path.name}: {exc}")
+                continue
+            missing = unsynced(ledger, day, raw)
             if missing:
                 refused.append({"date": day.isoformat(), "unsynced": missing})
                 ctx.reporter.warn(
@@ -213,7 +225,11 @@ def archive(ctx: RunContext) -> dict[str, Any]:
                     }
                 )
                 continue
-            rolled = roll_up(s.workspace, day, path)
+            try:
+                rolled = roll_up(ctx.files, day, path, raw)
+            except UnsafePath as exc:
+                ctx.reporter.warn(f"not archiving {path.name}: {exc}")
+                continue
             done.append(
                 {
                     "date": day.isoformat(),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from memfuse.config import Settings
 from memfuse.gateway.base import (
     Answer,
@@ -14,7 +16,7 @@ from memfuse.gateway.base import (
     ToolMissing,
 )
 from memfuse.gateway.guard import Guard
-from memfuse.gateway.mcporter import McporterGateway
+from memfuse.gateway.mcporter import McporterGateway, neutral_cwd
 
 __all__ = [
     "Answer",
@@ -43,4 +45,5 @@ def open_gateway(settings: Settings) -> Gateway:
         settings.server,
         config=settings.mcporter_config,
         timeout=settings.timeout,
+        cwd=neutral_cwd(settings.workspace, Path.cwd(), Path.home()),
     )

@@ -36,12 +36,23 @@ class Runner(Protocol):
     subprocess.TimeoutExpired (after killing the whole process group) when time runs out."""
 
     def __call__(
-        self, argv: Sequence[str], *, stdin: bytes, timeout: float, env: Mapping[str, str] | None
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes,
+        timeout: float,
+        env: Mapping[str, str] | None,
+        cwd: str | None = None,
     ) -> RunOutcome: ...
 
 
 def run_in_process_group(
-    argv: Sequence[str], *, stdin: bytes, timeout: float, env: Mapping[str, str] | None
+    argv: Sequence[str],
+    *,
+    stdin: bytes,
+    timeout: float,
+    env: Mapping[str, str] | None,
+    cwd: str | None = None,
 ) -> RunOutcome:
     """Run argv in a new session so that a timeout can kill it and every child it spawned.
 
@@ -58,6 +69,7 @@ def run_in_process_group(
             stderr=subprocess.PIPE,
             start_new_session=True,
             env=dict(env) if env is not None else None,
+            cwd=cwd,
         )
         try:
             out, err = proc.communicate(timeout=timeout)
@@ -78,6 +90,24 @@ def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
             if pipe is not None:
                 pipe.close()
         proc.wait(timeout=2)
+
+
+def neutral_cwd(workspace: Path, cwd: Path, home: Path) -> str | None:
+    """Where mcporter runs: never inside the workspace.
+
+    mcporter merges `./config/mcporter.json` (and editors' project configs) from its working
+    folder, so a run started from inside the workspace would take server commands from files
+    the agent wrote. None keeps memfuse's own working folder.
+    """
+    root = Path(os.path.realpath(workspace))
+
+    def within(path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        return real == root or real.is_relative_to(root)
+
+    if not within(cwd):
+        return None
+    return str(home) if not within(home) else "/"
 
 
 def build_argv(
@@ -127,6 +157,7 @@ class McporterGateway:
         timeout: float = 30.0,
         runner: Runner = run_in_process_group,
         env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.mcporter = mcporter
         self.server = server
@@ -134,6 +165,7 @@ class McporterGateway:
         self.timeout = timeout
         self._run = runner
         self._env = env
+        self._cwd = cwd
 
     def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
         argv = build_argv(
@@ -150,6 +182,7 @@ class McporterGateway:
                 stdin=encode_arguments(arguments),
                 timeout=self.timeout + GRACE_SECONDS,
                 env=self._env,
+                cwd=self._cwd,
             )
         except FileNotFoundError:
             raise ToolMissing(
@@ -177,7 +210,11 @@ class McporterGateway:
         """mcporter's version, or None when it cannot be run."""
         try:
             outcome = self._run(
-                [*shlex.split(self.mcporter), "--version"], stdin=b"", timeout=10, env=self._env
+                [*shlex.split(self.mcporter), "--version"],
+                stdin=b"",
+                timeout=10,
+                env=self._env,
+                cwd=self._cwd,
             )
         except (OSError, subprocess.TimeoutExpired):
             return None
@@ -192,7 +229,11 @@ class McporterGateway:
         argv += ["list", self.server, "--json"]
         try:
             outcome = self._run(
-                argv, stdin=b"", timeout=self.timeout + GRACE_SECONDS, env=self._env
+                argv,
+                stdin=b"",
+                timeout=self.timeout + GRACE_SECONDS,
+                env=self._env,
+                cwd=self._cwd,
             )
         except FileNotFoundError:
             raise ToolMissing(f"mcporter not found ({argv[0]!r})") from None

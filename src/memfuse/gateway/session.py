@@ -104,6 +104,17 @@ def server_spec(settings: Settings, env: Mapping[str, str] | None = None) -> Ser
     )
 
 
+def _open_errlog(path: Path | None) -> TextIO:
+    """The server's stderr log in the state folder (0600, never through a link), else devnull."""
+    if path is not None:
+        from memfuse.confine import open_private
+
+        with contextlib.suppress(OSError):
+            fd = open_private(path, os.O_WRONLY | os.O_APPEND)
+            return open(fd, "a", encoding="utf-8")
+    return open(os.devnull, "a", encoding="utf-8")
+
+
 def _root_cause(exc: BaseException) -> BaseException:
     """The first leaf of an exception group (anyio's task groups wrap what went wrong)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -169,8 +180,7 @@ class SessionGateway:
             self._portal_cm = start_blocking_portal()
             self._portal = self._portal_cm.__enter__()
         if self._errlog is None:
-            target = self._errlog_path or Path(os.devnull)
-            self._errlog = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+            self._errlog = _open_errlog(self._errlog_path)
         self._session_cm = self._portal.wrap_async_context_manager(self._connect())
         try:
             self._session = self._session_cm.__enter__()

@@ -1,0 +1,313 @@
+"""File access confined to the workspace, which an agent writes and memfuse must not trust.
+
+Every file memfuse reads or writes under the workspace goes through here:
+- a read opens non-blocking (a FIFO cannot hang it), `fstat`s the open file, and accepts only a
+  regular file whose real path lies inside the workspace's real path and whose size is under a
+  cap; anything else raises `UnsafePath`, which the caller turns into one warning;
+- a write resolves every link, requires the real path inside the workspace, opens the real
+  parent folder, re-checks that the *open* folder is still inside (so swapping a component for a
+  link after the check changes nothing), and creates the temp file relative to that folder
+  with `O_NOFOLLOW`;
+- the state folder `.memfuse/` must be a real folder owned by this user; it is kept 0700.
+
+The re-check of an open descriptor reads `/proc/self/fd` where the system has it (Linux); other
+systems fall back to comparing the descriptor's device and inode with the resolved path's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from memfuse.errors import WorkspaceError
+
+DEFAULT_READ_CAP = 16 * 1024 * 1024
+STATE_DIR_NAME = ".memfuse"
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+Writer = Callable[[int, bytes], int]  # os.write's shape; tests inject ENOSPC through it
+
+
+class UnsafePath(WorkspaceError):
+    """A workspace path memfuse refuses: it leads outside, or it is not a regular file."""
+
+
+def real_root(workspace: Path) -> Path:
+    return Path(os.path.realpath(workspace))
+
+
+def inside(root: Path, path: Path) -> Path:
+    """`path` with every link resolved, when that lies inside `root` (itself resolved)."""
+    real = Path(os.path.realpath(path))
+    if real != root and not real.is_relative_to(root):
+        raise UnsafePath(f"{path} resolves to {real}, outside the workspace {root}")
+    return real
+
+
+def _fd_path(fd: int) -> Path | None:
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+
+
+def _check_open(root: Path, fd: int, real: Path, shown: Path) -> None:
+    """Refuse an open descriptor that is not the file or folder checked to be inside `root`."""
+    where = _fd_path(fd)
+    if where is not None:
+        if where != root and not where.is_relative_to(root):
+            raise UnsafePath(f"{shown} was moved outside the workspace while memfuse opened it")
+        return
+    opened, named = os.fstat(fd), os.stat(real)
+    if (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
+        raise UnsafePath(f"{shown} changed while memfuse opened it")
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_file(root: Path, path: Path, cap: int = DEFAULT_READ_CAP) -> bytes:
+    """The bytes of a regular file inside `root`, at most `cap` of them.
+
+    Raises FileNotFoundError when there is no such file, UnsafePath for everything memfuse
+    refuses to read (the message names the file and says why).
+    """
+    real = inside(root, path)
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO nobody writes
+            raise UnsafePath(f"{path} is a socket or FIFO, not a regular file") from None
+        raise UnsafePath(f"{path} cannot be opened: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePath(f"{path} is {_kind(info.st_mode)}, not a regular file")
+        _check_open(root, fd, real, path)
+        if info.st_size > cap:
+            raise UnsafePath(_too_big(path, info.st_size, cap))
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:  # it grew while being read
+                raise UnsafePath(_too_big(path, size, cap))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _too_big(path: Path, size: int, cap: int) -> str:
+    return f"{path} is {size / 1048576:.1f} MiB, above the {cap / 1048576:g} MiB read limit"
+
+
+@contextlib.contextmanager
+def open_folder(root: Path, folder: Path, *, create: bool = False) -> Iterator[int]:
+    """A descriptor of `folder`, checked to be a real folder inside `root` once open."""
+    real = inside(root, folder)
+    if create:
+        try:
+            real.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WorkspaceError(f"cannot create {folder}: {exc.strerror}") from None
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UnsafePath(f"{folder} cannot be opened as a folder: {exc.strerror}") from None
+    try:
+        _check_open(root, fd, real, folder)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def write_atomic(
+    root: Path,
+    path: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    create_parents: bool = False,
+    write: Writer = os.write,
+) -> Path:
+    """Replace `path` (or the file a link inside the workspace points to) with `data`.
+
+    Readers see the old file or the whole new one: a temp file in the same folder is written,
+    fsynced and renamed over the target, then the folder is fsynced. On any error the temp file
+    is removed and the old file is left byte-identical. Returns the real path written.
+    """
+    real = inside(root, path)
+    with open_folder(root, real.parent, create=create_parents) as folder:
+        try:
+            current = os.stat(real.name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            current = None
+        if current is not None and not stat.S_ISREG(current.st_mode):
+            raise UnsafePath(f"{path} is {_kind(current.st_mode)}, not a file memfuse can replace")
+        if mode is None:
+            mode = stat.S_IMODE(current.st_mode) if current is not None else _default_mode()
+        tmp = f".{real.name}.{secrets.token_hex(4)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=folder)
+        try:
+            view = memoryview(data)
+            while view:
+                written = write(fd, bytes(view[: 1 << 20]))
+                view = view[written:]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            os.replace(tmp, real.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(folder)
+    return real
+
+
+def move_into(root: Path, source: Path, folder: Path) -> Path:
+    """Move `source` into `folder` (created if missing), never over an existing file.
+
+    A link at `source` is moved as a link; the name gets `.1`, `.2`… when taken.
+    """
+    source_real_parent = inside(root, source.parent)
+    with (
+        open_folder(root, source_real_parent) as src,
+        open_folder(root, folder, create=True) as dst,
+    ):
+        stem, suffix = os.path.splitext(source.name)
+        name, counter = source.name, 1
+        while _exists(name, dst):
+            name = f"{stem}.{counter}{suffix}"
+            counter += 1
+        os.rename(source.name, name, src_dir_fd=src, dst_dir_fd=dst)
+        with contextlib.suppress(OSError):
+            os.fsync(dst)
+    return inside(root, folder) / name
+
+
+def _exists(name: str, folder: int) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def state_dir(workspace: Path, *, create: bool = True) -> Path:
+    """`.memfuse/` of the workspace, checked: a real folder of this user's, mode 0700.
+
+    Raises UnsafePath when it is a link, not a folder, or owned by someone else; returns the
+    path without creating it when `create` is False and it does not exist.
+    """
+    path = workspace / STATE_DIR_NAME
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            return path
+        try:
+            os.mkdir(path, PRIVATE_DIR)
+        except FileExistsError:
+            pass  # another run made it a moment ago: check what is there now
+        except OSError as exc:
+            raise WorkspaceError(f"cannot create {path}: {exc.strerror}") from None
+        info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafePath(
+            f"{path} is a symbolic link; memfuse keeps its state only in a real folder"
+        )
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafePath(f"{path} is not a folder")
+    if info.st_uid != os.geteuid():
+        raise UnsafePath(
+            f"{path} belongs to another user (uid {info.st_uid}); memfuse will not use it"
+        )
+    if stat.S_IMODE(info.st_mode) != PRIVATE_DIR:
+        with contextlib.suppress(OSError):
+            os.chmod(path, PRIVATE_DIR, follow_symlinks=False)
+    return path
+
+
+# O_NONBLOCK: a FIFO planted under a state file name must not hang the open.
+_PRIVATE_FLAGS = os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def open_private(path: Path, flags: int) -> int:
+    """Open (creating 0600) a file in the state folder, refusing a link or a non-file there."""
+    try:
+        fd = os.open(path, flags | _PRIVATE_FLAGS, PRIVATE_FILE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePath(
+                f"{path} is a symbolic link; memfuse will not write through it"
+            ) from None
+        if exc.errno == errno.ENXIO:
+            raise UnsafePath(f"{path} is a socket or FIFO, not a file") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise UnsafePath(f"{path} is {_kind(info.st_mode)}, not a file")
+    return fd
+
+
+def check_private_file(path: Path) -> None:
+    """Refuse a state file that is a link or not a regular file (None there is fine)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafePath(f"{path} is a symbolic link; memfuse won't write through it")
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePath(f"{path} is {_kind(info.st_mode)}, not a file")
+
+
+class WorkspaceFiles:
+    """One workspace's confined reads and writes, its real path resolved once per run."""
+
+    def __init__(self, workspace: Path, read_cap: int = DEFAULT_READ_CAP) -> None:
+        self.workspace = workspace
+        self.root = real_root(workspace)
+        self.read_cap = read_cap
+
+    def read(self, path: Path) -> bytes:
+        return read_file(self.root, path, self.read_cap)
+
+    def write(self, path: Path, data: bytes, **options: Any) -> Path:
+        return write_atomic(self.root, path, data, **options)
+
+    def move_into(self, source: Path, folder: Path) -> Path:
+        return move_into(self.root, source, folder)

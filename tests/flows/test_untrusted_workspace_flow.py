@@ -1,0 +1,153 @@
+"""Every byte under the workspace is the agent's: hostile files cost a warning, never a hang,
+a write outside, or a program run. In-process against the fake store; the installed-binary
+proofs are in tests/integration/test_untrusted_workspace.py."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import World
+
+DAY = "2026-11-29"
+NOW = f"{DAY}T22:00"
+
+
+def digest(tree: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(tree.rglob("*")):
+        h.update(str(path).encode())
+        if path.is_file() and not path.is_symlink():
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def decoy(tmp_path: Path) -> Path:
+    tree = tmp_path / "decoy"
+    (tree / "sub").mkdir(parents=True)
+    (tree / ".bashrc").write_text("export PATH=/usr/bin\n")
+    (tree / "sub" / "notes.md").write_text("- private\n")
+    return tree
+
+
+def test_a_fifo_a_device_link_and_an_oversize_journal_each_cost_one_warning(
+    world: World,
+) -> None:
+    world.journal(DAY, "- Shipped the billing fix\n")
+    memory = world.workspace / "memory"
+    os.mkfifo(memory / "2026-11-28.md")
+    (memory / "2026-11-27.md").symlink_to("/dev/zero")
+    with (memory / "2026-11-26.md").open("wb") as big:
+        big.truncate(2 * 1024 * 1024)
+    (world.workspace / ".memfuse").mkdir()
+    (world.workspace / ".memfuse" / "config.toml").write_text("max_file_mib = 1\n")
+    out = world.json("sync", "--days", "7", "--now", NOW)
+    assert out.code == 0, out.stderr
+    warnings = out.envelope["warnings"]
+    assert [w for w in warnings if "2026-11-28.md" in w] == [
+        f"{memory / '2026-11-28.md'} is a FIFO, not a regular file; skipped"
+    ]
+    assert len([w for w in warnings if "2026-11-27.md" in w and "outside" in w]) == 1
+    assert len([w for w in warnings if "2026-11-26.md" in w and "1 MiB read limit" in w]) == 1
+    assert out.data["counts"]["added"] == 1
+    # The lock is free: the next run gets it at once.
+    assert world.json("sync", "--now", NOW).code == 0
+
+
+def test_recent_md_linking_out_of_the_workspace_is_refused_target_untouched(
+    world: World, decoy: Path
+) -> None:
+    world.journal(DAY, "- Shipped the billing fix\n")
+    (world.workspace / "RECENT.md").symlink_to(decoy / ".bashrc")
+    before = digest(decoy)
+    out = world.run("surface", "--now", NOW)
+    assert out.code == 1
+    assert "outside the workspace" in out.stderr and "untouched" in out.stderr
+    assert digest(decoy) == before
+
+
+def test_recent_md_linking_inside_the_workspace_keeps_working(world: World) -> None:
+    world.journal(DAY, "- Shipped the billing fix\n")
+    (world.workspace / "shared").mkdir()
+    (world.workspace / "shared" / "recent.md").write_text("old\n")
+    (world.workspace / "RECENT.md").symlink_to(world.workspace / "shared" / "recent.md")
+    out = world.run("surface", "--now", NOW)
+    assert out.code == 0, out.stderr
+    assert "Shipped the billing fix" in (world.workspace / "shared" / "recent.md").read_text()
+    assert (world.workspace / "RECENT.md").is_symlink()
+
+
+def test_tidy_writes_no_backup_or_weekly_through_an_archive_link_out(
+    world: World, decoy: Path
+) -> None:
+    (world.workspace / "MEMORY.md").write_text("# Memory\n- 当前最重要的事：发版\n")
+    world.journal("2026-11-01", "- Old bullet from November\n")
+    assert world.run("sync", "--all", "--now", NOW).code == 0
+    (world.workspace / "memory" / "archive").symlink_to(decoy / "sub")
+    (world.workspace / "memory" / "weekly").symlink_to(decoy)
+    before = digest(decoy)
+    out = world.json("tidy", "--archive", "--now", NOW)
+    assert out.code == 0, out.stderr
+    assert any("MEMORY.md is not backed up" in w for w in out.envelope["warnings"])
+    assert any("not archiving 2026-11-01.md" in w for w in out.envelope["warnings"])
+    assert digest(decoy) == before
+    assert (world.workspace / "memory" / "2026-11-01.md").exists()  # nothing lost
+
+
+def test_a_memory_md_that_is_a_fifo_is_skipped_with_a_warning(world: World) -> None:
+    os.mkfifo(world.workspace / "MEMORY.md")
+    out = world.json("tidy", "--now", NOW)
+    assert out.code == 0, out.stderr
+    assert any("MEMORY.md" in w and "FIFO" in w for w in out.envelope["warnings"])
+
+
+def test_a_state_folder_that_is_a_link_is_refused(world: World, decoy: Path) -> None:
+    world.journal(DAY, "- Shipped the billing fix\n")
+    (world.workspace / ".memfuse").symlink_to(decoy)
+    before = digest(decoy)
+    out = world.run("sync", "--now", NOW)
+    assert out.code == 1
+    assert ".memfuse is a symbolic link" in out.stderr
+    assert digest(decoy) == before
+    assert world.gateway.calls == []
+
+
+def test_state_files_are_private(world: World) -> None:
+    world.journal(DAY, "- Shipped the billing fix\n")
+    assert world.run("sync", "--now", NOW).code == 0
+    state = world.workspace / ".memfuse"
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    for name in ("ledger.sqlite3", "lock", "memfuse.log"):
+        assert stat.S_IMODE((state / name).stat().st_mode) == 0o600, name
+
+
+def test_a_ledger_link_planted_in_the_state_folder_is_refused(world: World, decoy: Path) -> None:
+    world.journal(DAY, "- Shipped the billing fix\n")
+    (world.workspace / ".memfuse").mkdir(mode=0o700)
+    (world.workspace / ".memfuse" / "ledger.sqlite3").symlink_to(decoy / "new.db")
+    out = world.run("sync", "--now", NOW)
+    assert out.code == 1
+    assert "ledger.sqlite3 is a symbolic link" in out.stderr
+    assert not (decoy / "new.db").exists()
+
+
+def test_keywords_and_caps_from_the_workspace_config_still_apply(world: World) -> None:
+    (world.workspace / ".memfuse").mkdir()
+    (world.workspace / ".memfuse" / "config.toml").write_text(
+        '[classify]\nknowledge = ["decided"]\n[surface]\nevent_cap = 1\n'
+    )
+    world.journal(
+        DAY,
+        "- We decided to ship on Friday\n- Met Bob about the billing migration\n"
+        "- Reviewed the staging deploy checklist\n",
+    )
+    out = world.json("sync", "--explain", "--now", NOW)
+    assert out.envelope["warnings"] == []
+    assert [e["type"] for e in out.data["explain"]] == ["knowledge", "event", "event"]
+    surfaced = world.json("surface", "--now", NOW)
+    assert surfaced.data["sections"]["event"] == 1
