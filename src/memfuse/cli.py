@@ -253,7 +253,7 @@ def _emit(
         _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
     if common.json:
         typer.echo(mask(to_json(envelope)))
-    elif not common.quiet or result.exit_code != ExitCode.OK:
+    elif not common.quiet or result.exit_code != ExitCode.OK or result.payload:
         for line in result.human:
             typer.echo(mask(line))
 

@@ -354,6 +354,15 @@ def load_settings(
 ) -> Settings:
     """Resolve settings: flags (None = not given) > env > config file > defaults."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    for name, (_var, check) in ENV_KEYS.items():
+        if name in flags and name != "workspace":
+            try:
+                flags[name] = check(
+                    flags[name] if isinstance(flags[name], str) else str(flags[name])
+                )
+            except TypeError as exc:
+                option = "--" + name.replace("_", "-")
+                raise ConfigError(f"{option} must be {exc}, got {flags[name]!r}") from None
     env = os.environ if env is None else env
 
     from_env: dict[str, Any] = {}

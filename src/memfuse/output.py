@@ -35,6 +35,7 @@ class CommandResult:
     warnings: tuple[str, ...] = ()
     guard_failures: int = 0
     exit_code: ExitCode = ExitCode.OK
+    payload: bool = False  # `human` is the product (surface --stdout): printed even under -q
 
     @property
     def status(self) -> str:

@@ -131,9 +131,13 @@ def from_journals(ctx: RunContext) -> list[Record]:
     today = s.now.date()
     first = today - timedelta(days=s.surface.fallback_days - 1)
     records: list[Record] = []
-    for day, path in sorted(list_journals(s.workspace).items(), reverse=True):
-        if not first <= day <= today:
-            continue
+    in_window = {d: p for d, p in list_journals(s.workspace).items() if first <= d <= today}
+    if not in_window:
+        ctx.reporter.warn(
+            f"no journal in the last {s.surface.fallback_days} day(s)"
+            f" ({first.isoformat()}..{today.isoformat()}) to fall back on"
+        )
+    for day, path in sorted(in_window.items(), reverse=True):
         try:
             parsed = read_journal(ctx.files, path, ctx.reporter.warn)
         except FileNotFoundError:
@@ -147,6 +151,20 @@ def from_journals(ctx: RunContext) -> list[Record]:
                 Record(bullet.text, classifier.classify(bullet.text).type, vitality=1.0, when=when)
             )
     return records
+
+
+def _has_entries(ctx: RunContext, path: Path) -> bool:
+    """Whether RECENT.md exists and holds at least one entry (worth keeping over an empty one)."""
+    try:
+        old = ctx.files.read(path).decode("utf-8", errors="replace")
+    except (OSError, WorkspaceError):
+        return False
+    return any(section_counts(old).values())
+
+
+def _kept(path: Path) -> CommandResult:
+    data = {"source": "kept", "path": str(path), "kept": True}
+    return CommandResult("surface", data, (f"surface: {path} kept (nothing new to surface)",))
 
 
 def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
@@ -163,6 +181,11 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
     path: Path | None = s.workspace / "RECENT.md"
     if to_stdout:
         path = None
+    elif not any(sections.values()) and _has_entries(ctx, s.workspace / "RECENT.md"):
+        ctx.reporter.warn(
+            "the store and the journals gave nothing to surface: the existing RECENT.md is kept"
+        )
+        return _kept(s.workspace / "RECENT.md")
     else:
         assert path is not None
         try:
@@ -181,7 +204,9 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         "sections": counts,
     }
     if to_stdout:
+        data["text"] = text
         human = tuple(text.rstrip("\n").split("\n"))
+        return CommandResult("surface", data, human, payload=True)
     else:
         human = (
             f"surface: {path} from {source}: {counts['emotion']} emotion, "

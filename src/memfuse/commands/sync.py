@@ -260,7 +260,12 @@ def _result(
     data["rejected"] = rejected
     data["pruned"] = pruned
     days = data["dates"]
-    span = f"{days[0]}..{days[-1]}" if len(days) > 1 else (days[0] if days else "none")
+    if not days:
+        today = journal_path(ctx.settings.workspace, ctx.settings.now.date())
+        scope_note = "none; today's journal " + str(today) + " does not exist yet"
+        span = scope_note if not any(data["counts"].values()) else "none"
+    else:
+        span = f"{days[0]}..{days[-1]}" if len(days) > 1 else days[0]
     dry = f"dry run, {len(data['would_send'])} to send; " if ctx.dry_run else ""
     tally = ", ".join(f"{counts[k]} {k}" for k in COUNT_KEYS)
     human = [f"sync: {len(days)} journal(s) ({span}): {dry}{tally}; {data['calls']} MCP call(s)"]

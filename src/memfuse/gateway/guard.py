@@ -51,6 +51,7 @@ class Guard:
         self._lock = threading.Lock()
         self._threshold = breaker_threshold
         self._failures_in_a_row = 0
+        self._cause = ""
 
     @property
     def tripped(self) -> bool:
@@ -72,8 +73,7 @@ class Guard:
             with self._lock:
                 self.skipped += 1
             self.reporter.warn(
-                f"skipped the remaining store calls: the store failed {self._threshold} times"
-                " in a row (they are retried by the next run)",
+                f"skipped the remaining store calls (retried by the next run): {self._cause}",
                 guard=True,
             )
             return None
@@ -101,6 +101,12 @@ class Guard:
                 return Answer(tool, str(exc), {"error": str(exc)})
         else:
             self._note(ok=False, unreachable=isinstance(exc, UNREACHABLE))
+            with self._lock:
+                if isinstance(exc, ToolMissing):  # no retry can find a missing program
+                    self._failures_in_a_row = max(self._failures_in_a_row, self._threshold)
+                    self._cause = str(exc)
+                else:
+                    self._cause = f"{self._failures_in_a_row} failures in a row, the last: {exc}"
         self.reporter.warn(str(exc), guard=True)
         return None
 
