@@ -117,6 +117,16 @@ def counted_store(store: StoreServer) -> StoreServer:
 
 
 @pytest.fixture
+def decoy(tmp_path: Path) -> Path:
+    """A tree outside the workspace that links from it try to reach; see fakes.digest."""
+    tree = tmp_path / "decoy"
+    (tree / "sub").mkdir(parents=True)
+    (tree / ".bashrc").write_text("export PATH=/usr/bin\n")
+    (tree / "sub" / "notes.md").write_text("- private\n")
+    return tree
+
+
+@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "workspace"
     (ws / "memory").mkdir(parents=True)

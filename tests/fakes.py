@@ -184,3 +184,16 @@ class World:
 
     def json(self, *args: str, env: Mapping[str, str] | None = None) -> Outcome:
         return self.run(*args, "--json", env=env)
+
+
+def digest(tree: Path) -> str:
+    """A digest of a folder tree (names, bytes, mtimes): equal means nothing in it changed."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(tree.rglob("*")):
+        h.update(str(path.relative_to(tree)).encode())
+        if path.is_file() and not path.is_symlink():
+            h.update(path.read_bytes())
+            h.update(str(path.stat().st_mtime_ns).encode())
+    return h.hexdigest()

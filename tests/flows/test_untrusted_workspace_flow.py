@@ -4,35 +4,14 @@ proofs are in tests/integration/test_untrusted_workspace.py."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 
-import pytest
-
-from tests.fakes import World
+from tests.fakes import World, digest
 
 DAY = "2026-11-29"
 NOW = f"{DAY}T22:00"
-
-
-def digest(tree: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(tree.rglob("*")):
-        h.update(str(path).encode())
-        if path.is_file() and not path.is_symlink():
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-@pytest.fixture
-def decoy(tmp_path: Path) -> Path:
-    tree = tmp_path / "decoy"
-    (tree / "sub").mkdir(parents=True)
-    (tree / ".bashrc").write_text("export PATH=/usr/bin\n")
-    (tree / "sub" / "notes.md").write_text("- private\n")
-    return tree
 
 
 def test_a_fifo_a_device_link_and_an_oversize_journal_each_cost_one_warning(

@@ -7,7 +7,6 @@ what is proven here is the whole path: config resolution, file access, the lock,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import StoreServer
+from tests.fakes import digest
 
 MEMFUSE = Path(sys.executable).parent / "memfuse"
 DAY = "2026-11-29"
@@ -47,25 +47,6 @@ def run(
     )
     envelope = json.loads(done.stdout) if done.stdout.strip() else {}
     return done.returncode, envelope, done.stderr
-
-
-def digest(tree: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(tree.rglob("*")):
-        h.update(str(path.relative_to(tree)).encode())
-        if path.is_file() and not path.is_symlink():
-            h.update(path.read_bytes())
-            h.update(str(path.stat().st_mtime_ns).encode())
-    return h.hexdigest()
-
-
-@pytest.fixture
-def decoy(tmp_path: Path) -> Path:
-    tree = tmp_path / "decoy"
-    (tree / "sub").mkdir(parents=True)
-    (tree / ".bashrc").write_text("export PATH=/usr/bin\n")
-    (tree / "sub" / "notes.md").write_text("- private\n")
-    return tree
 
 
 @pytest.fixture
