@@ -258,6 +258,8 @@ TRUSTED_KEYS = frozenset(
     }
 )  # fmt: skip
 WORKSPACE_CONFIG_LIMIT = 1 << 20
+# Settings field -> the key as a config file spells it ("surface.top_n", "jobs").
+_DOTTED = {target: ".".join(k for k in key if k) for key, (target, _) in FILE_KEYS.items()}
 
 
 def parse_config(text: str, path: Path) -> tuple[dict[str, Any], list[str]]:
@@ -313,24 +315,23 @@ def read_workspace_config(workspace: Path, path: Path, user_file: Path) -> Works
     It may not stop memfuse: an unreadable file, bad TOML or a bad value is a warning and is
     skipped. A trusted key is not applied, and the notice names the file and the key.
     """
-    from memfuse.confine import UnsafePath, read_file, real_root
+    from memfuse.confine import UnsafePath, WorkspaceFiles
 
     try:
-        raw = read_file(real_root(workspace), path, WORKSPACE_CONFIG_LIMIT)
+        raw = WorkspaceFiles(workspace, WORKSPACE_CONFIG_LIMIT).read(path)
     except FileNotFoundError:
         return WorkspaceConfig({})
     except UnsafePath as exc:
         return WorkspaceConfig({}, (f"{exc}; the workspace config is skipped",))
     values, problems = parse_config(raw.decode("utf-8", errors="replace"), path)
-    notices = [f"{p}; that key is skipped" if "key" in p else f"{p}; skipped" for p in problems]
-    dotted = {v: ".".join(k for k in key if k) for key, (v, _) in FILE_KEYS.items()}
-    refused = sorted(dotted[field_] for field_ in values if dotted[field_] in TRUSTED_KEYS)
+    notices = [f"{p}; skipped" for p in problems]
+    refused = sorted(_DOTTED[name] for name in values if _DOTTED[name] in TRUSTED_KEYS)
     if refused:
         notices.append(
             f"{path} sets {', '.join(refused)}: not applied, since these choose what runs or"
             f" where data goes; set them with flags, MEMFUSE_* variables or {user_file}"
         )
-    tunables = {k: v for k, v in values.items() if dotted[k] not in TRUSTED_KEYS}
+    tunables = {k: v for k, v in values.items() if _DOTTED[k] not in TRUSTED_KEYS}
     return WorkspaceConfig(tunables, tuple(notices), tuple(refused) + tuple(problems))
 
 
@@ -357,9 +358,7 @@ def load_settings(
     for name, (_var, check) in ENV_KEYS.items():
         if name in flags and name != "workspace":
             try:
-                flags[name] = check(
-                    flags[name] if isinstance(flags[name], str) else str(flags[name])
-                )
+                flags[name] = check(str(flags[name]))
             except TypeError as exc:
                 option = "--" + name.replace("_", "-")
                 raise ConfigError(f"{option} must be {exc}, got {flags[name]!r}") from None

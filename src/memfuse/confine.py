@@ -195,9 +195,8 @@ def move_into(root: Path, source: Path, folder: Path) -> Path:
 
     A link at `source` is moved as a link; the name gets `.1`, `.2`… when taken.
     """
-    source_real_parent = inside(root, source.parent)
     with (
-        open_folder(root, source_real_parent) as src,
+        open_folder(root, source.parent) as src,
         open_folder(root, folder, create=True) as dst,
     ):
         stem, suffix = os.path.splitext(source.name)

@@ -178,16 +178,13 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         sections = choose(from_journals(ctx), s.now, budget)
     text = render(sections, s.now.astimezone(), budget)
     lines = text.count("\n")
-    path: Path | None = s.workspace / "RECENT.md"
-    if to_stdout:
-        path = None
-    elif not any(sections.values()) and _has_entries(ctx, s.workspace / "RECENT.md"):
+    path = None if to_stdout else s.workspace / "RECENT.md"
+    if path is not None and not any(sections.values()) and _has_entries(ctx, path):
         ctx.reporter.warn(
             "the store and the journals gave nothing to surface: the existing RECENT.md is kept"
         )
-        return _kept(s.workspace / "RECENT.md")
-    else:
-        assert path is not None
+        return _kept(path)
+    if path is not None:
         try:
             ctx.files.write(path, text.encode("utf-8"))
         except UnsafePath as exc:
@@ -207,9 +204,8 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         data["text"] = text
         human = tuple(text.rstrip("\n").split("\n"))
         return CommandResult("surface", data, human, payload=True)
-    else:
-        human = (
-            f"surface: {path} from {source}: {counts['emotion']} emotion, "
-            f"{counts['knowledge']} knowledge, {counts['event']} event entries, {lines} lines",
-        )
+    human = (
+        f"surface: {path} from {source}: {counts['emotion']} emotion, "
+        f"{counts['knowledge']} knowledge, {counts['event']} event entries, {lines} lines",
+    )
     return CommandResult("surface", data, human)

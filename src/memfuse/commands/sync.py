@@ -262,8 +262,7 @@ def _result(
     days = data["dates"]
     if not days:
         today = journal_path(ctx.settings.workspace, ctx.settings.now.date())
-        scope_note = "none; today's journal " + str(today) + " does not exist yet"
-        span = scope_note if not any(data["counts"].values()) else "none"
+        span = f"none; today's journal {today} does not exist yet"
     else:
         span = f"{days[0]}..{days[-1]}" if len(days) > 1 else days[0]
     dry = f"dry run, {len(data['would_send'])} to send; " if ctx.dry_run else ""

@@ -57,12 +57,18 @@ class Guard:
     def tripped(self) -> bool:
         return self._failures_in_a_row >= self._threshold
 
-    def _note(self, ok: bool, unreachable: bool = False) -> None:
+    def _note(self, failure: GatewayError | None = None) -> None:
+        """Feed the breaker: a success resets it; an unreachable store counts towards it, and
+        a missing program trips it at once (no retry can find it)."""
         with self._lock:
-            if ok:
+            if failure is None:
                 self._failures_in_a_row = 0
-            elif unreachable:
+            elif isinstance(failure, ToolMissing):
+                self._failures_in_a_row = max(self._failures_in_a_row + 1, self._threshold)
+                self._cause = str(failure)
+            elif isinstance(failure, UNREACHABLE):
                 self._failures_in_a_row += 1
+                self._cause = f"{self._failures_in_a_row} failures in a row, the last: {failure}"
 
     def answer(
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
@@ -86,7 +92,7 @@ class Guard:
             self._debug(tool, started, type(exc).__name__)
             return self._failed(tool, exc, tolerate)
         self._debug(tool, started, "ok")
-        self._note(ok=True)
+        self._note()
         return answer
 
     def _debug(self, tool: str, started: float, outcome: str) -> None:
@@ -96,17 +102,11 @@ class Guard:
 
     def _failed(self, tool: str, exc: GatewayError, tolerate: tuple[str, ...]) -> Answer | None:
         if isinstance(exc, ServerError):
-            self._note(ok=True)  # the store answered: it is reachable
+            self._note()  # the store answered: it is reachable
             if any(fragment in str(exc) for fragment in tolerate):
                 return Answer(tool, str(exc), {"error": str(exc)})
         else:
-            self._note(ok=False, unreachable=isinstance(exc, UNREACHABLE))
-            with self._lock:
-                if isinstance(exc, ToolMissing):  # no retry can find a missing program
-                    self._failures_in_a_row = max(self._failures_in_a_row, self._threshold)
-                    self._cause = str(exc)
-                else:
-                    self._cause = f"{self._failures_in_a_row} failures in a row, the last: {exc}"
+            self._note(exc)
         self.reporter.warn(str(exc), guard=True)
         return None
 
