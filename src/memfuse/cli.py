@@ -27,6 +27,7 @@ from memfuse import __version__, confine
 from memfuse.config import load_settings, secrets_in
 from memfuse.context import Advance, RunContext, Seams, no_progress
 from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
+from memfuse.history import LIFECYCLE, Alarm, History, RunRecord, assess
 from memfuse.lock import WorkspaceLock
 from memfuse.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
 
@@ -174,7 +175,10 @@ def _run(
 ) -> None:
     started = time.monotonic()
     mask = SecretMasker()
-    reporter = Reporter(echo=lambda m: _say(mask(m)), mask=mask)
+    # Under -q (cron) warnings go to the log and the run history only: a person is told when
+    # the run escalates or fails, not about each best-effort hiccup.
+    echo = (lambda _m: None) if common.quiet else (lambda m: _say(mask(m)))
+    reporter = Reporter(echo=echo, mask=mask)
     ctx: RunContext | None = None
     refused = False
     try:
@@ -224,20 +228,84 @@ def _run(
         if ctx is not None:
             ctx.close()
 
-    # The reporter saw every warning of the run, whichever layer raised it.
-    result = replace(
-        result, warnings=tuple(reporter.warnings), guard_failures=reporter.guard_failures
-    )
+    _conclude(name, common, ctx, result, reporter, started=started, refused=refused)
+
+
+def _conclude(
+    name: str,
+    common: Common,
+    ctx: RunContext | None,
+    result: CommandResult,
+    reporter: Reporter,
+    *,
+    started: float,
+    refused: bool,
+) -> None:
+    """Settle the exit code (strict, escalation), record the run, print it, and exit."""
+    mask = reporter.mask
+    dry_run = ctx is not None and ctx.dry_run
+    result = replace(result, guard_failures=reporter.guard_failures)
     if common.strict and result.exit_code == ExitCode.OK and (result.guard_failures or refused):
         result = replace(result, exit_code=ExitCode.STRICT)
     duration_ms = int((time.monotonic() - started) * 1000)
+    alarm = None
+    if ctx is not None and name in LIFECYCLE and not dry_run:
+        alarm = _record(ctx, name, result, duration_ms)
+        if alarm is not None and result.exit_code in (ExitCode.OK, ExitCode.STRICT):
+            data = {**result.data, "alarm": {"reason": alarm.reason, "since": alarm.since}}
+            result = replace(result, data=data, exit_code=ExitCode.ESCALATED)
+    # The reporter saw every warning of the run, whichever layer raised it.
+    result = replace(result, warnings=tuple(reporter.warnings))
     envelope = result.envelope(duration_ms)
     reporter.info(
         f"end {name} status={envelope['status']} exit={envelope['exit_code']} "
         f"warnings={len(result.warnings)} in {duration_ms} ms"
     )
+    if alarm is not None:
+        _say(f"memfuse {name}: {mask(alarm.line())} (memfuse status shows more)")
+    elif common.quiet and result.exit_code == ExitCode.ESCALATED:  # status -q, a probe
+        for line in result.data.get("alarms", ()):
+            _say(f"memfuse {name}: {mask(str(line))}")
     _emit(name, common, result, envelope, mask)
     raise typer.Exit(int(result.exit_code))
+
+
+def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int) -> Alarm | None:
+    """Add this run to the history; return why it needs a person, if it does."""
+    settings = ctx.settings
+    if result.exit_code == ExitCode.LOCKED or not settings.state_dir.is_dir():
+        return None
+    counts = result.data.get("counts")
+    record = RunRecord(
+        command=name,
+        started=settings.now.isoformat(timespec="seconds"),
+        duration_ms=duration_ms,
+        status=result.status,
+        exit_code=int(result.exit_code),
+        store=ctx.store_outcome,
+        calls=ctx.calls_made,
+        counts={k: v for k, v in counts.items() if isinstance(v, int)}
+        if isinstance(counts, dict)
+        else {},
+        warnings=tuple(ctx.reporter.warnings[:5]),
+        warning_count=len(ctx.reporter.warnings),
+    )
+    history = History(settings.state_dir)
+    runs, problem = history.load()
+    if problem:
+        ctx.reporter.warn(problem)
+    alarm = assess([*runs.get(name, []), record], settings.alert_policy, settings.now)
+    if alarm is not None:
+        record = replace(record, exit_code=int(ExitCode.ESCALATED))
+    try:
+        history.append(record)
+    except (OSError, MemfuseError) as exc:
+        ctx.reporter.warn(f"cannot record this run in {history.path}: {exc}")
+    return alarm
+
+
+# Under -q these print nothing on stdout: escalation has its own line on stderr.
+_QUIET_EXITS = (ExitCode.OK, ExitCode.ESCALATED)
 
 
 def _emit(
@@ -248,12 +316,12 @@ def _emit(
     mask: SecretMasker,
 ) -> None:
     """Print a finished run: the envelope or the human lines on stdout, a failure on stderr."""
-    if result.exit_code not in (ExitCode.OK, ExitCode.STRICT):
+    if result.exit_code not in (ExitCode.OK, ExitCode.STRICT, ExitCode.ESCALATED):
         # One line for people on stderr, whatever stdout's format.
         _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
     if common.json:
         typer.echo(mask(to_json(envelope)))
-    elif not common.quiet or result.exit_code != ExitCode.OK or result.payload:
+    elif result.payload or not common.quiet or result.exit_code not in _QUIET_EXITS:
         for line in result.human:
             typer.echo(mask(line))
 
@@ -292,6 +360,19 @@ def doctor(common: Common) -> None:
     from memfuse.commands import doctor as command
 
     _run("doctor", common, command.run, lock=False)
+
+
+@app.command()
+@with_common_options
+def status(common: Common) -> None:
+    """Show the lifecycle at a glance: last runs, RECENT.md, the ledger, the lock.
+
+    Reads only .memfuse/ (no store call). Exits 4 when something needs a person, so
+    `memfuse status -q` can be a monitoring probe. Example: memfuse status --json
+    """
+    from memfuse.commands import status as command
+
+    _run("status", common, command.run, lock=False)
 
 
 @app.command()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memfuse.errors import ConfigError
+from memfuse.history import Policy
 from memfuse.recent import Budget
 
 Transport = Literal["mcporter", "session"]
@@ -80,6 +81,9 @@ class Settings:
     rerank: RerankSettings = field(default_factory=RerankSettings)
     session_server: SessionServer | None = None
     max_file_mib: int = 16
+    # when a failing run stops being a warning and exits ESCALATED (see memfuse.history)
+    alert_failed_runs: int = 3
+    alert_max_age_hours: float = 24.0
     config_files: tuple[Path, ...] = ()  # user file, then the workspace's: later wins
     config_notices: tuple[str, ...] = ()  # warnings about the workspace's config file
     config_refused: tuple[str, ...] = ()  # what of it was not applied (--strict: exit 3)
@@ -87,6 +91,12 @@ class Settings:
     @property
     def state_dir(self) -> Path:
         return self.workspace / ".memfuse"
+
+    @property
+    def alert_policy(self) -> Policy:
+        from datetime import timedelta
+
+        return Policy(self.alert_failed_runs, timedelta(hours=self.alert_max_age_hours))
 
     @property
     def read_cap(self) -> int:
@@ -213,6 +223,8 @@ FILE_KEYS: dict[tuple[str, str], tuple[str, Check]] = {
     ("rerank", "model"): ("rerank.model", _string),
     ("rerank", "base_url"): ("rerank.base_url", _string),
     ("rerank", "timeout"): ("rerank.timeout", _positive_number),
+    ("alert", "failed_runs"): ("alert_failed_runs", _positive_count),
+    ("alert", "max_age_hours"): ("alert_max_age_hours", _positive_number),
     ("session", "command"): ("session.command", _string),
     ("session", "args"): ("session.args", _string_list),
     ("session", "env"): ("session.env", _string_table),
@@ -254,6 +266,7 @@ TRUSTED_KEYS = frozenset(
     {
         "workspace", "mcporter", "mcporter_config", "server", "transport",
         "rerank.provider", "rerank.model", "rerank.base_url",
+        "alert.failed_runs", "alert.max_age_hours",
         "session.command", "session.args", "session.env", "session.cwd",
     }
 )  # fmt: skip

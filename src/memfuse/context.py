@@ -71,6 +71,14 @@ class RunContext:
     def calls_made(self) -> int:
         return self._guard.calls if self._guard is not None else 0
 
+    @property
+    def store_outcome(self) -> str:
+        """ok (the store answered), failed (calls were due, none answered) or idle."""
+        from memfuse.history import store_outcome
+
+        g = self._guard
+        return store_outcome(g.calls, g.skipped, g.reached) if g is not None else "idle"
+
     def close(self) -> None:
         if self._guard is not None:
             self._guard.gateway.close()

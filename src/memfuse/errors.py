@@ -12,6 +12,7 @@ class ExitCode(IntEnum):
     FATAL = 1
     USAGE = 2
     STRICT = 3
+    ESCALATED = 4  # the store has failed for runs on end, or no success for too long
     LOCKED = 75
 
 

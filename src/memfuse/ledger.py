@@ -130,3 +130,23 @@ class Ledger:
                 self.db.execute("DELETE FROM entries WHERE position = ?", (position,))
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+
+
+def outcome_counts(state_dir: Path) -> dict[str, int] | None:
+    """How many ledger positions have each outcome, read-only; None when there is no ledger.
+
+    For `memfuse status`: it opens the ledger without creating or migrating anything.
+    """
+    path = state_dir / LEDGER_NAME
+    confine.check_private_file(path)
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = db.execute("SELECT outcome, COUNT(*) FROM entries GROUP BY outcome").fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise LedgerError(f"the sync ledger {path} cannot be read ({exc})") from None
+    return {str(outcome): int(count) for outcome, count in rows}

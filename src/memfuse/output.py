@@ -39,7 +39,7 @@ class CommandResult:
 
     @property
     def status(self) -> str:
-        if self.exit_code not in (ExitCode.OK, ExitCode.STRICT):
+        if self.exit_code not in (ExitCode.OK, ExitCode.STRICT, ExitCode.ESCALATED):
             return "failed"
         return "degraded" if self.guard_failures else "ok"
 

@@ -15,7 +15,7 @@ expect "$(field "$out" data.counts.failed)" == 0 "failed calls"
 
 step "sync again: nothing new"
 out=$(cron sync --days 7 --now $NOW --json) || fail "re-sync exited $?"
-expect "$(field "$out" data.calls)" == 0 "MCP calls on a re-sync"
+expect "$(field "$out" data.calls)" == 1 "MCP calls on a re-sync (the status probe)"
 expect "$(field "$out" data.counts.unchanged)" == 35 "unchanged bullets"
 
 step "surface 14:05"
@@ -32,7 +32,7 @@ step "sync 22:00 after the agent appended a bullet"
 echo "- Late note: the payments dry run is booked for Friday" >> "$WORK/workspace/memory/2026-11-29.md"
 out=$(cron sync --now 2026-11-29T22:00 --json) || fail "sync exited $?"
 expect "$(field "$out" data.counts.added)" == 1 "new bullet added"
-expect "$(field "$out" data.calls)" == 1 "calls for one new bullet"
+expect "$(field "$out" data.calls)" == 2 "calls for one new bullet (and the probe)"
 
 step "tidy 03:00, quiet as in the crontab"
 quiet=$(cron tidy -q --now 2026-11-30T03:00) || fail "tidy exited $?"

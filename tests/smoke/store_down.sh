@@ -18,6 +18,22 @@ code=$?
 set -e
 expect "$code" == 3 "--strict exit code"
 
+step "the third run in a row with the store down needs a person: exit 4, one line for cron"
+set +e
+quiet=$(SMOKE_MCPORTER=/nonexistent/mcporter cron sync --days 7 --now 2026-11-29T14:30 -q 2>"$WORK/err")
+code=$?
+set -e
+expect "$code" == 4 "escalation exit code"
+[ -z "$quiet" ] || fail "-q printed on stdout: $quiet"
+expect "$(wc -l < "$WORK/err")" == 1 "lines on stderr"
+grep -q "every store call failed in the last 3 runs, since 2026-11-29 14:00" "$WORK/err" \
+    || fail "no since-when line: $(cat "$WORK/err")"
+set +e
+cron status -q --now 2026-11-29T14:31 >/dev/null 2>&1
+code=$?
+set -e
+expect "$code" == 4 "memfuse status -q as a monitoring probe"
+
 step "surface falls back to the journals"
 out=$(SMOKE_MCPORTER=/nonexistent/mcporter cron surface --now 2026-11-29T14:05 --json 2>/dev/null) \
     || fail "surface exited $?"

@@ -1,7 +1,8 @@
 """`memfuse sync`: journal bullets into agent-memory, one memory per bullet.
 
-Flow: journals in scope → bullets → classification → compare with the ledger → `remember` only
-what is new or changed (concurrently, under the guard) → record each outcome as it arrives.
+Flow: one `status` call (is the store there?) → journals in scope → bullets → classification →
+compare with the ledger → `remember` only what is new or changed (concurrently, under the
+guard) → record each outcome as it arrives.
 """
 
 from __future__ import annotations
@@ -147,6 +148,9 @@ def run(
     existing = (s.state_dir / LEDGER_NAME).exists()
     ledger = Ledger(s.state_dir) if not ctx.dry_run or existing else None
     try:
+        # One cheap read first, alone: it tells a reachable store from a dead one even when
+        # nothing changed (the run history needs that), before the concurrent calls begin.
+        ctx.guard.call("status", {})
         days, items, stale = read_items(ctx, scope, ledger)
         todo = [item for item in items if not item.unchanged]
         counts["unchanged"] = len(items) - len(todo)
@@ -160,7 +164,7 @@ def run(
             ]  # fmt: skip
         if ctx.dry_run:
             data["would_send"] = [item.arguments() for item in todo]
-            data["calls"] = 0
+            data["calls"] = ctx.calls_made
             return _result(ctx, data, stale, rejected=[], pruned=[])
         assert ledger is not None
         rejected = _send(ctx, ledger, todo, counts)

@@ -48,6 +48,7 @@ class Guard:
         self.jobs = max(1, jobs)
         self.calls = 0
         self.skipped = 0
+        self.reached = 0  # calls the store answered (a server-side error included)
         self._lock = threading.Lock()
         self._threshold = breaker_threshold
         self._failures_in_a_row = 0
@@ -63,6 +64,7 @@ class Guard:
         with self._lock:
             if failure is None:
                 self._failures_in_a_row = 0
+                self.reached += 1
             elif isinstance(failure, ToolMissing):
                 self._failures_in_a_row = max(self._failures_in_a_row + 1, self._threshold)
                 self._cause = str(failure)

@@ -1,0 +1,215 @@
+"""Run history and escalation: what each cron run did, and when silence must end.
+
+Every sync, surface and tidy that gets as far as doing its job leaves a record in
+`.memfuse/runs.json` (command, start, duration, status, exit code, counts, store calls and
+warnings), written atomically, the last `KEEP` per command. From the records, `assess` decides
+whether a run needs a person: the store failed on every call for `failed_runs` runs in a row,
+or the command has not succeeded for longer than `max_age`. `memfuse status` reads the same
+file without taking the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from memfuse import confine
+
+RUNS_NAME = "runs.json"
+KEEP = 30
+LIFECYCLE = ("sync", "surface", "tidy")
+RUNS_LIMIT = 4 << 20  # a runs.json larger than this was not written by memfuse
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One finished run, as `memfuse status` shows it."""
+
+    command: str
+    started: str  # ISO date-time, the run's own clock
+    duration_ms: int
+    status: str  # ok | degraded | failed
+    exit_code: int
+    store: str  # ok (some call answered) | failed (every call failed) | idle (no call made)
+    calls: int = 0
+    counts: Mapping[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    warning_count: int = 0
+
+    @property
+    def at(self) -> datetime:
+        return datetime.fromisoformat(self.started)
+
+    @property
+    def succeeded(self) -> bool:
+        """Did its job with the store reachable (warnings allowed: the store is best-effort)."""
+        return self.status != "failed" and self.store != "failed"
+
+    def to_json(self) -> dict[str, Any]:
+        value = asdict(self)
+        value["counts"] = dict(self.counts)
+        value["warnings"] = list(self.warnings)
+        return value
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> RunRecord:
+        return cls(
+            command=str(value["command"]),
+            started=str(value["started"]),
+            duration_ms=int(value["duration_ms"]),
+            status=str(value["status"]),
+            exit_code=int(value["exit_code"]),
+            store=str(value["store"]),
+            calls=int(value.get("calls", 0)),
+            counts={str(k): int(v) for k, v in dict(value.get("counts", {})).items()},
+            warnings=tuple(str(w) for w in value.get("warnings", ())),
+            warning_count=int(value.get("warning_count", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class Policy:
+    """When a run stops being best-effort and needs a person."""
+
+    failed_runs: int = 3
+    max_age: timedelta = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """Why a command needs a person, in one line."""
+
+    command: str
+    reason: str
+    since: str
+
+    def line(self) -> str:
+        return f"{self.command} needs a person: {self.reason}"
+
+
+class History:
+    """`.memfuse/runs.json`: the last runs of each lifecycle command."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / RUNS_NAME
+
+    def load(self) -> tuple[dict[str, list[RunRecord]], str | None]:
+        """The records per command, oldest first, and a problem reading them (or None).
+
+        A missing file is an empty history; a damaged one is reported and treated as empty,
+        so the next run starts it afresh instead of failing on it.
+        """
+        runs: dict[str, list[RunRecord]] = {name: [] for name in LIFECYCLE}
+        try:
+            confine.check_private_file(self.path)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                raw = handle.read(RUNS_LIMIT + 1)
+        except FileNotFoundError:
+            return runs, None
+        except (OSError, confine.UnsafePath) as exc:
+            return runs, f"cannot read the run history {self.path}: {exc}"
+        try:
+            if len(raw) > RUNS_LIMIT:
+                raise ValueError("too large")
+            value = json.loads(raw)
+            for name in LIFECYCLE:
+                runs[name] = [RunRecord.from_json(r) for r in value.get(name, [])][-KEEP:]
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            runs = {name: [] for name in LIFECYCLE}
+            return runs, f"the run history {self.path} is damaged ({exc}); it starts afresh"
+        return runs, None
+
+    def append(self, record: RunRecord) -> None:
+        """Add one record (atomically: a reader sees the old history or the new one)."""
+        runs, _problem = self.load()
+        runs.setdefault(record.command, []).append(record)
+        value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
+        data = json.dumps(value, ensure_ascii=False, indent=1).encode()
+        workspace = self.path.parent.parent
+        confine.write_atomic(confine.real_root(workspace), self.path, data, mode=0o600)
+
+
+def assess(
+    records: list[RunRecord], policy: Policy, now: datetime, *, current: bool = True
+) -> Alarm | None:
+    """Whether the command whose runs these are (oldest first) needs a person.
+
+    `current`: the last record is the run that just finished, so only a failing one can
+    escalate. Without it (`memfuse status`), a command that has stopped running at all is
+    also an alarm once it has been silent for twice `max_age`.
+    """
+    if not records:
+        return None
+    last = records[-1]
+    name = last.command
+    if not current and now - last.at > 2 * policy.max_age:
+        return Alarm(name, f"no run since {_when(last.at)} (is cron running it?)", last.started)
+    if last.succeeded:
+        return None
+    streak = 0
+    for record in reversed(records):
+        if record.store != "failed":
+            break
+        streak += 1
+    successes = [r for r in records if r.succeeded]
+    if streak >= policy.failed_runs:
+        first = records[-streak]
+        reason = (
+            f"every store call failed in the last {streak} runs, since {_when(first.at)}"
+            f"{_last_success(successes)}"
+        )
+        return Alarm(name, reason, first.started)
+    reference = successes[-1].at if successes else records[0].at
+    if now - reference > policy.max_age:
+        if successes:
+            reason = f"no successful run since {_when(reference)}"
+        else:
+            reason = f"no successful run since the first one, {_when(reference)}"
+        first_bad = next((r for r in records if r.at > reference), last)
+        return Alarm(name, f"{reason} (last: {last.status})", first_bad.started)
+    return None
+
+
+def _last_success(successes: list[RunRecord]) -> str:
+    if not successes:
+        return "; it has never succeeded"
+    return f"; last success {_when(successes[-1].at)}"
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def store_outcome(calls: int, skipped: int, reached: int) -> str:
+    """ok when any store call was answered, failed when calls were due and none was, else idle."""
+    if reached:
+        return "ok"
+    return "failed" if calls or skipped else "idle"
+
+
+def lock_holder(state_dir: Path) -> str | None:
+    """Who holds the workspace lock right now, or None when it is free (never takes it)."""
+    import fcntl
+
+    path = state_dir / "lock"
+    try:
+        confine.check_private_file(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, confine.UnsafePath):
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip()
+            return text or "holder unknown"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
