@@ -352,14 +352,21 @@ def _require_workspace(workspace: Path) -> None:
 
 @app.command()
 @with_common_options
-def doctor(common: Common) -> None:
+def doctor(
+    print_config: Annotated[
+        bool,
+        typer.Option("--print-config", help="Print a ready mcporter config for agent-memory."),
+    ] = False,
+    *,
+    common: Common,
+) -> None:
     """Check the workspace, mcporter, the server and the reranker; show the configuration.
 
     Example: memfuse doctor --workspace ~/.openclaw/workspace
     """
     from memfuse.commands import doctor as command
 
-    _run("doctor", common, command.run, lock=False)
+    _run("doctor", common, command.print_config if print_config else command.run, lock=False)
 
 
 @app.command()
@@ -433,6 +440,9 @@ def surface(
     to_stdout: Annotated[
         bool, typer.Option("--stdout", help="Print the file instead of writing RECENT.md.")
     ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Build RECENT.md but write nothing.")
+    ] = False,
     *,
     common: Common,
 ) -> None:
@@ -442,7 +452,13 @@ def surface(
     """
     from memfuse.commands import surface as command
 
-    _run("surface", common, lambda ctx: command.run(ctx, to_stdout=to_stdout), lock=not to_stdout)
+    _run(
+        "surface",
+        common,
+        lambda ctx: command.run(ctx, to_stdout=to_stdout),
+        lock=not to_stdout,
+        dry_run=dry_run,
+    )
 
 
 @app.command()
@@ -505,6 +521,40 @@ def rerank_test(
         raise typer.BadParameter("give a QUERY to rank documents for")
     request = command.Request(query, tuple(docs), top_n, from_recall)
     _run("rerank-test", common, lambda ctx: command.run(ctx, request), lock=False)
+
+
+@app.command()
+@with_common_options
+def cron(
+    archive: Annotated[
+        bool, typer.Option("--archive", help="Let tidy roll old journals into weekly files.")
+    ] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Run each memfuse line as cron would, --dry-run.")
+    ] = False,
+    crontab: Annotated[
+        str | None,
+        typer.Argument(
+            help="With --check: the crontab file to check (- for stdin).", show_default=False
+        ),
+    ] = None,
+    *,
+    common: Common,
+) -> None:
+    """Print a crontab for this machine, or check one the way cron would run it.
+
+    Example: memfuse cron > memfuse.cron && memfuse cron --check memfuse.cron
+    """
+    from memfuse.commands import cron as command
+
+    if crontab is not None and not check:
+        raise typer.BadParameter("a CRONTAB file is read only with --check")
+    _run(
+        "cron",
+        common,
+        lambda ctx: command.run(ctx, archive=archive, check_file=crontab, do_check=check),
+        lock=False,
+    )
 
 
 @app.command()

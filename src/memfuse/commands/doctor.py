@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shlex
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from memfuse.config import mask_secret
 from memfuse.context import RunContext
@@ -66,7 +70,10 @@ def run(ctx: RunContext) -> CommandResult:
             return _result(ctx, checks)
     status = ctx.guard.call("status", {})
     if status is None:
-        checks.append(Check("server", False, f"{s.server} did not answer status: {_last(ctx)}"))
+        detail = f"{s.server} did not answer status: {_last(ctx)}"
+        if re.search(r"ENOENT|[Uu]nknown (MCP )?server|not found in", detail):
+            detail += "; `memfuse doctor --print-config` prints a ready mcporter config for it"
+        checks.append(Check("server", False, detail))
     else:
         by_type = ", ".join(f"{k} {v}" for k, v in sorted(status.get("by_type", {}).items()))
         total = status.get("total", "?")
@@ -90,6 +97,50 @@ def run(ctx: RunContext) -> CommandResult:
     )
     checks.append(Check("reranker", True, detail, critical=False))
     return _result(ctx, checks)
+
+
+# Where the npm commands of the README (and npm's usual global prefixes) put agent-memory.
+SERVER_JS = "@smyslenny/agent-memory/dist/mcp/server.js"
+NPM_ROOTS = (
+    "~/.local/share/agent-memory/node_modules",
+    "~/.npm-global/lib/node_modules",
+    "/usr/local/lib/node_modules",
+    "/usr/lib/node_modules",
+)
+
+
+def mcporter_config(server: str, home: Path) -> tuple[dict[str, Any], str | None]:
+    """A ready mcporter config for agent-memory, and a note when its server.js was not found."""
+    candidates = [Path(root.replace("~", str(home), 1)) / SERVER_JS for root in NPM_ROOTS]
+    found = next((c for c in candidates if c.is_file()), None)
+    node = shutil.which("node") or "node"
+    entry = {
+        "command": node,
+        "args": [str(found or candidates[0])],
+        "env": {
+            "AGENT_MEMORY_DB": str(home / ".openclaw" / "agent-memory.db"),
+            # 3.x and later ingest ~/.openclaw/workspace on their own, behind memfuse's back.
+            "AGENT_MEMORY_AUTO_INGEST": "0",
+        },
+    }
+    note = None
+    if found is None:
+        note = (
+            f"agent-memory's server.js was not found under {', '.join(NPM_ROOTS)}; install it"
+            f" (npm install --prefix ~/.local/share/agent-memory @smyslenny/agent-memory) or"
+            f" edit the path in args"
+        )
+    return {"mcpServers": {server: entry}, "imports": []}, note
+
+
+def print_config(ctx: RunContext) -> CommandResult:
+    home = Path(os.environ.get("HOME") or Path.home())
+    config, note = mcporter_config(ctx.settings.server, home)
+    if note:
+        ctx.reporter.warn(note)
+    text = json.dumps(config, indent=2)
+    human = tuple(text.split("\n"))
+    return CommandResult("doctor", {"mcporter_config": config, "text": text}, human, payload=True)
 
 
 def _last(ctx: RunContext) -> str:

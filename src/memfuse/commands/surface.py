@@ -178,7 +178,7 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         sections = choose(from_journals(ctx), s.now, budget)
     text = render(sections, s.now.astimezone(), budget)
     lines = text.count("\n")
-    path = None if to_stdout else s.workspace / "RECENT.md"
+    path = None if to_stdout or ctx.dry_run else s.workspace / "RECENT.md"
     if path is not None and not any(sections.values()) and _has_entries(ctx, path):
         ctx.reporter.warn(
             "the store and the journals gave nothing to surface: the existing RECENT.md is kept"
@@ -204,8 +204,9 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         data["text"] = text
         human = tuple(text.rstrip("\n").split("\n"))
         return CommandResult("surface", data, human, payload=True)
+    target = path or f"dry run, {s.workspace / 'RECENT.md'} not written"
     human = (
-        f"surface: {path} from {source}: {counts['emotion']} emotion, "
+        f"surface: {target} from {source}: {counts['emotion']} emotion, "
         f"{counts['knowledge']} knowledge, {counts['event']} event entries, {lines} lines",
     )
     return CommandResult("surface", data, human)

@@ -135,14 +135,18 @@ class Guard:
     def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, dict[str, Any] | None]]:
         """Yield (index, result) as each call finishes, so the caller can record progress
         in its own thread while the other calls are still running."""
-        if self.jobs == 1 or len(calls) < 2:
-            for index, (tool, args) in enumerate(calls):
-                yield index, self.call(tool, args)
+        start = 0
+        if self.calls == 0 and self.skipped == 0 and calls:
+            # The run's first call goes alone: a server starting on a fresh database sets
+            # up its schema, and several doing that at once can fail one of them.
+            yield 0, self.call(*calls[0])
+            start = 1
+        if self.jobs == 1 or len(calls) - start < 2:
+            for index in range(start, len(calls)):
+                yield index, self.call(*calls[index])
             return
-        with ThreadPoolExecutor(max_workers=min(self.jobs, len(calls))) as pool:
-            futures = {
-                pool.submit(self.call, tool, args): i for i, (tool, args) in enumerate(calls)
-            }
+        with ThreadPoolExecutor(max_workers=min(self.jobs, len(calls) - start)) as pool:
+            futures = {pool.submit(self.call, *calls[i]): i for i in range(start, len(calls))}
             try:
                 for future in as_completed(futures):
                     yield futures[future], future.result()

@@ -143,6 +143,9 @@ def failure_detail(stdout: str, stderr: str, limit: int = 300) -> str:
     return (lines[-1] if lines else "no output")[:limit]
 
 
+EXIT_NOT_FOUND = 127
+
+
 class McporterGateway:
     """Calls tools through the mcporter CLI. Stateless, hence safe to use from many threads."""
 
@@ -200,6 +203,13 @@ class McporterGateway:
         if outcome.returncode != 0:
             stderr = outcome.stderr.decode("utf-8", errors="replace")
             detail = failure_detail(stdout, stderr)
+            if outcome.returncode == EXIT_NOT_FOUND:
+                # The shell's "command not found": mcporter's `#!/usr/bin/env node` found no
+                # node. No retry can fix that, so it trips the breaker at once.
+                raise ToolMissing(
+                    f"mcporter could not start (exit 127): {detail}; is node on PATH"
+                    f" ({(self._env or os.environ).get('PATH', '')})?"
+                )
             raise CallFailed(f"{where} failed (mcporter exit {outcome.returncode}): {detail}")
         return parse_answer(tool, stdout)
 
