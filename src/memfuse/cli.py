@@ -405,6 +405,10 @@ def sync(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each bullet's type and deciding keyword.")
     ] = False,
+    verify: Annotated[
+        bool,
+        typer.Option("--verify", help="Check the store against the ledger; re-send what it lost."),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would be sent; call nothing.")
     ] = False,
@@ -429,7 +433,7 @@ def sync(
     _run(
         "sync",
         common,
-        lambda ctx: command.run(ctx, scope, prune=prune, explain=explain),
+        lambda ctx: command.run(ctx, scope, prune=prune, explain=explain, verify=verify),
         dry_run=dry_run,
     )
 

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memfuse import confine
 from memfuse.errors import MemfuseError
@@ -23,7 +24,17 @@ LEDGER_NAME = "ledger.sqlite3"
 SCHEMA_VERSION = 1
 
 # Outcomes that settle a position until its text changes.
-SETTLED = {"added", "updated", "merged", "skipped", "rejected"}
+# `forgotten`: the store deleted it by its own decay; re-sending would undo its forgetting.
+# `lost` is not settled: the store lost it (see memfuse.index), so the next sync re-sends it.
+SETTLED = {"added", "updated", "merged", "skipped", "rejected", "forgotten"}
+_SELECT_ALL = (
+    "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
+    " synced_at FROM entries"
+)
+_SELECT_DAY = (
+    "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
+    " synced_at FROM entries WHERE day = ?"
+)
 
 
 def content_hash(text: str) -> str:
@@ -45,6 +56,7 @@ class Entry:
     memory_type: str | None
     memory_id: str | None
     created: bool  # memfuse's own call created this memory (only those may be pruned)
+    synced_at: str = ""  # when this outcome was recorded (ISO); ages the memory for decay
 
     def settles(self, digest: str) -> bool:
         """Whether this entry covers a bullet whose text hashes to `digest`: nothing to send."""
@@ -90,17 +102,29 @@ class Ledger:
     def entries_for(self, days: Iterable[str]) -> dict[str, Entry]:
         found: dict[str, Entry] = {}
         for day in days:
-            rows = self.db.execute(
-                "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created"
-                " FROM entries WHERE day = ?",
-                (day,),
-            )
-            for row in rows:
-                position, day_, digest, outcome, uri, memory_type, memory_id, created = row
-                found[position] = Entry(
-                    position, day_, digest, outcome, uri, memory_type, memory_id, bool(created)
-                )
+            rows = self.db.execute(_SELECT_DAY, (day,))
+            found.update((row[0], _entry(row)) for row in rows)
         return found
+
+    def all_entries(self) -> list[Entry]:
+        return [_entry(row) for row in self.db.execute(_SELECT_ALL)]
+
+    def days_with(self, outcome: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT DISTINCT day FROM entries WHERE outcome = ? ORDER BY day", (outcome,)
+        )
+        return [row[0] for row in rows]
+
+    def mark(self, positions: Iterable[str], outcome: str) -> None:
+        """Set the outcome of these positions, keeping their URI, type and memory id."""
+        try:
+            with immediate(self.db):
+                self.db.executemany(
+                    "UPDATE entries SET outcome = ? WHERE position = ?",
+                    [(outcome, p) for p in positions],
+                )
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
 
     def days(self) -> list[str]:
         return [row[0] for row in self.db.execute("SELECT DISTINCT day FROM entries ORDER BY day")]
@@ -150,3 +174,10 @@ def outcome_counts(state_dir: Path) -> dict[str, int] | None:
     except sqlite3.Error as exc:
         raise LedgerError(f"the sync ledger {path} cannot be read ({exc})") from None
     return {str(outcome): int(count) for outcome, count in rows}
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    position, day, digest, outcome, uri, memory_type, memory_id, created, synced_at = row
+    return Entry(
+        position, day, digest, outcome, uri, memory_type, memory_id, bool(created), synced_at
+    )

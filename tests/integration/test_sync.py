@@ -120,7 +120,7 @@ def test_an_edit_that_changes_the_class_keeps_the_pinned_uri(
 
 def test_a_server_dying_half_way_loses_nothing(store: StoreServer, workspace: Path) -> None:
     journal(workspace).write_text(JOURNAL)
-    store.set_mode("crash-after", FAULT_AFTER="4")
+    store.set_mode("crash-after", FAULT_AFTER="5")  # the status probe, then 4 remembers
     code, first, stderr = sync(workspace, store, "--jobs", "1")
     assert code == 0
     assert first["status"] == "degraded"
@@ -132,7 +132,7 @@ def test_a_server_dying_half_way_loses_nothing(store: StoreServer, workspace: Pa
     code, second, _ = sync(workspace, store)
     assert second["data"]["counts"] == {
         "added": 6, "updated": 0, "merged": 0, "skipped": 0, "rejected": 0,
-        "failed": 0, "unchanged": 4, "stale": 0,
+        "failed": 0, "unchanged": 4, "stale": 0, "restored": 0,
     }  # fmt: skip
     assert store.call("status")["total"] == 10
     assert len(uris(store)) == 10
@@ -142,7 +142,7 @@ def test_a_server_dying_after_storing_is_recovered_without_duplicates(
     store: StoreServer, workspace: Path
 ) -> None:
     journal(workspace).write_text(JOURNAL)
-    store.set_mode("crash-after-write", FAULT_AFTER="4")
+    store.set_mode("crash-after-write", FAULT_AFTER="5")  # the probe, then 4 remembers
     _code, first, _ = sync(workspace, store, "--jobs", "1")
     assert first["data"]["counts"]["failed"] == 6  # stored but unanswered, or skipped
 

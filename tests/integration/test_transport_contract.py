@@ -161,7 +161,7 @@ def test_a_session_that_dies_is_reopened_once_then_fails_into_the_guard(
     store: StoreServer, workspace: Path
 ) -> None:
     (workspace / "memory" / "2026-02-21.md").write_text(JOURNAL)
-    store.set_mode("crash-after", FAULT_AFTER="4")
+    store.set_mode("crash-after", FAULT_AFTER="5")  # the status probe, then 4 remembers
     first = sync(workspace, store, "session")
     assert first["status"] == "degraded"
     assert first["data"]["counts"]["added"] == 4

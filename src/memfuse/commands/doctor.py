@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import shutil
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,10 @@ from memfuse.config import mask_secret
 from memfuse.context import RunContext
 from memfuse.errors import ExitCode
 from memfuse.gateway import GatewayError, McporterGateway
+from memfuse.history import History
+from memfuse.index import judge, listed_uris
 from memfuse.journal_files import list_journals
+from memfuse.ledger import LEDGER_NAME, Ledger
 from memfuse.output import CommandResult
 
 NEEDED_TOOLS = ("remember", "recall", "recall_path", "reflect", "status", "forget")
@@ -89,6 +93,9 @@ def run(ctx: RunContext) -> CommandResult:
                       "all of " + ", ".join(NEEDED_TOOLS) if not missing
                       else "missing: " + ", ".join(missing))
             )  # fmt: skip
+        index = _index_health(ctx)
+        if index is not None:
+            checks.append(index)
     rr = s.rerank
     detail = (
         f"{rr.provider} {rr.model} at {rr.base_url}, key {mask_secret(rr.api_key)}"
@@ -141,6 +148,34 @@ def print_config(ctx: RunContext) -> CommandResult:
     text = json.dumps(config, indent=2)
     human = tuple(text.split("\n"))
     return CommandResult("doctor", {"mcporter_config": config, "text": text}, human, payload=True)
+
+
+def _index_health(ctx: RunContext) -> Check | None:
+    """The ledger against the store's journal URIs (read-only: nothing is marked)."""
+    state = ctx.settings.state_dir
+    if not (state / LEDGER_NAME).exists():
+        return None
+    listed = listed_uris(ctx.guard)
+    if listed is None:
+        return Check("index", False, "the store's journal URIs could not be listed", False)
+    ledger = Ledger(state)
+    try:
+        entries = ledger.all_entries()
+    finally:
+        ledger.close()
+    report = judge(entries, listed, ctx.settings.now)
+    outcomes = Counter(e.outcome for e in entries)
+    runs, _problem = History(state).load()
+    pending = runs["sync"][-1].counts.get("failed", 0) if runs["sync"] else 0
+    detail = (
+        f"{report.expected} in the ledger at journal URIs, {report.present} in the store,"
+        f" {len(report.lost)} lost, {len(report.forgotten) + outcomes['forgotten']} forgotten"
+        f" by the store's decay, {pending} pending retry,"
+        f" {outcomes['rejected']} rejected by the gate"
+    )
+    if report.lost:
+        detail += "; `memfuse sync --verify` re-sends the lost ones"
+    return Check("index", not report.lost, detail, critical=False)
 
 
 def _last(ctx: RunContext) -> str:

@@ -7,6 +7,7 @@ guard) → record each outcome as it arrives.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -14,12 +15,16 @@ from typing import Any
 from memfuse.classify import Classifier, Verdict
 from memfuse.context import RunContext
 from memfuse.errors import ExitCode
+from memfuse.index import expected_at_uri, verify_index
 from memfuse.journal import Bullet
 from memfuse.journal_files import journal_path, list_journals, read_journal
 from memfuse.ledger import LEDGER_NAME, Entry, Ledger, content_hash, position_key
 from memfuse.output import CommandResult
 
-COUNT_KEYS = ("added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale")
+COUNT_KEYS = (
+    "added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale",
+    "restored",
+)  # fmt: skip
 NOT_FOUND = ("Memory not found",)
 
 
@@ -89,16 +94,19 @@ class Item:
 
 
 def read_items(
-    ctx: RunContext, scope: Scope, ledger: Ledger | None
+    ctx: RunContext, scope: Scope, ledger: Ledger | None, also: Iterable[str] = ()
 ) -> tuple[list[str], list[Item], dict[str, Entry]]:
-    """The days read, their bullets as items, and ledger entries whose bullet is gone."""
+    """The days read (the scope's, and `also` where a journal exists), their bullets as items,
+    and ledger entries whose bullet is gone."""
     s = ctx.settings
     journals = list_journals(s.workspace)
     classifier = Classifier(s.knowledge_keywords, s.emotion_keywords)
     days_read: list[str] = []
     items: list[Item] = []
     stale: dict[str, Entry] = {}
-    for day in scope.select(list(journals), s.now.date()):
+    chosen = set(scope.select(list(journals), s.now.date()))
+    chosen |= {d for d in map(date.fromisoformat, also) if d in journals}
+    for day in sorted(chosen):
         path = journals.get(day, journal_path(s.workspace, day))
         try:
             parsed = read_journal(ctx.files, path, ctx.reporter.warn)
@@ -141,7 +149,12 @@ def outcome_of(answer: dict[str, Any] | None) -> tuple[str, str | None]:
 
 
 def run(
-    ctx: RunContext, scope: Scope, *, prune: bool = False, explain: bool = False
+    ctx: RunContext,
+    scope: Scope,
+    *,
+    prune: bool = False,
+    explain: bool = False,
+    verify: bool = False,
 ) -> CommandResult:
     s = ctx.settings
     counts = dict.fromkeys(COUNT_KEYS, 0)
@@ -149,13 +162,20 @@ def run(
     ledger = Ledger(s.state_dir) if not ctx.dry_run or existing else None
     try:
         # One cheap read first, alone: it tells a reachable store from a dead one even when
-        # nothing changed (the run history needs that), before the concurrent calls begin.
-        ctx.guard.call("status", {})
-        days, items, stale = read_items(ctx, scope, ledger)
+        # nothing changed (the run history needs that), and whether the index looks reset.
+        probe = ctx.guard.call("status", {})
+        report = None
+        if ledger is not None and (verify or _looks_reset(probe, ledger)):
+            report = verify_index(ctx, ledger)
+        lost_days = ledger.days_with("lost") if ledger is not None else []
+        days, items, stale = read_items(ctx, scope, ledger, also=lost_days)
         todo = [item for item in items if not item.unchanged]
         counts["unchanged"] = len(items) - len(todo)
         counts["stale"] = len(stale)
         data: dict[str, Any] = {"counts": counts, "dates": days}
+        if report is not None:
+            data["index"] = report.as_dict()
+            data["index_line"] = report.line()
         if explain:
             data["explain"] = [
                 {"position": i.position, "type": i.verdict.type, "keyword": i.verdict.keyword,
@@ -192,7 +212,8 @@ def _send(
                 ctx.reporter.warn(
                     f"{item.position}: unexpected remember answer {answer}", guard=True
                 )
-            counts[outcome] += 1
+            lost = item.previous is not None and item.previous.outcome == "lost"
+            counts["restored" if lost and outcome != "failed" else outcome] += 1
             advance()
             if outcome == "failed":
                 continue  # not recorded: the next run retries it
@@ -213,6 +234,14 @@ def _send(
                 now,
             )
     return rejected
+
+
+def _looks_reset(probe: dict[str, Any] | None, ledger: Ledger) -> bool:
+    """The cheap check: the store holds fewer memories than memfuse alone put there."""
+    total = (probe or {}).get("total")
+    if not isinstance(total, int) or isinstance(total, bool):
+        return False
+    return total < sum(1 for e in ledger.all_entries() if expected_at_uri(e))
 
 
 def _created(ctx: RunContext, item: Item, outcome: str, memory_id: str | None) -> bool:
@@ -272,6 +301,8 @@ def _result(
     dry = f"dry run, {len(data['would_send'])} to send; " if ctx.dry_run else ""
     tally = ", ".join(f"{counts[k]} {k}" for k in COUNT_KEYS)
     human = [f"sync: {len(days)} journal(s) ({span}): {dry}{tally}; {data['calls']} MCP call(s)"]
+    if "index_line" in data:
+        human.append(f"  {data['index_line']}")
     for row in data.get("explain", []):
         keyword = f" [{row['keyword']}]" if row["keyword"] else ""
         human.append(f"  {row['position']}  {row['type']}{keyword}  {row['text'][:60]!r}")

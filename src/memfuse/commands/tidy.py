@@ -10,6 +10,7 @@ from typing import Any
 
 from memfuse.confine import UnsafePath
 from memfuse.context import RunContext
+from memfuse.index import verify_index
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
 from memfuse.ledger import LEDGER_NAME, Ledger, content_hash, position_key
@@ -255,6 +256,16 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
         "memory_md": memory_md,
         "status": ctx.guard.call("status", {}) if ctx.dry_run else None,
     }
+    # Right after the store forgot: record what it forgot, mark what it lost for the next sync.
+    if (ctx.settings.state_dir / LEDGER_NAME).exists():
+        ledger = Ledger(ctx.settings.state_dir)
+        try:
+            checked_index = verify_index(ctx, ledger)
+        finally:
+            ledger.close()
+        if checked_index is not None:
+            data["index"] = checked_index.as_dict()
+            data["index_line"] = checked_index.line()
     if do_archive:
         data["archive"] = archive(ctx)
     return CommandResult("tidy", data, tuple(_human(ctx, data)))
@@ -281,6 +292,8 @@ def _human(ctx: RunContext, data: dict[str, Any]) -> list[str]:
             )
         elif item["verdict"] == "not-in-memory-md":
             lines.append(f"  (not in MEMORY.md) {item['memory']}")
+    if "index_line" in data:
+        lines.append(data["index_line"])
     md = data["memory_md"]
     if md["exists"]:
         backup = (
