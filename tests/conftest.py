@@ -96,8 +96,13 @@ class StoreServer:
         counter = self.root / "calls"
         return int(counter.read_text() or 0) if counter.exists() else 0
 
-    def cli_args(self) -> list[str]:
-        return ["--mcporter", self.mcporter, "--mcporter-config", str(self.config)]
+    def cli_args(self, transport: str = "mcporter") -> list[str]:
+        """Flags for a run against this server; mcporter unless a test says otherwise (this
+        tier is where the real mcporter is the point)."""
+        return [
+            "--mcporter", self.mcporter, "--mcporter-config", str(self.config),
+            "--transport", transport,
+        ]  # fmt: skip
 
 
 @pytest.fixture

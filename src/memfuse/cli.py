@@ -110,8 +110,8 @@ _COMMON_PARAMS = [
     _option("server", str | None, None, "--server",
             help="Server name in the mcporter config [env MEMFUSE_SERVER; default agent-memory]."),
     _option("transport", str | None, None, "--transport",
-            help="mcporter (a process per call) or session (one MCP session per run)"
-                 " [env MEMFUSE_TRANSPORT; default mcporter]."),
+            help="auto, mcporter (a process per call) or session (one MCP session per run);"
+                 " auto takes session for a stdio server [env MEMFUSE_TRANSPORT; default auto]."),
     _option("timeout", float | None, None, "--timeout", min=0.1,
             help="Seconds allowed per store call [env MEMFUSE_TIMEOUT; default 30]."),
     _option("jobs", int | None, None, "--jobs", "-j", min=1,
@@ -205,6 +205,7 @@ def _run(
             progress=_progress_bar if interactive else no_progress,
             gateway_factory=seams.gateway_factory,
             rerank_factory=seams.rerank_factory,
+            verbose=common.verbose,
         )
         if lock and not dry_run:
             with WorkspaceLock(settings.state_dir, name, common.wait):

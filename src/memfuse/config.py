@@ -19,7 +19,7 @@ from memfuse.errors import ConfigError
 from memfuse.history import Policy
 from memfuse.recent import Budget
 
-Transport = Literal["mcporter", "session"]
+Transport = Literal["auto", "mcporter", "session"]
 
 DEFAULT_KNOWLEDGE = (
     "喜欢", "讨厌", "禁止", "偏好", "必须", "记住", "规则", "习惯",
@@ -67,7 +67,7 @@ class Settings:
     mcporter: str = "mcporter"
     mcporter_config: Path | None = None
     server: str = "agent-memory"
-    transport: Transport = "mcporter"
+    transport: Transport = "auto"
     timeout: float = 30.0
     jobs: int = 4
     knowledge_keywords: tuple[str, ...] = DEFAULT_KNOWLEDGE
@@ -171,8 +171,8 @@ def _fraction(value: Any) -> float:
 
 
 def _transport(value: Any) -> Transport:
-    if value not in ("mcporter", "session"):
-        raise TypeError("'mcporter' or 'session'")
+    if value not in ("auto", "mcporter", "session"):
+        raise TypeError("'auto', 'mcporter' or 'session'")
     return value  # type: ignore[no-any-return]
 
 

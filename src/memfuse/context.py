@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from memfuse.config import RerankSettings, Settings
 from memfuse.confine import WorkspaceFiles
-from memfuse.gateway import Gateway, Guard, open_gateway
+from memfuse.gateway import Gateway, Guard, choose_transport, open_gateway
 from memfuse.output import Reporter
 
 if TYPE_CHECKING:
@@ -49,15 +49,20 @@ class RunContext:
     gateway_factory: GatewayFactory = open_gateway
     rerank_factory: RerankFactory = open_reranker
     progress: ProgressFactory = no_progress  # the CLI passes a progress bar on a terminal
+    verbose: bool = False
     _guard: Guard | None = None
     _files: WorkspaceFiles | None = None
 
     @property
     def guard(self) -> Guard:
         if self._guard is None:
-            self._guard = Guard(
-                self.gateway_factory(self.settings), self.reporter, jobs=self.settings.jobs
-            )
+            gateway = self.gateway_factory(self.settings)
+            if self.gateway_factory is open_gateway:
+                _transport, why = choose_transport(self.settings)
+                self.reporter.info(f"transport {gateway.name} ({why})")
+                if self.verbose:
+                    self.reporter.echo(f"transport: {gateway.name} ({why})")
+            self._guard = Guard(gateway, self.reporter, jobs=self.settings.jobs)
         return self._guard
 
     @property

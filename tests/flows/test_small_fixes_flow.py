@@ -48,8 +48,8 @@ def test_a_bad_transport_flag_is_rejected_like_the_environment_value(world: Worl
     flag = world.run("sync", "--transport", "bogus", "--now", NOW)
     env = world.run("sync", "--now", NOW, env={"MEMFUSE_TRANSPORT": "bogus"})
     assert flag.code == env.code == 2
-    assert "--transport must be 'mcporter' or 'session'" in flag.stderr
-    assert "MEMFUSE_TRANSPORT must be 'mcporter' or 'session'" in env.stderr
+    assert "--transport must be 'auto', 'mcporter' or 'session'" in flag.stderr
+    assert "MEMFUSE_TRANSPORT must be 'auto', 'mcporter' or 'session'" in env.stderr
 
 
 def test_surface_stdout_puts_the_text_in_the_envelope_and_survives_quiet(world: World) -> None:

@@ -39,6 +39,8 @@ def test_no_secret_anywhere(store: StoreServer, workspace: Path, tmp_path: Path)
         str(recorder),
         "--mcporter-config",
         str(store.config),
+        "--transport",
+        "mcporter",  # the argv recorder stands in for mcporter
         "-v",
     ]
     outputs = []

@@ -25,7 +25,7 @@ from memfuse.output import Reporter
 from tests.conftest import StoreServer
 
 pytestmark = pytest.mark.integration
-TRANSPORTS = ["mcporter", "session"]
+TRANSPORTS = ["mcporter", "session", "auto"]  # auto: the default, which picks session here
 
 
 def gateway(store: StoreServer, transport: str, timeout: float = 20) -> Gateway:
@@ -140,8 +140,8 @@ JOURNAL = "## 09:00\n" + "".join(f"- {topic}\n" for topic in TOPICS)
 
 
 def sync(ws: Path, store: StoreServer, transport: str) -> dict[str, Any]:
-    result = CliRunner().invoke(app, ["sync", "-w", str(ws), "--date", "2026-02-21", "--transport", transport,
-                                      "--json", *store.cli_args()])  # fmt: skip
+    result = CliRunner().invoke(app, ["sync", "-w", str(ws), "--date", "2026-02-21",
+                                      "--json", *store.cli_args(transport)])  # fmt: skip
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 

@@ -39,6 +39,7 @@ cron() {
         MEMFUSE_WORKSPACE="$WORK/workspace" \
         MEMFUSE_MCPORTER="${SMOKE_MCPORTER:-node $ROOT/tools/node_modules/mcporter/dist/cli.js}" \
         MEMFUSE_MCPORTER_CONFIG="$WORK/mcporter.json" \
+        MEMFUSE_TRANSPORT="${SMOKE_TRANSPORT:-mcporter}" \
         MEMFUSE_SERVER="$SMOKE_SERVER" \
         "$MEMFUSE" "$@"
 }

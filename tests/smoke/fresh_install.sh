@@ -66,8 +66,13 @@ expect "$(field "$out" data.commands.sync.last_run.counts.added)" == 2 "bullets 
 expect "$(field "$out" data.commands.sync.last_run.store)" == ok "store reached from cron's line"
 [ -s "$WORK/workspace/RECENT.md" ] || fail "surface's line wrote no RECENT.md"
 
-step "cron --check catches a PATH without node"
-sed "s|^PATH=.*|PATH=$H/.local/bin|" "$WORK/memfuse.cron" > "$WORK/no-node.cron"
+grep -q "transport session (auto: agent-memory is a stdio server" "$WORK/workspace/.memfuse/memfuse.log" \
+    || fail "the default transport did not pick the session for a stdio server"
+
+step "cron --check catches a PATH without node (mcporter is a node program)"
+"$M" cron --transport mcporter --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WORK/workspace" \
+    | sed "s|^PATH=.*|PATH=$H/.local/bin|" > "$WORK/no-node.cron"
+grep -q -- "--transport mcporter" "$WORK/no-node.cron" || fail "memfuse cron dropped --transport"
 set +e
 out=$("$M" cron --check "$WORK/no-node.cron" -w "$WORK/workspace" 2>&1)
 code=$?

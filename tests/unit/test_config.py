@@ -13,7 +13,7 @@ def test_defaults_point_at_the_openclaw_workspace(isolated_env: Path) -> None:
     settings = load_settings({}, {"HOME": str(isolated_env)})
     assert settings.workspace == isolated_env / ".openclaw" / "workspace"
     assert settings.server == "agent-memory"
-    assert settings.transport == "mcporter"
+    assert settings.transport == "auto"
     assert settings.surface.emotion_cap == 8
 
 
@@ -76,7 +76,7 @@ def test_a_trusted_key_in_the_workspace_file_is_not_applied(tmp_path: Path, text
     assert settings.mcporter == "mcporter"
     assert settings.mcporter_config is None
     assert settings.server == "agent-memory"
-    assert settings.transport == "mcporter"
+    assert settings.transport == "auto"
     assert settings.session_server is None
     assert settings.rerank.base_url == RerankSettings().base_url
     assert settings.rerank.provider == "none"

@@ -15,7 +15,7 @@ from typing import Any
 from memfuse.config import mask_secret
 from memfuse.context import RunContext
 from memfuse.errors import ExitCode
-from memfuse.gateway import GatewayError, McporterGateway
+from memfuse.gateway import GatewayError, McporterGateway, choose_transport
 from memfuse.history import History
 from memfuse.index import judge, listed_uris
 from memfuse.journal_files import list_journals
@@ -61,6 +61,7 @@ def run(ctx: RunContext) -> CommandResult:
     checks.append(Check("config", not s.config_refused, files, critical=False))
 
     gateway = ctx.guard.gateway
+    checks.append(Check("transport", True, f"{gateway.name} ({choose_transport(s)[1]})", False))
     if isinstance(gateway, McporterGateway):
         version = gateway.version()
         where = shutil.which(shlex.split(s.mcporter)[0]) or "not on PATH"

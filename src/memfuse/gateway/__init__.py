@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memfuse.config import Settings
+from memfuse.errors import ConfigError
 from memfuse.gateway.base import (
     Answer,
     BadOutput,
@@ -29,14 +30,37 @@ __all__ = [
     "McporterGateway",
     "ServerError",
     "ToolMissing",
+    "choose_transport",
     "open_gateway",
 ]
+
+
+def choose_transport(settings: Settings) -> tuple[str, str]:
+    """The transport a run uses, and why. `auto` takes the session transport (one server
+    process per run, ~100× fewer process starts) whenever it can start the server itself:
+    a `[session]` table, or a stdio entry (a `command`) for the server in mcporter's config,
+    and the MCP SDK installed. Anything else — an HTTP entry, no config memfuse can read, no
+    SDK — goes through mcporter, which knows every kind of entry."""
+    if settings.transport != "auto":
+        return settings.transport, f"--transport {settings.transport}"
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return "mcporter", "auto: the MCP SDK (the `mcp` package) is not installed"
+    from memfuse.gateway.session import server_spec
+
+    try:
+        spec = server_spec(settings)
+    except ConfigError as exc:
+        return "mcporter", f"auto: no stdio server entry memfuse can start ({exc})"
+    return "session", f"auto: {settings.server} is a stdio server ({spec.command})"
 
 
 def open_gateway(settings: Settings) -> Gateway:
     """The transport the settings ask for. The session transport is imported lazily: only it
     needs the MCP SDK, and other commands should not pay for loading it."""
-    if settings.transport == "session":
+    transport, _why = choose_transport(settings)
+    if transport == "session":
         from memfuse.gateway.session import SessionGateway
 
         return SessionGateway.from_settings(settings)

@@ -1,0 +1,55 @@
+"""`--transport auto` (the default): session for a stdio server memfuse can start, else mcporter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memfuse.config import load_settings
+from memfuse.gateway import choose_transport
+
+
+def settings_for(tmp_path: Path, entry: dict[str, object] | None, **flags: str) -> object:
+    config = tmp_path / "mcporter.json"
+    if entry is not None:
+        config.write_text(json.dumps({"mcpServers": {"agent-memory": entry}, "imports": []}))
+        flags.setdefault("mcporter_config", str(config))
+    return load_settings({"workspace": str(tmp_path), **flags}, {"HOME": str(tmp_path)})
+
+
+def test_a_stdio_entry_gets_the_session_transport(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, {"command": "node", "args": ["/opt/am/server.js"]})
+    transport, why = choose_transport(s)  # type: ignore[arg-type]
+    assert transport == "session"
+    assert "stdio server (node)" in why
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        ({"url": "https://memory.internal.example/mcp"}, "no stdio server entry"),
+        (None, "no stdio server entry"),
+    ],
+)
+def test_anything_else_goes_through_mcporter(
+    tmp_path: Path, entry: dict[str, object] | None, reason: str
+) -> None:
+    transport, why = choose_transport(settings_for(tmp_path, entry))  # type: ignore[arg-type]
+    assert transport == "mcporter"
+    assert reason in why
+
+
+def test_an_explicit_transport_is_kept(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, {"command": "node"}, transport="mcporter")
+    assert choose_transport(s) == ("mcporter", "--transport mcporter")  # type: ignore[arg-type]
+
+
+def test_without_the_sdk_auto_is_mcporter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n: None if n == "mcp" else real(n))
+    s = settings_for(tmp_path, {"command": "node"})
+    assert choose_transport(s)[0] == "mcporter"  # type: ignore[arg-type]
