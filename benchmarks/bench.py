@@ -185,6 +185,39 @@ def raw_session(server: Server, ws: Path) -> tuple[float, int]:
     return time.perf_counter() - started, len(requests)
 
 
+def run_sync(server: Server, ws: Path, *extra: str) -> tuple[float, dict[str, object]]:
+    """`memfuse sync` with no transport flag (the default, `auto`), as a user runs it."""
+    argv = [MEMFUSE, "sync", "-w", str(ws), "--mcporter", MCPORTER, "--mcporter-config",
+            str(server.config), "--server", server.name, "--now", "2026-11-30T23:00", "--json",
+            *extra]  # fmt: skip
+    seconds, done = timed(argv)
+    envelope = json.loads(done.stdout)
+    if envelope["status"] != "ok":
+        raise SystemExit(f"sync {extra} was {envelope['status']}: {envelope['warnings'][:3]}")
+    return seconds, envelope["data"]
+
+
+def rebuild(root: Path, n: int) -> list[tuple[str, float, int]]:
+    """The database is deleted after a full sync; the next plain sync rebuilds it."""
+    server, ws = fresh(root, "rebuild", None, "agent-memory", n, f"r{n}")
+    run_sync(server, ws, "--all")
+    Path(server.env["AGENT_MEMORY_DB"]).unlink()
+    seconds, data = run_sync(server, ws)
+    counts = data["counts"]
+    assert isinstance(counts, dict) and counts["restored"] == n, counts
+    verify_s, verified = run_sync(server, ws, "--verify")
+    index = verified["index"]
+    assert isinstance(index, dict) and index["lost"] == 0 and index["present"] == n, index
+    raw_server, raw_ws = fresh(root, "rebuild", None, "agent-memory", n, f"e{n}")
+    raw_s, raw_calls = raw_session(raw_server, raw_ws)
+    return [
+        (f"rebuild of {n} after the database was deleted: plain `memfuse sync`, no transport"
+         " flag", seconds, int(str(data["calls"]))),
+        (f"raw stdio session, the same {n} remembers (the limit)", raw_s, raw_calls),
+        (f"`memfuse sync --verify` of {n}, nothing lost", verify_s, int(str(verified["calls"]))),
+    ]  # fmt: skip
+
+
 def median_of(runs: int, argv: list[str]) -> float:
     return statistics.median(timed(argv)[0] for _ in range(runs))
 
@@ -236,6 +269,9 @@ def main() -> None:
     parser.add_argument("--real-config", type=Path, help="mcporter config of a real agent-memory")
     parser.add_argument("--real-server", default="agent-memory")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
+    parser.add_argument(
+        "--rebuild", type=int, nargs="*", default=[1000, 10000], help="rebuild sizes to measure"
+    )
     options = parser.parse_args()
     n = options.bullets
     out: list[str] = []
@@ -286,6 +322,16 @@ def main() -> None:
                 say(
                     f"| {name} | {seconds:.2f} | {calls} | {rate} | {base / seconds:.1f}× faster | {vs_e} |"
                 )
+
+        say("\n### Rebuilding the index (issue 13), reference server, default transport\n")
+        say("| scenario | wall (s) | MCP calls | vs the raw session |")
+        say("|---|---:|---:|---:|")
+        for size in options.rebuild:
+            rows_r = rebuild(root, size)
+            limit_r = rows_r[1][1]
+            for name, seconds, calls in rows_r:
+                ratio = f"{seconds / limit_r:.2f}×" if "verify" not in name else "–"
+                say(f"| {name} | {seconds:.2f} | {calls} | {ratio} |")
 
         say("\n### Start-up, parsing, memory, surface\n")
         say("| measure | value |")

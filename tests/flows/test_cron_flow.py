@@ -78,6 +78,8 @@ def test_check_skips_lines_that_are_not_memfuse_jobs_and_reads_assignments() -> 
     argv, _assigned, sub = cron._memfuse_argv(jobs[2][3])
     assert argv == ["memfuse", "sync", "-q"] and sub == "sync"  # the shell part is not run
     assert cron._memfuse_argv("/usr/bin/backup --all")[2] is None
+    assert cron._memfuse_argv("/usr/bin/python3 -m memfuse sync -q")[2] == "sync"
+    assert cron._memfuse_argv("/bin/rm -m memfuse sync")[2] is None  # only python -m memfuse
 
 
 def test_check_flags_stderr_sent_away_from_cron_mail(world: World, tmp_path: Path) -> None:

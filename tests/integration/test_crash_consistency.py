@@ -28,8 +28,8 @@ def journal(n: int, rng: random.Random) -> list[str]:
 
 
 def sync_argv(ws: Path, store: StoreServer, transport: str) -> list[str]:
-    return [MEMFUSE, "sync", "-w", str(ws), "--date", DAY, "--transport", transport, "--json",
-            "--timeout", "10", *store.cli_args()]  # fmt: skip
+    return [MEMFUSE, "sync", "-w", str(ws), "--date", DAY, "--json",
+            "--timeout", "10", *store.cli_args(transport)]  # fmt: skip
 
 
 def store_state(store: StoreServer) -> tuple[list[str], dict[str, str]]:

@@ -199,12 +199,16 @@ def _memfuse_argv(command: str) -> tuple[list[str], dict[str, str], str | None]:
         name, value = argv.pop(0).split("=", 1)
         assigned[name] = value
     start = 1
-    if len(argv) >= 3 and argv[1:3] == ["-m", "memfuse"]:
+    if len(argv) >= 3 and argv[1:3] == ["-m", "memfuse"] and _is_python(argv[0]):
         start = 3
     elif not argv or Path(argv[0]).name != "memfuse":
         return argv, assigned, None
     sub = next((a for a in argv[start:] if not a.startswith("-")), None)
     return argv, assigned, sub if sub in LIFECYCLE else None
+
+
+def _is_python(program: str) -> bool:
+    return re.fullmatch(r"python(3(\.\d+)?)?", Path(program).name) is not None
 
 
 def check(text: str, timeout: float) -> list[LineCheck]:
