@@ -392,7 +392,11 @@ Each approach syncs the same {n} bullets ({PER_JOURNAL} per journal) into a fres
 (a) is the design documents' approach, one `mcporter call … remember` per bullet in sequence
 (with `--args -`, the safe form). (e) is the limit: one server process fed JSON-RPC lines
 directly, no client library. "vs (a)" is how many times faster than (a); "vs (e)" is the wall
-time as a multiple of (e). Every number below was measured in the run named above.
+time as a multiple of (e). The rebuild rows delete the database after a full sync and time
+the next plain `memfuse sync` (no transport flag: `auto` picks the session for this stdio
+server), against a raw session sending the same remembers into a fresh database; the verify
+row is `memfuse sync --verify` of the whole ledger with nothing lost (the status probe, three
+prefix listings). Every number below was measured in the run named above.
 """
     path.write_text(head + "\n".join(lines) + "\n")
     print(f"\nwrote {path}")
