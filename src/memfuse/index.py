@@ -154,7 +154,7 @@ GEN4_LIMIT = 200
 def _gen4_limit(ctx: RunContext) -> int:
     """4.x's capacity: AGENT_MEMORY_MAX_MEMORIES in the server entry's env, else its default."""
     from memfuse.errors import ConfigError
-    from memfuse.gateway.session import server_spec
+    from memfuse.server_entry import server_spec
 
     try:
         value = server_spec(ctx.settings).env.get("AGENT_MEMORY_MAX_MEMORIES", "")

@@ -215,7 +215,7 @@ def _auto_ingest(ctx: RunContext, generation: int) -> list[Check]:
     """3.x–5.x ingest the workspace on their own unless AGENT_MEMORY_AUTO_INGEST=0."""
     if generation < 3:
         return []
-    from memfuse.gateway.session import server_spec
+    from memfuse.server_entry import server_spec
 
     try:
         spec = server_spec(ctx.settings)
