@@ -27,7 +27,7 @@ from memfuse.gateway.base import (
     ToolMissing,
     parse_answer,
 )
-from memfuse.refserver.store import Store
+from memfuse.refserver.store import Store, default_caps
 from memfuse.refserver.tools import call_tool, tool_list
 from memfuse.rerank import Ranking, RerankError, Scored
 
@@ -63,10 +63,16 @@ class FakeGateway:
     hook: Callable[[str, Mapping[str, Any]], None] | None = None
     tools: list[str] | None = None
     closed: int = 0
+    generation: int = 2  # which agent-memory the reference store answers as (2..5)
+    caps: dict[str, int | None] | None = None  # 4.x/5.x capacity limits; None: the defaults
 
     @property
     def store(self) -> Store:
-        return Store(str(self.db_path), "default", self.clock, gate=self.gate)
+        return Store(
+            str(self.db_path), "default", self.clock, gate=self.gate,
+            generation=self.generation,
+            caps=self.caps if self.caps is not None else default_caps(self.generation),
+        )  # fmt: skip
 
     def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
         self.calls.append((tool, dict(arguments)))
@@ -86,7 +92,9 @@ class FakeGateway:
     def list_tools(self) -> list[str]:
         if self.down is not None:
             raise FAILURES[self.down]("tools/list: injected")
-        return self.tools if self.tools is not None else [t["name"] for t in tool_list()]
+        if self.tools is not None:
+            return self.tools
+        return [t["name"] for t in tool_list(self.generation)]
 
     def close(self) -> None:
         self.closed += 1

@@ -20,6 +20,7 @@ from typing import Any
 
 from memfuse.context import RunContext
 from memfuse.decay import priority_of, vitality
+from memfuse.gateway.base import GatewayError
 from memfuse.gateway.guard import Guard
 from memfuse.ledger import Entry, Ledger
 
@@ -137,8 +138,54 @@ def verify_index(ctx: RunContext, ledger: Ledger) -> Report | None:
         )
         return None
     report = judge(ledger.all_entries(), listed, ctx.settings.now)
+    if report.lost:
+        report = _evicted_by_capacity(ctx.guard, report, _gen4_limit(ctx))
     if not ctx.dry_run:
         ledger.mark((e.position for e in report.lost), "lost")
         ledger.mark((e.position for e in report.forgotten), "forgotten")
     ctx.reporter.info(report.line())
     return report
+
+
+# 4.x keeps at most this many memories (AGENT_MEMORY_MAX_MEMORIES) and evicts the rest outright.
+GEN4_LIMIT = 200
+
+
+def _gen4_limit(ctx: RunContext) -> int:
+    """4.x's capacity: AGENT_MEMORY_MAX_MEMORIES in the server entry's env, else its default."""
+    from memfuse.errors import ConfigError
+    from memfuse.server_entry import server_spec
+
+    try:
+        value = server_spec(ctx.settings).env.get("AGENT_MEMORY_MAX_MEMORIES", "")
+    except ConfigError:
+        return GEN4_LIMIT
+    return int(value) if value.strip().isdigit() else GEN4_LIMIT
+
+
+def _evicted_by_capacity(guard: Guard, report: Report, gen4_limit: int) -> Report:
+    """Missing memories that 4.x/5.x evicted above their capacity were forgotten by design:
+    5.x lists them in its archive; 4.x deletes them, so when a 4.x store is at its limit every
+    missing memory counts as evicted. Costs calls only when something is missing."""
+    try:
+        tools = set(guard.gateway.list_tools())
+    except GatewayError:
+        return report
+    evicted: set[str] = set()
+    if "archive" in tools:
+        answer = guard.call("archive", {"action": "list"})
+        items = (answer or {}).get("archived")
+        for item in items if isinstance(items, list) else []:
+            uris = item.get("uris") if isinstance(item, dict) else None
+            if isinstance(uris, list):
+                evicted.update(u for u in uris if isinstance(u, str))
+    elif "reindex" in tools:
+        status = guard.call("status", {}) or {}
+        total = status.get("total")
+        if isinstance(total, int) and total >= gen4_limit:
+            evicted = {e.uri for e in report.lost if e.uri}
+    if not evicted:
+        return report
+    gone = tuple(e for e in report.lost if e.uri in evicted)
+    lost = tuple(e for e in report.lost if e.uri not in evicted)
+    return Report(report.expected, report.present, lost, report.forgotten + gone)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -9,16 +10,19 @@ import shlex
 import shutil
 from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from memfuse.classify import Classifier
 from memfuse.config import mask_secret
 from memfuse.context import RunContext
-from memfuse.errors import ExitCode
+from memfuse.errors import ConfigError, ExitCode
 from memfuse.gateway import GatewayError, McporterGateway, choose_transport
+from memfuse.generations import generation_of
 from memfuse.history import History
 from memfuse.index import judge, listed_uris
-from memfuse.journal_files import list_journals
+from memfuse.journal_files import list_journals, read_journal
 from memfuse.ledger import LEDGER_NAME, Ledger
 from memfuse.output import CommandResult
 
@@ -39,6 +43,7 @@ class Check:
 def run(ctx: RunContext) -> CommandResult:
     s = ctx.settings
     checks: list[Check] = []
+    extra: dict[str, object] = {}
     ws = s.workspace
     if not ws.is_dir():
         checks.append(Check("workspace", False, f"{ws} does not exist or is not a folder"))
@@ -94,6 +99,11 @@ def run(ctx: RunContext) -> CommandResult:
                       "all of " + ", ".join(NEEDED_TOOLS) if not missing
                       else "missing: " + ", ".join(missing))
             )  # fmt: skip
+            generation = generation_of(offered)
+            extra["generation"] = generation
+            checks.append(Check("generation", True, f"agent-memory {generation}.x", False))
+            checks += _capacity(ctx, status, generation)
+            checks += _auto_ingest(ctx, generation)
         index = _index_health(ctx)
         if index is not None:
             checks.append(index)
@@ -104,7 +114,7 @@ def run(ctx: RunContext) -> CommandResult:
         else f"disabled (provider {rr.provider}, key {mask_secret(rr.api_key)})"
     )
     checks.append(Check("reranker", True, detail, critical=False))
-    return _result(ctx, checks)
+    return _result(ctx, checks, extra)
 
 
 # Where the npm commands of the README (and npm's usual global prefixes) put agent-memory.
@@ -151,6 +161,82 @@ def print_config(ctx: RunContext) -> CommandResult:
     return CommandResult("doctor", {"mcporter_config": config, "text": text}, human, payload=True)
 
 
+def _capacity(ctx: RunContext, status: dict[str, Any], generation: int) -> list[Check]:
+    """Warn when the store keeps fewer memories of a type than the journals of the surface
+    window hold: reflect would evict (5.x: archive) the rest, journals included."""
+    capacity = status.get("capacity")
+    limits: dict[str, int] = {}
+    if isinstance(capacity, dict):
+        for name, entry in capacity.items():
+            limit = entry.get("limit") if isinstance(entry, dict) else None
+            if isinstance(limit, int) and not isinstance(limit, bool):
+                limits[name] = limit
+    elif generation == 4:
+        limits["total"] = 200  # 4.x's AGENT_MEMORY_MAX_MEMORIES default; status does not say
+    if not limits:
+        return []
+    produced = _window_types(ctx)
+    produced["total"] = sum(produced.values())
+    short = [
+        f"{name}: keeps {limits[name]}, the journals of the last"
+        f" {ctx.settings.surface.window_days} days hold {produced.get(name, 0)}"
+        for name in limits
+        if produced.get(name, 0) > limits[name]
+    ]
+    if not short:
+        return [Check("capacity", True, f"limits {limits} hold the surface window", False)]
+    variables = ", ".join(
+        "AGENT_MEMORY_MAX_"
+        + ("MEMORIES" if n.split(":")[0] == "total" else n.split(":")[0].upper())
+        for n in short
+    )
+    detail = (
+        "; ".join(short) + f": reflect will evict the rest; raise {variables} in the server's"
+        " env (the mcporter config entry)"
+    )
+    return [Check("capacity", False, detail, False)]
+
+
+def _window_types(ctx: RunContext) -> dict[str, int]:
+    s = ctx.settings
+    classifier = Classifier(s.knowledge_keywords, s.emotion_keywords)
+    start = s.now.date() - timedelta(days=s.surface.window_days - 1)
+    counts: Counter[str] = Counter()
+    for day, path in list_journals(s.workspace).items():
+        if start <= day <= s.now.date():
+            with contextlib.suppress(FileNotFoundError):
+                parsed = read_journal(ctx.files, path, ctx.reporter.warn)
+                for bullet in parsed.bullets if parsed else ():
+                    counts[classifier.classify(bullet.text).type] += 1
+    return dict(counts)
+
+
+def _auto_ingest(ctx: RunContext, generation: int) -> list[Check]:
+    """3.x–5.x ingest the workspace on their own unless AGENT_MEMORY_AUTO_INGEST=0."""
+    if generation < 3:
+        return []
+    from memfuse.server_entry import server_spec
+
+    try:
+        spec = server_spec(ctx.settings)
+    except ConfigError:
+        return []  # an entry memfuse cannot read (HTTP, an import): nothing to say
+    env = spec.env
+    if env.get("AGENT_MEMORY_AUTO_INGEST", "").strip().lower() in ("0", "false", "off"):
+        return [Check("auto-ingest", True, "off (AGENT_MEMORY_AUTO_INGEST=0)", False)]
+    home = env.get("HOME") or os.environ.get("HOME") or str(Path.home())
+    watched = env.get("AGENT_MEMORY_WORKSPACE") or str(Path(home) / ".openclaw" / "workspace")
+    if Path(watched).expanduser().absolute() != ctx.settings.workspace:
+        return [
+            Check("auto-ingest", True, f"on, but it watches {watched}, not this workspace", False)
+        ]
+    detail = (
+        f"agent-memory {generation}.x ingests {watched} by itself, behind memfuse's back (the"
+        " same journals twice): set AGENT_MEMORY_AUTO_INGEST=0 in the server entry's env"
+    )
+    return [Check("auto-ingest", False, detail, False)]
+
+
 def _index_health(ctx: RunContext) -> Check | None:
     """The ledger against the store's journal URIs (read-only: nothing is marked)."""
     state = ctx.settings.state_dir
@@ -183,7 +269,9 @@ def _last(ctx: RunContext) -> str:
     return ctx.reporter.warnings[-1] if ctx.reporter.warnings else "no answer"
 
 
-def _result(ctx: RunContext, checks: list[Check]) -> CommandResult:
+def _result(
+    ctx: RunContext, checks: list[Check], extra: dict[str, object] | None = None
+) -> CommandResult:
     failed = [c for c in checks if c.critical and not c.ok]
     human = [
         f"{'ok  ' if c.ok else 'FAIL' if c.critical else 'warn'}  {c.name:<9} {c.detail}"
@@ -194,6 +282,7 @@ def _result(ctx: RunContext, checks: list[Check]) -> CommandResult:
     data: dict[str, object] = {
         "checks": [c.as_dict() for c in checks],
         "config": dict(ctx.settings.describe()),
+        **(extra or {}),
     }
     if failed:
         data["error"] = "critical check(s) failed: " + "; ".join(

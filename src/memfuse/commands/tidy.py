@@ -10,6 +10,7 @@ from typing import Any
 
 from memfuse.confine import UnsafePath
 from memfuse.context import RunContext
+from memfuse.generations import reflect_counts, reflect_totals
 from memfuse.index import verify_index
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
@@ -149,8 +150,12 @@ def reflect(ctx: RunContext) -> tuple[bool, dict[str, Any] | str | None]:
         return False, None
     if isinstance(answer.value, dict):
         return True, answer.value
-    ctx.reporter.info(f"reflect answered in prose: {answer.text.strip()[:500]}")
-    return True, answer.text.strip()
+    text = answer.text.strip()
+    counts = reflect_counts(text)  # 4.x/5.x: a JSON object under each phase heading
+    if counts is not None:
+        return True, counts
+    ctx.reporter.info(f"reflect answered in prose: {text[:500]}")
+    return True, text
 
 
 def guard_memory_md(ctx: RunContext, raw: bytes | None) -> dict[str, Any]:
@@ -252,6 +257,7 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     memory_md = guard_memory_md(ctx, text)
     data: dict[str, Any] = {
         "reflect": report,
+        "reflect_totals": reflect_totals(report) if isinstance(report, str) else None,
         "consistency": checked,
         "memory_md": memory_md,
         "status": ctx.guard.call("status", {}) if ctx.dry_run else None,
@@ -278,7 +284,12 @@ def _human(ctx: RunContext, data: dict[str, Any]) -> list[str]:
                  for phase, counts in report.items() if isinstance(counts, dict)]  # fmt: skip
         lines = ["reflect: " + "; ".join(parts)]
     elif isinstance(report, str):
-        lines = [f"reflect (prose answer): {report}"]
+        totals = data.get("reflect_totals")
+        if totals:
+            lines = [f"reflect: {totals['before']} → {totals['after']} memories (prose answer;"
+                     " the whole text is in the log)"]  # fmt: skip
+        else:
+            lines = [f"reflect (prose answer): {report}"]
     else:
         lines = ["reflect: skipped (dry run)" if ctx.dry_run else "reflect: failed (see warning)"]
     checked = data["consistency"]

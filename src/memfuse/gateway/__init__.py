@@ -47,7 +47,7 @@ def choose_transport(settings: Settings) -> tuple[str, str]:
 
     if importlib.util.find_spec("mcp") is None:
         return "mcporter", "auto: the MCP SDK (the `mcp` package) is not installed"
-    from memfuse.gateway.session import server_spec
+    from memfuse.server_entry import server_spec
 
     try:
         spec = server_spec(settings)

@@ -6,7 +6,9 @@ one-process-per-call mcporter runs and the test suite fast. See docs/decisions.m
 
 Environment: AGENT_MEMORY_DB (SQLite path, default ./agent-memory.db), AGENT_MEMORY_AGENT_ID
 (default `default`). Test knobs of this stand-in only: AGENT_MEMORY_NOW (ISO date-time that
-replaces the clock) and AGENT_MEMORY_GATE=off (disable the write gate).
+replaces the clock), AGENT_MEMORY_GATE=off (disable the write gate) and AGENT_MEMORY_COMPAT=2|3|4|5
+(answer as that generation of agent-memory does: tool list, answer shapes, gate, merge, reflect
+format, capacity eviction, the `[auto-ingest]` stdout line; see docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import IO, Any
 
 from memfuse import __version__
-from memfuse.refserver.store import Store, utc_now
+from memfuse.refserver.store import Store, default_caps, utc_now
 from memfuse.refserver.tools import call_tool, tool_list
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -58,7 +60,7 @@ def handle(store: Store, message: dict[str, Any]) -> dict[str, Any] | None:
     elif method == "ping":
         result = {}
     elif method == "tools/list":
-        result = {"tools": tool_list()}
+        result = {"tools": tool_list(store.generation)}
     elif method == "tools/call":
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
@@ -73,7 +75,9 @@ def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
-def serve(store: Store, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+def serve(store: Store, stdin: IO[bytes], stdout: IO[bytes], noise: str | None = None) -> None:
+    """Answer JSON-RPC lines until stdin closes. `noise`: a line printed on stdout, outside
+    JSON-RPC, right after the first answer (3.x–5.x's auto-ingest does that)."""
     for raw in stdin:
         line = raw.strip()
         if not line:
@@ -86,16 +90,34 @@ def serve(store: Store, stdin: IO[bytes], stdout: IO[bytes]) -> None:
             reply = handle(store, message) if isinstance(message, dict) else None
         if reply is not None:
             stdout.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+            if noise is not None:
+                stdout.write(noise.encode("utf-8") + b"\n")
+                noise = None
             stdout.flush()
 
 
 def main() -> None:
     env = os.environ
+    generation = compat(env)
     store = Store(
         env.get("AGENT_MEMORY_DB", "./agent-memory.db"),
         env.get("AGENT_MEMORY_AGENT_ID", "default"),
         make_clock(env),
         gate=env.get("AGENT_MEMORY_GATE", "on").lower() not in ("off", "0", "false"),
+        generation=generation,
+        caps=default_caps(generation, dict(env)),
     )
+    noise = None
+    if generation >= 3 and env.get("AGENT_MEMORY_AUTO_INGEST", "1") not in ("0", "false"):
+        watched = env.get("AGENT_MEMORY_WORKSPACE", "~/.openclaw/workspace")
+        noise = f"[auto-ingest] watching {watched} (MEMORY.md, memory/*.md)"
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
-        serve(store, sys.stdin.buffer, sys.stdout.buffer)
+        serve(store, sys.stdin.buffer, sys.stdout.buffer, noise)
+
+
+def compat(env: Mapping[str, str]) -> int:
+    """AGENT_MEMORY_COMPAT=2|3|4|5: the generation whose answers this stand-in gives."""
+    value = env.get("AGENT_MEMORY_COMPAT", "2").strip()
+    if value not in ("2", "3", "4", "5"):
+        raise SystemExit(f"AGENT_MEMORY_COMPAT must be 2, 3, 4 or 5, got {value!r}")
+    return int(value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import math
 import re
 import sqlite3
@@ -24,6 +25,11 @@ from memfuse.textsim import similarity
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
 URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
 NEAR_DUPLICATE = 0.92
+SEMANTIC_NEAR = 0.8  # 4.x/5.x merge "semantic" near-duplicates of looser wording
+GATE_EFFECTIVE = 20  # 4.x/5.x: effective characters a non-P0/P1 memory needs
+# 4.x keeps at most this many memories; 5.x caps each type (AGENT_MEMORY_MAX_* overrides).
+MAX_MEMORIES_4 = 200
+CAPS_5 = {"identity": None, "emotion": 50, "knowledge": 250, "event": 50, "total": 350}
 NEAR_CANDIDATES = 8  # BM25's best few are checked exactly; a near-duplicate is always among them
 RARE_TERMS = 6  # a near-duplicate shares nearly every term, so it shares the rarest ones too
 LOW_VITALITY = 0.1
@@ -50,6 +56,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms USING fts5(
     memory_id UNINDEXED, agent_id UNINDEXED, type UNINDEXED, terms
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms_vocab USING fts5vocab(memory_terms, 'row');
+CREATE TABLE IF NOT EXISTS archived (
+    id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, row TEXT NOT NULL, uris TEXT NOT NULL,
+    archived_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS feedback (agent_id TEXT NOT NULL, memory_id TEXT, created_at TEXT);
 CREATE TABLE IF NOT EXISTS snapshots (
     id TEXT PRIMARY KEY, memory_id TEXT NOT NULL, content TEXT NOT NULL, changed_by TEXT,
     action TEXT NOT NULL, created_at TEXT NOT NULL
@@ -89,11 +100,21 @@ def tokens(text: str) -> list[str]:
     return found
 
 
-def gate_failures(content: str, memory_type: str) -> list[str]:
+def effective_length(content: str) -> int:
+    """4.x/5.x's measure of a memory's length: a CJK character counts 3."""
+    return sum(3 if _CJK.match(c) else 1 for c in content)
+
+
+def gate_failures(content: str, memory_type: str, generation: int = 2) -> list[str]:
     """The write gate's failed checks, in agent-memory's wording; empty when it passes."""
     failures: list[str] = []
     minimum = 4 if memory_type in ("identity", "emotion") else 8
-    if len(content) < minimum:
+    if generation >= 4:
+        minimum = 4 if memory_type in ("identity", "emotion") else GATE_EFFECTIVE
+        effective = effective_length(content)
+        if effective < minimum:
+            failures.append(f"specificity (too short: effective {effective} < {minimum} chars)")
+    elif len(content) < minimum:
         failures.append(f"specificity (too short: {len(content)} < {minimum} chars)")
     meaningful = [
         t for t in tokens(content) if _CJK.match(t[0]) or (len(t) >= 2 and t not in _STOPWORDS)
@@ -120,8 +141,17 @@ class Store:
     """One agent's memories in one SQLite file."""
 
     def __init__(
-        self, path: str, agent_id: str, clock: Callable[[], datetime], *, gate: bool = True
+        self,
+        path: str,
+        agent_id: str,
+        clock: Callable[[], datetime],
+        *,
+        gate: bool = True,
+        generation: int = 2,
+        caps: dict[str, int | None] | None = None,
     ) -> None:
+        self.generation = generation
+        self.caps = caps if caps is not None else default_caps(generation)
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA busy_timeout = 30000")
@@ -170,13 +200,18 @@ class Store:
                         "SELECT type FROM memories WHERE id = ?", (memory_id,)
                     ).fetchone()["type"]
                     self._index(memory_id, kind, content)
+                    canonical = " canonical content" if self.generation >= 4 else ""
                     return {
                         "action": "updated",
                         "memoryId": memory_id,
-                        "reason": f"URI {uri} already exists, updating",
+                        "reason": f"URI {uri} already exists, updating{canonical}",
                     }
+            if self.generation >= 4:
+                semantic = self._semantic_merge(content, memory_type, uri, now)
+                if semantic is not None:
+                    return semantic
             near = self._near_duplicate(content, memory_type)
-            if near is not None:
+            if near is not None and self.generation < 4:
                 self._snapshot(near["id"], "merge", now)
                 merged = f"{near['content']}\n\n[Updated] {content}"
                 self.db.execute(
@@ -189,7 +224,7 @@ class Store:
                     "memoryId": near["id"],
                     "reason": "Near-duplicate of an existing memory, merged",
                 }
-            failures = gate_failures(content, memory_type) if self.gate else []
+            failures = gate_failures(content, memory_type, self.generation) if self.gate else []
             if failures:
                 return {"action": "skipped", "reason": "Gate rejected: " + ", ".join(failures)}
             memory_id = str(uuid.uuid4())
@@ -204,14 +239,40 @@ class Store:
                 ),
             )  # fmt: skip
             self._index(memory_id, memory_type, content)
-            shape = URI_SHAPE.match(uri or "")
-            if shape is not None and shape.group(1) in PATH_DOMAINS:
-                self.db.execute(
-                    "INSERT INTO paths (id, memory_id, agent_id, uri, domain, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (str(uuid.uuid4()), memory_id, self.agent, uri, shape.group(1), now),
-                )
+            self._attach(memory_id, uri, now)
         return {"action": "added", "memoryId": memory_id, "reason": "Passed all guard checks"}
+
+    def _attach(self, memory_id: str, uri: str | None, now: str) -> None:
+        shape = URI_SHAPE.match(uri or "")
+        if shape is not None and shape.group(1) in PATH_DOMAINS:
+            self.db.execute(
+                "INSERT OR IGNORE INTO paths (id, memory_id, agent_id, uri, domain, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (str(uuid.uuid4()), memory_id, self.agent, uri, shape.group(1), now),
+            )
+
+    def _semantic_merge(
+        self, content: str, memory_type: str, uri: str | None, now: str
+    ) -> dict[str, Any] | None:
+        """4.x/5.x: a near-duplicate of looser wording is folded in as `old；new`, and the
+        write's URI is attached to the merged memory."""
+        near = self._near_duplicate(content, memory_type, SEMANTIC_NEAR)
+        if near is None:
+            return None
+        score = similarity(near["content"], content)
+        self._snapshot(near["id"], "merge", now)
+        merged = f"{near['content']}；{content}"
+        self.db.execute(
+            "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
+            (merged, content_hash(merged), now, near["id"]),
+        )
+        self._index(near["id"], memory_type, merged)
+        self._attach(near["id"], uri, now)
+        return {
+            "action": "merged",
+            "memoryId": near["id"],
+            "reason": f"Semantic near-duplicate detected (score={score:.3f}), applying synthesize",
+        }
 
     def _snapshot(self, memory_id: str, action: str, now: str) -> None:
         self.db.execute(
@@ -220,7 +281,9 @@ class Store:
             (str(uuid.uuid4()), action, now, memory_id),
         )
 
-    def _near_duplicate(self, content: str, memory_type: str) -> sqlite3.Row | None:
+    def _near_duplicate(
+        self, content: str, memory_type: str, threshold: float = NEAR_DUPLICATE
+    ) -> sqlite3.Row | None:
         """The most similar memory of the same type, if similar enough. Candidates come from
         the term index (BM25), as the real server's come from its FTS index."""
         terms = list(dict.fromkeys(tokens(content)))
@@ -248,7 +311,7 @@ class Store:
         ).fetchall()
         scored = [(similarity(r["content"], content), r) for r in rows]
         best = max(scored, key=lambda pair: pair[0], default=None)
-        return best[1] if best is not None and best[0] >= NEAR_DUPLICATE else None
+        return best[1] if best is not None and best[0] >= threshold else None
 
     def _index(self, memory_id: str, memory_type: str, content: str) -> None:
         self.db.execute("DELETE FROM memory_terms WHERE memory_id = ?", (memory_id,))
@@ -287,7 +350,7 @@ class Store:
             ranked.append((final, row))
         ranked.sort(key=lambda pair: pair[0], reverse=True)
         chosen = ranked[: max(int(limit), 0)]
-        memories = []
+        memories: list[dict[str, Any]] = []
         stamp = iso(now)
         with immediate(self.db):
             for final, row in chosen:
@@ -297,17 +360,31 @@ class Store:
                     " stability = stability * 1.5, vitality = ? WHERE id = ?",
                     (stamp, boosted, row["id"]),
                 )
-                memories.append(
-                    {
-                        "id": row["id"],
-                        "content": row["content"],
-                        "type": row["type"],
-                        "priority": row["priority"],
-                        "vitality": boosted,
-                        "score": round(final, 4),
-                        "updated_at": row["updated_at"],
-                    }
-                )
+                item: dict[str, Any] = {
+                    "id": row["id"],
+                    "content": row["content"],
+                    "type": row["type"],
+                    "priority": row["priority"],
+                    "vitality": boosted,
+                    "score": round(final, 4),
+                    "updated_at": row["updated_at"],
+                }
+                if self.generation >= 3:
+                    item["uri"] = None  # 3.x and later never fill it
+                if self.generation >= 4:
+                    item["bm25_rank"] = len(memories) + 1
+                    item["bm25_score"] = round(final, 4)
+                memories.append(item)
+                if self.generation >= 5:
+                    self.db.execute(
+                        "INSERT INTO feedback (agent_id, memory_id, created_at) VALUES (?, ?, ?)",
+                        (self.agent, row["id"], stamp),
+                    )
+        if self.generation >= 3:
+            answer: dict[str, Any] = {"count": len(memories), "memories": memories}
+            if self.generation >= 4:
+                answer["mode"] = "bm25-only"
+            return answer
         return {
             "intent": intent,
             "confidence": confidence,
@@ -324,10 +401,12 @@ class Store:
         ).fetchone()
         if exact is not None:
             memory = {k: exact[k] for k in exact.keys()}  # noqa: SIM118 (sqlite3.Row)
+            if self.generation >= 3:
+                return {"found": True, "memory": memory}
             return {"found": True, "memory": memory, "related": self._related(exact["id"])}
         escaped = uri.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self.db.execute(
-            "SELECT p.uri, m.content, m.type, m.priority FROM paths p"
+            "SELECT p.uri, m.content, m.type, m.priority, m.vitality FROM paths p"
             " JOIN memories m ON m.id = p.memory_id"
             " WHERE p.agent_id = ? AND p.uri LIKE ? ESCAPE '\\' ORDER BY p.uri",
             (self.agent, escaped + "%"),
@@ -338,8 +417,14 @@ class Store:
             "found": True,
             "prefix": uri,
             "count": len(rows),
-            "memories": [dict(zip(r.keys(), tuple(r), strict=True)) for r in rows],
+            "memories": [self._prefix_item(r) for r in rows],
         }
+
+    def _prefix_item(self, row: sqlite3.Row) -> dict[str, Any]:
+        item = dict(zip(row.keys(), tuple(row), strict=True))
+        if self.generation < 3:
+            item.pop("vitality")  # prefix items carry vitality from 3.x on
+        return item
 
     def _related(self, memory_id: str) -> list[dict[str, Any]]:
         rows = self.db.execute(
@@ -400,6 +485,11 @@ class Store:
             "DELETE FROM snapshots WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER"
             " (PARTITION BY memory_id ORDER BY created_at DESC) AS n FROM snapshots) WHERE n > 10)"
         ).rowcount
+        if self.generation >= 3:
+            out = {"archived": len(doomed), "orphansCleaned": orphans}
+            if self.generation >= 5:
+                out["staleDecayed"] = 0
+            return out
         return {"archived": len(doomed), "orphansCleaned": orphans, "snapshotsPruned": pruned}
 
     def _govern(self) -> dict[str, int]:
@@ -420,11 +510,130 @@ class Store:
         ]
         for memory_id in empty:
             self._delete(memory_id)
+        if self.generation >= 4:
+            by_type = self._evict()
+            out: dict[str, Any] = {
+                "orphanPaths": orphan_paths,
+                "emptyMemories": len(empty),
+                "evicted": sum(by_type.values()),
+            }
+            if self.generation >= 5:
+                out["archived"] = sum(by_type.values())
+                out["evictedByType"] = by_type
+            return out
+        if self.generation == 3:
+            return {"orphanPaths": orphan_paths, "emptyMemories": len(empty)}
         return {
             "orphanPaths": orphan_paths,
             "orphanLinks": orphan_links,
             "emptyMemories": len(empty),
         }
+
+    def _evict(self) -> dict[str, int]:
+        """4.x/5.x capacity eviction: the least vital memories above a cap go (5.x keeps them
+        in the archive, where the `archive` tool lists and restores them)."""
+        evicted: dict[str, int] = {}
+        limits = [(t, self.caps.get(t)) for t in ("identity", "emotion", "knowledge", "event")]
+        for memory_type, limit in [*limits, ("total", self.caps.get("total"))]:
+            if limit is None:
+                continue
+            where = "" if memory_type == "total" else " AND type = ?"
+            args: tuple[Any, ...] = (self.agent,) if memory_type == "total" else (
+                self.agent, memory_type,
+            )  # fmt: skip
+            rows = self.db.execute(
+                f"SELECT id, type FROM memories WHERE agent_id = ? AND priority > 0{where}"  # noqa: S608
+                " ORDER BY vitality ASC, updated_at ASC",
+                args,
+            ).fetchall()
+            kept = int(
+                self.db.execute(
+                    f"SELECT COUNT(*) FROM memories WHERE agent_id = ?{where}",  # noqa: S608
+                    args,
+                ).fetchone()[0]
+            )
+            for row in rows[: max(kept - limit, 0)]:
+                if self.generation >= 5:
+                    self._archive(row["id"])
+                self._delete(row["id"])
+                evicted[row["type"]] = evicted.get(row["type"], 0) + 1
+        return evicted
+
+    def _archive(self, memory_id: str) -> None:
+        row = self.db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        found = self.db.execute("SELECT uri FROM paths WHERE memory_id = ?", (memory_id,))
+        uris = [r[0] for r in found]
+        self.db.execute(
+            "INSERT OR REPLACE INTO archived (id, agent_id, row, uris, archived_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (memory_id, self.agent, json.dumps(dict(row)), json.dumps(uris), iso(self.clock())),
+        )
+
+    def archive(self, action: str, memory_id: str | None = None) -> dict[str, Any]:
+        """5.x's archive tool: list, restore or purge what capacity eviction moved aside."""
+        if action == "list":
+            rows = self.db.execute(
+                "SELECT id, row, uris, archived_at FROM archived WHERE agent_id = ?"
+                " ORDER BY archived_at",
+                (self.agent,),
+            ).fetchall()
+            items = [
+                {**{k: json.loads(r["row"])[k] for k in ("content", "type", "priority")},
+                 "id": r["id"], "uris": json.loads(r["uris"]), "archived_at": r["archived_at"]}
+                for r in rows
+            ]  # fmt: skip
+            return {"count": len(items), "archived": items}
+        if memory_id is None:
+            raise ToolError(f"archive {action} needs an id")
+        with immediate(self.db):
+            row = self.db.execute(
+                "SELECT row, uris FROM archived WHERE agent_id = ? AND id = ?",
+                (self.agent, memory_id),
+            ).fetchone()
+            if row is None:
+                raise ToolError("Archived memory not found")
+            self.db.execute("DELETE FROM archived WHERE id = ?", (memory_id,))
+            if action == "purge":
+                return {"action": "purged", "id": memory_id}
+            values = json.loads(row["row"])
+            marks = ",".join("?" * len(values))
+            self.db.execute(
+                f"INSERT INTO memories ({', '.join(values)}) VALUES ({marks})",  # noqa: S608
+                tuple(values.values()),
+            )
+            self._index(memory_id, values["type"], values["content"])
+            for uri in json.loads(row["uris"]):
+                self._attach(memory_id, uri, iso(self.clock()))
+        return {"action": "restored", "id": memory_id}
+
+    def reindex(self) -> dict[str, Any]:
+        """4.x/5.x: rebuild the search index."""
+        with immediate(self.db):
+            self.db.execute("DELETE FROM memory_terms WHERE agent_id = ?", (self.agent,))
+            rows = self.db.execute(
+                "SELECT id, type, content FROM memories WHERE agent_id = ?", (self.agent,)
+            ).fetchall()
+            for row in rows:
+                self._index(row["id"], row["type"], row["content"])
+        return {"reindexed": len(rows)}
+
+    def surface(self, limit: int = 10) -> dict[str, Any]:
+        """3.x+: the most vital recent memories, newest first."""
+        rows = self.db.execute(
+            "SELECT id, content, type, priority, vitality, updated_at FROM memories"
+            " WHERE agent_id = ? ORDER BY vitality DESC, updated_at DESC LIMIT ?",
+            (self.agent, limit),
+        ).fetchall()
+        return {"count": len(rows), "memories": [dict(r) for r in rows]}
+
+    def ingest(self, text: str) -> dict[str, Any]:
+        """3.x+: remember each Markdown bullet of a text as an event."""
+        results = Counter(
+            self.remember(line[2:].strip(), "event", source="ingest")["action"]
+            for line in text.splitlines()
+            if line.startswith("- ") and line[2:].strip()
+        )
+        return {"ingested": sum(results.values()), "actions": dict(results)}
 
     def _delete(self, memory_id: str) -> None:
         self.db.execute("DELETE FROM memory_terms WHERE memory_id = ?", (memory_id,))
@@ -432,6 +641,10 @@ class Store:
         self.db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
     # --- status / forget --------------------------------------------------------------
+    def total(self) -> int:
+        row = self.db.execute("SELECT COUNT(*) FROM memories WHERE agent_id = ?", (self.agent,))
+        return int(row.fetchone()[0])
+
     def status(self) -> dict[str, Any]:
         def count(sql: str, *args: Any) -> int:
             return int(self.db.execute(sql, (self.agent, *args)).fetchone()[0])
@@ -451,21 +664,33 @@ class Store:
                 (self.agent,),
             ).fetchall()
         }
-        return {
-            "total": count("SELECT COUNT(*) FROM memories WHERE agent_id = ?"),
+        total = count("SELECT COUNT(*) FROM memories WHERE agent_id = ?")
+        answer: dict[str, Any] = {
+            "total": total,
             "by_type": by_type,
             "by_priority": by_priority,
             "paths": count("SELECT COUNT(*) FROM paths WHERE agent_id = ?"),
-            "links": count("SELECT COUNT(*) FROM links WHERE agent_id = ?"),
-            "snapshots": count(
+        }
+        if self.generation < 3:
+            answer["links"] = count("SELECT COUNT(*) FROM links WHERE agent_id = ?")
+            answer["snapshots"] = count(
                 "SELECT COUNT(*) FROM snapshots WHERE memory_id IN"
                 " (SELECT id FROM memories WHERE agent_id = ?)"
-            ),
-            "low_vitality": count(
-                "SELECT COUNT(*) FROM memories WHERE agent_id = ? AND vitality < ?", LOW_VITALITY
-            ),
-            "agent_id": self.agent,
-        }
+            )
+        answer["low_vitality"] = count(
+            "SELECT COUNT(*) FROM memories WHERE agent_id = ? AND vitality < ?", LOW_VITALITY
+        )
+        if self.generation >= 4:
+            answer["feedback_events"] = count("SELECT COUNT(*) FROM feedback WHERE agent_id = ?")
+        if self.generation >= 5:
+            capacity: dict[str, Any] = {
+                t: {"count": by_type.get(t, 0), "limit": self.caps.get(t)}
+                for t in ("emotion", "knowledge", "event", "identity")
+            }
+            capacity["total"] = {"count": total, "limit": self.caps.get("total")}
+            answer["capacity"] = capacity
+        answer["agent_id"] = self.agent
+        return answer
 
     def forget(self, memory_id: str, hard: bool = False) -> dict[str, Any]:
         with immediate(self.db):
@@ -481,6 +706,21 @@ class Store:
             new = 0.1
             self.db.execute("UPDATE memories SET vitality = ? WHERE id = ?", (new, memory_id))
             return {"action": "decayed", "id": memory_id, "new_vitality": new}
+
+
+def default_caps(generation: int, env: dict[str, str] | None = None) -> dict[str, int | None]:
+    """The capacity limits of a generation (AGENT_MEMORY_MAX_* in `env` override them)."""
+    if generation < 4:
+        return {}
+    env = env or {}
+    if generation == 4:
+        return {"total": int(env.get("AGENT_MEMORY_MAX_MEMORIES", MAX_MEMORIES_4))}
+    caps: dict[str, int | None] = dict(CAPS_5)
+    for name in caps:
+        key = "AGENT_MEMORY_MAX_" + ("MEMORIES" if name == "total" else name.upper())
+        if env.get(key):
+            caps[name] = int(env[key])
+    return caps
 
 
 def _stored_stability(priority: int) -> float:

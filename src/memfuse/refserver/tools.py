@@ -60,10 +60,39 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
 }
 
+# Added by later generations (reference/agent-memory-versions.md); the reference server lists
+# them so that memfuse can tell the generation from the tool list, and they work.
+LATER: dict[str, tuple[int, dict[str, Any]]] = {
+    "ingest": (3, {
+        "description": "Ingest Markdown text: each bullet becomes an event memory.",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    }),
+    "surface": (3, {
+        "description": "The most vital recent memories.",
+        "properties": {"limit": {"type": "number", "default": 10}},
+    }),
+    "reindex": (4, {"description": "Rebuild the search index.", "properties": {}}),
+    "archive": (5, {
+        "description": "List, restore or purge memories moved aside by capacity eviction.",
+        "properties": {
+            "action": {"type": "string", "enum": ["list", "restore", "purge"]},
+            "id": {"type": "string"},
+        },
+        "required": ["action"],
+    }),
+}  # fmt: skip
 PRETTY = {"remember", "recall", "recall_path", "reflect", "status"}
 
 
-def tool_list() -> list[dict[str, Any]]:
+def schemas(generation: int = 2) -> dict[str, dict[str, Any]]:
+    """The tools a generation offers."""
+    found = dict(SCHEMAS)
+    found.update({name: spec for name, (since, spec) in LATER.items() if generation >= since})
+    return found
+
+
+def tool_list(generation: int = 2) -> list[dict[str, Any]]:
     return [
         {
             "name": name,
@@ -76,7 +105,7 @@ def tool_list() -> list[dict[str, Any]]:
                 "$schema": "http://json-schema.org/draft-07/schema#",
             },
         }
-        for name, spec in SCHEMAS.items()
+        for name, spec in schemas(generation).items()
     ]
 
 
@@ -100,9 +129,9 @@ def _type_ok(value: Any, expected: str) -> bool:
     return True
 
 
-def validate(tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+def validate(tool: str, arguments: Mapping[str, Any], generation: int = 2) -> dict[str, Any]:
     """Arguments with defaults applied and unknown keys dropped, or InvalidArguments."""
-    spec = SCHEMAS[tool]
+    spec = schemas(generation)[tool]
     issues: list[dict[str, Any]] = []
     clean: dict[str, Any] = {}
     for name, prop in spec["properties"].items():
@@ -155,25 +184,70 @@ def handlers(store: Store) -> dict[str, Callable[[dict[str, Any]], dict[str, Any
         "reflect": lambda a: store.reflect(a["phase"]),
         "status": lambda _a: store.status(),
         "forget": lambda a: store.forget(a["id"], a["hard"]),
+        "ingest": lambda a: store.ingest(a["text"]),
+        "surface": lambda a: store.surface(int(a["limit"])),
+        "reindex": lambda _a: store.reindex(),
+        "archive": lambda a: store.archive(a["action"], a.get("id")),
     }
 
 
 def call_tool(store: Store, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """An MCP tools/call result: one text item with the JSON answer."""
-    if tool not in SCHEMAS:
+    if tool not in schemas(store.generation):
         return _text(f"MCP error -32602: Tool {tool} not found", is_error=True)
     try:
-        clean = validate(tool, arguments)
+        clean = validate(tool, arguments, store.generation)
     except InvalidArguments as exc:
         return _text(str(exc), is_error=True)
+    before = store.total() if tool == "reflect" else 0
     try:
         answer = handlers(store)[tool](clean)
     except ToolError as exc:
         return _text(json.dumps({"error": str(exc)}, ensure_ascii=False))
     except Exception as exc:
         return _text(json.dumps({"error": f"{type(exc).__name__}: {exc}"}, ensure_ascii=False))
+    if tool == "reflect" and store.generation >= 3:
+        return _text(reflect_markdown(answer, store.generation, before, store.total()))
     indent = 2 if tool in PRETTY else None
     return _text(json.dumps(answer, ensure_ascii=False, indent=indent))
+
+
+def reflect_markdown(report: Mapping[str, Any], generation: int, before: int, after: int) -> str:
+    """reflect's answer from 3.x on: Chinese prose (3.x), or a heading and a JSON object per
+    phase (4.x/5.x), then a summary. Approximates the real servers' layout."""
+    import uuid
+
+    phases = [p for p in ("decay", "tidy", "govern") if p in report]
+    if generation == 3:
+        lines = ["## 🌙 Sleep Cycle 报告", ""]
+        if "decay" in report:
+            d = report["decay"]
+            lines += [
+                "### Decay（衰减）",
+                f"处理 {d['updated']} 条记忆，其中 {d['decayed']} 条 vitality 下降。",
+                "",
+            ]
+        if "tidy" in report:
+            lines += [
+                "### Tidy（整理）",
+                "归档 {archived} 条，清理孤儿路径 {orphansCleaned} 条。".format(**report["tidy"]),
+                "",
+            ]
+        if "govern" in report:
+            lines += [
+                "### Govern（治理）",
+                "清理孤儿路径 {orphanPaths} 条，空记忆 {emptyMemories} 条。".format(
+                    **report["govern"]
+                ),
+                "",
+            ]
+    else:
+        lines = [f"job: {uuid.uuid4()}", ""]
+        for phase in phases:
+            lines += [f"### {phase}", json.dumps(report[phase], ensure_ascii=False, indent=2), ""]
+    change = f"{after - before:+d}" if after != before else "0"
+    lines += ["### 📊 总结", f"记忆总数：{before} → {after}（{change}）"]
+    return "\n".join(lines) + "\n"
 
 
 def _text(text: str, *, is_error: bool = False) -> dict[str, Any]:

@@ -1,0 +1,97 @@
+"""Where the store's server is: mcporter's config entry (or memfuse's `[session]` table) read
+into a small `ServerSpec`, for the session transport, `--transport auto` and doctor's checks.
+
+mcporter's config is JSONC (comments, trailing commas) with `${VAR}` / `${VAR:-default}`
+expansion; the lookup order is the `--mcporter-config` file, `$MCPORTER_CONFIG`, then
+`~/.mcporter/mcporter.json[c]`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memfuse.config import SessionServer, Settings
+from memfuse.errors import ConfigError
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    command: str
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: str | None
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with comments and trailing commas → JSON (strings are left intact)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i) if "\n" in text[i:] else n
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+
+
+def expand(value: str, env: Mapping[str, str]) -> str:
+    """`${VAR}` and `${VAR:-default}`, as mcporter expands them."""
+    return _VAR.sub(lambda m: env.get(m[1]) or (m[2] if m[2] is not None else ""), value)
+
+
+def mcporter_config_path(settings: Settings, env: Mapping[str, str]) -> Path | None:
+    if settings.mcporter_config is not None:
+        return settings.mcporter_config
+    if env.get("MCPORTER_CONFIG"):
+        return Path(env["MCPORTER_CONFIG"])
+    home = Path(env.get("HOME", "~")).expanduser() / ".mcporter"
+    for name in ("mcporter.json", "mcporter.jsonc"):
+        if (home / name).is_file():
+            return home / name
+    return None
+
+
+def server_spec(settings: Settings, env: Mapping[str, str] | None = None) -> ServerSpec:
+    """Where the session transport's server comes from: [session] config, else mcporter's."""
+    env = os.environ if env is None else env
+    own: SessionServer | None = settings.session_server
+    if own is not None:
+        return ServerSpec(own.command, own.args, dict(own.env), own.cwd)
+    path = mcporter_config_path(settings, env)
+    if path is None:
+        raise ConfigError(
+            "the session transport needs the server's command: give --mcporter-config or a"
+            " [session] table in the memfuse config"
+        )
+    try:
+        data = json.loads(strip_jsonc(path.read_text(encoding="utf-8")))
+        entry = data["mcpServers"][settings.server]
+        command = expand(str(entry["command"]), env)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"cannot read server {settings.server!r} from mcporter config {path}: {exc!r}"
+        ) from None
+    return ServerSpec(
+        command=command,
+        args=tuple(expand(str(a), env) for a in entry.get("args", [])),
+        env={k: expand(str(v), env) for k, v in (entry.get("env") or {}).items()},
+        cwd=expand(str(entry["cwd"]), env) if entry.get("cwd") else str(path.parent),
+    )

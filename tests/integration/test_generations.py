@@ -1,0 +1,85 @@
+"""sync, surface, tidy, doctor and the index repair through the real mcporter against each
+generation of agent-memory (the reference server's AGENT_MEMORY_COMPAT), auto-ingest's stdout
+noise on; and the session transport surviving that noise like mcporter does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memfuse.cli import app
+from tests.conftest import StoreServer
+from tests.integration.test_sync import DAY, JOURNAL, NOW, journal
+
+pytestmark = pytest.mark.integration
+
+
+def run(ws: Path, store: StoreServer, transport: str, *args: str) -> dict[str, Any]:
+    argv = [*args, "-w", str(ws), "--now", NOW, *store.cli_args(transport), "--json"]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, (args, result.stdout, result.stderr)
+    envelope: dict[str, Any] = json.loads(result.stdout)
+    assert envelope["status"] == "ok", envelope["warnings"]
+    return envelope["data"]  # type: ignore[no-any-return]
+
+
+EXTRA = (
+    "## 23:00 late\n"
+    "- Fixed login bug\n"  # 15 effective characters: 4.x/5.x's gate wants 20
+    "- Deployed version 2.5 of the API gateway to staging today\n"  # near 09:30's 2.4 line
+)
+
+
+@pytest.mark.parametrize("generation", ["2", "3", "4", "5"])
+def test_the_lifecycle_through_mcporter_against_each_generation(
+    store: StoreServer, workspace: Path, generation: str
+) -> None:
+    store.set_mode("ok", AGENT_MEMORY_COMPAT=generation)  # ≥ 3: [auto-ingest] on stdout
+    journal(workspace).write_text(JOURNAL + EXTRA)
+    synced = run(workspace, store, "mcporter", "sync")
+    counts = synced["counts"]
+    assert counts["failed"] == 0
+    if generation in ("4", "5"):
+        assert (counts["added"], counts["merged"], counts["rejected"]) == (10, 1, 1)
+        assert "effective 15 < 20" in synced["rejected"][0]["reason"]
+    else:
+        assert (counts["added"], counts["merged"], counts["rejected"]) == (12, 0, 0)
+    surfaced = run(workspace, store, "mcporter", "surface")
+    assert surfaced["source"] == "agent-memory"
+    tidied = run(workspace, store, "mcporter", "tidy")
+    if generation == "3":
+        assert tidied["reflect_totals"]["after"] >= 1
+    else:
+        assert set(tidied["reflect"]) == {"decay", "tidy", "govern"}
+        assert all(
+            isinstance(v, int)
+            for phase in tidied["reflect"].values()
+            for v in phase.values()
+            if not isinstance(v, dict)
+        )
+    doctor = run(workspace, store, "mcporter", "doctor")
+    assert doctor["generation"] == int(generation)
+
+    store.db.unlink()
+    restored = run(workspace, store, "mcporter", "sync")
+    assert restored["counts"]["restored"] == counts["added"]
+
+
+@pytest.mark.parametrize("generation", ["3", "5"])
+def test_both_transports_survive_auto_ingest_noise_alike(
+    store: StoreServer, tmp_path: Path, generation: str
+) -> None:
+    results = {}
+    for transport in ("mcporter", "session"):
+        ws = tmp_path / transport
+        (ws / "memory").mkdir(parents=True)
+        (ws / "memory" / f"{DAY}.md").write_text(JOURNAL)
+        store.set_mode(
+            "ok", AGENT_MEMORY_COMPAT=generation, AGENT_MEMORY_DB=str(tmp_path / f"{transport}.db")
+        )
+        results[transport] = run(ws, store, transport, "sync")["counts"]
+    assert results["mcporter"] == results["session"]
