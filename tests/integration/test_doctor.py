@@ -23,6 +23,7 @@ def test_doctor_json_reports_every_check_ok(store: StoreServer, workspace: Path)
     assert envelope["command"] == "doctor" and envelope["status"] == "ok"
     assert {c["name"]: c["ok"] for c in envelope["data"]["checks"]} == {
         "workspace": True, "journals": True, "config": True, "transport": True, "mcporter": True,
+        "generation": True,
         "server": True, "tools": True, "reranker": True,
     }  # fmt: skip
 
