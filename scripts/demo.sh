@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The embedded default, end to end: set up, copy the example workspace into demo/ (its week of
-# journals re-dated to end today), start nothing by hand — mcporter starts the bundled
-# reference server per call — then run the nightly lifecycle and show RECENT.md.
+# journals re-dated to end today), start nothing by hand — memfuse starts the bundled
+# reference server (one MCP session per run: `--transport auto`) — then run the nightly
+# lifecycle and show RECENT.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p demo
