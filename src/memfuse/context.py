@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from memfuse.config import RerankSettings, Settings
 from memfuse.confine import WorkspaceFiles
-from memfuse.gateway import Gateway, Guard, choose_transport, open_gateway
+from memfuse.connect import choose_transport, open_gateway
+from memfuse.gateway import Gateway, Guard
 from memfuse.output import Reporter
 
 if TYPE_CHECKING:

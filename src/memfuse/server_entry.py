@@ -12,21 +12,13 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from memfuse.config import SessionServer, Settings
 from memfuse.errors import ConfigError
+from memfuse.gateway.spec import ServerSpec
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-@dataclass(frozen=True)
-class ServerSpec:
-    command: str
-    args: tuple[str, ...]
-    env: Mapping[str, str]
-    cwd: str | None
 
 
 def strip_jsonc(text: str) -> str:

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from memfuse.config import load_settings
+from memfuse.connect import open_gateway
 from memfuse.gateway import (
     CallFailed,
     CallTimeout,
@@ -19,7 +20,6 @@ from memfuse.gateway import (
     Guard,
     ServerError,
     ToolMissing,
-    open_gateway,
 )
 from memfuse.output import Reporter
 from tests.conftest import StoreServer

@@ -16,9 +16,10 @@ from typing import Any
 
 from memfuse.classify import Classifier
 from memfuse.config import mask_secret
+from memfuse.connect import choose_transport
 from memfuse.context import RunContext
 from memfuse.errors import ConfigError, ExitCode
-from memfuse.gateway import GatewayError, McporterGateway, choose_transport
+from memfuse.gateway import GatewayError, McporterGateway
 from memfuse.generations import generation_of
 from memfuse.history import History
 from memfuse.index import judge, listed_uris

@@ -1,11 +1,9 @@
-"""The MCP gateway: how memfuse reaches agent-memory. See `base` for the interface."""
+"""The MCP gateway: how memfuse reaches agent-memory. See `base` for the interface.
+
+The gateway knows nothing of memfuse's settings: `memfuse.connect` builds one from them."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from memfuse.config import Settings
-from memfuse.errors import ConfigError
 from memfuse.gateway.base import (
     Answer,
     BadOutput,
@@ -17,7 +15,8 @@ from memfuse.gateway.base import (
     ToolMissing,
 )
 from memfuse.gateway.guard import Guard
-from memfuse.gateway.mcporter import McporterGateway, neutral_cwd
+from memfuse.gateway.mcporter import McporterGateway
+from memfuse.gateway.spec import ServerSpec
 
 __all__ = [
     "Answer",
@@ -29,45 +28,6 @@ __all__ = [
     "Guard",
     "McporterGateway",
     "ServerError",
+    "ServerSpec",
     "ToolMissing",
-    "choose_transport",
-    "open_gateway",
 ]
-
-
-def choose_transport(settings: Settings) -> tuple[str, str]:
-    """The transport a run uses, and why. `auto` takes the session transport (one server
-    process per run, ~100× fewer process starts) whenever it can start the server itself:
-    a `[session]` table, or a stdio entry (a `command`) for the server in mcporter's config,
-    and the MCP SDK installed. Anything else — an HTTP entry, no config memfuse can read, no
-    SDK — goes through mcporter, which knows every kind of entry."""
-    if settings.transport != "auto":
-        return settings.transport, f"--transport {settings.transport}"
-    import importlib.util
-
-    if importlib.util.find_spec("mcp") is None:
-        return "mcporter", "auto: the MCP SDK (the `mcp` package) is not installed"
-    from memfuse.server_entry import server_spec
-
-    try:
-        spec = server_spec(settings)
-    except ConfigError as exc:
-        return "mcporter", f"auto: no stdio server entry memfuse can start ({exc})"
-    return "session", f"auto: {settings.server} is a stdio server ({spec.command})"
-
-
-def open_gateway(settings: Settings) -> Gateway:
-    """The transport the settings ask for. The session transport is imported lazily: only it
-    needs the MCP SDK, and other commands should not pay for loading it."""
-    transport, _why = choose_transport(settings)
-    if transport == "session":
-        from memfuse.gateway.session import SessionGateway
-
-        return SessionGateway.from_settings(settings)
-    return McporterGateway(
-        settings.mcporter,
-        settings.server,
-        config=settings.mcporter_config,
-        timeout=settings.timeout,
-        cwd=neutral_cwd(settings.workspace, Path.cwd(), Path.home()),
-    )

@@ -18,9 +18,8 @@ from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from memfuse.config import Settings
 from memfuse.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
-from memfuse.server_entry import ServerSpec, server_spec
+from memfuse.gateway.spec import ServerSpec
 
 
 def _open_errlog(path: Path | None) -> TextIO:
@@ -58,11 +57,6 @@ class SessionGateway:
         self._errlog: TextIO | None = None
         self._reopens_left = 1
         self._dead: str | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> SessionGateway:
-        log = settings.state_dir / "session-server.log" if settings.state_dir.is_dir() else None
-        return cls(server_spec(settings), settings.timeout, log)
 
     # --- lifecycle ----------------------------------------------------------------------
     @asynccontextmanager
