@@ -17,13 +17,14 @@ from typing import Any
 import httpx
 
 from memfuse.config import RerankSettings
+from memfuse.errors import MemfuseError
 from memfuse.output import Reporter, SecretMasker
 
 PRIORITY_BOOST = (4.0, 3.0, 2.0, 1.0)
 
 
-class RerankError(Exception):
-    """The provider gave no usable ranking."""
+class RerankError(MemfuseError):
+    """The provider gave no usable ranking (callers fall back to their own order)."""
 
 
 @dataclass(frozen=True)

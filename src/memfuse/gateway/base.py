@@ -7,9 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from memfuse.errors import MemfuseError
 
-class GatewayError(Exception):
-    """A call to the store that did not produce a usable answer."""
+
+class GatewayError(MemfuseError):
+    """A call to the store that did not produce a usable answer. The guard catches every one;
+    one that escapes a command is still a one-line error, never a traceback."""
 
     kind = "failed"
 
