@@ -490,7 +490,7 @@ def tidy(
 
 @app.command("rerank-test")
 @with_common_options
-def rerank_test(
+def rerank_check(
     query: Annotated[str, typer.Argument(help="The query to rank documents for.")] = "",
     documents: Annotated[
         list[str] | None, typer.Argument(help="Documents to rank (none: a built-in probe).")
@@ -513,7 +513,7 @@ def rerank_test(
     Exits non-zero when the call fails or the scores look broken (e.g. all equal).
     Example: memfuse rerank-test "dark mode" "User prefers dark mode" "Lunch at noon"
     """
-    from memfuse.commands import rerank_test as command
+    from memfuse.commands import rerank_check as command
 
     docs = list(documents or [])
     if docs_file is not None:
@@ -573,18 +573,9 @@ def classify(
 
     Example: memfuse classify "记住：周五发版"
     """
-    from memfuse.classify import Classifier
+    from memfuse.commands import classify as command
 
-    def body(ctx: RunContext) -> CommandResult:
-        s = ctx.settings
-        verdict = Classifier(s.knowledge_keywords, s.emotion_keywords).classify(text)
-        return CommandResult(
-            "classify",
-            {"type": verdict.type, "keyword": verdict.keyword, "text": text},
-            (verdict.explain(),),
-        )
-
-    _run("classify", common, body, lock=False)
+    _run("classify", common, lambda ctx: command.run(ctx, text), lock=False)
 
 
 def _parse_day(text: str | None, option: str) -> date | None:

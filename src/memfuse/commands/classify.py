@@ -1,0 +1,14 @@
+"""`memfuse classify`: the type a bullet would get, and the keyword that decided it."""
+
+from __future__ import annotations
+
+from memfuse.classify import Classifier
+from memfuse.context import RunContext
+from memfuse.output import CommandResult
+
+
+def run(ctx: RunContext, text: str) -> CommandResult:
+    s = ctx.settings
+    verdict = Classifier(s.knowledge_keywords, s.emotion_keywords).classify(text)
+    data = {"type": verdict.type, "keyword": verdict.keyword, "text": text}
+    return CommandResult("classify", data, (verdict.explain(),))
