@@ -213,3 +213,28 @@ def lock_holder(state_dir: Path) -> str | None:
         return None
     finally:
         os.close(fd)
+
+
+STORE_NAME = "store.json"
+
+
+def note_generation(state_dir: Path, generation: int, when: datetime) -> None:
+    """Remember which agent-memory generation `doctor` last saw, for `memfuse status`."""
+    data = json.dumps({"generation": generation, "seen": when.isoformat(timespec="seconds")})
+    workspace = state_dir.parent
+    confine.write_atomic(
+        confine.real_root(workspace), state_dir / STORE_NAME, data.encode(), mode=0o600
+    )
+
+
+def last_generation(state_dir: Path) -> tuple[int, str] | None:
+    """(generation, when) as `doctor` last saw it, or None."""
+    path = state_dir / STORE_NAME
+    try:
+        confine.check_private_file(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            value = json.loads(handle.read(4096))
+        return int(value["generation"]), str(value["seen"])
+    except (OSError, confine.UnsafePath, ValueError, TypeError, KeyError):
+        return None

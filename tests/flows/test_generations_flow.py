@@ -29,6 +29,8 @@ def test_doctor_names_the_generation_from_the_tool_list(world: World, generation
     world.gateway.generation = generation
     out = world.json("doctor", "--now", NOW)
     assert out.data["generation"] == generation
+    status = world.json("status", "--now", NOW)
+    assert status.data["generation"] == generation  # as doctor last saw it
 
 
 def test_generation_markers() -> None:

@@ -18,10 +18,10 @@ from memfuse.classify import Classifier
 from memfuse.config import mask_secret
 from memfuse.connect import choose_transport
 from memfuse.context import RunContext
-from memfuse.errors import ConfigError, ExitCode
+from memfuse.errors import ConfigError, ExitCode, MemfuseError
 from memfuse.gateway import GatewayError, McporterGateway
 from memfuse.generations import generation_of
-from memfuse.history import History
+from memfuse.history import History, note_generation
 from memfuse.index import judge, listed_uris
 from memfuse.journal_files import list_journals, read_journal
 from memfuse.ledger import LEDGER_NAME, Ledger
@@ -89,22 +89,7 @@ def run(ctx: RunContext) -> CommandResult:
         by_type = ", ".join(f"{k} {v}" for k, v in sorted(status.get("by_type", {}).items()))
         total = status.get("total", "?")
         checks.append(Check("server", True, f"{s.server}: {total} memories ({by_type or 'empty'})"))
-        try:
-            offered = ctx.guard.gateway.list_tools()
-        except GatewayError as exc:
-            checks.append(Check("tools", False, str(exc)))
-        else:
-            missing = [t for t in NEEDED_TOOLS if t not in offered]
-            checks.append(
-                Check("tools", not missing,
-                      "all of " + ", ".join(NEEDED_TOOLS) if not missing
-                      else "missing: " + ", ".join(missing))
-            )  # fmt: skip
-            generation = generation_of(offered)
-            extra["generation"] = generation
-            checks.append(Check("generation", True, f"agent-memory {generation}.x", False))
-            checks += _capacity(ctx, status, generation)
-            checks += _auto_ingest(ctx, generation)
+        checks += _tool_checks(ctx, status, extra)
         index = _index_health(ctx)
         if index is not None:
             checks.append(index)
@@ -160,6 +145,28 @@ def print_config(ctx: RunContext) -> CommandResult:
     text = json.dumps(config, indent=2)
     human = tuple(text.split("\n"))
     return CommandResult("doctor", {"mcporter_config": config, "text": text}, human, payload=True)
+
+
+def _tool_checks(ctx: RunContext, status: dict[str, Any], extra: dict[str, object]) -> list[Check]:
+    """The tools memfuse needs, the generation they reveal, and that generation's limits."""
+    s = ctx.settings
+    try:
+        offered = ctx.guard.gateway.list_tools()
+    except GatewayError as exc:
+        return [Check("tools", False, str(exc))]
+    missing = [t for t in NEEDED_TOOLS if t not in offered]
+    checks = [
+        Check("tools", not missing,
+              "all of " + ", ".join(NEEDED_TOOLS) if not missing
+              else "missing: " + ", ".join(missing))
+    ]  # fmt: skip
+    generation = generation_of(offered)
+    extra["generation"] = generation
+    if s.state_dir.is_dir():
+        with contextlib.suppress(OSError, MemfuseError):
+            note_generation(s.state_dir, generation, s.now)
+    checks.append(Check("generation", True, f"agent-memory {generation}.x", False))
+    return checks + _capacity(ctx, status, generation) + _auto_ingest(ctx, generation)
 
 
 def _capacity(ctx: RunContext, status: dict[str, Any], generation: int) -> list[Check]:

@@ -12,7 +12,15 @@ from typing import Any
 from memfuse.confine import UnsafePath
 from memfuse.context import RunContext
 from memfuse.errors import ExitCode
-from memfuse.history import LIFECYCLE, Alarm, History, RunRecord, assess, lock_holder
+from memfuse.history import (
+    LIFECYCLE,
+    Alarm,
+    History,
+    RunRecord,
+    assess,
+    last_generation,
+    lock_holder,
+)
 from memfuse.ledger import LedgerError, outcome_counts
 from memfuse.output import CommandResult
 
@@ -37,6 +45,12 @@ def run(ctx: RunContext) -> CommandResult:
     lines.append(f"  RECENT.md {recent['summary']}")
     ledger = _ledger_view(ctx, runs.get("sync", []))
     lines.append(f"  ledger   {ledger['summary']}")
+    seen = last_generation(s.state_dir)
+    lines.append(
+        f"  store    agent-memory {seen[0]}.x (as `memfuse doctor` saw it, {seen[1][:16]})"
+        if seen
+        else "  store    generation unknown (run `memfuse doctor`)"
+    )
     holder = lock_holder(s.state_dir)
     lines.append(f"  lock     {f'held by {holder}' if holder else 'free'}")
     for alarm in alarms:
@@ -49,6 +63,7 @@ def run(ctx: RunContext) -> CommandResult:
         "recent": {k: v for k, v in recent.items() if k != "summary"},
         "ledger": {k: v for k, v in ledger.items() if k != "summary"},
         "lock": holder,
+        "generation": seen[0] if seen else None,
         "alarms": [a.line() for a in alarms],
     }
     code = ExitCode.ESCALATED if alarms else ExitCode.OK
