@@ -564,6 +564,31 @@ def cron(
 
 @app.command()
 @with_common_options
+def recall(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Results to show.")] = 10,
+    types: Annotated[
+        list[str] | None,
+        typer.Option("--type", help="Only this type (emotion, knowledge, event, identity)."),
+    ] = None,
+    days: Annotated[
+        int | None, typer.Option("--days", min=1, help="Only what is from the last N days.")
+    ] = None,
+    *,
+    common: Common,
+) -> None:
+    """One ranked search over the store and the journals/MEMORY.md, with provenance.
+
+    Example: memfuse recall "billing migration" --limit 5 --json
+    """
+    from memfuse.commands import recall as command
+
+    request = command.Request(query, limit, tuple(types or ()), days)
+    _run("recall", common, lambda ctx: command.run(ctx, request), lock=False)
+
+
+@app.command()
+@with_common_options
 def classify(
     text: Annotated[str, typer.Argument(help="The bullet text to classify.")],
     *,

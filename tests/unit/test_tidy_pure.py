@@ -3,9 +3,10 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from memfuse.commands.tidy import check, memory_md_facts
+from memfuse.commands.tidy import check
 from memfuse.confine import WorkspaceFiles
 from memfuse.journal import parse
+from memfuse.memory_md import memory_md_facts
 from memfuse.rollup import monday_of, roll_up, shift_headings
 
 MEMORY_MD = "# MEMORY\n\n## Preferences\n- User prefers dark mode\n- 用户喜欢简短的回答\n"

@@ -3,7 +3,6 @@ the MEMORY.md backup and size guard, and (with --archive) the weekly journal rol
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -15,13 +14,13 @@ from memfuse.index import verify_index
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
 from memfuse.ledger import LEDGER_NAME, Ledger, content_hash, position_key
+from memfuse.memory_md import memory_md_facts
 from memfuse.output import CommandResult
 from memfuse.rollup import archive_dir, roll_up, weekly_path
 from memfuse.textsim import dice, fold_whitespace, profile
 
 CONSISTENCY_QUERY = "当前最重要的事"
 CONSISTENCY_LIMIT = 3
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -42,16 +41,6 @@ class Finding:
             "similarity": round(self.similarity, 3),
             "verdict": self.verdict,
         }
-
-
-def memory_md_facts(text: str) -> list[tuple[int, str]]:
-    """MEMORY.md's content lines (list marks stripped), with their line numbers."""
-    facts = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = _LIST_MARK.sub("", line).strip()
-        if stripped and not stripped.startswith(("#", "<!--", "```", "|---")):
-            facts.append((number, stripped))
-    return facts
 
 
 def closeness(a: str, b: str) -> float:

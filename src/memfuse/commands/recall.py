@@ -1,0 +1,163 @@
+"""`memfuse recall QUERY`: one ranked answer from the store and the Markdown, for the agent.
+
+Candidates from the store's `recall` (2 × limit, at most 20) and from the local full-text index
+of the journals and MEMORY.md (memfuse.recall_index) are merged by reciprocal rank fusion, a
+bullet and the memory synced from it counted once; the external reranker re-scores them when
+one is configured (any failure: one warning, the fused order); agent-memory's local weighting
+(priority, recency, vitality) orders the result. With the store down the local index answers
+alone, and `data.sources` says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memfuse.classify import Classifier
+from memfuse.context import RunContext
+from memfuse.decay import priority_of
+from memfuse.errors import MemfuseError
+from memfuse.output import CommandResult
+from memfuse.recall_index import Hit, RecallIndex
+from memfuse.rerank import SearchResult, local_weighting, rerank_with_provider
+from memfuse.textsim import fold_whitespace
+
+RRF_K = 60
+STORE_CANDIDATES_MAX = 20
+
+
+@dataclass(frozen=True)
+class Request:
+    query: str
+    limit: int = 10
+    types: tuple[str, ...] = ()
+    days: int | None = None
+
+
+@dataclass
+class Candidate:
+    content: str
+    type: str
+    fused: float = 0.0
+    id: str | None = None
+    uri: str | None = None
+    location: str | None = None
+    date: str | None = None
+    vitality: float = 1.0
+    updated_at: datetime | None = None
+    sources: tuple[str, ...] = ()
+
+
+def run(ctx: RunContext, request: Request) -> CommandResult:
+    s = ctx.settings
+    pool = min(2 * request.limit, STORE_CANDIDATES_MAX)
+    candidates: dict[str, Candidate] = {}
+    sources: list[str] = []
+
+    answer = ctx.guard.call("recall", {"query": request.query, "limit": pool})
+    if answer is not None and isinstance(answer.get("memories"), list):
+        sources.append("agent-memory")
+        for rank, memory in enumerate(m for m in answer["memories"] if isinstance(m, dict)):
+            _add_store(candidates, memory, rank + 1)
+
+    try:
+        index = RecallIndex(s.state_dir)
+    except (MemfuseError, OSError) as exc:
+        ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
+    else:
+        try:
+            index.refresh(ctx.files, Classifier(s.knowledge_keywords, s.emotion_keywords),
+                          ctx.reporter.warn)  # fmt: skip
+            sources.append("journals")
+            for hit in index.search(request.query, pool):
+                _add_local(candidates, hit)
+        finally:
+            index.close()
+
+    kept = {k: c for k, c in candidates.items() if _wanted(c, request, s.now)}
+    results = [_as_result(k, c) for k, c in sorted(kept.items(), key=lambda kc: -kc[1].fused)]
+    reranked = False
+    if s.rerank.enabled and results:
+        client = ctx.rerank_factory(s.rerank)
+        try:
+            before = [r.match_reason for r in results]
+            results = rerank_with_provider(results, request.query, client, ctx.reporter)
+            reranked = [r.match_reason for r in results] != before
+        finally:
+            client.close()
+    ranked = local_weighting(results, s.now, limit=request.limit)
+    rows = [_row(kept[r.id], r) for r in ranked]
+    if "agent-memory" not in sources:
+        ctx.reporter.warn("the store did not answer: results come from the journals alone")
+    data = {"query": request.query, "results": rows, "sources": sources, "reranked": reranked}
+    origin = " + ".join(sources) or "nothing"
+    rerank_note = ", reranked" if reranked else ""
+    human = [f"recall {request.query!r}: {len(rows)} result(s) from {origin}{rerank_note}"]
+    for n, row in enumerate(rows, start=1):
+        where = row["uri"] or row["location"] or row["id"]
+        human.append(f"{n:>2}. [{row['type']}] {row['content'][:100]}  ({where}; {row['reason']})")
+    return CommandResult("recall", data, tuple(human), payload=True)
+
+
+def _key(content: str) -> str:
+    return fold_whitespace(content).casefold()
+
+
+def _add_store(candidates: dict[str, Candidate], memory: dict[str, Any], rank: int) -> None:
+    content = str(memory.get("content", ""))
+    if not content:
+        return
+    c = candidates.setdefault(_key(content), Candidate(content, str(memory.get("type", "event"))))
+    c.fused += 1 / (RRF_K + rank)
+    c.id = str(memory["id"]) if memory.get("id") else c.id
+    c.uri = memory.get("uri") if isinstance(memory.get("uri"), str) else c.uri
+    vitality = memory.get("vitality")
+    if isinstance(vitality, int | float) and not isinstance(vitality, bool):
+        c.vitality = float(vitality)
+    stamp = memory.get("updated_at")
+    if isinstance(stamp, str):
+        with contextlib.suppress(ValueError):
+            c.updated_at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    c.sources = (*c.sources, "store")
+
+
+def _add_local(candidates: dict[str, Candidate], hit: Hit) -> None:
+    c = candidates.setdefault(_key(hit.content), Candidate(hit.content, hit.type))
+    c.fused += 1 / (RRF_K + hit.rank)
+    c.location = c.location or hit.location
+    c.date = c.date or hit.day
+    if c.updated_at is None and hit.day:
+        c.updated_at = datetime.fromisoformat(hit.day).astimezone()
+    c.sources = (*c.sources, "journal")
+
+
+def _wanted(c: Candidate, request: Request, now: datetime) -> bool:
+    if request.types and c.type not in request.types:
+        return False
+    if request.days is not None and c.updated_at is not None:
+        return (now - c.updated_at).total_seconds() <= request.days * 86400
+    return True
+
+
+def _as_result(key: str, c: Candidate) -> SearchResult:
+    reason = "+".join(dict.fromkeys(c.sources)) or "local"
+    return SearchResult(
+        id=key, content=c.content, type=c.type, priority=priority_of(c.type),
+        vitality=c.vitality, score=c.fused, updated_at=c.updated_at, match_reason=f"rrf:{reason}",
+    )  # fmt: skip
+
+
+def _row(c: Candidate, r: SearchResult) -> dict[str, Any]:
+    when = c.date or (c.updated_at.date().isoformat() if c.updated_at else None)
+    return {
+        "content": c.content,
+        "score": round(r.score, 6),
+        "reason": r.match_reason,
+        "type": c.type,
+        "id": c.id,
+        "uri": c.uri,
+        "location": c.location,
+        "date": when,
+    }

@@ -1,0 +1,167 @@
+"""The local full-text index of the Markdown side, for `memfuse recall`.
+
+SQLite FTS5 in `.memfuse/recall.sqlite3`: one row per journal bullet and per MEMORY.md fact,
+with its location (`memory/YYYY-MM-DD.md:LINE`, `MEMORY.md:LINE`). Text is indexed as Latin
+words plus CJK characters and CJK bigrams, so Chinese matches without a segmenter. Refreshing
+re-reads only files whose size or mtime changed (through the confined reader: the workspace
+is attacker input), and drops files that are gone. The index is derived: deleting it is safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memfuse import confine
+from memfuse.classify import Classifier
+from memfuse.confine import WorkspaceFiles
+from memfuse.errors import MemfuseError
+from memfuse.journal_files import list_journals, read_journal
+from memfuse.memory_md import memory_md_facts
+from memfuse.sqlite_tx import immediate
+
+INDEX_NAME = "recall.sqlite3"
+_WORD = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
+CREATE TABLE IF NOT EXISTS docs (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, day TEXT,
+    type TEXT NOT NULL, content TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS fulltext USING fts5(words, tokenize = 'unicode61');
+"""
+
+
+def terms(text: str) -> list[str]:
+    """Latin words and digits, CJK characters and CJK bigrams."""
+    lowered = text.casefold()
+    found = _WORD.findall(lowered)
+    found += [c for c in lowered if _CJK.match(c)]
+    found += [a + b for a, b in itertools.pairwise(lowered) if _CJK.match(a) and _CJK.match(b)]
+    return found
+
+
+@dataclass(frozen=True)
+class Hit:
+    location: str  # memory/2026-12-03.md:7 or MEMORY.md:4
+    content: str
+    type: str
+    day: str | None
+    rank: int  # 1 = best
+
+
+class IndexError_(MemfuseError):
+    """The local index cannot be used (it is rebuilt when moved aside)."""
+
+
+class RecallIndex:
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / INDEX_NAME
+        try:
+            confine.check_private_file(self.path)
+            os.close(confine.open_private(self.path, os.O_RDWR))
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise IndexError_(f"the recall index {self.path} cannot be used ({exc})") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def refresh(
+        self, files: WorkspaceFiles, classifier: Classifier, warn: Callable[[str], None]
+    ) -> int:
+        """Re-index what changed; the number of files re-read."""
+        workspace = files.workspace
+        sources = {f"memory/{p.name}": p for p in list_journals(workspace).values()}
+        sources["MEMORY.md"] = workspace / "MEMORY.md"
+        known = {
+            row[0]: (row[1], row[2])
+            for row in self.db.execute("SELECT path, mtime_ns, size FROM files")
+        }
+        changed = 0
+        for name, path in sources.items():
+            try:
+                info = os.stat(path, follow_symlinks=False)
+            except OSError:
+                continue
+            if known.get(name) == (info.st_mtime_ns, info.st_size):
+                continue
+            rows = self._rows(name, path, files, classifier, warn)
+            with immediate(self.db):
+                self._drop(name)
+                for line, day, kind, content in rows or ():
+                    cursor = self.db.execute(
+                        "INSERT INTO docs (path, line, day, type, content) VALUES (?, ?, ?, ?, ?)",
+                        (name, line, day, kind, content),
+                    )
+                    self.db.execute(
+                        "INSERT INTO fulltext (rowid, words) VALUES (?, ?)",
+                        (cursor.lastrowid, " ".join(terms(content))),
+                    )
+                self.db.execute(
+                    "INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?, ?, ?)",
+                    (name, info.st_mtime_ns, info.st_size),
+                )
+            changed += 1
+        for gone in set(known) - set(sources):
+            with immediate(self.db):
+                self._drop(gone)
+        return changed
+
+    def _drop(self, name: str) -> None:
+        self.db.execute(
+            "DELETE FROM fulltext WHERE rowid IN (SELECT id FROM docs WHERE path = ?)", (name,)
+        )
+        self.db.execute("DELETE FROM docs WHERE path = ?", (name,))
+        self.db.execute("DELETE FROM files WHERE path = ?", (name,))
+
+    @staticmethod
+    def _rows(
+        name: str,
+        path: Path,
+        files: WorkspaceFiles,
+        classifier: Classifier,
+        warn: Callable[[str], None],
+    ) -> list[tuple[int, str | None, str, str]] | None:
+        if name == "MEMORY.md":
+            try:
+                raw = files.read(path)
+            except FileNotFoundError:
+                return []
+            except (OSError, MemfuseError) as exc:
+                warn(f"MEMORY.md is not indexed for recall: {exc}")
+                return None
+            text = raw.decode("utf-8", errors="replace")
+            return [(n, None, "knowledge", fact) for n, fact in memory_md_facts(text)]
+        with contextlib.suppress(FileNotFoundError):
+            parsed = read_journal(files, path, warn)
+            if parsed is None:
+                return None
+            day = path.stem
+            return [(b.line, day, classifier.classify(b.text).type, b.text) for b in parsed.bullets]
+        return []
+
+    def search(self, query: str, limit: int) -> list[Hit]:
+        wanted = list(dict.fromkeys(terms(query)))
+        if not wanted:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in wanted)
+        rows = self.db.execute(
+            "SELECT d.path, d.line, d.content, d.type, d.day FROM fulltext JOIN docs d"
+            " ON d.id = fulltext.rowid WHERE fulltext MATCH ? ORDER BY bm25(fulltext) LIMIT ?",
+            (match, limit),
+        ).fetchall()
+        return [
+            Hit(f"{path}:{line}", content, kind, day, rank)
+            for rank, (path, line, content, kind, day) in enumerate(rows, start=1)
+        ]

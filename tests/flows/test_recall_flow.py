@@ -1,0 +1,121 @@
+"""`memfuse recall`: one ranked answer over the store and the Markdown, with provenance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memfuse.classify import Classifier
+from memfuse.confine import WorkspaceFiles
+from memfuse.recall_index import RecallIndex
+from tests.fakes import World
+
+DAY = "2026-11-29"
+NOW = f"{DAY}T22:00"
+JOURNAL = (
+    "## 09:30\n- Met Bob about the billing migration cutover plan\n"
+    "- ok\n"  # the store's gate refuses it
+    "- Remember: Alice prefers dark mode in every editor\n"
+    "## 14:00\n- 今天讨论了 billing 迁移的回滚步骤\n"
+)
+RERANK = {
+    "AGENT_MEMORY_RERANK_PROVIDER": "jina",
+    "AGENT_MEMORY_RERANK_API_KEY": "sk-test-recall-0123456789",
+}
+
+
+def synced(world: World) -> None:
+    world.journal(DAY, JOURNAL)
+    (world.workspace / "MEMORY.md").write_text(
+        "# MEMORY\n- Billing migration must finish by December\n"
+    )
+    assert world.run("sync", "--now", NOW).code == 0
+
+
+def test_a_bullet_and_its_memory_are_one_result_with_both_provenances(world: World) -> None:
+    synced(world)
+    out = world.json("recall", "billing migration", "--now", NOW)
+    assert out.code == 0
+    assert out.data["sources"] == ["agent-memory", "journals"]
+    assert out.data["reranked"] is False
+    results = out.data["results"]
+    contents = [r["content"] for r in results]
+    assert len(contents) == len(set(contents))
+    top = next(r for r in results if r["content"].startswith("Met Bob"))
+    assert top["id"] is not None
+    assert top["location"] == f"memory/{DAY}.md:2"
+    assert top["date"] == DAY
+    assert "store" in top["reason"] and "journal" in top["reason"]
+    assert any(r["location"] == "MEMORY.md:2" for r in results)
+    assert any("迁移" in r["content"] for r in results)  # CJK matches without a segmenter
+
+
+def test_a_bullet_the_gate_rejected_is_still_found(world: World) -> None:
+    synced(world)
+    out = world.json("recall", "ok", "--now", NOW)
+    hit = next(r for r in out.data["results"] if r["content"] == "ok")
+    assert hit["id"] is None and hit["location"] == f"memory/{DAY}.md:3"
+
+
+def test_with_the_store_down_the_journals_answer_alone(world: World) -> None:
+    synced(world)
+    world.gateway.down = "failed"
+    out = world.json("recall", "dark mode", "--now", NOW)
+    assert out.code == 0
+    assert out.data["sources"] == ["journals"]
+    assert out.data["results"][0]["content"].startswith("Remember: Alice prefers dark mode")
+    assert any("journals alone" in w for w in out.envelope["warnings"])
+
+
+def test_the_reranker_decides_the_order_and_a_failure_keeps_the_fused_one(world: World) -> None:
+    synced(world)
+    fused = world.json("recall", "billing", "--now", NOW).data["results"]
+    world.rerank_factory(world.opened[0].rerank)  # create the fake reranker
+    assert world.reranker is not None
+    world.reranker.score = lambda _q, d: 10.0 if "回滚" in d else 1.0
+    out = world.json("recall", "billing", "--now", NOW, env=RERANK)
+    assert out.data["reranked"] is True
+    assert "回滚" in out.data["results"][0]["content"]
+    assert "+rerank" in out.data["results"][0]["reason"]
+    assert "sk-test-recall" not in out.stdout + out.stderr
+
+    world.reranker.error = "HTTP 500 from the reranker"
+    broken = world.json("recall", "billing", "--now", NOW, env=RERANK)
+    assert broken.code == 0
+    assert broken.data["reranked"] is False
+    assert [r["content"] for r in broken.data["results"]] == [r["content"] for r in fused]
+    assert any("rerank failed" in w for w in broken.envelope["warnings"])
+
+
+def test_type_and_days_filters(world: World) -> None:
+    synced(world)
+    knowledge = world.json("recall", "billing dark", "--type", "knowledge", "--now", NOW)
+    assert {r["type"] for r in knowledge.data["results"]} == {"knowledge"}
+    later = world.json("recall", "billing", "--days", "1", "--now", "2026-12-09T10:00")
+    assert all(r["location"] is None or r["location"].startswith("MEMORY.md") or r["date"] is None
+               for r in later.data["results"])  # fmt: skip
+
+
+def test_recall_prints_under_quiet_it_is_the_payload(world: World) -> None:
+    synced(world)
+    out = world.run("recall", "dark mode", "-q", "--now", NOW)
+    assert "Alice prefers dark mode" in out.stdout
+
+
+def test_the_local_index_rereads_only_what_changed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / f"{DAY}.md").write_text("- Alpha bravo charlie\n")
+    (ws / "memory" / "2026-11-28.md").write_text("- Delta echo foxtrot\n")
+    state = ws / ".memfuse"
+    state.mkdir(mode=0o700)
+    files, classifier = WorkspaceFiles(ws), Classifier((), ())
+    index = RecallIndex(state)
+    try:
+        assert index.refresh(files, classifier, print) == 2
+        assert index.refresh(files, classifier, print) == 0
+        (ws / "memory" / "2026-11-28.md").unlink()
+        index.refresh(files, classifier, print)
+        assert index.search("delta", 5) == []
+        assert [h.location for h in index.search("bravo", 5)] == [f"memory/{DAY}.md:1"]
+    finally:
+        index.close()
