@@ -8,6 +8,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from memfuse.confine import UnsafePath
+from memfuse.consistency import changed_slot
 from memfuse.context import RunContext
 from memfuse.generations import reflect_counts, reflect_totals
 from memfuse.index import verify_index
@@ -30,7 +31,8 @@ class Finding:
     line: str | None
     line_no: int | None
     similarity: float
-    verdict: str  # consistent | conflict | not-in-memory-md
+    verdict: str  # consistent | conflict | related | not-in-memory-md
+    why: str | None = None  # for a conflict: what changed (memfuse.consistency)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -40,6 +42,7 @@ class Finding:
             "line_no": self.line_no,
             "similarity": round(self.similarity, 3),
             "verdict": self.verdict,
+            "why": self.why,
         }
 
 
@@ -61,14 +64,16 @@ def check(
         text = str(memory.get("content", ""))
         scored = [(closeness(text, fact), number, fact) for number, fact in facts]
         score, number, fact = max(scored, default=(0.0, None, None))
+        why = None
         if score >= consistent:
             verdict = "consistent"
-        elif score >= related:
-            verdict = "conflict"
+        elif score >= related and fact is not None:
+            why = changed_slot(text, fact)
+            verdict = "conflict" if why else "related"
         else:
             verdict, number, fact = "not-in-memory-md", None, None
         memory_id = memory.get("id") if isinstance(memory.get("id"), str) else None
-        findings.append(Finding(text, memory_id, fact, number, score, verdict))
+        findings.append(Finding(text, memory_id, fact, number, score, verdict, why))
     return findings
 
 
@@ -120,9 +125,10 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> d
         s.consistent_similarity, s.related_similarity,
     )  # fmt: skip
     conflicts = sum(f.verdict == "conflict" for f in findings)
+    linked = sum(f.verdict == "related" for f in findings)
     summary = (
         f"consistency check: ⚠️ CONFLICT ({conflicts})" if conflicts else "consistency check: OK"
-    )
+    ) + (f", {linked} related" if linked else "")
     return {
         "status": "conflict" if conflicts else "ok",
         "summary": summary,
@@ -288,8 +294,10 @@ def _human(ctx: RunContext, data: dict[str, Any]) -> list[str]:
             lines.append(f"  ⚠️ store:     {item['memory']}")
             lines.append(
                 f"     MEMORY.md: {item['memory_md_line']}"
-                f" (line {item['line_no']}; MEMORY.md is the truth)"
+                f" (line {item['line_no']}; {item['why']}; MEMORY.md is the truth)"
             )
+        elif item["verdict"] == "related":
+            lines.append(f"  (related to MEMORY.md line {item['line_no']}) {item['memory']}")
         elif item["verdict"] == "not-in-memory-md":
             lines.append(f"  (not in MEMORY.md) {item['memory']}")
     if "index_line" in data:
