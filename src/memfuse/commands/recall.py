@@ -82,11 +82,18 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if s.rerank.enabled and results:
         client = ctx.rerank_factory(s.rerank)
         try:
-            before = [r.match_reason for r in results]
-            results = rerank_with_provider(results, request.query, client, ctx.reporter)
-            reranked = [r.match_reason for r in results] != before
+            scored = rerank_with_provider(results, request.query, client, ctx.reporter)
         finally:
             client.close()
+        reranked = [r.match_reason for r in scored] != [r.match_reason for r in results]
+        if reranked and len(results) > 1 and len({r.score for r in scored}) == 1:
+            ctx.reporter.warn(
+                "the reranker gave every document the same score (a broken deployment?):"
+                " keeping the fused order"
+            )
+            reranked = False
+        elif reranked:
+            results = scored
     ranked = local_weighting(results, s.now, limit=request.limit)
     rows = [_row(kept[r.id], r) for r in ranked]
     if "agent-memory" not in sources:
