@@ -3,8 +3,9 @@
 Candidates from the store's `recall` (2 × limit, at most 20) and from the local full-text index
 of the journals and MEMORY.md (memfuse.recall_index) are merged by reciprocal rank fusion, a
 bullet and the memory synced from it counted once; the external reranker re-scores them when
-one is configured (any failure: one warning, the fused order); agent-memory's local weighting
-(priority, recency, vitality) orders the result. With the store down the local index answers
+one is configured (any failure: one warning, the fused order), and agent-memory's local
+weighting (priority, vitality) orders the reranked result; without a reranker the fused rank
+stands (docs/decisions.md 66). With the store down the local index answers
 alone, and `data.sources` says so.
 """
 
@@ -94,7 +95,12 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
             reranked = False
         elif reranked:
             results = scored
-    ranked = local_weighting(results, s.now, limit=request.limit)
+    # agent-memory's weighting (priority boost × vitality) is applied to a relevance score that
+    # spreads (the reranker's); on fused ranks (1/61 vs 1/62) it would only sort by type.
+    if reranked:
+        ranked = local_weighting(results, s.now, limit=request.limit)
+    else:
+        ranked = results[: request.limit]
     rows = [_row(kept[r.id], r) for r in ranked]
     if "agent-memory" not in sources:
         ctx.reporter.warn("the store did not answer: results come from the journals alone")

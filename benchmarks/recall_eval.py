@@ -1,0 +1,107 @@
+"""Recall quality, measured: hit@1, hit@5 and MRR on a small bilingual evaluation set.
+
+    .venv/bin/python benchmarks/recall_eval.py [--no-write]   # prints, and writes docs/recall-quality.md
+
+The set (benchmarks/recall_eval/queries.json) is queries over examples/workspace with the text
+fragments of their relevant bullets. The workspace is synced into a fresh reference server,
+then each query is asked three ways: the store's own `recall` (agent-memory's BM25 and local
+weighting), `memfuse recall` without a reranker, and `memfuse recall` with the reranker from
+the environment (AGENT_MEMORY_RERANK_*), when one is configured. Every number is measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MEMFUSE = str(Path(sys.executable).parent / "memfuse")
+
+
+def score(ranked: list[str], relevant: list[str]) -> tuple[int, int, float]:
+    """(hit@1, hit@5, reciprocal rank) of one ranked list of texts."""
+    for rank, text in enumerate(ranked, start=1):
+        if any(fragment in text for fragment in relevant):
+            return int(rank == 1), int(rank <= 5), 1 / rank
+    return 0, 0, 0.0
+
+
+def run(argv: list[str], env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run([MEMFUSE, *argv, "--json"], capture_output=True, env=env, check=False)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    spec = json.loads((ROOT / "benchmarks" / "recall_eval" / "queries.json").read_text())
+    with tempfile.TemporaryDirectory(prefix="memfuse-eval-") as tmp:
+        root = Path(tmp)
+        ws = root / "workspace"
+        shutil.copytree(ROOT / spec["workspace"] / "memory", ws / "memory")
+        shutil.copy(ROOT / spec["workspace"] / "MEMORY.md", ws / "MEMORY.md")
+        config = root / "mcporter.json"
+        entry = {"command": sys.executable, "args": ["-m", "memfuse.refserver"],
+                 "env": {"AGENT_MEMORY_DB": str(root / "store.db")}}  # fmt: skip
+        config.write_text(json.dumps({"mcpServers": {"agent-memory": entry}, "imports": []}))
+        base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_MEMORY_RERANK")}
+        base |= {"MEMFUSE_WORKSPACE": str(ws), "MEMFUSE_MCPORTER_CONFIG": str(config),
+                 "HOME": str(root)}  # fmt: skip
+        run(["sync", "--all", "--now", spec["now"]], base)
+        with_reranker = {**base, **{k: v for k, v in os.environ.items()
+                                    if k.startswith("AGENT_MEMORY_RERANK")}}  # fmt: skip
+        systems: dict[str, list[tuple[int, int, float]]] = {
+            "store recall only": [], "memfuse recall, no reranker": []}  # fmt: skip
+        reranker = bool(with_reranker.get("AGENT_MEMORY_RERANK_API_KEY"))
+        if reranker:
+            systems["memfuse recall + reranker"] = []
+        sys.path.insert(0, str(ROOT / "src"))
+        from memfuse.refserver.store import Store, utc_now
+
+        store = Store(str(root / "store.db"), "default", utc_now)
+        for item in spec["queries"]:
+            q, relevant = item["query"], item["relevant"]
+            own = [m["content"] for m in store.recall(q, 10)["memories"]]
+            systems["store recall only"].append(score(own, relevant))
+            for name, env in (("memfuse recall, no reranker", base),
+                              ("memfuse recall + reranker", with_reranker)):  # fmt: skip
+                if name not in systems:
+                    continue
+                data = run(["recall", q, "--now", spec["now"]], env)["data"]
+                ranked = [r["content"] for r in data["results"]]  # type: ignore[index]
+                systems[name].append(score(ranked, relevant))
+    lines = [
+        f"{len(spec['queries'])} queries (Chinese and English) over {spec['workspace']}:",
+        "",
+        "| system | hit@1 | hit@5 | MRR |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, rows in systems.items():
+        n = len(rows)
+        lines.append(f"| {name} | {sum(r[0] for r in rows) / n:.2f} | {sum(r[1] for r in rows) / n:.2f}"
+                     f" | {sum(r[2] for r in rows) / n:.2f} |")  # fmt: skip
+    if not reranker:
+        lines.append(
+            "| memfuse recall + reranker | not measured: no AGENT_MEMORY_RERANK_* configured | | |"
+        )
+    print("\n".join(lines))
+    if "--no-write" not in sys.argv:
+        from datetime import datetime
+
+        head = (
+            "# Recall quality\n\n"
+            f"Measured by `benchmarks/recall_eval.py` on {datetime.now():%Y-%m-%d %H:%M}"
+            " against the reference server (`.venv/bin/python benchmarks/recall_eval.py` to"
+            " reproduce). A hit is a result containing one of the query's relevant fragments"
+            " (benchmarks/recall_eval/queries.json). Without a reranker memfuse orders by the"
+            " fused rank; agent-memory's priority/vitality weighting applies to reranker scores"
+            " only (docs/decisions.md 66).\n\n"
+        )
+        (ROOT / "docs" / "recall-quality.md").write_text(head + "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
