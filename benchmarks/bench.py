@@ -218,6 +218,45 @@ def rebuild(root: Path, n: int) -> list[tuple[str, float, int]]:
     ]  # fmt: skip
 
 
+def recall_speed(root: Path) -> list[str]:
+    """`memfuse recall` over a year of journals (session transport, an empty store): the first
+    run builds the local index, the next ones only check what changed."""
+    ws, last = make_workspace(root / "recall-year", 365 * PER_JOURNAL, seed=13)
+    server = reference_server(root / "recall-year", "recall")
+    argv = [MEMFUSE, "recall", "billing migration rollback", "-w", str(ws), "--mcporter-config",
+            str(server.config), "--now", f"{last}T23:00", "-q"]  # fmt: skip
+    first, _ = timed(argv)
+    warm = statistics.median(timed(argv)[0] for _ in range(5))
+    status = [MEMFUSE, "status", "-w", str(ws), "-q"]  # start-up and nothing else, for scale
+    startup = statistics.median(timed(status)[0] for _ in range(5))
+    sys.path.insert(0, str(ROOT / "src"))
+    from memfuse.classify import Classifier
+    from memfuse.confine import WorkspaceFiles
+    from memfuse.recall_index import RecallIndex
+
+    def own_work() -> float:
+        started = time.perf_counter()
+        index = RecallIndex(ws / ".memfuse")
+        index.refresh(WorkspaceFiles(ws), Classifier((), ()), lambda _m: None)
+        index.search("billing migration rollback", 20)
+        index.close()
+        return time.perf_counter() - started
+
+    own = statistics.median(own_work() for _ in range(5))
+    return [
+        "\n### Recall (issue 16), a year of journals (365 × 40 bullets), session transport\n",
+        "| measure | wall |",
+        "|---|---:|",
+        f"| first `memfuse recall` (builds the local index of 14 600 bullets) | {first * 1000:.0f} ms |",
+        f"| next `memfuse recall`, nothing changed, median of 5 | {warm * 1000:.0f} ms |",
+        f"| of which memfuse's own work: index check of 366 files + search, median of 5 | {own * 1000:.0f} ms |",
+        f"| `memfuse status -q` (start-up alone), median of 5 | {startup * 1000:.0f} ms |",
+        "",
+        "The rest of a warm recall is starting the store's server and the MCP session, and the"
+        " store's own recall.",
+    ]
+
+
 def median_of(runs: int, argv: list[str]) -> float:
     return statistics.median(timed(argv)[0] for _ in range(runs))
 
@@ -272,8 +311,19 @@ def main() -> None:
     parser.add_argument(
         "--rebuild", type=int, nargs="*", default=[1000, 10000], help="rebuild sizes to measure"
     )
+    parser.add_argument(
+        "--only-recall", action="store_true",
+        help="measure only the recall rows and replace that section of docs/performance.md",
+    )  # fmt: skip
     options = parser.parse_args()
     n = options.bullets
+    if options.only_recall:
+        with tempfile.TemporaryDirectory(prefix="memfuse-bench-") as tmp:
+            rows = recall_speed(Path(tmp))
+        print("\n".join(rows))
+        if not options.no_write:
+            replace_section("### Recall", rows)
+        return
     out: list[str] = []
     say = lambda line: (print(line, flush=True), out.append(line))  # noqa: E731
 
@@ -333,6 +383,9 @@ def main() -> None:
                 ratio = f"{seconds / limit_r:.2f}×" if "verify" not in name else "–"
                 say(f"| {name} | {seconds:.2f} | {calls} | {ratio} |")
 
+        for line in recall_speed(root):
+            say(line)
+
         say("\n### Start-up, parsing, memory, surface\n")
         say("| measure | value |")
         say("|---|---:|")
@@ -375,6 +428,22 @@ def main() -> None:
 
     if not options.no_write:
         write_report(n, out)
+
+
+def replace_section(title: str, rows: list[str]) -> None:
+    """Put `rows` in place of the section starting with `title` (or before the start-up one)."""
+    path = ROOT / "docs" / "performance.md"
+    text = path.read_text()
+    block = "\n".join(rows).strip("\n") + "\n"
+    start = text.find(title)
+    if start >= 0:
+        end = text.find("\n### ", start + 1)
+        text = text[:start] + block + (text[end:] if end >= 0 else "")
+    else:
+        anchor = text.find("### Start-up")
+        text = text[:anchor] + block + "\n" + text[anchor:] if anchor >= 0 else text + "\n" + block
+    path.write_text(text)
+    print(f"\nupdated {path}")
 
 
 def write_report(n: int, lines: list[str]) -> None:

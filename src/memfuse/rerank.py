@@ -12,15 +12,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from memfuse.config import RerankSettings
 from memfuse.errors import MemfuseError
 from memfuse.output import Reporter, SecretMasker
 
 PRIORITY_BOOST = (4.0, 3.0, 2.0, 1.0)
+
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class RerankError(MemfuseError):
@@ -54,6 +56,8 @@ def auth_header(key: str) -> str:
 
 class RerankClient:
     def __init__(self, settings: RerankSettings, client: httpx.Client | None = None) -> None:
+        import httpx  # loaded only by runs that rerank: recall without one starts faster
+
         self.settings = settings
         self.endpoint = endpoint(settings)
         self._client = client or httpx.Client(
@@ -78,6 +82,8 @@ class RerankClient:
 
     def rerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> Ranking:
         """Scores for `documents`, best first. An empty list makes no request."""
+        import httpx
+
         if not documents:
             return Ranking((), 0)
         if not self.settings.api_key:
