@@ -299,7 +299,7 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
     if alarm is not None:
         record = replace(record, exit_code=int(ExitCode.ESCALATED))
     try:
-        history.append(record)
+        history.append(record, runs)
     except (OSError, MemfuseError) as exc:
         ctx.reporter.warn(f"cannot record this run in {history.path}: {exc}")
     return alarm

@@ -282,6 +282,15 @@ def open_private(path: Path, flags: int) -> int:
     return fd
 
 
+def read_private(path: Path, limit: int) -> bytes:
+    """Up to `limit` + 1 bytes of a state file, never through a link or a FIFO.
+    FileNotFoundError when it is not there; UnsafePath when it is not a plain file."""
+    check_private_file(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(limit + 1)
+
+
 def check_private_file(path: Path) -> None:
     """Refuse a state file that is a link or not a regular file (None there is fine)."""
     try:

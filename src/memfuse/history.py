@@ -106,10 +106,7 @@ class History:
         """
         runs: dict[str, list[RunRecord]] = {name: [] for name in LIFECYCLE}
         try:
-            confine.check_private_file(self.path)
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-            with os.fdopen(fd, "rb") as handle:
-                raw = handle.read(RUNS_LIMIT + 1)
+            raw = confine.read_private(self.path, RUNS_LIMIT)
         except FileNotFoundError:
             return runs, None
         except (OSError, confine.UnsafePath) as exc:
@@ -125,10 +122,10 @@ class History:
             return runs, f"the run history {self.path} is damaged ({exc}); it starts afresh"
         return runs, None
 
-    def append(self, record: RunRecord) -> None:
-        """Add one record (atomically: a reader sees the old history or the new one)."""
-        runs, _problem = self.load()
-        runs.setdefault(record.command, []).append(record)
+    def append(self, record: RunRecord, runs: dict[str, list[RunRecord]]) -> None:
+        """Write `runs` (as just loaded) with `record` added, atomically: a reader sees the old
+        history or the new one."""
+        runs = {**runs, record.command: [*runs.get(record.command, []), record]}
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
         data = json.dumps(value, ensure_ascii=False, indent=1).encode()
         workspace = self.path.parent.parent
@@ -231,10 +228,7 @@ def last_generation(state_dir: Path) -> tuple[int, str] | None:
     """(generation, when) as `doctor` last saw it, or None."""
     path = state_dir / STORE_NAME
     try:
-        confine.check_private_file(path)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as handle:
-            value = json.loads(handle.read(4096))
+        value = json.loads(confine.read_private(path, 4096))
         return int(value["generation"]), str(value["seen"])
     except (OSError, confine.UnsafePath, ValueError, TypeError, KeyError):
         return None

@@ -10,9 +10,7 @@ is attacker input), and drops files that are gone. The index is derived: deletin
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
-import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,10 +23,9 @@ from memfuse.errors import MemfuseError
 from memfuse.journal_files import list_journals, read_journal
 from memfuse.memory_md import memory_md_facts
 from memfuse.sqlite_tx import immediate
+from memfuse.textsim import search_terms
 
 INDEX_NAME = "recall.sqlite3"
-_WORD = re.compile(r"[a-z0-9]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
@@ -41,13 +38,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fulltext USING fts5(words, tokenize = 'unicod
 """
 
 
-def terms(text: str) -> list[str]:
-    """Latin words and digits, CJK characters and CJK bigrams."""
-    lowered = text.casefold()
-    found = _WORD.findall(lowered)
-    found += [c for c in lowered if _CJK.match(c)]
-    found += [a + b for a, b in itertools.pairwise(lowered) if _CJK.match(a) and _CJK.match(b)]
-    return found
+terms = search_terms
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ whitespace-folded, case-folded text. Used for dedup (surface) and MEMORY.md chec
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
@@ -37,3 +38,17 @@ def _bigrams(text: str) -> Counter[str]:
 def similarity(a: str, b: str) -> float:
     """1.0 for texts equal up to whitespace and case, 0.0 for nothing in common."""
     return dice(_bigrams(a), _bigrams(b))
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def search_terms(text: str) -> list[str]:
+    """Latin words and digits, plus CJK characters and CJK bigrams: enough for BM25 on both
+    without a segmenter (the reference server's index and memfuse's recall index)."""
+    lowered = text.casefold()
+    found = _WORD.findall(lowered)
+    found += [c for c in lowered if CJK.match(c)]
+    found += [a + b for a, b in itertools.pairwise(lowered) if CJK.match(a) and CJK.match(b)]
+    return found

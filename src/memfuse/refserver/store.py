@@ -7,7 +7,6 @@ runs in a `BEGIN IMMEDIATE` transaction with a generous busy timeout.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
 import re
@@ -20,7 +19,7 @@ from typing import Any
 
 from memfuse.decay import STABILITY_DAYS, priority_of, vitality
 from memfuse.sqlite_tx import immediate
-from memfuse.textsim import similarity
+from memfuse.textsim import CJK, search_terms, similarity
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
 URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
@@ -67,8 +66,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 """
 
-_WORD = re.compile(r"[a-z0-9]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK = CJK
 _STOPWORDS = {"the", "and", "for", "are", "was", "but", "not", "you", "with", "this", "that"}
 
 
@@ -90,14 +88,7 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.strip().encode("utf-8")).hexdigest()[:16]
 
 
-def tokens(text: str) -> list[str]:
-    """Latin words and digits, plus CJK characters and bigrams: enough for BM25 on both."""
-    lowered = text.casefold()
-    found = _WORD.findall(lowered)
-    cjk = [c for c in lowered if _CJK.match(c)]
-    found += cjk
-    found += [a + b for a, b in itertools.pairwise(lowered) if _CJK.match(a) and _CJK.match(b)]
-    return found
+tokens = search_terms
 
 
 def effective_length(content: str) -> int:
