@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Set up, then run every check CI runs: lint, format, types, the test suite, the smoke scripts.
+# pytest runs on every core (pytest-xdist; a file's tests stay in one worker, in order), and the
+# smoke scripts run beside it: most of both is waiting on child processes, not computing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -8,11 +10,41 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "==> ruff check";          ruff check src tests benchmarks
 echo "==> ruff format --check"; ruff format --check src tests benchmarks
 echo "==> mypy --strict src";   mypy --strict src
-echo "==> pytest";              pytest "$@"
+
+smoke_logs=$(mktemp -d)
+smoke_pid=
+trap '[ -n "$smoke_pid" ] && kill "$smoke_pid" 2>/dev/null; rm -rf "$smoke_logs"' EXIT
 if compgen -G "tests/smoke/*.sh" > /dev/null; then
-    for script in tests/smoke/*.sh; do
-        echo "==> smoke: $script"
-        bash "$script"
+    (
+        for script in tests/smoke/*.sh; do
+            log="$smoke_logs/$(basename "$script" .sh).log"
+            bash "$script" > "$log" 2>&1 || echo "$script" >> "$smoke_logs/failed"
+        done
+    ) &
+    smoke_pid=$!
+fi
+
+workers=(-n "${MEMFUSE_TEST_WORKERS:-auto}" --dist loadfile)
+if [ $# -gt 0 ]; then
+    echo "==> pytest $* (and the smoke scripts beside it)"
+    pytest "${workers[@]}" "$@"
+else
+    echo "==> pytest tests/unit: in-process, with the coverage gate (the smoke scripts run beside it)"
+    pytest "${workers[@]}" tests/unit --cov --cov-report=term --cov-fail-under=85
+    echo "==> pytest tests/integration: the real mcporter and real servers"
+    pytest "${workers[@]}" tests/integration
+fi
+
+if [ -n "$smoke_pid" ]; then
+    wait "$smoke_pid"
+    smoke_pid=
+    for log in "$smoke_logs"/*.log; do
+        echo "==> smoke: tests/smoke/$(basename "$log" .log).sh"
+        cat "$log"
     done
+    if [ -s "$smoke_logs/failed" ]; then
+        echo "==> smoke scripts failed: $(tr '\n' ' ' < "$smoke_logs/failed")" >&2
+        exit 1
+    fi
 fi
 echo "==> all checks passed"

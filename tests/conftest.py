@@ -92,13 +92,26 @@ class StoreServer:
         """A direct store call, for arranging and checking state."""
         return self.gateway().call(tool, arguments or {}).require_object()  # type: ignore[no-any-return]
 
+    def direct(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Arrange or inspect the store in this process, on the server's own database and
+        settings (no transport, no call counted): for checks where the transport is not the
+        point. The answer is the server's JSON text, parsed."""
+        from memfuse.refserver.server import store_from_env
+        from memfuse.refserver.tools import call_tool
+
+        env = {"AGENT_MEMORY_DB": str(self.db), **self.env}
+        result = call_tool(store_from_env(env), tool, dict(arguments or {}))
+        value: dict[str, Any] = json.loads(result["content"][0]["text"])
+        return value
+
     def tool_calls(self) -> int:
         counter = self.root / "calls"
         return int(counter.read_text() or 0) if counter.exists() else 0
 
-    def cli_args(self, transport: str = "mcporter") -> list[str]:
-        """Flags for a run against this server; mcporter unless a test says otherwise (this
-        tier is where the real mcporter is the point)."""
+    def cli_args(self, transport: str = "session") -> list[str]:
+        """Flags for a run against this server: one MCP session per run unless a test asks
+        for mcporter, so the real mcporter runs where it is the point (argv and stdin, the
+        fault matrix, crash trials, the generations) and nowhere else pays ~0.5 s a call."""
         return [
             "--mcporter", self.mcporter, "--mcporter-config", str(self.config),
             "--transport", transport,
@@ -138,10 +151,22 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
+FAULT_MATRIX: dict[tuple[str, str], str] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the fault matrix's cells, which tests report as a user property (xdist-safe)."""
+    for name, value in report.user_properties:
+        if name == "fault_matrix":
+            command, fault, verdict = value  # type: ignore[misc]
+            FAULT_MATRIX[(command, fault)] = verdict
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print the fault matrix (command × fault → survived/lost) when it ran."""
-    from tests.integration.test_fault_matrix import COMMANDS, FAULTS, RESULTS
+    from tests.integration.test_fault_matrix import COMMANDS, FAULTS
 
+    RESULTS = FAULT_MATRIX
     if not RESULTS:
         return
     write = terminalreporter.write_line

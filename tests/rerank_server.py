@@ -73,7 +73,7 @@ def serve(mode: str = "ok") -> Iterator[RerankServer]:
     server = RerankServer(("127.0.0.1", 0), Handler)
     server.mode = mode
     server.auth_headers = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield server

@@ -16,6 +16,8 @@ from benchmarks.bench import bullet
 
 from tests.conftest import StoreServer, mcporter_command
 
+# The last test reads what the trials recorded: the suite runs with pytest-xdist's
+# `--dist loadfile`, which keeps a file's tests in one worker, in order.
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 MEMFUSE = str(Path(sys.executable).parent / "memfuse")
 DAY = "2026-11-29"
@@ -94,8 +96,9 @@ def test_sigkill_at_a_random_point_loses_nothing(
     time.sleep(0.3)  # let an orphaned session server finish the write it was in
     KILLED_AT.append((stored_count(store), bullets))
 
+    # The kill is where the transport matters; the repair run takes one session either way.
     rerun = subprocess.run(
-        sync_argv(ws, store, transport), capture_output=True, text=True, timeout=300, check=False
+        sync_argv(ws, store, "session"), capture_output=True, text=True, timeout=300, check=False
     )
     envelope = json.loads(rerun.stdout)
     assert rerun.returncode == 0, rerun.stderr

@@ -16,7 +16,7 @@ SECRET = "sk-test-DO-NOT-LEAK-0123456789"
 def test_doctor_json_reports_every_check_ok(store: StoreServer, workspace: Path) -> None:
     (workspace / "memory" / "2026-02-21.md").write_text("## 22:00\n- Wrote the release notes\n")
     result = CliRunner().invoke(
-        app, ["doctor", "--workspace", str(workspace), *store.cli_args(), "--json"]
+        app, ["doctor", "--workspace", str(workspace), *store.cli_args("mcporter"), "--json"]
     )
     envelope = json.loads(result.stdout)
     assert result.exit_code == 0, result.stdout
@@ -50,4 +50,4 @@ def test_no_api_key_in_doctor_output_or_log(
         assert "reranker" in result.stdout
     log = (workspace / ".memfuse" / "memfuse.log").read_text()
     assert "doctor" in log and SECRET not in log
-    assert "status via mcporter: ok in" in log  # -v: one debug line per store call
+    assert "status via session: ok in" in log  # -v: one debug line per store call

@@ -24,12 +24,16 @@ def test_hostile_strings_round_trip_byte_exact(store: StoreServer) -> None:
     # so the reference server's gate is switched off (AGENT_MEMORY_GATE=off).
     store.env["AGENT_MEMORY_GATE"] = "off"
     store.write_config()
-    for n, text in enumerate([*HOSTILE, "  padded  "]):
-        uri = f"event://test/{n}"
+    texts = [*HOSTILE, "  padded  "]
+    for n, text in enumerate(texts):
+        uri = f"event://test/{n:02d}"
         answer = store.call("remember", {"content": text, "type": "event", "uri": uri})
         assert answer["action"] == "added", (text[:40], answer)
-        stored = store.call("recall_path", {"uri": uri})["memory"]["content"]
-        assert stored == text.strip(), text[:40]
+    # Back through mcporter in one listing: its output, not only its input, must be exact.
+    listing = store.call("recall_path", {"uri": "event://test/"})["memories"]
+    stored = {m["uri"]: m["content"] for m in listing}
+    for n, text in enumerate(texts):
+        assert stored[f"event://test/{n:02d}"] == text.strip(), text[:40]
 
 
 def test_same_content_is_skipped_and_same_uri_is_updated(store: StoreServer) -> None:

@@ -64,8 +64,8 @@ def test_the_lifecycle_through_mcporter_against_each_generation(
     doctor = run(workspace, store, "mcporter", "doctor")
     assert doctor["generation"] == int(generation)
 
-    store.db.unlink()
-    restored = run(workspace, store, "mcporter", "sync")
+    store.db.unlink()  # the repair is not about the transport: one session does it
+    restored = run(workspace, store, "session", "sync")
     assert restored["counts"]["restored"] == counts["added"]
 
 

@@ -38,17 +38,19 @@ def test_a_hostile_journal_is_synced_and_surfaced_without_loss(
         + b"## 10:00\n- before an unterminated fence\n```\n- swallowed by the fence, as Markdown renders it\n"
     )
     (workspace / "memory" / f"{DAY}.md").write_bytes(raw)
-    code, envelope, stderr = invoke("sync", "-w", str(workspace), "--date", DAY, *store.cli_args())
+    code, envelope, stderr = invoke(
+        "sync", "-w", str(workspace), "--date", DAY, *store.cli_args("mcporter")
+    )
     assert code == 0, stderr
     assert envelope["data"]["counts"]["added"] == 5
     assert "not valid UTF-8" in stderr
-    stored = store.call("recall_path", {"uri": f"event://journal/{DAY}#0900-1"})["memory"][
+    stored = store.direct("recall_path", {"uri": f"event://journal/{DAY}#0900-1"})["memory"][
         "content"
     ]
     assert stored == huge
-    nul = store.call("recall_path", {"uri": f"event://journal/{DAY}#0900-2"})["memory"]["content"]
+    nul = store.direct("recall_path", {"uri": f"event://journal/{DAY}#0900-2"})["memory"]["content"]
     assert nul == "NUL \x00 inside, kept as written"
-    code, _envelope, _ = invoke("surface", "-w", str(workspace), *store.cli_args())
+    code, _envelope, _ = invoke("surface", "-w", str(workspace), *store.cli_args("mcporter"))
     assert code == 0
     lines = (workspace / "RECENT.md").read_text().splitlines()
     assert len(lines) <= 80
@@ -109,7 +111,7 @@ def test_a_full_disk_under_the_ledger_stops_the_run_and_the_next_run_catches_up(
     assert code == 0
     counts = envelope["data"]["counts"]
     assert counts["added"] + counts["skipped"] == 2
-    assert store.call("status")["total"] == 2
+    assert store.direct("status")["total"] == 2
 
 
 def test_a_workspace_config_with_wrong_types_is_a_warning_not_a_stop(workspace: Path) -> None:

@@ -49,7 +49,7 @@ def test_a_deleted_database_is_restored_by_the_next_plain_sync(
     assert data["counts"]["restored"] == 10
     assert data["index"]["lost"] == 10
     assert uris(store) == before
-    assert store.call("status")["total"] == 10  # exactly once each
+    assert store.direct("status")["total"] == 10  # exactly once each
 
     again = plain_sync(workspace, store)
     assert again["counts"]["restored"] == 0
@@ -63,8 +63,8 @@ def test_five_memories_deleted_behind_memfuses_back_are_restored_by_verify(
     sync(workspace, store)
     gone = sorted(uris(store))[:5]
     for uri in gone:
-        memory = store.call("recall_path", {"uri": uri})["memory"]
-        store.call("forget", {"id": memory["id"], "hard": True})
+        memory = store.direct("recall_path", {"uri": uri})["memory"]
+        store.direct("forget", {"id": memory["id"], "hard": True})
     assert len(uris(store)) == 5
 
     code, result, _ = sync(workspace, store, "--verify")
@@ -73,7 +73,7 @@ def test_five_memories_deleted_behind_memfuses_back_are_restored_by_verify(
     assert result["data"]["counts"]["added"] == 0
     assert result["data"]["index"] == {"expected": 10, "present": 5, "lost": 5, "forgotten": 0}
     assert len(uris(store)) == 10
-    assert store.call("status")["total"] == 10
+    assert store.direct("status")["total"] == 10
 
 
 def test_memories_deleted_by_decay_are_recorded_forgotten_and_not_resent(
@@ -85,7 +85,7 @@ def test_memories_deleted_by_decay_are_recorded_forgotten_and_not_resent(
     stored = set(uris(store))
     later = datetime.fromisoformat(NOW) + timedelta(days=60)
     store.set_mode("ok", AGENT_MEMORY_NOW=later.isoformat())
-    store.call("reflect", {"phase": "all"})
+    store.direct("reflect", {"phase": "all"})
     left = uris(store)
     assert not any(u.startswith("event://") for u in left)  # 2.2 deletes decayed P3 events
 

@@ -43,7 +43,7 @@ def slow_sync(store: StoreServer, workspace: Path) -> StoreServer:
         "## 22:00\n- Reviewed the roadmap with Alice\n- Fixed the importer bug from Tuesday\n"
         "- Planned the Lisbon offsite with Carol\n"
     )
-    store.set_mode("slow", FAULT_DELAY="1.5")
+    store.set_mode("slow", FAULT_DELAY="1")
     return store
 
 

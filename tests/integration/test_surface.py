@@ -127,7 +127,7 @@ def test_store_unreachable_falls_back_to_the_last_three_days_of_journals(
     args = ["--mcporter", "/nonexistent/mcporter"]
     if fault == "server-crashes":
         store.set_mode("crash-start")
-        args = store.cli_args()
+        args = store.cli_args("mcporter")
     code, envelope, stderr = surface(workspace, *args)
     assert code == 0
     assert envelope["data"]["source"] == "journals"

@@ -36,10 +36,13 @@ JOURNAL = f"""# {DAY}
 """
 
 
-def sync(ws: Path, store: StoreServer, *extra: str) -> tuple[int, dict[str, Any], str]:
+def sync(
+    ws: Path, store: StoreServer, *extra: str, transport: str = "session"
+) -> tuple[int, dict[str, Any], str]:
+    argv = ["sync", "-w", str(ws), "--date", DAY, "--now", NOW, *store.cli_args(transport)]
     result = CliRunner().invoke(
         app,
-        ["sync", "-w", str(ws), "--date", DAY, "--now", NOW, *store.cli_args(), "--json", *extra],
+        [*argv, "--json", *extra],
     )
     return result.exit_code, json.loads(result.stdout), result.stderr
 
@@ -51,7 +54,7 @@ def journal(ws: Path) -> Path:
 def uris(store: StoreServer) -> dict[str, str]:
     found = {}
     for prefix in ("event://journal/", "knowledge://journal/", "emotion://journal/"):
-        listing = store.call("recall_path", {"uri": prefix})
+        listing = store.direct("recall_path", {"uri": prefix})
         found.update({m["uri"]: m["content"] for m in listing.get("memories", [])})
     return found
 
@@ -71,7 +74,7 @@ def test_ten_bullets_become_ten_memories_and_a_resync_makes_no_call(
     )
     assert stored[f"knowledge://journal/{DAY}#1400-2"].startswith("Remember to rotate")
     assert stored[f"emotion://journal/{DAY}#0930-3"] == "今天很开心，终于修好了登录问题"
-    one = counted_store.call("recall_path", {"uri": f"event://journal/{DAY}#2200-3"})["memory"]
+    one = counted_store.direct("recall_path", {"uri": f"event://journal/{DAY}#2200-3"})["memory"]
     assert one["source"] == f"memory-sync:{DAY}"
 
     calls_before = counted_store.tool_calls()
@@ -105,14 +108,14 @@ def test_an_edit_that_changes_the_class_keeps_the_pinned_uri(
 ) -> None:
     journal(workspace).write_text(JOURNAL)
     sync(workspace, store)
-    total = store.call("status")["total"]
+    total = store.direct("status")["total"]
     edited = JOURNAL.replace(
         "Wrote the incident summary", "We must always write the incident summary"
     )
     journal(workspace).write_text(edited)
     _code, result, _ = sync(workspace, store)
     assert result["data"]["counts"]["updated"] == 1
-    assert store.call("status")["total"] == total
+    assert store.direct("status")["total"] == total
     stored = uris(store)
     assert stored[f"event://journal/{DAY}#1400-3"].startswith("We must always")
     assert f"knowledge://journal/{DAY}#1400-3" not in stored
@@ -121,7 +124,8 @@ def test_an_edit_that_changes_the_class_keeps_the_pinned_uri(
 def test_a_server_dying_half_way_loses_nothing(store: StoreServer, workspace: Path) -> None:
     journal(workspace).write_text(JOURNAL)
     store.set_mode("crash-after", FAULT_AFTER="5")  # the status probe, then 4 remembers
-    code, first, stderr = sync(workspace, store, "--jobs", "1")
+    # A process per call, as mcporter runs them: the crash is a dead server on each later call.
+    code, first, stderr = sync(workspace, store, "--jobs", "1", transport="mcporter")
     assert code == 0
     assert first["status"] == "degraded"
     assert first["data"]["counts"]["added"] == 4
@@ -134,7 +138,7 @@ def test_a_server_dying_half_way_loses_nothing(store: StoreServer, workspace: Pa
         "added": 6, "updated": 0, "merged": 0, "skipped": 0, "rejected": 0,
         "failed": 0, "unchanged": 4, "stale": 0, "restored": 0,
     }  # fmt: skip
-    assert store.call("status")["total"] == 10
+    assert store.direct("status")["total"] == 10
     assert len(uris(store)) == 10
 
 
@@ -143,7 +147,7 @@ def test_a_server_dying_after_storing_is_recovered_without_duplicates(
 ) -> None:
     journal(workspace).write_text(JOURNAL)
     store.set_mode("crash-after-write", FAULT_AFTER="5")  # the probe, then 4 remembers
-    _code, first, _ = sync(workspace, store, "--jobs", "1")
+    _code, first, _ = sync(workspace, store, "--jobs", "1", transport="mcporter")
     assert first["data"]["counts"]["failed"] == 6  # stored but unanswered, or skipped
 
     store.set_mode("ok-counted")
@@ -153,7 +157,7 @@ def test_a_server_dying_after_storing_is_recovered_without_duplicates(
     # the rest, which are added now. Either way each bullet is in the store exactly once.
     assert counts["skipped"] >= 3
     assert (counts["added"] + counts["skipped"], counts["unchanged"], counts["failed"]) == (6, 4, 0)
-    assert store.call("status")["total"] == 10
+    assert store.direct("status")["total"] == 10
     # The recovered one is known to be memfuse's own, so --prune may delete it later.
     journal(workspace).write_text(
         JOURNAL.replace("- Wrote the incident summary for the Tuesday outage\n", "")
@@ -178,14 +182,14 @@ def test_a_removed_bullet_is_stale_and_prune_deletes_only_what_memfuse_made(
     store: StoreServer, workspace: Path
 ) -> None:
     # A memory at a journal URI that memfuse did not create (e.g. the old prompt-based sync).
-    foreign = store.call(
+    foreign = store.direct(
         "remember",
         {"content": "Entered by hand before memfuse existed, about the offsite", "type": "event",
          "uri": f"event://journal/{DAY}#2200-3"},
     )  # fmt: skip
     journal(workspace).write_text(JOURNAL)
     sync(workspace, store)
-    total = store.call("status")["total"]
+    total = store.direct("status")["total"]
 
     trimmed = JOURNAL.replace("- Booked flights to Lisbon for the March offsite\n", "").replace(
         "- Read two chapters of Designing Data-Intensive Applications\n", ""
@@ -198,8 +202,8 @@ def test_a_removed_bullet_is_stale_and_prune_deletes_only_what_memfuse_made(
     _code, pruned, _ = sync(workspace, store, "--prune")
     deleted = {p["position"]: p["deleted"] for p in pruned["data"]["pruned"]}
     assert deleted == {f"{DAY}#2200-2": True, f"{DAY}#2200-3": False}
-    assert store.call("status")["total"] == total - 1
-    kept = store.call("recall_path", {"uri": f"event://journal/{DAY}#2200-3"})["memory"]
+    assert store.direct("status")["total"] == total - 1
+    kept = store.direct("recall_path", {"uri": f"event://journal/{DAY}#2200-3"})["memory"]
     assert kept["id"] == foreign["memoryId"]
     _code, after, _ = sync(workspace, store)
     assert after["data"]["counts"]["stale"] == 0

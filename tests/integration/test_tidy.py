@@ -42,14 +42,14 @@ def test_reflect_counts_and_the_store_shows_the_effect(store: StoreServer, works
         days_ago=60,
     )
     seed(store, [("Alice prefers short status reports", "knowledge")], days_ago=60)
-    assert store.call("status")["by_type"] == {"event": 4, "knowledge": 1}
+    assert store.direct("status")["by_type"] == {"event": 4, "knowledge": 1}
     code, envelope, _ = tidy(workspace, store)
     assert code == 0
     report = envelope["data"]["reflect"]
     assert report["decay"]["decayed"] == 5
     assert report["tidy"]["archived"] == 4
     assert set(report) == {"decay", "tidy", "govern"}
-    assert store.call("status")["by_type"] == {"knowledge": 1}
+    assert store.direct("status")["by_type"] == {"knowledge": 1}
 
 
 def test_a_conflict_with_memory_md_is_shown_with_both_lines(

@@ -96,11 +96,11 @@ def test_trusted_keys_in_the_workspace_config_never_run_their_program(
         assert key in refused[0]
     assert str(config) in refused[0]
     assert envelope["data"]["counts"]["added"] == 2
-    assert store.call("status")["total"] == 2
+    assert store.direct("status")["total"] == 2
     # The tunable beside them applied: "decided" made the first bullet knowledge.
     uris = {
         m["uri"]
-        for m in store.call("recall_path", {"uri": "knowledge://journal/", "traverse_hops": 0})[
+        for m in store.direct("recall_path", {"uri": "knowledge://journal/", "traverse_hops": 0})[
             "memories"
         ]
     }

@@ -33,13 +33,14 @@ make_world() {
 JSON
 }
 
-# memfuse as cron runs it: no inherited environment beyond what the crontab sets.
+# memfuse as cron runs it: no inherited environment beyond what the crontab sets, and the
+# default transport (auto: one session for a stdio server) unless a script pins mcporter.
 cron() {
     env -i HOME="$WORK/home" LANG=C.UTF-8 PATH="$(dirname "$MEMFUSE"):/usr/local/bin:/usr/bin:/bin" \
         MEMFUSE_WORKSPACE="$WORK/workspace" \
         MEMFUSE_MCPORTER="${SMOKE_MCPORTER:-node $ROOT/tools/node_modules/mcporter/dist/cli.js}" \
         MEMFUSE_MCPORTER_CONFIG="$WORK/mcporter.json" \
-        MEMFUSE_TRANSPORT="${SMOKE_TRANSPORT:-mcporter}" \
+        MEMFUSE_TRANSPORT="${SMOKE_TRANSPORT:-auto}" \
         MEMFUSE_SERVER="$SMOKE_SERVER" \
         "$MEMFUSE" "$@"
 }

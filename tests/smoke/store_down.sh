@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The store is down for a day: nothing is lost, Markdown is untouched, the next day catches up.
+# mcporter is the transport here: "down" is mcporter missing, then back.
+export SMOKE_TRANSPORT=${SMOKE_TRANSPORT:-mcporter}
 source "$(dirname "$0")/_lib.bash"
 make_world
 before=$(checksum)

@@ -33,7 +33,7 @@ SERVER_INFO = {
 }
 
 
-def make_clock(env: dict[str, str] | os._Environ[str]) -> Callable[[], datetime]:
+def make_clock(env: Mapping[str, str]) -> Callable[[], datetime]:
     fixed = env.get("AGENT_MEMORY_NOW")
     if not fixed:
         return utc_now
@@ -96,10 +96,10 @@ def serve(store: Store, stdin: IO[bytes], stdout: IO[bytes], noise: str | None =
             stdout.flush()
 
 
-def main() -> None:
-    env = os.environ
+def store_from_env(env: Mapping[str, str]) -> Store:
+    """The store this server answers from, configured by its AGENT_MEMORY_* variables."""
     generation = compat(env)
-    store = Store(
+    return Store(
         env.get("AGENT_MEMORY_DB", "./agent-memory.db"),
         env.get("AGENT_MEMORY_AGENT_ID", "default"),
         make_clock(env),
@@ -107,6 +107,12 @@ def main() -> None:
         generation=generation,
         caps=default_caps(generation, dict(env)),
     )
+
+
+def main() -> None:
+    env = os.environ
+    store = store_from_env(env)
+    generation = store.generation
     noise = None
     if generation >= 3 and env.get("AGENT_MEMORY_AUTO_INGEST", "1") not in ("0", "false"):
         watched = env.get("AGENT_MEMORY_WORKSPACE", "~/.openclaw/workspace")

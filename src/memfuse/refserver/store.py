@@ -19,7 +19,7 @@ from typing import Any
 
 from memfuse.decay import STABILITY_DAYS, priority_of, vitality
 from memfuse.sqlite_tx import immediate
-from memfuse.textsim import CJK, search_terms, similarity
+from memfuse.textsim import CJK, dice, profile, search_terms, similarity
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
 URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
@@ -300,7 +300,8 @@ class Store:
             " ORDER BY t.rank LIMIT ?",
             (query, self.agent, memory_type, NEAR_CANDIDATES),
         ).fetchall()
-        scored = [(similarity(r["content"], content), r) for r in rows]
+        wanted = profile(content)
+        scored = [(dice(profile(r["content"]), wanted), r) for r in rows]
         best = max(scored, key=lambda pair: pair[0], default=None)
         return best[1] if best is not None and best[0] >= threshold else None
 

@@ -1,0 +1,138 @@
+"""`memfuse rerank-test` in-process: the real HTTP client against a scorer on 127.0.0.1.
+
+The reranker here is not faked: the run's client is memfuse's own `RerankClient` speaking HTTP
+to tests/rerank_server.py in a thread, so the request shape, the failure handling and the
+masking of the key are the real ones. Only the store is the in-process fake.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memfuse import cli
+from memfuse.context import Seams, open_reranker
+from tests.fakes import Outcome, World
+from tests.rerank_server import base_url, serve
+
+KEY = "sk-live-NEVER-PRINT-ME-0123456789"
+
+
+@pytest.fixture
+def http_world(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
+    """The fake store, and the real rerank client (no fake reranker)."""
+    monkeypatch.setattr(
+        cli, "seams", Seams(gateway_factory=world.gateway_factory, rerank_factory=open_reranker)
+    )
+    return world
+
+
+def rerank_env(url: str, **extra: str) -> dict[str, str]:
+    return {
+        "AGENT_MEMORY_RERANK_PROVIDER": "jina", "AGENT_MEMORY_RERANK_API_KEY": KEY,
+        "AGENT_MEMORY_RERANK_BASE_URL": url, "AGENT_MEMORY_RERANK_TIMEOUT": "1", **extra,
+    }  # fmt: skip
+
+
+def run(world: World, url: str, *args: str, **extra: str) -> Outcome:
+    return world.run("rerank-test", *args, env=rerank_env(url, **extra))
+
+
+def assert_no_key(outcome: Outcome, workspace: Path) -> None:
+    assert KEY not in outcome.stdout
+    assert KEY not in outcome.stderr
+    log = workspace / ".memfuse" / "memfuse.log"
+    assert not log.exists() or KEY not in log.read_text()
+
+
+def envelope(outcome: Outcome) -> dict[str, Any]:
+    return outcome.envelope
+
+
+def test_ranked_table_and_json(http_world: World) -> None:
+    docs = ["Lunch menu for Tuesday", "User prefers dark mode in editors", "Dark chocolate recipe"]
+    with serve() as server:
+        human = run(http_world, base_url(server), "dark mode editors", *docs)
+        machine = run(http_world, base_url(server), "dark mode editors", *docs, "--json")
+    assert human.code == 0, human.stderr
+    lines = human.stdout.splitlines()
+    assert "provider jina, model Qwen/Qwen3-Reranker-8B" in lines[0]
+    assert "latency" in lines[1]
+    table = [line for line in lines if line.strip()[:1].isdigit()]
+    assert "User prefers dark mode" in table[0]
+    assert "Lunch menu" in table[-1]
+    env = machine.envelope
+    assert env["status"] == "ok"
+    assert [r["index"] for r in env["data"]["results"]] == [1, 2, 0]
+    assert {c["name"] for c in env["data"]["checks"]} == {"call", "scores vary"}
+    assert server.auth_headers[0] == f"Bearer {KEY}"
+    assert_no_key(human, http_world.workspace)
+    assert_no_key(machine, http_world.workspace)
+
+
+def test_the_built_in_probe_passes_against_a_sane_scorer(http_world: World) -> None:
+    with serve() as server:
+        result = run(http_world, base_url(server), "--json")
+    assert result.code == 0
+    checks = {c["name"]: c["ok"] for c in result.data["checks"]}
+    assert checks["relevant first"] is True
+
+
+def test_constant_scores_fail_the_health_check(http_world: World) -> None:
+    with serve("constant") as server:
+        result = run(http_world, base_url(server), "dark mode", "a", "b", "c")
+    assert result.code == 1
+    assert "FAIL  scores vary: every document scored 0.5" in result.stdout
+    assert "scores vary" in result.stderr
+    assert_no_key(result, http_world.workspace)
+
+
+@pytest.mark.parametrize("mode", ["error500", "error429", "truncated", "wrong-index", "stall"])
+def test_a_broken_provider_exits_non_zero_and_never_leaks_the_key(
+    http_world: World, mode: str
+) -> None:
+    with serve(mode) as server:
+        server.stall_seconds = 3.0  # beyond the run's 1 s timeout
+        result = run(http_world, base_url(server), "q", "a", "b", "--json")
+    assert result.code == 1
+    assert result.envelope["status"] == "failed"
+    assert result.data["checks"][0]["ok"] is False
+    assert_no_key(result, http_world.workspace)
+
+
+def test_from_recall_shows_the_order_without_and_with_the_reranker(http_world: World) -> None:
+    http_world.gateway.direct(
+        "remember", {"content": "Dark mode toggle shipped in the settings page", "type": "event"}
+    )
+    http_world.gateway.direct(
+        "remember", {"content": "User prefers dark mode in every editor", "type": "knowledge"}
+    )
+    http_world.gateway.direct(
+        "remember", {"content": "Dark roast coffee order for the team", "type": "identity"}
+    )
+    with serve() as server:
+        result = run(http_world, base_url(server), "dark mode editor", "--from-recall", "--json")
+    assert result.code == 0, result.stderr
+    comparison = result.data["comparison"]
+    assert sorted(comparison["without"]) == sorted(comparison["with"])
+    assert comparison["with"][0] == "User prefers dark mode in every editor"
+    assert http_world.gateway.count("recall") == 1
+    assert_no_key(result, http_world.workspace)
+
+
+def test_from_recall_with_the_store_down_says_so(http_world: World) -> None:
+    http_world.gateway.down = "timeout"
+    with serve() as server:
+        result = run(http_world, base_url(server), "dark mode", "--from-recall", "--json")
+    assert result.code != 0
+    assert "recall" in result.stderr.lower() or "recall" in result.stdout.lower()
+    assert server.auth_headers == []  # nothing to rerank: the reranker was never called
+    assert_no_key(result, http_world.workspace)
+
+
+def test_disabled_reranker_says_how_to_enable_it(http_world: World) -> None:
+    result = run(http_world, "http://127.0.0.1:9/v1", "q", "a", AGENT_MEMORY_RERANK_PROVIDER="none")
+    assert result.code == 1
+    assert "AGENT_MEMORY_RERANK_PROVIDER" in result.stderr
