@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from memfuse import __version__, confine
-from memfuse.config import load_settings, secrets_in
+from memfuse.config import FLAG_OPTIONS, load_settings, secrets_in
 from memfuse.context import Advance, RunContext, Seams, no_progress
 from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
 from memfuse.history import LIFECYCLE, Alarm, History, RunRecord, assess
@@ -60,15 +60,10 @@ def _say(message: str) -> None:
 
 @dataclass(frozen=True)
 class Common:
-    """The options every subcommand accepts (flags here beat env and config file)."""
+    """The options every subcommand accepts: settings given as flags (by Settings field; they
+    beat env and config file, see memfuse.config.OPTIONS) and how this one run behaves."""
 
-    workspace: Path | None = None
-    mcporter: str | None = None
-    mcporter_config: Path | None = None
-    server: str | None = None
-    transport: str | None = None
-    timeout: float | None = None
-    jobs: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
     json: bool = False
     quiet: bool = False
     verbose: bool = False
@@ -77,16 +72,7 @@ class Common:
     now: str | None = None
 
     def flags(self) -> dict[str, Any]:
-        return {
-            "workspace": self.workspace,
-            "mcporter": self.mcporter,
-            "mcporter_config": str(self.mcporter_config) if self.mcporter_config else None,
-            "server": self.server,
-            "transport": self.transport,
-            "timeout": self.timeout,
-            "jobs": self.jobs,
-            "now": self.now,
-        }
+        return {**self.settings, "now": self.now}
 
 
 def _option(
@@ -100,22 +86,11 @@ def _option(
     )
 
 
-_COMMON_PARAMS = [
-    _option("workspace", Path | None, None, "--workspace", "-w",
-            help="Workspace folder [env MEMFUSE_WORKSPACE; default ~/.openclaw/workspace]."),
-    _option("mcporter", str | None, None, "--mcporter",
-            help="mcporter command [env MEMFUSE_MCPORTER; default mcporter]."),
-    _option("mcporter_config", Path | None, None, "--mcporter-config",
-            help="mcporter config file, passed as its --config [env MEMFUSE_MCPORTER_CONFIG]."),
-    _option("server", str | None, None, "--server",
-            help="Server name in the mcporter config [env MEMFUSE_SERVER; default agent-memory]."),
-    _option("transport", str | None, None, "--transport",
-            help="auto, mcporter (a process per call) or session (one MCP session per run);"
-                 " auto takes session for a stdio server [env MEMFUSE_TRANSPORT; default auto]."),
-    _option("timeout", float | None, None, "--timeout", min=0.1,
-            help="Seconds allowed per store call [env MEMFUSE_TIMEOUT; default 30]."),
-    _option("jobs", int | None, None, "--jobs", "-j", min=1,
-            help="Concurrent store calls [env MEMFUSE_JOBS; default 4]."),
+# Settings with a flag come from the one option table; the rest shape this run only.
+_SETTING_PARAMS = [
+    _option(o.target, o.flag_type | None, None, *o.flag, help=o.flag_help) for o in FLAG_OPTIONS
+]
+_RUN_PARAMS = [
     _option("json_output", bool, False, "--json", help="Print the result as a JSON envelope."),
     _option("quiet", bool, False, "--quiet", "-q", help="Print nothing on success."),
     _option("verbose", bool, False, "--verbose", "-v", help="Log debug detail."),
@@ -125,7 +100,9 @@ _COMMON_PARAMS = [
     _option("now", str | None, None, "--now", hidden=True,
             help="Replace the clock (ISO date-time), for replays and tests."),
 ]  # fmt: skip
-_COMMON_NAMES = [p.name for p in _COMMON_PARAMS]
+_COMMON_PARAMS = _SETTING_PARAMS + _RUN_PARAMS
+_SETTING_NAMES = [p.name for p in _SETTING_PARAMS]
+_RUN_NAMES = [p.name for p in _RUN_PARAMS]
 
 
 def with_common_options(func: Callable[..., None]) -> Callable[..., None]:
@@ -135,9 +112,10 @@ def with_common_options(func: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> None:
-        values = {name: kwargs.pop(name) for name in _COMMON_NAMES}
-        values["json"] = values.pop("json_output")
-        func(**kwargs, common=Common(**values))
+        settings = {name: kwargs.pop(name) for name in _SETTING_NAMES}
+        run = {name: kwargs.pop(name) for name in _RUN_NAMES}
+        run["json"] = run.pop("json_output")
+        func(**kwargs, common=Common(settings, **run))
 
     wrapper.__signature__ = signature.replace(parameters=own + _COMMON_PARAMS)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in own + _COMMON_PARAMS}

@@ -194,53 +194,107 @@ def _string_table(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(value.items()))
 
 
-# (section, key) -> (Settings field, check). Section "" is the top level.
-FILE_KEYS: dict[tuple[str, str], tuple[str, Check]] = {
-    ("", "workspace"): ("workspace", _string),
-    ("", "mcporter"): ("mcporter", _string),
-    ("", "mcporter_config"): ("mcporter_config", _string),
-    ("", "server"): ("server", _string),
-    ("", "transport"): ("transport", _transport),
-    ("", "timeout"): ("timeout", _positive_number),
-    ("", "jobs"): ("jobs", _positive_count),
-    ("", "max_file_mib"): ("max_file_mib", _file_mib),
-    ("classify", "knowledge"): ("knowledge_keywords", _keywords),
-    ("classify", "emotion"): ("emotion_keywords", _keywords),
-    ("surface", "window_days"): ("surface.window_days", _positive_count),
-    ("surface", "fallback_days"): ("surface.fallback_days", _positive_count),
-    ("surface", "top_n"): ("surface.top_n", _positive_count),
-    ("surface", "emotion_cap"): ("surface.emotion_cap", _count),
-    ("surface", "knowledge_cap"): ("surface.knowledge_cap", _count),
-    ("surface", "event_cap"): ("surface.event_cap", _count),
-    ("surface", "max_lines"): ("surface.max_lines", _positive_count),
-    ("surface", "entry_chars"): ("surface.entry_chars", _positive_count),
-    ("surface", "dedup_similarity"): ("surface.dedup_similarity", _fraction),
-    ("tidy", "memory_md_max_lines"): ("memory_md_max_lines", _positive_count),
-    ("tidy", "consistent_similarity"): ("consistent_similarity", _fraction),
-    ("tidy", "related_similarity"): ("related_similarity", _fraction),
-    ("tidy", "archive_after_days"): ("archive_after_days", _positive_count),
-    ("rerank", "provider"): ("rerank.provider", _string),
-    ("rerank", "model"): ("rerank.model", _string),
-    ("rerank", "base_url"): ("rerank.base_url", _string),
-    ("rerank", "timeout"): ("rerank.timeout", _positive_number),
-    ("alert", "failed_runs"): ("alert_failed_runs", _positive_count),
-    ("alert", "max_age_hours"): ("alert_max_age_hours", _positive_number),
-    ("session", "command"): ("session.command", _string),
-    ("session", "args"): ("session.args", _string_list),
-    ("session", "env"): ("session.env", _string_table),
-    ("session", "cwd"): ("session.cwd", _string),
-}
+def _from_text(check: Check) -> Check:
+    """The same check for a value given as text (an environment variable, a typed flag)."""
+    return lambda value: check(_as_number(value) if isinstance(value, str) else value)
 
-# Settings field -> (environment variable, check)
-ENV_KEYS: dict[str, tuple[str, Check]] = {
-    "workspace": ("MEMFUSE_WORKSPACE", _string),
-    "mcporter": ("MEMFUSE_MCPORTER", _string),
-    "mcporter_config": ("MEMFUSE_MCPORTER_CONFIG", _string),
-    "server": ("MEMFUSE_SERVER", _string),
-    "transport": ("MEMFUSE_TRANSPORT", _transport),
-    "timeout": ("MEMFUSE_TIMEOUT", lambda v: _positive_number(_as_number(v))),
-    "jobs": ("MEMFUSE_JOBS", lambda v: _positive_count(_as_number(v))),
+
+@dataclass(frozen=True)
+class Option:
+    """One setting, declared once: where it may come from and what it must be.
+
+    `key` is its (section, key) in a config file (section "" is the top level), `env` its
+    environment variable, `flag` its command-line declarations. A flag and a variable are
+    checked like a file value. `trusted` keys choose what runs or where data and secrets go:
+    the agent-written workspace config may not set them.
+    """
+
+    target: str  # the Settings field; "table.field" for a field of a nested table
+    check: Check
+    key: tuple[str, str] | None = None
+    env: str | None = None
+    flag: tuple[str, ...] = ()
+    flag_type: type = str
+    help: str = ""
+    shown_default: str | None = None  # how --help shows the default, when there is one
+    trusted: bool = False
+    numeric: bool = False  # text from a variable is read as a number first
+
+    @property
+    def dotted(self) -> str | None:
+        """The key as a config file spells it ("surface.top_n", "jobs")."""
+        return ".".join(k for k in self.key if k) if self.key else None
+
+    def from_env(self, text: str) -> Any:
+        return _from_text(self.check)(text) if self.numeric else self.check(text)
+
+    @property
+    def flag_help(self) -> str:
+        where = [f"env {self.env}"] if self.env else []
+        if self.shown_default is not None:
+            where.append(f"default {self.shown_default}")
+        return f"{self.help} [{'; '.join(where)}]." if where else self.help
+
+
+def _path_text(value: Any) -> str:
+    return _string(str(value) if isinstance(value, Path) else value)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("workspace", _path_text, ("", "workspace"), "MEMFUSE_WORKSPACE", ("--workspace", "-w"),
+           Path, "Workspace folder", "~/.openclaw/workspace", trusted=True),
+    Option("mcporter", _string, ("", "mcporter"), "MEMFUSE_MCPORTER", ("--mcporter",),
+           str, "mcporter command", "mcporter", trusted=True),
+    Option("mcporter_config", _path_text, ("", "mcporter_config"), "MEMFUSE_MCPORTER_CONFIG",
+           ("--mcporter-config",), Path, "mcporter config file, passed as its --config",
+           trusted=True),
+    Option("server", _string, ("", "server"), "MEMFUSE_SERVER", ("--server",), str,
+           "Server name in the mcporter config", "agent-memory", trusted=True),
+    Option("transport", _transport, ("", "transport"), "MEMFUSE_TRANSPORT", ("--transport",),
+           str, "auto, mcporter (a process per call) or session (one MCP session per run);"
+           " auto takes session for a stdio server", "auto", trusted=True),
+    Option("timeout", _positive_number, ("", "timeout"), "MEMFUSE_TIMEOUT", ("--timeout",),
+           float, "Seconds allowed per store call", "30", numeric=True),
+    Option("jobs", _positive_count, ("", "jobs"), "MEMFUSE_JOBS", ("--jobs", "-j"), int,
+           "Concurrent store calls", "4", numeric=True),
+    Option("max_file_mib", _file_mib, ("", "max_file_mib")),
+    Option("knowledge_keywords", _keywords, ("classify", "knowledge")),
+    Option("emotion_keywords", _keywords, ("classify", "emotion")),
+    Option("surface.window_days", _positive_count, ("surface", "window_days")),
+    Option("surface.fallback_days", _positive_count, ("surface", "fallback_days")),
+    Option("surface.top_n", _positive_count, ("surface", "top_n")),
+    Option("surface.emotion_cap", _count, ("surface", "emotion_cap")),
+    Option("surface.knowledge_cap", _count, ("surface", "knowledge_cap")),
+    Option("surface.event_cap", _count, ("surface", "event_cap")),
+    Option("surface.max_lines", _positive_count, ("surface", "max_lines")),
+    Option("surface.entry_chars", _positive_count, ("surface", "entry_chars")),
+    Option("surface.dedup_similarity", _fraction, ("surface", "dedup_similarity")),
+    Option("memory_md_max_lines", _positive_count, ("tidy", "memory_md_max_lines")),
+    Option("consistent_similarity", _fraction, ("tidy", "consistent_similarity")),
+    Option("related_similarity", _fraction, ("tidy", "related_similarity")),
+    Option("archive_after_days", _positive_count, ("tidy", "archive_after_days")),
+    # The reranker's variables (AGENT_MEMORY_RERANK_*, OPENAI_*) are agent-memory's own names
+    # with fallbacks, read by _rerank_settings.
+    Option("rerank.provider", _string, ("rerank", "provider"), trusted=True),
+    Option("rerank.model", _string, ("rerank", "model"), trusted=True),
+    Option("rerank.base_url", _string, ("rerank", "base_url"), trusted=True),
+    Option("rerank.timeout", _positive_number, ("rerank", "timeout")),
+    Option("alert_failed_runs", _positive_count, ("alert", "failed_runs"), trusted=True),
+    Option("alert_max_age_hours", _positive_number, ("alert", "max_age_hours"), trusted=True),
+    Option("session.command", _string, ("session", "command"), trusted=True),
+    Option("session.args", _string_list, ("session", "args"), trusted=True),
+    Option("session.env", _string_table, ("session", "env"), trusted=True),
+    Option("session.cwd", _string, ("session", "cwd"), trusted=True),
+)  # fmt: skip
+BY_TARGET = {o.target: o for o in OPTIONS}
+FLAG_OPTIONS = tuple(o for o in OPTIONS if o.flag)
+
+# Views of the table, for the readers below.
+FILE_KEYS: dict[tuple[str, str], tuple[str, Check]] = {
+    o.key: (o.target, o.check) for o in OPTIONS if o.key
 }
+TRUSTED_KEYS = frozenset(o.dotted for o in OPTIONS if o.trusted and o.dotted)
+_DOTTED: dict[str, str] = {o.target: ".".join(k for k in o.key if k) for o in OPTIONS if o.key}
 
 
 def _as_number(text: str) -> float | int:
@@ -259,20 +313,9 @@ def config_paths(workspace: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
     return workspace / ".memfuse" / "config.toml", Path(xdg) / "memfuse" / "config.toml"
 
 
-# Keys that choose what runs or where secrets and data go. The workspace is written by the
-# agent, so its config file may not set these: only flags, the environment and the user's own
-# config file can. Everything else in FILE_KEYS is a behaviour tunable.
-TRUSTED_KEYS = frozenset(
-    {
-        "workspace", "mcporter", "mcporter_config", "server", "transport",
-        "rerank.provider", "rerank.model", "rerank.base_url",
-        "alert.failed_runs", "alert.max_age_hours",
-        "session.command", "session.args", "session.env", "session.cwd",
-    }
-)  # fmt: skip
+# The workspace is written by the agent, so its config file may not set TRUSTED_KEYS: only
+# flags, the environment and the user's own config file can. The rest are behaviour tunables.
 WORKSPACE_CONFIG_LIMIT = 1 << 20
-# Settings field -> the key as a config file spells it ("surface.top_n", "jobs").
-_DOTTED = {target: ".".join(k for k in key if k) for key, (target, _) in FILE_KEYS.items()}
 
 
 def parse_config(text: str, path: Path) -> tuple[dict[str, Any], list[str]]:
@@ -366,24 +409,23 @@ def parse_now(text: str | None) -> datetime:
 def load_settings(
     flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
 ) -> Settings:
-    """Resolve settings: flags (None = not given) > env > config file > defaults."""
-    flags = {k: v for k, v in (flags or {}).items() if v is not None}
-    for name, (_var, check) in ENV_KEYS.items():
-        if name in flags and name != "workspace":
-            try:
-                flags[name] = check(str(flags[name]))
-            except TypeError as exc:
-                option = "--" + name.replace("_", "-")
-                raise ConfigError(f"{option} must be {exc}, got {flags[name]!r}") from None
+    """Resolve settings: flags (None = not given) > env > config file > defaults.
+
+    `flags` holds command-line values by Settings field (and "now"); each is checked by its
+    Option like a value from the environment or a file.
+    """
+    given = {k: v for k, v in (flags or {}).items() if v is not None}
+    now_text = given.pop("now", None)
+    flags = {name: _checked_flag(name, value) for name, value in given.items()}
     env = os.environ if env is None else env
 
     from_env: dict[str, Any] = {}
-    for name, (var, check) in ENV_KEYS.items():
-        if env.get(var):
+    for option in OPTIONS:
+        if option.env and env.get(option.env):
             try:
-                from_env[name] = check(env[var])
+                from_env[option.target] = option.from_env(env[option.env])
             except TypeError as exc:
-                raise ConfigError(f"environment variable {var} must be {exc}") from None
+                raise ConfigError(f"environment variable {option.env} must be {exc}") from None
 
     home = Path(env.get("HOME") or Path.home())
     user_file = config_paths(Path("."), env)[1]
@@ -404,7 +446,7 @@ def load_settings(
 
     merged: dict[str, Any] = {**file_values, **from_env, **flags}
     merged.pop("workspace", None)
-    now = parse_now(merged.pop("now", None))
+    now = parse_now(now_text)
 
     rerank = _rerank_settings(merged, env)
     session = _session_server(merged)
@@ -428,6 +470,16 @@ def load_settings(
         config_refused=local.refused,
         **merged,
     )
+
+
+def _checked_flag(name: str, value: Any) -> Any:
+    option = BY_TARGET.get(name)
+    if option is None or not option.flag:
+        raise ConfigError(f"unknown setting: {name}")
+    try:
+        return option.from_env(value) if isinstance(value, str) else option.check(value)
+    except TypeError as exc:
+        raise ConfigError(f"{option.flag[0]} must be {exc}, got {value!r}") from None
 
 
 def _rerank_settings(values: Mapping[str, Any], env: Mapping[str, str]) -> RerankSettings:
