@@ -1,5 +1,6 @@
 """Is a store memory the same statement as a MEMORY.md fact, the same one changed, or only
-related? Pure; used by tidy's consistency check. Rule and limits: docs/decisions.md (65).
+related? Pure: tidy's consistency check (`check`) and its verdict rule (`changed_slot`).
+Rule and limits: docs/decisions.md (65).
 
 A *conflict* is the same statement with one slot changed: a negation on one side only, an
 opposite word (dark/light, 喜欢/讨厌), a different number or date, or a different name in the
@@ -9,7 +10,12 @@ same place. Statements that are merely about the same thing are *related*.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Any
+
+from memfuse.memory_md import memory_md_facts
+from memfuse.textsim import dice, fold_whitespace, profile
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|\d+(?:[.:/-]\d+)*|[\u3400-\u9fff]|[^\s\w]", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
@@ -69,3 +75,56 @@ def changed_slot(a: str, b: str) -> str | None:
             if names_a and names_b:
                 return "a different name"
     return None
+
+
+@dataclass(frozen=True)
+class Finding:
+    memory: str
+    memory_id: str | None
+    line: str | None
+    line_no: int | None
+    similarity: float
+    verdict: str  # consistent | conflict | related | not-in-memory-md
+    why: str | None = None  # for a conflict: what changed (memfuse.consistency)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "memory": self.memory,
+            "memory_id": self.memory_id,
+            "memory_md_line": self.line,
+            "line_no": self.line_no,
+            "similarity": round(self.similarity, 3),
+            "verdict": self.verdict,
+            "why": self.why,
+        }
+
+
+def closeness(a: str, b: str) -> float:
+    """How much two statements say the same: Dice similarity, or how fully the shorter one
+    is contained in the longer (a MEMORY.md line often says more than the memory)."""
+    left, right = profile(fold_whitespace(a)), profile(fold_whitespace(b))
+    smaller = min(left.total(), right.total())
+    contained = (left & right).total() / smaller if smaller else 0.0
+    return max(dice(left, right), contained)
+
+
+def check(
+    memories: list[dict[str, Any]], memory_md: str, consistent: float, related: float
+) -> list[Finding]:
+    facts = memory_md_facts(memory_md)
+    findings = []
+    for memory in memories:
+        text = str(memory.get("content", ""))
+        scored = [(closeness(text, fact), number, fact) for number, fact in facts]
+        score, number, fact = max(scored, default=(0.0, None, None))
+        why = None
+        if score >= consistent:
+            verdict = "consistent"
+        elif score >= related and fact is not None:
+            why = changed_slot(text, fact)
+            verdict = "conflict" if why else "related"
+        else:
+            verdict, number, fact = "not-in-memory-md", None, None
+        memory_id = memory.get("id") if isinstance(memory.get("id"), str) else None
+        findings.append(Finding(text, memory_id, fact, number, score, verdict, why))
+    return findings

@@ -1,5 +1,6 @@
-"""agent-memory's Ebbinghaus decay model (reference/agent-memory-2.2.md), shared by `surface`
-(to estimate missing vitality) and the reference server (to apply `reflect phase=decay`)."""
+"""agent-memory's Ebbinghaus decay model and its recall weighting (reference/agent-memory-2.2.md),
+shared by memfuse (surface's vitality estimate, recall's local weighting) and the reference
+server (`reflect phase=decay`, `recall`'s ranking)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,21 @@ def vitality(priority: int, age_days: float, stability: float | None = None) -> 
     if math.isinf(s):
         return 1.0
     return max(floor, math.exp(-max(age_days, 0.0) / s))
+
+
+PRIORITY_BOOST = (4.0, 3.0, 2.0, 1.0)  # identity, emotion, knowledge, event
+
+
+def weighted(
+    score: float, priority: int, vitality_now: float, age_days: float | None, intent: str
+) -> float:
+    """agent-memory's final recall score: score × max(0.1, vitality), then × recency for a
+    temporal query (max(0.1, 1/(1 + 0.1·days since the last update)), when known) or × the
+    priority boost for any other."""
+    value = score * max(0.1, vitality_now)
+    if intent == "temporal":
+        if age_days is not None:
+            value *= max(0.1, 1 / (1 + 0.1 * max(age_days, 0.0)))
+    else:
+        value *= PRIORITY_BOOST[min(max(priority, 0), 3)]
+    return value

@@ -15,11 +15,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memfuse.config import RerankSettings
+from memfuse.decay import weighted
 from memfuse.errors import MemfuseError
 from memfuse.output import Reporter, SecretMasker
-
-PRIORITY_BOOST = (4.0, 3.0, 2.0, 1.0)
-
 
 if TYPE_CHECKING:
     import httpx
@@ -192,13 +190,8 @@ def local_weighting(
     (temporal) × max(0.1, vitality), best first, cut to `limit`."""
 
     def final(r: SearchResult) -> float:
-        value = r.score * max(0.1, r.vitality)
-        if intent == "temporal" and r.updated_at is not None:
-            days = max((now - r.updated_at).total_seconds() / 86400, 0.0)
-            value *= max(0.1, 1 / (1 + 0.1 * days))
-        elif intent != "temporal":
-            value *= PRIORITY_BOOST[min(max(r.priority, 0), 3)]
-        return value
+        age = None if r.updated_at is None else (now - r.updated_at).total_seconds() / 86400
+        return weighted(r.score, r.priority, r.vitality, age, intent)
 
-    weighted = [replace(r, score=final(r)) for r in results]
-    return sorted(weighted, key=lambda r: -r.score)[: max(limit, 0)]
+    scored = [replace(r, score=final(r)) for r in results]
+    return sorted(scored, key=lambda r: -r.score)[: max(limit, 0)]

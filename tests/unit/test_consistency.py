@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memfuse.commands.tidy import check
-from memfuse.consistency import changed_slot
+from memfuse.consistency import changed_slot, check
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from memfuse.commands.tidy import check
 from memfuse.confine import WorkspaceFiles
+from memfuse.consistency import check
 from memfuse.journal import parse
 from memfuse.memory_md import memory_md_facts
 from memfuse.rollup import monday_of, roll_up, shift_headings

@@ -3,78 +3,22 @@ the MEMORY.md backup and size guard, and (with --archive) the weekly journal rol
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
 from memfuse.confine import UnsafePath
-from memfuse.consistency import changed_slot
+from memfuse.consistency import check
 from memfuse.context import RunContext
 from memfuse.generations import reflect_counts, reflect_totals
 from memfuse.index import verify_index
 from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
 from memfuse.ledger import LEDGER_NAME, Ledger, content_hash, position_key
-from memfuse.memory_md import memory_md_facts
 from memfuse.output import CommandResult
 from memfuse.rollup import archive_dir, roll_up, weekly_path
-from memfuse.textsim import dice, fold_whitespace, profile
 
 CONSISTENCY_QUERY = "当前最重要的事"
 CONSISTENCY_LIMIT = 3
-
-
-@dataclass(frozen=True)
-class Finding:
-    memory: str
-    memory_id: str | None
-    line: str | None
-    line_no: int | None
-    similarity: float
-    verdict: str  # consistent | conflict | related | not-in-memory-md
-    why: str | None = None  # for a conflict: what changed (memfuse.consistency)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "memory": self.memory,
-            "memory_id": self.memory_id,
-            "memory_md_line": self.line,
-            "line_no": self.line_no,
-            "similarity": round(self.similarity, 3),
-            "verdict": self.verdict,
-            "why": self.why,
-        }
-
-
-def closeness(a: str, b: str) -> float:
-    """How much two statements say the same: Dice similarity, or how fully the shorter one
-    is contained in the longer (a MEMORY.md line often says more than the memory)."""
-    left, right = profile(fold_whitespace(a)), profile(fold_whitespace(b))
-    smaller = min(left.total(), right.total())
-    contained = (left & right).total() / smaller if smaller else 0.0
-    return max(dice(left, right), contained)
-
-
-def check(
-    memories: list[dict[str, Any]], memory_md: str, consistent: float, related: float
-) -> list[Finding]:
-    facts = memory_md_facts(memory_md)
-    findings = []
-    for memory in memories:
-        text = str(memory.get("content", ""))
-        scored = [(closeness(text, fact), number, fact) for number, fact in facts]
-        score, number, fact = max(scored, default=(0.0, None, None))
-        why = None
-        if score >= consistent:
-            verdict = "consistent"
-        elif score >= related and fact is not None:
-            why = changed_slot(text, fact)
-            verdict = "conflict" if why else "related"
-        else:
-            verdict, number, fact = "not-in-memory-md", None, None
-        memory_id = memory.get("id") if isinstance(memory.get("id"), str) else None
-        findings.append(Finding(text, memory_id, fact, number, score, verdict, why))
-    return findings
 
 
 def read_memory_md(ctx: RunContext) -> bytes | None:

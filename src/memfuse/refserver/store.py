@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from memfuse.decay import STABILITY_DAYS, priority_of, vitality
+from memfuse.decay import STABILITY_DAYS, priority_of, vitality, weighted
 from memfuse.sqlite_tx import immediate
 from memfuse.textsim import CJK, dice, profile, search_terms, similarity
 
@@ -333,13 +333,8 @@ class Store:
         now = self.clock()
         ranked: list[tuple[float, sqlite3.Row]] = []
         for row, score in scored:
-            final = score * max(0.1, row["vitality"])
-            if intent == "temporal":
-                days = (now - parse_iso(row["updated_at"])).total_seconds() / 86400
-                final *= max(0.1, 1 / (1 + 0.1 * max(days, 0)))
-            else:
-                final *= (4, 3, 2, 1)[min(max(row["priority"], 0), 3)]
-            ranked.append((final, row))
+            days = (now - parse_iso(row["updated_at"])).total_seconds() / 86400
+            ranked.append((weighted(score, row["priority"], row["vitality"], days, intent), row))
         ranked.sort(key=lambda pair: pair[0], reverse=True)
         chosen = ranked[: max(int(limit), 0)]
         memories: list[dict[str, Any]] = []
