@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up, then run every check CI runs: lint, format, types, the test suite, the smoke scripts.
-# pytest runs on every core (pytest-xdist; a file's tests stay in one worker, in order), and the
+# pytest runs on every core (pytest-xdist; no test depends on another's state), and the
 # smoke scripts run beside it: most of both is waiting on child processes, not computing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ if compgen -G "tests/smoke/*.sh" > /dev/null; then
     smoke_pid=$!
 fi
 
-workers=(-n "${MEMFUSE_TEST_WORKERS:-auto}" --dist loadfile)
+workers=(-n "${MEMFUSE_TEST_WORKERS:-auto}")
 if [ $# -gt 0 ]; then
     echo "==> pytest $* (and the smoke scripts beside it)"
     pytest "${workers[@]}" "$@"

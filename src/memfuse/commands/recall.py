@@ -11,7 +11,6 @@ alone, and `data.sources` says so.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,6 +22,7 @@ from memfuse.errors import MemfuseError
 from memfuse.output import CommandResult
 from memfuse.recall_index import Hit, RecallIndex
 from memfuse.rerank import SearchResult, local_weighting, rerank_with_provider
+from memfuse.store_answers import StoredMemory, memories_in
 from memfuse.textsim import fold_whitespace
 
 RRF_K = 60
@@ -60,8 +60,8 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     answer = ctx.guard.call("recall", {"query": request.query, "limit": pool})
     if answer is not None and isinstance(answer.get("memories"), list):
         sources.append("agent-memory")
-        for rank, memory in enumerate(m for m in answer["memories"] if isinstance(m, dict)):
-            _add_store(candidates, memory, rank + 1)
+        for rank, memory in enumerate(memories_in(answer, s.now.tzinfo), start=1):
+            _add_store(candidates, memory, rank)
 
     try:
         index = RecallIndex(s.state_dir)
@@ -118,21 +118,17 @@ def _key(content: str) -> str:
     return fold_whitespace(content).casefold()
 
 
-def _add_store(candidates: dict[str, Candidate], memory: dict[str, Any], rank: int) -> None:
-    content = str(memory.get("content", ""))
-    if not content:
+def _add_store(candidates: dict[str, Candidate], memory: StoredMemory, rank: int) -> None:
+    if not memory.content:
         return
-    c = candidates.setdefault(_key(content), Candidate(content, str(memory.get("type", "event"))))
+    c = candidates.setdefault(
+        _key(memory.content), Candidate(memory.content, memory.type or "event")
+    )
     c.fused += 1 / (RRF_K + rank)
-    c.id = str(memory["id"]) if memory.get("id") else c.id
-    c.uri = memory.get("uri") if isinstance(memory.get("uri"), str) else c.uri
-    vitality = memory.get("vitality")
-    if isinstance(vitality, int | float) and not isinstance(vitality, bool):
-        c.vitality = float(vitality)
-    stamp = memory.get("updated_at")
-    if isinstance(stamp, str):
-        with contextlib.suppress(ValueError):
-            c.updated_at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    c.id = memory.id or c.id
+    c.uri = memory.uri or c.uri
+    c.vitality = memory.vitality if memory.vitality is not None else c.vitality
+    c.updated_at = memory.updated_at or c.updated_at
     c.sources = (*c.sources, "store")
 
 

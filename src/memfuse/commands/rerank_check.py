@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dateutil import parser as date_parser
-
 from memfuse.context import RunContext
 from memfuse.errors import ExitCode, MemfuseError
 from memfuse.output import CommandResult
@@ -20,6 +18,7 @@ from memfuse.rerank import (
     local_weighting,
     rerank_with_provider,
 )
+from memfuse.store_answers import memories_in
 
 # With no documents given, a probe whose right answer is known: the first document.
 PROBE_QUERY = "What is the capital of France?"
@@ -72,20 +71,18 @@ def _recall(ctx: RunContext, request: Request) -> list[SearchResult]:
     answer = ctx.guard.call("recall", {"query": request.query, "limit": request.recall_limit})
     if answer is None:
         raise MemfuseError("--from-recall: the store's recall failed (see the warning above)")
-    hits = []
-    for m in answer.get("memories") or []:
-        if not isinstance(m, dict) or not isinstance(m.get("content"), str):
-            continue
-        try:
-            updated = date_parser.isoparse(m["updated_at"]) if m.get("updated_at") else None
-        except (ValueError, TypeError):
-            updated = None
-        hits.append(SearchResult(
-            id=str(m.get("id", "")), content=m["content"], type=str(m.get("type", "knowledge")),
-            priority=int(m.get("priority", 3)), vitality=float(m.get("vitality", 1.0)),
-            score=float(m.get("score", 0.0)), updated_at=updated,
-        ))  # fmt: skip
-    return hits
+    return [
+        SearchResult(
+            id=m.id or "",
+            content=m.content,
+            type=m.type or "knowledge",
+            priority=m.priority if m.priority is not None else 3,
+            vitality=m.vitality if m.vitality is not None else 1.0,
+            score=m.score or 0.0,
+            updated_at=m.updated_at,
+        )
+        for m in memories_in(answer, ctx.settings.now.tzinfo)
+    ]
 
 
 def run(ctx: RunContext, request: Request) -> CommandResult:

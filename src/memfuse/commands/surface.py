@@ -11,8 +11,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dateutil import parser as date_parser
-
 from memfuse.classify import Classifier
 from memfuse.confine import UnsafePath
 from memfuse.context import RunContext
@@ -27,6 +25,7 @@ from memfuse.recent import (
     section_counts,
     section_moment,
 )
+from memfuse.store_answers import memories_in
 from memfuse.textsim import fold_whitespace
 
 RECALL_QUERY = "最近重要的事 情感 决策"
@@ -35,49 +34,19 @@ PREFIX_KEEP = {"knowledge://": 20, "emotion://": 10}
 EVENTS_PREFIX = "event://journal/"
 
 
-def _parse_time(value: Any, tz: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = date_parser.isoparse(value)
-    except (ValueError, OverflowError):
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=tz)
-
-
-def _record(raw: Any, now: datetime) -> Record | None:
-    """One memory from any of the answers, validated; None for anything unusable."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
-        return None
-    uri = raw.get("uri") if isinstance(raw.get("uri"), str) else None
-    when = journal_moment(uri, now.tzinfo)
-    if when is None:
-        when = _parse_time(raw.get("updated_at") or raw.get("created_at"), now.tzinfo)
-    vitality = raw.get("vitality")
-    memory_type = (
-        raw.get("type")
-        if raw.get("type") in {"identity", "emotion", "knowledge", "event"}
-        else None
-    )
-    if memory_type is None and uri:
-        memory_type = uri.split("://", 1)[0]
-    return Record(
-        content=raw["content"],
-        type=memory_type or "knowledge",
-        id=raw.get("id") if isinstance(raw.get("id"), str) else None,
-        uri=uri,
-        vitality=float(vitality)
-        if isinstance(vitality, int | float) and not isinstance(vitality, bool)
-        else None,
-        when=when,
-    )
-
-
 def _records(answer: dict[str, Any] | None, now: datetime) -> list[Record]:
-    memories = (answer or {}).get("memories")
-    if not isinstance(memories, list):
-        return []
-    return [r for r in (_record(m, now) for m in memories) if r is not None]
+    """The answer's memories as records, a journal memory dated by its URI."""
+    return [
+        Record(
+            content=m.content,
+            type=m.type or "knowledge",
+            id=m.id,
+            uri=m.uri,
+            vitality=m.vitality,
+            when=journal_moment(m.uri, now.tzinfo) or m.updated_at,
+        )
+        for m in memories_in(answer, now.tzinfo)
+    ]
 
 
 def _newest(records: list[Record], keep: int) -> list[Record]:

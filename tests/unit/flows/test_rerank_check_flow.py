@@ -7,6 +7,7 @@ masking of the key are the real ones. Only the store is the in-process fake.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,18 @@ def test_disabled_reranker_says_how_to_enable_it(http_world: World) -> None:
     result = run(http_world, "http://127.0.0.1:9/v1", "q", "a", AGENT_MEMORY_RERANK_PROVIDER="none")
     assert result.code == 1
     assert "AGENT_MEMORY_RERANK_PROVIDER" in result.stderr
+
+
+def test_from_recall_survives_a_store_answer_with_odd_fields(http_world: World) -> None:
+    odd = {"memories": [
+        {"id": 1, "content": "User prefers dark mode in every editor", "priority": "high",
+         "vitality": "full", "score": None, "updated_at": "last week"},
+        {"content": "Dark roast coffee order for the team", "type": "event"},
+        {"no": "content"}, "text",
+    ]}  # fmt: skip
+    http_world.gateway.texts["recall"] = json.dumps(odd)
+    with serve() as server:
+        result = run(http_world, base_url(server), "dark mode editor", "--from-recall", "--json")
+    assert result.code == 0, result.stderr
+    assert result.data["comparison"]["with"][0] == "User prefers dark mode in every editor"
+    assert "internal error" not in result.stderr
