@@ -97,12 +97,10 @@ class StoreServer:
         settings (no transport, no call counted): for checks where the transport is not the
         point. The answer is the server's JSON text, parsed."""
         from memfuse.refserver.server import store_from_env
-        from memfuse.refserver.tools import call_tool
+        from tests.fakes import direct_call
 
         env = {"AGENT_MEMORY_DB": str(self.db), **self.env}
-        result = call_tool(store_from_env(env), tool, dict(arguments or {}))
-        value: dict[str, Any] = json.loads(result["content"][0]["text"])
-        return value
+        return direct_call(store_from_env(env), tool, arguments)
 
     def tool_calls(self) -> int:
         counter = self.root / "calls"
@@ -166,8 +164,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print the fault matrix (command × fault → survived/lost) when it ran."""
     from tests.integration.test_fault_matrix import COMMANDS, FAULTS
 
-    RESULTS = FAULT_MATRIX
-    if not RESULTS:
+    if not FAULT_MATRIX:
         return
     write = terminalreporter.write_line
     write("")
@@ -175,7 +172,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     width = max(len(f.name) for f in FAULTS)
     write(f"  {'fault':<{width}}  " + "  ".join(f"{c:<8}" for c in COMMANDS))
     for fault in FAULTS:
-        cells = [RESULTS.get((c, fault.name), "-") for c in COMMANDS]
+        cells = [FAULT_MATRIX.get((c, fault.name), "-") for c in COMMANDS]
         write(f"  {fault.name:<{width}}  " + "  ".join(f"{cell:<8}" for cell in cells))
 
 

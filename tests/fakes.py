@@ -48,6 +48,13 @@ class Clock:
         return self.now
 
 
+def direct_call(store: Store, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """One tool of the reference store, run in this process; its JSON answer, parsed."""
+    result = call_tool(store, tool, dict(arguments or {}))
+    value: dict[str, Any] = json.loads(result["content"][0]["text"])
+    return value
+
+
 @dataclass
 class FakeGateway:
     """An in-process agent-memory: the reference store behind a scriptable transport."""
@@ -101,9 +108,7 @@ class FakeGateway:
 
     def direct(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Arrange or inspect the store without recording a call."""
-        result = call_tool(self.store, tool, arguments or {})
-        value: dict[str, Any] = json.loads(result["content"][0]["text"])
-        return value
+        return direct_call(self.store, tool, arguments)
 
     def count(self, tool: str) -> int:
         return sum(1 for name, _ in self.calls if name == tool)

@@ -194,11 +194,6 @@ def _string_table(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(value.items()))
 
 
-def _from_text(check: Check) -> Check:
-    """The same check for a value given as text (an environment variable, a typed flag)."""
-    return lambda value: check(_as_number(value) if isinstance(value, str) else value)
-
-
 @dataclass(frozen=True)
 class Option:
     """One setting, declared once: where it may come from and what it must be.
@@ -221,12 +216,13 @@ class Option:
     numeric: bool = False  # text from a variable is read as a number first
 
     @property
-    def dotted(self) -> str | None:
-        """The key as a config file spells it ("surface.top_n", "jobs")."""
-        return ".".join(k for k in self.key if k) if self.key else None
+    def dotted(self) -> str:
+        """The key as a config file spells it ("surface.top_n", "jobs"); "" for none."""
+        return ".".join(k for k in self.key if k) if self.key else ""
 
     def from_env(self, text: str) -> Any:
-        return _from_text(self.check)(text) if self.numeric else self.check(text)
+        """Check a value given as text (a variable; a flag given as a string)."""
+        return self.check(_as_number(text) if self.numeric else text)
 
     @property
     def flag_help(self) -> str:
@@ -293,8 +289,8 @@ FLAG_OPTIONS = tuple(o for o in OPTIONS if o.flag)
 FILE_KEYS: dict[tuple[str, str], tuple[str, Check]] = {
     o.key: (o.target, o.check) for o in OPTIONS if o.key
 }
-TRUSTED_KEYS = frozenset(o.dotted for o in OPTIONS if o.trusted and o.dotted)
-_DOTTED: dict[str, str] = {o.target: ".".join(k for k in o.key if k) for o in OPTIONS if o.key}
+TRUSTED_KEYS = frozenset(o.dotted for o in OPTIONS if o.trusted and o.key)
+_DOTTED = {o.target: o.dotted for o in OPTIONS if o.key}
 
 
 def _as_number(text: str) -> float | int:

@@ -333,7 +333,11 @@ class Store:
         now = self.clock()
         ranked: list[tuple[float, sqlite3.Row]] = []
         for row, score in scored:
-            days = (now - parse_iso(row["updated_at"])).total_seconds() / 86400
+            days = (
+                (now - parse_iso(row["updated_at"])).total_seconds() / 86400
+                if intent == "temporal"  # only recency needs the age
+                else None
+            )
             ranked.append((weighted(score, row["priority"], row["vitality"], days, intent), row))
         ranked.sort(key=lambda pair: pair[0], reverse=True)
         chosen = ranked[: max(int(limit), 0)]
