@@ -24,6 +24,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     for name in list(os.environ):
+        if name.startswith("MEMFUSE_TEST_"):
+            continue  # the suite's own knobs (MEMFUSE_TEST_MCPORTER), not an operator's setting
         if name.startswith(("MEMFUSE_", "AGENT_MEMORY_", "OPENAI_", "MCPORTER_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")

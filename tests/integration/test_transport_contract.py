@@ -81,20 +81,30 @@ def test_remember_semantics_are_identical(store: StoreServer, transport: str) ->
         gw.close()
 
 
+HOSTILE = [
+    "@/etc/passwd", "none", "true", "null", '{"a":1}', "[1,2]", "42", "3.10",
+    "x" * 10_000, "quote \" apostrophe ' backslash \\ dollar $HOME", "line one\nline two",
+    "emoji 🧠✨ and 中文 and 日本語", '多语言\n✨ $HOME \\ "',
+]  # fmt: skip
+
+
 def test_hostile_text_is_byte_exact(store: StoreServer, transport: str) -> None:
+    # The write gate would reject `42` or `none` as too short; this test is about the transport,
+    # so the reference server's gate is switched off.
     store.set_mode("ok", AGENT_MEMORY_GATE="off")
     gw = gateway(store, transport)
     try:
-        for n, text in enumerate(
-            ["@/etc/passwd", "none", "true", '{"a":1}', "42", '多语言\n✨ $HOME \\ "']
-        ):
-            gw.call("remember", {"content": text, "type": "event", "uri": f"event://t/{n}"})
-            assert (
-                gw.call("recall_path", {"uri": f"event://t/{n}"}).require_object()["memory"][
-                    "content"
-                ]
-                == text
-            )
+        texts = [*HOSTILE, "  padded  "]
+        for n, text in enumerate(texts):
+            answer = gw.call(
+                "remember", {"content": text, "type": "event", "uri": f"event://t/{n:02d}"}
+            ).require_object()
+            assert answer["action"] == "added", (text[:40], answer)
+        # Back in one listing: the transport's output, not only its input, must be exact.
+        listing = gw.call("recall_path", {"uri": "event://t/"}).require_object()["memories"]
+        stored = {m["uri"]: m["content"] for m in listing}
+        for n, text in enumerate(texts):
+            assert stored[f"event://t/{n:02d}"] == text.strip(), text[:40]
     finally:
         gw.close()
 
@@ -148,13 +158,16 @@ def sync(ws: Path, store: StoreServer, transport: str) -> dict[str, Any]:
 def test_sync_gives_the_same_results_over_both(
     store: StoreServer, transport: str, workspace: Path
 ) -> None:
-    (workspace / "memory" / "2026-02-21.md").write_text(JOURNAL)
+    # Four bullets show it: over mcporter each is a node process (~0.5 s of CPU).
+    (workspace / "memory" / "2026-02-21.md").write_text(
+        "## 09:00\n" + "".join(f"- {topic}\n" for topic in TOPICS[:4])
+    )
     first = sync(workspace, store, transport)
     second = sync(workspace, store, transport)
-    assert first["data"]["counts"]["added"] == 12
-    assert second["data"]["counts"]["unchanged"] == 12
+    assert first["data"]["counts"]["added"] == 4
+    assert second["data"]["counts"]["unchanged"] == 4
     assert second["data"]["calls"] == 1  # the status probe
-    assert store.call("status")["total"] == 12
+    assert store.direct("status")["total"] == 4
 
 
 def test_a_session_that_dies_is_reopened_once_then_fails_into_the_guard(
@@ -169,7 +182,7 @@ def test_a_session_that_dies_is_reopened_once_then_fails_into_the_guard(
     store.set_mode("ok-counted")
     second = sync(workspace, store, "session")
     assert second["data"]["counts"]["added"] == 8
-    assert store.call("status")["total"] == 12
+    assert store.direct("status")["total"] == 12
 
 
 def test_the_guard_counts_session_failures_like_mcporter_ones(store: StoreServer) -> None:
