@@ -39,6 +39,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fulltext USING fts5(words, tokenize = 'unicod
 
 
 terms = search_terms
+REBUILT = "the local recall index was unreadable: it is rebuilt from the Markdown"
 
 
 @dataclass(frozen=True)
@@ -51,19 +52,40 @@ class Hit:
 
 
 class IndexError_(MemfuseError):
-    """The local index cannot be used (it is rebuilt when moved aside)."""
+    """The local index cannot be used, even after starting it again."""
 
 
 class RecallIndex:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / INDEX_NAME
+        # True when an unreadable index was deleted and started again: it holds nothing that
+        # the Markdown does not, and the first refresh re-reads every file.
+        self.rebuilt = False
         try:
-            confine.check_private_file(self.path)
-            os.close(confine.open_private(self.path, os.O_RDWR))
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise IndexError_(f"the recall index {self.path} cannot be used ({exc})") from None
+            self.db = self._open()
+        except sqlite3.DatabaseError:
+            self._delete()
+            self.rebuilt = True
+            try:
+                self.db = self._open()
+            except sqlite3.DatabaseError as exc:
+                raise IndexError_(f"the recall index {self.path} cannot be used ({exc})") from None
+
+    def _open(self) -> sqlite3.Connection:
+        confine.check_private_file(self.path)  # a link or a FIFO is refused, never deleted
+        os.close(confine.open_private(self.path, os.O_RDWR))
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            db.executescript(SCHEMA)
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def _delete(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")  # unlink never follows a link
 
     def close(self) -> None:
         self.db.close()
@@ -156,3 +178,25 @@ class RecallIndex:
             Hit(f"{path}:{line}", content, kind, day, rank)
             for rank, (path, line, content, kind, day) in enumerate(rows, start=1)
         ]
+
+
+def refresh_index(
+    state_dir: Path, files: WorkspaceFiles, classifier: Classifier, warn: Callable[[str], None]
+) -> int | None:
+    """Bring the index up to date (sync does, so recall starts warm): the number of files
+    re-read, or None, with one warning, when the index cannot be used. Best-effort: the index
+    is derived, and recall rebuilds what is missing on demand."""
+    try:
+        index = RecallIndex(state_dir)
+    except (MemfuseError, OSError) as exc:
+        warn(f"the local recall index cannot be used: {exc}")
+        return None
+    if index.rebuilt:
+        warn(REBUILT)
+    try:
+        return index.refresh(files, classifier, warn)
+    except (sqlite3.Error, OSError) as exc:
+        warn(f"the local recall index was not refreshed: {exc}")
+        return None
+    finally:
+        index.close()

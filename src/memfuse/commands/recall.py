@@ -20,7 +20,7 @@ from memfuse.context import RunContext
 from memfuse.decay import priority_of
 from memfuse.errors import MemfuseError
 from memfuse.output import CommandResult
-from memfuse.recall_index import Hit, RecallIndex
+from memfuse.recall_index import REBUILT, Hit, RecallIndex
 from memfuse.rerank import SearchResult, local_weighting, rerank_with_provider
 from memfuse.store_answers import StoredMemory, memories_in
 from memfuse.textsim import fold_whitespace
@@ -56,54 +56,80 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     pool = min(2 * request.limit, STORE_CANDIDATES_MAX)
     candidates: dict[str, Candidate] = {}
     sources: list[str] = []
-
-    answer = ctx.guard.call("recall", {"query": request.query, "limit": pool})
-    if answer is not None and isinstance(answer.get("memories"), list):
+    if _from_store(ctx, request.query, pool, candidates):
         sources.append("agent-memory")
-        for rank, memory in enumerate(memories_in(answer, s.now.tzinfo), start=1):
-            _add_store(candidates, memory, rank)
-
-    try:
-        index = RecallIndex(s.state_dir)
-    except (MemfuseError, OSError) as exc:
-        ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
-    else:
-        try:
-            index.refresh(ctx.files, Classifier(s.knowledge_keywords, s.emotion_keywords),
-                          ctx.reporter.warn)  # fmt: skip
-            sources.append("journals")
-            for hit in index.search(request.query, pool):
-                _add_local(candidates, hit)
-        finally:
-            index.close()
+    if _from_index(ctx, request.query, pool, candidates):
+        sources.append("journals")
 
     kept = {k: c for k, c in candidates.items() if _wanted(c, request, s.now)}
     results = [_as_result(k, c) for k, c in sorted(kept.items(), key=lambda kc: -kc[1].fused)]
-    reranked = False
-    if s.rerank.enabled and results:
-        client = ctx.rerank_factory(s.rerank)
-        try:
-            scored = rerank_with_provider(results, request.query, client, ctx.reporter)
-        finally:
-            client.close()
-        reranked = [r.match_reason for r in scored] != [r.match_reason for r in results]
-        if reranked and len(results) > 1 and len({r.score for r in scored}) == 1:
-            ctx.reporter.warn(
-                "the reranker gave every document the same score (a broken deployment?):"
-                " keeping the fused order"
-            )
-            reranked = False
-        elif reranked:
-            results = scored
+    reranked = _reranked(ctx, request.query, results) if s.rerank.enabled and results else None
     # agent-memory's weighting (priority boost × vitality) is applied to a relevance score that
     # spreads (the reranker's); on fused ranks (1/61 vs 1/62) it would only sort by type.
-    if reranked:
-        ranked = local_weighting(results, s.now, limit=request.limit)
+    if reranked is not None:
+        ranked = local_weighting(reranked, s.now, limit=request.limit)
     else:
         ranked = results[: request.limit]
     rows = [_row(kept[r.id], r) for r in ranked]
     if "agent-memory" not in sources:
         ctx.reporter.warn("the store did not answer: results come from the journals alone")
+    return _result(request, rows, sources, reranked=reranked is not None)
+
+
+def _from_store(ctx: RunContext, query: str, pool: int, candidates: dict[str, Candidate]) -> bool:
+    """The store's own recall, ranked; False when it did not answer."""
+    answer = ctx.guard.call("recall", {"query": query, "limit": pool})
+    if answer is None or not isinstance(answer.get("memories"), list):
+        return False
+    for rank, memory in enumerate(memories_in(answer, ctx.settings.now.tzinfo), start=1):
+        _add_store(candidates, memory, rank)
+    return True
+
+
+def _from_index(ctx: RunContext, query: str, pool: int, candidates: dict[str, Candidate]) -> bool:
+    """The local index of the Markdown, refreshed first; False when it cannot be used."""
+    s = ctx.settings
+    try:
+        index = RecallIndex(s.state_dir)
+    except (MemfuseError, OSError) as exc:
+        ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
+        return False
+    try:
+        if index.rebuilt:
+            ctx.reporter.warn(REBUILT)
+        index.refresh(ctx.files, Classifier(s.knowledge_keywords, s.emotion_keywords),
+                      ctx.reporter.warn)  # fmt: skip
+        for hit in index.search(query, pool):
+            _add_local(candidates, hit)
+    finally:
+        index.close()
+    return True
+
+
+def _reranked(
+    ctx: RunContext, query: str, results: list[SearchResult]
+) -> list[SearchResult] | None:
+    """The results re-scored by the external reranker, or None (the fused order stands) when
+    it failed or gave no usable order."""
+    client = ctx.rerank_factory(ctx.settings.rerank)
+    try:
+        scored = rerank_with_provider(results, query, client, ctx.reporter)
+    finally:
+        client.close()
+    if [r.match_reason for r in scored] == [r.match_reason for r in results]:
+        return None  # the provider failed and said so, or changed nothing
+    if len(results) > 1 and len({r.score for r in scored}) == 1:
+        ctx.reporter.warn(
+            "the reranker gave every document the same score (a broken deployment?):"
+            " keeping the fused order"
+        )
+        return None
+    return scored
+
+
+def _result(
+    request: Request, rows: list[dict[str, Any]], sources: list[str], *, reranked: bool
+) -> CommandResult:
     data = {"query": request.query, "results": rows, "sources": sources, "reranked": reranked}
     origin = " + ".join(sources) or "nothing"
     rerank_note = ", reranked" if reranked else ""

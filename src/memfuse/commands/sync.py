@@ -20,6 +20,7 @@ from memfuse.journal import Bullet
 from memfuse.journal_files import journal_path, list_journals, read_journal
 from memfuse.ledger import LEDGER_NAME, Entry, Ledger, content_hash, position_key
 from memfuse.output import CommandResult
+from memfuse.recall_index import refresh_index
 
 COUNT_KEYS = (
     "added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale",
@@ -191,6 +192,11 @@ def run(
         pruned = _prune(ctx, ledger, stale) if prune else []
         counts["stale"] = len(stale) - len(pruned)
         data["calls"] = ctx.calls_made
+        # The Markdown side of recall, kept current where the journals are read anyway.
+        data["recall_index_refreshed"] = refresh_index(
+            s.state_dir, ctx.files, Classifier(s.knowledge_keywords, s.emotion_keywords),
+            ctx.reporter.warn,
+        )  # fmt: skip
         return _result(ctx, data, stale, rejected, pruned)
     finally:
         if ledger is not None:

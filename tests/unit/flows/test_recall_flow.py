@@ -119,3 +119,51 @@ def test_the_local_index_rereads_only_what_changed(tmp_path: Path) -> None:
         assert [h.location for h in index.search("bravo", 5)] == [f"memory/{DAY}.md:1"]
     finally:
         index.close()
+
+
+def test_sync_keeps_the_local_index_current_for_recall(world: World) -> None:
+    world.journal(DAY, JOURNAL)
+    (world.workspace / "MEMORY.md").write_text("# MEMORY\n- Billing migration by December\n")
+    first = world.json("sync", "--now", NOW)
+    assert first.data["recall_index_refreshed"] == 2  # the journal and MEMORY.md
+    index = RecallIndex(world.workspace / ".memfuse")
+    try:  # searchable before any recall ran
+        assert [h.location for h in index.search("dark mode", 5)] == [f"memory/{DAY}.md:4"]
+    finally:
+        index.close()
+    assert world.json("sync", "--now", NOW).data["recall_index_refreshed"] == 0
+    world.journal(DAY, JOURNAL + "- Paired with Dana on the flaky checkout test\n")
+    assert world.json("sync", "--now", NOW).data["recall_index_refreshed"] == 1
+
+
+def test_an_unreadable_local_index_is_rebuilt_with_one_warning(world: World) -> None:
+    world.journal(DAY, JOURNAL)
+    state = world.workspace / ".memfuse"
+    state.mkdir(mode=0o700)
+    (state / "recall.sqlite3").write_bytes(b"this is not a database" * 100)  # a torn copy
+    out = world.json("sync", "--now", NOW)
+    assert out.code == 0
+    assert out.data["counts"]["added"] == 3
+    assert out.data["recall_index_refreshed"] == 1
+    assert [w for w in out.envelope["warnings"] if "rebuilt from the Markdown" in w]
+    (state / "recall.sqlite3").write_bytes(b"\0" * 4096)
+    found = world.json("recall", "dark mode", "--now", NOW)
+    assert found.data["results"][0]["location"] == f"memory/{DAY}.md:4"
+    assert [w for w in found.envelope["warnings"] if "rebuilt from the Markdown" in w]
+
+
+def test_a_link_in_place_of_the_local_index_is_refused_not_followed(
+    world: World, tmp_path: Path
+) -> None:
+    world.journal(DAY, JOURNAL)
+    state = world.workspace / ".memfuse"
+    state.mkdir(mode=0o700)
+    outside = tmp_path / "outside.db"
+    outside.write_bytes(b"precious, not a database")
+    (state / "recall.sqlite3").symlink_to(outside)
+    out = world.json("sync", "--now", NOW)
+    assert out.code == 0 and out.data["counts"]["added"] == 3
+    assert out.data["recall_index_refreshed"] is None
+    assert [w for w in out.envelope["warnings"] if "symbolic link" in w]
+    assert outside.read_bytes() == b"precious, not a database"
+    assert (state / "recall.sqlite3").is_symlink()
