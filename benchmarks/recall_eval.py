@@ -1,12 +1,16 @@
 """Recall quality, measured: hit@1, hit@5 and MRR on a small bilingual evaluation set.
 
-    .venv/bin/python benchmarks/recall_eval.py [--no-write]   # prints, and writes docs/recall-quality.md
+    .venv/bin/python benchmarks/recall_eval.py [--stand-in] [--no-write]
+    # prints, and writes docs/recall-quality.md
 
 The set (benchmarks/recall_eval/queries.json) is queries over examples/workspace with the text
 fragments of their relevant bullets. The workspace is synced into a fresh reference server,
 then each query is asked three ways: the store's own `recall` (agent-memory's BM25 and local
 weighting), `memfuse recall` without a reranker, and `memfuse recall` with the reranker from
-the environment (AGENT_MEMORY_RERANK_*), when one is configured. Every number is measured.
+the environment (AGENT_MEMORY_RERANK_*), when one is configured. `--stand-in` adds a row for
+the tests' loopback reranker (tests/rerank_server.py: term overlap, CJK included): it shows the
+reranking path end to end, deterministic and offline; it is not a cross-encoder, and its
+numbers say nothing about Qwen3-Reranker's. Every number is measured.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,9 +41,22 @@ def run(argv: list[str], env: dict[str, str]) -> dict[str, object]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
+STAND_IN = "memfuse recall + stand-in reranker (term overlap)"
+
+
+def stand_in(stack: ExitStack) -> dict[str, str]:
+    """Start the loopback reranker; the variables that point memfuse at it."""
+    sys.path.insert(0, str(ROOT))
+    from tests.rerank_server import base_url, serve
+
+    server = stack.enter_context(serve("ok"))
+    return {"AGENT_MEMORY_RERANK_PROVIDER": "jina", "AGENT_MEMORY_RERANK_API_KEY": "stand-in",
+            "AGENT_MEMORY_RERANK_BASE_URL": base_url(server)}  # fmt: skip
+
+
 def main() -> None:
     spec = json.loads((ROOT / "benchmarks" / "recall_eval" / "queries.json").read_text())
-    with tempfile.TemporaryDirectory(prefix="memfuse-eval-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="memfuse-eval-") as tmp, ExitStack() as stack:
         root = Path(tmp)
         ws = root / "workspace"
         shutil.copytree(ROOT / spec["workspace"] / "memory", ws / "memory")
@@ -58,6 +76,10 @@ def main() -> None:
         reranker = bool(with_reranker.get("AGENT_MEMORY_RERANK_API_KEY"))
         if reranker:
             systems["memfuse recall + reranker"] = []
+        envs = [("memfuse recall, no reranker", base), ("memfuse recall + reranker", with_reranker)]
+        if "--stand-in" in sys.argv:
+            systems[STAND_IN] = []
+            envs.append((STAND_IN, {**base, **stand_in(stack)}))
         sys.path.insert(0, str(ROOT / "src"))
         from memfuse.refserver.store import Store, utc_now
 
@@ -66,8 +88,7 @@ def main() -> None:
             q, relevant = item["query"], item["relevant"]
             own = [m["content"] for m in store.recall(q, 10)["memories"]]
             systems["store recall only"].append(score(own, relevant))
-            for name, env in (("memfuse recall, no reranker", base),
-                              ("memfuse recall + reranker", with_reranker)):  # fmt: skip
+            for name, env in envs:
                 if name not in systems:
                     continue
                 data = run(["recall", q, "--now", spec["now"]], env)["data"]
@@ -100,6 +121,14 @@ def main() -> None:
             " fused rank; agent-memory's priority/vitality weighting applies to reranker scores"
             " only (docs/decisions.md 66).\n\n"
         )
+        if STAND_IN in systems:
+            head += (
+                "The stand-in row (`--stand-in`) is the tests' loopback reranker, which scores a"
+                " document by the share of the query's terms it contains: it exercises the"
+                " reranking path offline and deterministically. It is not a cross-encoder, and"
+                " it ranks worse than BM25 with agent-memory's weighting here; what a real"
+                " reranker does on this set is measured only where one is configured.\n\n"
+            )
         (ROOT / "docs" / "recall-quality.md").write_text(head + "\n".join(lines) + "\n")
 
 

@@ -1,4 +1,5 @@
-"""A small rerank HTTP server on 127.0.0.1 for tests: scores by word overlap with the query.
+"""A small rerank HTTP server on 127.0.0.1 for tests and the recall benchmark: scores by term
+overlap with the query (a deterministic stand-in for a cross-encoder, CJK included).
 
 MODE picks its behaviour: ok, constant (0.5 for every document, like a broken Qwen3
 deployment), error500, error429, truncated (cut-off JSON), wrong-index, stall (never answers
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -17,10 +17,13 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from memfuse.textsim import search_terms
+
 
 def overlap(query: str, doc: str) -> float:
-    words = set(re.findall(r"\w+", query.lower()))
-    found = set(re.findall(r"\w+", doc.lower()))
+    """The share of the query's terms (Latin words, CJK characters and bigrams) in the doc."""
+    words = set(search_terms(query))
+    found = set(search_terms(doc))
     return len(words & found) / (len(words) or 1)
 
 
