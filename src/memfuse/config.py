@@ -42,6 +42,8 @@ class RerankSettings:
     api_key: str | None = None
     base_url: str = "https://api.openai.com/v1"
     timeout: float = 10.0
+    surface: bool = True  # surface's recall goes through the reranker when it is enabled
+    tidy: bool = True  # and so does tidy's consistency recall
 
     @property
     def enabled(self) -> bool:
@@ -170,6 +172,12 @@ def _fraction(value: Any) -> float:
     return float(value)
 
 
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("true or false")
+    return value
+
+
 def _transport(value: Any) -> Transport:
     if value not in ("auto", "mcporter", "session"):
         raise TypeError("'auto', 'mcporter' or 'session'")
@@ -275,6 +283,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("rerank.model", _string, ("rerank", "model"), trusted=True),
     Option("rerank.base_url", _string, ("rerank", "base_url"), trusted=True),
     Option("rerank.timeout", _positive_number, ("rerank", "timeout")),
+    # Whether surface's and tidy's recalls are reranked too (recall's always is): trusted,
+    # since it decides whether their memories are sent to the reranker's endpoint.
+    Option("rerank.surface", _boolean, ("rerank", "surface"), trusted=True),
+    Option("rerank.tidy", _boolean, ("rerank", "tidy"), trusted=True),
     Option("alert_failed_runs", _positive_count, ("alert", "failed_runs"), trusted=True),
     Option("alert_max_age_hours", _positive_number, ("alert", "max_age_hours"), trusted=True),
     Option("session.command", _string, ("session", "command"), trusted=True),
@@ -504,6 +516,8 @@ def _rerank_settings(values: Mapping[str, Any], env: Mapping[str, str]) -> Reran
             or base.base_url
         ),
         timeout=timeout,
+        surface=values.get("rerank.surface", base.surface),
+        tidy=values.get("rerank.tidy", base.tidy),
     )
 
 

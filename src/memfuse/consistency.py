@@ -118,11 +118,11 @@ def check(
         scored = [(closeness(text, fact), number, fact) for number, fact in facts]
         score, number, fact = max(scored, default=(0.0, None, None))
         why = None
-        if score >= consistent:
-            verdict = "consistent"
-        elif score >= related and fact is not None:
+        if score >= related and fact is not None:
+            # A changed slot is a conflict however similar the rest: "prefers dark mode" and
+            # "prefers light mode" share nearly every character.
             why = changed_slot(text, fact)
-            verdict = "conflict" if why else "related"
+            verdict = "conflict" if why else "consistent" if score >= consistent else "related"
         else:
             verdict, number, fact = "not-in-memory-md", None, None
         memory_id = memory.get("id") if isinstance(memory.get("id"), str) else None

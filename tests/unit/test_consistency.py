@@ -54,3 +54,16 @@ def test_tidy_calls_the_demo_billing_pair_related_and_dark_light_a_conflict() ->
     )  # fmt: skip
     assert [f.verdict for f in findings] == ["related", "conflict"]
     assert findings[1].why == "an opposite word"
+
+
+def test_a_changed_slot_is_a_conflict_however_similar_the_rest() -> None:
+    # 0.875 alike by bigrams, above the 0.85 "consistent" bar: the slot decides, not the score.
+    fact = "当前最重要的事：Alice prefers dark mode in every editor"
+    memories = [{"content": "当前最重要的事：Alice prefers light mode in every editor"},
+                {"content": "当前最重要的事：Alice prefers dark mode in every  editor"},
+                {"content": "Deploy freeze starts on December 18 for every team"}]  # fmt: skip
+    findings = check(memories, f"- {fact}\n- Deploy freeze starts on December 19 for every team\n",
+                     0.85, 0.3)  # fmt: skip
+    assert [f.verdict for f in findings] == ["conflict", "consistent", "conflict"]
+    assert findings[0].similarity >= 0.85
+    assert findings[2].why == "a different number or date"

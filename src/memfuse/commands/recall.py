@@ -21,7 +21,8 @@ from memfuse.decay import priority_of
 from memfuse.errors import MemfuseError
 from memfuse.output import CommandResult
 from memfuse.recall_index import REBUILT, Hit, RecallIndex
-from memfuse.rerank import SearchResult, local_weighting, rerank_with_provider
+from memfuse.rerank import SearchResult, local_weighting
+from memfuse.reranked import rerank_results
 from memfuse.store_answers import StoredMemory, memories_in
 from memfuse.textsim import fold_whitespace
 
@@ -63,7 +64,7 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
 
     kept = {k: c for k, c in candidates.items() if _wanted(c, request, s.now)}
     results = [_as_result(k, c) for k, c in sorted(kept.items(), key=lambda kc: -kc[1].fused)]
-    reranked = _reranked(ctx, request.query, results) if s.rerank.enabled and results else None
+    reranked = rerank_results(ctx, request.query, results) if s.rerank.enabled and results else None
     # agent-memory's weighting (priority boost × vitality) is applied to a relevance score that
     # spreads (the reranker's); on fused ranks (1/61 vs 1/62) it would only sort by type.
     if reranked is not None:
@@ -104,27 +105,6 @@ def _from_index(ctx: RunContext, query: str, pool: int, candidates: dict[str, Ca
     finally:
         index.close()
     return True
-
-
-def _reranked(
-    ctx: RunContext, query: str, results: list[SearchResult]
-) -> list[SearchResult] | None:
-    """The results re-scored by the external reranker, or None (the fused order stands) when
-    it failed or gave no usable order."""
-    client = ctx.rerank_factory(ctx.settings.rerank)
-    try:
-        scored = rerank_with_provider(results, query, client, ctx.reporter)
-    finally:
-        client.close()
-    if [r.match_reason for r in scored] == [r.match_reason for r in results]:
-        return None  # the provider failed and said so, or changed nothing
-    if len(results) > 1 and len({r.score for r in scored}) == 1:
-        ctx.reporter.warn(
-            "the reranker gave every document the same score (a broken deployment?):"
-            " keeping the fused order"
-        )
-        return None
-    return scored
 
 
 def _result(

@@ -25,6 +25,7 @@ from memfuse.recent import (
     section_counts,
     section_moment,
 )
+from memfuse.reranked import recall_arguments, rerank_answer, reranking
 from memfuse.store_answers import memories_in
 from memfuse.textsim import fold_whitespace
 
@@ -62,15 +63,20 @@ def _when(record: Record) -> datetime:
 
 def from_store(ctx: RunContext) -> list[Record]:
     now = ctx.settings.now
+    rerank = reranking(ctx, ctx.settings.rerank.surface)
     answers = ctx.guard.call_many(
         [
-            ("recall", {"query": RECALL_QUERY, "limit": RECALL_LIMIT}),
+            ("recall", recall_arguments(RECALL_QUERY, RECALL_LIMIT, rerank=rerank)),
             ("recall_path", {"uri": "knowledge://"}),
             ("recall_path", {"uri": "emotion://"}),
             ("recall_path", {"uri": EVENTS_PREFIX}),
         ]
     )
-    recalled, knowledge, emotion, events = (_records(a, now) for a in answers)
+    recalled = _records(
+        rerank_answer(ctx, RECALL_QUERY, answers[0], RECALL_LIMIT, rerank=rerank), now
+    )
+    listings = answers[1:]
+    knowledge, emotion, events = (_records(a, now) for a in listings)
     recalled = _with_journal_dates(recalled, [*knowledge, *emotion, *events])
     window_start = now - timedelta(days=ctx.settings.surface.window_days)
     return [

@@ -15,6 +15,7 @@ from memfuse.journal import parse_bytes
 from memfuse.journal_files import list_journals
 from memfuse.ledger import LEDGER_NAME, Ledger, content_hash, position_key
 from memfuse.output import CommandResult
+from memfuse.reranked import recall_arguments, rerank_answer, reranking
 from memfuse.rollup import archive_dir, roll_up, weekly_path
 
 CONSISTENCY_QUERY = "当前最重要的事"
@@ -44,11 +45,12 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> d
         reason = "reflect failed"
     elif memory_md is None:
         reason = "no MEMORY.md"
-    answer = (
-        None
-        if reason
-        else ctx.guard.call("recall", {"query": CONSISTENCY_QUERY, "limit": CONSISTENCY_LIMIT})
-    )
+    rerank = reranking(ctx, s.rerank.tidy)
+    answer = None
+    if reason is None:
+        arguments = recall_arguments(CONSISTENCY_QUERY, CONSISTENCY_LIMIT, rerank=rerank)
+        answer = rerank_answer(ctx, CONSISTENCY_QUERY, ctx.guard.call("recall", arguments),
+                               CONSISTENCY_LIMIT, rerank=rerank)  # fmt: skip
     memories = (answer or {}).get("memories")
     if reason is None and not isinstance(memories, list):
         reason = "recall failed"
