@@ -151,52 +151,29 @@ def _run(
     lock: bool = True,
     dry_run: bool = False,
 ) -> None:
+    """Prepare a run, execute the command, and conclude: every command goes through here."""
     started = time.monotonic()
-    mask = SecretMasker()
     # Under -q (cron) warnings go to the log and the run history only: a person is told when
     # the run escalates or fails, not about each best-effort hiccup.
-    echo = (lambda _m: None) if common.quiet else (lambda m: _say(mask(m)))
-    reporter = Reporter(echo=echo, mask=mask)
+    reporter = Reporter(mask=SecretMasker())
+    reporter.echo = (lambda _m: None) if common.quiet else (lambda m: _say(reporter.mask(m)))
     ctx: RunContext | None = None
     refused = False
     try:
-        settings = load_settings(common.flags())
-        mask = SecretMasker(secrets_in(settings))
-        reporter.mask = mask
-        if lock:
-            _require_workspace(settings.workspace)
-        if settings.workspace.is_dir():
-            # A .memfuse/ that is a link or someone else's is refused before anything is written.
-            confine.state_dir(settings.workspace)
-            reporter.logger = setup_log(settings.state_dir, mask, common.verbose)
-        else:
-            reporter.logger = logging.getLogger("memfuse.nolog")
-        reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
-        for notice in settings.config_notices:
-            reporter.warn(notice)
-        refused = bool(settings.config_refused)
-        interactive = sys.stderr.isatty() and not common.quiet and not common.json
-        ctx = RunContext(
-            settings,
-            reporter,
-            dry_run=dry_run,
-            progress=_progress_bar if interactive else no_progress,
-            gateway_factory=seams.gateway_factory,
-            rerank_factory=seams.rerank_factory,
-            verbose=common.verbose,
-        )
+        ctx, refused = _prepare(name, common, reporter, lock=lock, dry_run=dry_run)
         if lock and not dry_run:
-            with WorkspaceLock(settings.state_dir, name, common.wait):
+            with WorkspaceLock(ctx.settings.state_dir, name, common.wait):
                 result = body(ctx)
         else:
             result = body(ctx)
     except MemfuseError as exc:
-        result = failure(name, mask(str(exc)), exc.exit_code)
+        result = failure(name, reporter.mask(str(exc)), exc.exit_code)
     except KeyboardInterrupt:
         result = failure(name, "interrupted", ExitCode.FATAL)
     except Exception as exc:
         if common.verbose:
             raise
+        mask = reporter.mask
         reporter.logger.error("unexpected error\n%s", mask(traceback.format_exc()))
         message = (
             f"internal error: {type(exc).__name__}: {mask(str(exc))}"
@@ -208,6 +185,38 @@ def _run(
             ctx.close()
 
     _conclude(name, common, ctx, result, reporter, started=started, refused=refused)
+
+
+def _prepare(
+    name: str, common: Common, reporter: Reporter, *, lock: bool, dry_run: bool
+) -> tuple[RunContext, bool]:
+    """Settings, the secret mask, the log and the run's context; and whether the workspace
+    config had trusted keys refused. Raises MemfuseError for a run that cannot start."""
+    settings = load_settings(common.flags())
+    mask = SecretMasker(secrets_in(settings))
+    reporter.mask = mask
+    if lock:
+        _require_workspace(settings.workspace)
+    if settings.workspace.is_dir():
+        # A .memfuse/ that is a link or someone else's is refused before anything is written.
+        confine.state_dir(settings.workspace)
+        reporter.logger = setup_log(settings.state_dir, mask, common.verbose)
+    else:
+        reporter.logger = logging.getLogger("memfuse.nolog")
+    reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
+    for notice in settings.config_notices:
+        reporter.warn(notice)
+    interactive = sys.stderr.isatty() and not common.quiet and not common.json
+    ctx = RunContext(
+        settings,
+        reporter,
+        dry_run=dry_run,
+        progress=_progress_bar if interactive else no_progress,
+        gateway_factory=seams.gateway_factory,
+        rerank_factory=seams.rerank_factory,
+        verbose=common.verbose,
+    )
+    return ctx, bool(settings.config_refused)
 
 
 def _conclude(
