@@ -13,14 +13,14 @@ echo "==> mypy --strict src";   mypy --strict src
 
 smoke_logs=$(mktemp -d)
 smoke_pid=
-trap '[ -n "$smoke_pid" ] && kill "$smoke_pid" 2>/dev/null; rm -rf "$smoke_logs"' EXIT
+# The smoke scripts run in their own process group, so a failing pytest stops them all.
+trap '[ -n "$smoke_pid" ] && kill -- "-$smoke_pid" 2>/dev/null; rm -rf "$smoke_logs"' EXIT
 if compgen -G "tests/smoke/*.sh" > /dev/null; then
-    (
+    setsid bash -c '
         for script in tests/smoke/*.sh; do
-            log="$smoke_logs/$(basename "$script" .sh).log"
-            bash "$script" > "$log" 2>&1 || echo "$script" >> "$smoke_logs/failed"
-        done
-    ) &
+            log="$1/$(basename "$script" .sh).log"
+            bash "$script" > "$log" 2>&1 || echo "$script" >> "$1/failed"
+        done' smoke "$smoke_logs" &
     smoke_pid=$!
 fi
 
