@@ -34,19 +34,24 @@ def choose_transport(settings: Settings) -> tuple[str, str]:
 
 
 def open_gateway(settings: Settings) -> Gateway:
-    """The transport the settings ask for. The session transport is imported lazily: only it
-    needs the MCP SDK, and other commands should not pay for loading it."""
-    transport, _why = choose_transport(settings)
+    """The transport the settings ask for (see `connect`)."""
+    return connect(settings)[0]
+
+
+def connect(settings: Settings) -> tuple[Gateway, str]:
+    """The transport the settings ask for, and why it was chosen. The session transport is
+    imported lazily: only it needs the MCP SDK, and other commands should not pay for it."""
+    transport, why = choose_transport(settings)
     if transport == "session":
         from memfuse.gateway.session import SessionGateway
 
         state = settings.state_dir
         log = state / "session-server.log" if state.is_dir() else None
-        return SessionGateway(server_spec(settings), settings.timeout, log)
+        return SessionGateway(server_spec(settings), settings.timeout, log), why
     return McporterGateway(
         settings.mcporter,
         settings.server,
         config=settings.mcporter_config,
         timeout=settings.timeout,
         cwd=neutral_cwd(settings.workspace, Path.cwd(), Path.home()),
-    )
+    ), why

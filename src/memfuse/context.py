@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from memfuse.config import RerankSettings, Settings
 from memfuse.confine import WorkspaceFiles
-from memfuse.connect import choose_transport, open_gateway
+from memfuse.connect import connect, open_gateway
 from memfuse.gateway import Gateway, Guard
 from memfuse.output import Reporter
 
@@ -51,18 +51,21 @@ class RunContext:
     rerank_factory: RerankFactory = open_reranker
     progress: ProgressFactory = no_progress  # the CLI passes a progress bar on a terminal
     verbose: bool = False
+    transport_why: str | None = None  # why the real gateway took its transport, once opened
     _guard: Guard | None = None
     _files: WorkspaceFiles | None = None
 
     @property
     def guard(self) -> Guard:
         if self._guard is None:
-            gateway = self.gateway_factory(self.settings)
             if self.gateway_factory is open_gateway:
-                _transport, why = choose_transport(self.settings)
+                gateway, why = connect(self.settings)  # the real one says why it chose
+                self.transport_why = why
                 self.reporter.info(f"transport {gateway.name} ({why})")
                 if self.verbose:
                     self.reporter.echo(f"transport: {gateway.name} ({why})")
+            else:
+                gateway = self.gateway_factory(self.settings)
             self._guard = Guard(gateway, self.reporter, jobs=self.settings.jobs)
         return self._guard
 

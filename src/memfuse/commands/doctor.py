@@ -67,7 +67,8 @@ def run(ctx: RunContext) -> CommandResult:
     checks.append(Check("config", not s.config_refused, files, critical=False))
 
     gateway = ctx.guard.gateway
-    checks.append(Check("transport", True, f"{gateway.name} ({choose_transport(s)[1]})", False))
+    why = ctx.transport_why or choose_transport(s)[1]
+    checks.append(Check("transport", True, f"{gateway.name} ({why})", False))
     if isinstance(gateway, McporterGateway):
         version = gateway.version()
         where = shutil.which(shlex.split(s.mcporter)[0]) or "not on PATH"
