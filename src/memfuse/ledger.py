@@ -9,7 +9,6 @@ result it had; a failed call is never recorded and is retried by the next run.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any
 
 from memfuse import confine
 from memfuse.errors import MemfuseError
-from memfuse.sqlite_tx import immediate
+from memfuse.sqlite_tx import immediate, open_private_db
 
 LEDGER_NAME = "ledger.sqlite3"
 SCHEMA_VERSION = 1
@@ -72,10 +71,7 @@ class Ledger:
         self.path = state_dir / LEDGER_NAME
         try:
             confine.state_dir(state_dir.parent)
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                confine.check_private_file(Path(f"{self.path}{suffix}"))
-            os.close(confine.open_private(self.path, os.O_RDWR))
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db = open_private_db(self.path)
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
             self.db.executescript(

@@ -16,13 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memfuse import confine
 from memfuse.classify import Classifier
 from memfuse.confine import WorkspaceFiles
 from memfuse.errors import MemfuseError
 from memfuse.journal_files import list_journals, read_journal
 from memfuse.memory_md import memory_md_facts
-from memfuse.sqlite_tx import immediate
+from memfuse.sqlite_tx import SIDECARS, immediate, open_private_db
 from memfuse.textsim import search_terms
 
 INDEX_NAME = "recall.sqlite3"
@@ -72,9 +71,7 @@ class RecallIndex:
                 raise IndexError_(f"the recall index {self.path} cannot be used ({exc})") from None
 
     def _open(self) -> sqlite3.Connection:
-        confine.check_private_file(self.path)  # a link or a FIFO is refused, never deleted
-        os.close(confine.open_private(self.path, os.O_RDWR))
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        db = open_private_db(self.path)  # a link or a FIFO is refused, never deleted
         try:
             db.executescript(SCHEMA)
         except sqlite3.DatabaseError:
@@ -83,7 +80,7 @@ class RecallIndex:
         return db
 
     def _delete(self) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
+        for suffix in SIDECARS:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{self.path}{suffix}")  # unlink never follows a link
 

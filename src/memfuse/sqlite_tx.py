@@ -1,10 +1,28 @@
-"""One write transaction on a SQLite connection opened with `isolation_level=None`."""
+"""memfuse's private SQLite files (the ledger, the recall index): opening one safely, and one
+write transaction on a connection opened with `isolation_level=None`."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+from memfuse import confine
+
+SIDECARS = ("", "-wal", "-shm", "-journal")
+
+
+def open_private_db(path: Path) -> sqlite3.Connection:
+    """A connection to a SQLite file in the state folder, created 0600. The file and its
+    sidecars (`-wal`, `-shm`, `-journal`) are refused when they are links or not regular
+    files: SQLite would otherwise write through them. UnsafePath for those; sqlite3.Error
+    when SQLite cannot use the file."""
+    for suffix in SIDECARS:
+        confine.check_private_file(Path(f"{path}{suffix}"))
+    os.close(confine.open_private(path, os.O_RDWR))
+    return sqlite3.connect(path, timeout=30, isolation_level=None)
 
 
 @contextmanager

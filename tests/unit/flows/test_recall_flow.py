@@ -167,3 +167,19 @@ def test_a_link_in_place_of_the_local_index_is_refused_not_followed(
     assert [w for w in out.envelope["warnings"] if "symbolic link" in w]
     assert outside.read_bytes() == b"precious, not a database"
     assert (state / "recall.sqlite3").is_symlink()
+
+
+def test_a_link_in_place_of_the_index_wal_is_refused_like_the_ledgers(
+    world: World, tmp_path: Path
+) -> None:
+    world.journal(DAY, JOURNAL)
+    state = world.workspace / ".memfuse"
+    state.mkdir(mode=0o700)
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"not memfuse's")
+    (state / "recall.sqlite3-wal").symlink_to(outside)
+    out = world.json("recall", "dark mode", "--now", NOW)
+    assert out.code == 0
+    assert out.data["sources"] == ["agent-memory"]
+    assert [w for w in out.envelope["warnings"] if "symbolic link" in w]
+    assert outside.read_bytes() == b"not memfuse's"
