@@ -1,4 +1,5 @@
-"""`memfuse recall` through the real mcporter against the reference server."""
+"""`memfuse recall` through the real mcporter against the reference server, and a loopback
+reranker over HTTP."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ pytestmark = pytest.mark.integration
 
 
 def recall(ws: Path, store: StoreServer, query: str, *extra: str) -> dict[str, object]:
-    argv = ["recall", query, "-w", str(ws), "--now", NOW, *store.cli_args(), "--json", *extra]
+    # recall's own runs go through the real mcporter (one store call each); the syncs that
+    # arrange the store take the session.
+    argv = ["recall", query, "-w", str(ws), "--now", NOW, *store.cli_args("mcporter"), "--json",
+            *extra]  # fmt: skip
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
@@ -25,7 +29,7 @@ def recall(ws: Path, store: StoreServer, query: str, *extra: str) -> dict[str, o
 def test_recall_joins_the_store_and_the_journal_and_survives_the_store_down(
     store: StoreServer, workspace: Path
 ) -> None:
-    journal(workspace).write_text(JOURNAL)
+    journal(workspace).write_text(JOURNAL + "- ok\n")  # line 18, which the store's gate refuses
     sync(workspace, store)
     envelope = recall(workspace, store, "Lisbon offsite flights")
     data = envelope["data"]
@@ -34,6 +38,11 @@ def test_recall_joins_the_store_and_the_journal_and_survives_the_store_down(
     top = data["results"][0]
     assert top["content"] == "Booked flights to Lisbon for the March offsite"
     assert top["id"] and top["location"] == f"memory/{DAY}.md:17"
+
+    refused = recall(workspace, store, "ok")["data"]
+    assert isinstance(refused, dict)
+    hit = next(r for r in refused["results"] if r["content"] == "ok")
+    assert hit["id"] is None and hit["location"] == f"memory/{DAY}.md:18"
 
     store.set_mode("error")
     down = recall(workspace, store, "Lisbon offsite flights")["data"]
@@ -60,7 +69,7 @@ def test_recall_with_a_loopback_reranker(
         monkeypatch.setenv("AGENT_MEMORY_RERANK_BASE_URL", base_url(server))
         monkeypatch.setenv("AGENT_MEMORY_RERANK_TIMEOUT", "1")
         argv = ["recall", "staging credentials rotate", "-w", str(workspace), "--now", NOW,
-                *store.cli_args(), "--json"]  # fmt: skip
+                *store.cli_args("mcporter"), "--json"]  # fmt: skip
         result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.stderr
     assert key not in result.stdout + result.stderr
