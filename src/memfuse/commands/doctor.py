@@ -95,8 +95,12 @@ def run(ctx: RunContext) -> CommandResult:
         if index is not None:
             checks.append(index)
     rr = s.rerank
+    used_by = ", ".join(
+        ["recall"] + [n for n, on in (("surface", rr.surface), ("tidy", rr.tidy)) if on]
+    )
     detail = (
-        f"{rr.provider} {rr.model} at {rr.base_url}, key {mask_secret(rr.api_key)}"
+        f"{rr.provider} {rr.model} at {rr.base_url}, key {mask_secret(rr.api_key)};"
+        f" reranks {used_by}"
         if rr.enabled
         else f"disabled (provider {rr.provider}, key {mask_secret(rr.api_key)})"
     )

@@ -127,3 +127,17 @@ def test_a_failing_reranker_costs_surface_one_warning_not_recent_md(world: World
     assert out.data["source"] == "agent-memory"
     assert len([w for w in out.envelope["warnings"] if "rerank failed" in w]) == 1
     assert "staging runbook, step 0" in (world.workspace / "RECENT.md").read_text()
+
+
+def test_doctor_says_which_commands_the_reranker_serves(world: World) -> None:
+    def reranker_line(out: object) -> str:
+        checks = out.data["checks"]  # type: ignore[attr-defined]
+        return str(next(c for c in checks if c["name"] == "reranker")["detail"])
+
+    assert reranker_line(world.json("doctor", "--now", NOW, env=RERANK)).endswith(
+        "reranks recall, surface, tidy"
+    )
+    user_config("[rerank]\nsurface = false\n")
+    line = reranker_line(world.json("doctor", "--now", NOW, env=RERANK))
+    assert line.endswith("reranks recall, tidy")
+    assert "sk-test-routine" not in line
