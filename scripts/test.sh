@@ -25,6 +25,9 @@ if compgen -G "tests/smoke/*.sh" > /dev/null; then
 fi
 
 workers=(-n "${MEMFUSE_TEST_WORKERS:-auto}")
+# The integration tier waits a good part of its time (injected hangs, timeouts, a held lock):
+# one worker more than there are cores keeps them busy.
+integration_workers=(-n "${MEMFUSE_TEST_WORKERS:-$(( $(nproc) + 1 ))}")
 if [ $# -gt 0 ]; then
     echo "==> pytest $* (and the smoke scripts beside it)"
     pytest "${workers[@]}" "$@"
@@ -32,7 +35,7 @@ else
     echo "==> pytest tests/unit: in-process, with the coverage gate (the smoke scripts run beside it)"
     pytest "${workers[@]}" tests/unit --cov --cov-report=term --cov-fail-under=85
     echo "==> pytest tests/integration: the real mcporter and real servers"
-    pytest "${workers[@]}" tests/integration
+    pytest "${integration_workers[@]}" tests/integration
 fi
 
 if [ -n "$smoke_pid" ]; then
