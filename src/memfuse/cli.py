@@ -309,7 +309,9 @@ def _emit(
         _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
     if common.json:
         typer.echo(mask(to_json(envelope)))
-    elif result.payload or not common.quiet or result.exit_code not in _QUIET_EXITS:
+    elif result.payload is not None:
+        typer.echo(mask(result.payload))
+    elif not common.quiet or result.exit_code not in _QUIET_EXITS:
         for line in result.human:
             typer.echo(mask(line))
 

@@ -15,6 +15,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from memfuse.memory_md import memory_md_facts
+from memfuse.results import ConsistencyItem
 from memfuse.textsim import dice, fold_whitespace, profile
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|\d+(?:[.:/-]\d+)*|[\u3400-\u9fff]|[^\s\w]", re.UNICODE)
@@ -87,7 +88,7 @@ class Finding:
     verdict: str  # consistent | conflict | related | not-in-memory-md
     why: str | None = None  # for a conflict: what changed (memfuse.consistency)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ConsistencyItem:
         return {
             "memory": self.memory,
             "memory_id": self.memory_id,

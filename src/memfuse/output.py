@@ -27,7 +27,10 @@ LOG_BACKUPS = 3
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a command produced: data for `--json`, lines for people, and how it went."""
+    """What a command produced and how it went: `data` for `--json` (typed per command in
+    memfuse.results), `human` lines rendered from it (memfuse.render), or a `payload` — the
+    text that is the product itself (RECENT.md under `surface --stdout`, the crontab, recall's
+    answer), printed verbatim in place of the lines and even under `-q`."""
 
     command: str
     data: Mapping[str, Any]
@@ -35,7 +38,7 @@ class CommandResult:
     warnings: tuple[str, ...] = ()
     guard_failures: int = 0
     exit_code: ExitCode = ExitCode.OK
-    payload: bool = False  # `human` is the product (surface --stdout): printed even under -q
+    payload: str | None = None
 
     @property
     def status(self) -> str:

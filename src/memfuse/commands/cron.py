@@ -23,13 +23,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
+from memfuse import render
 from memfuse.config import Settings
 from memfuse.context import RunContext
 from memfuse.errors import ConfigError, ExitCode
 from memfuse.history import LIFECYCLE
 from memfuse.output import CommandResult
+from memfuse.results import CronCheckData, CronLine, CrontabData
 
 CRON_DEFAULT_PATH = "/usr/bin:/bin"
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
@@ -148,7 +149,7 @@ class LineCheck:
     problems: list[str] = field(default_factory=list)
     command: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> CronLine:
         return {
             "line": self.number,
             "text": self.line,
@@ -280,29 +281,22 @@ def run(ctx: RunContext, *, archive: bool, check_file: str | None, do_check: boo
     crontab = build(s, archive=archive)
     if not do_check:
         text = crontab.render()
-        printed = {"text": text, "notes": list(crontab.notes)}
-        return CommandResult("cron", printed, tuple(text.rstrip("\n").split("\n")), payload=True)
+        printed: CrontabData = {"text": text, "notes": list(crontab.notes)}
+        return CommandResult("cron", printed, payload=text.rstrip("\n"))
     if check_file is None:
         text, source = crontab.render(), "the crontab `memfuse cron` prints"
     else:
         text, source = _read_crontab(check_file)
     timeout = max(CHECK_TIMEOUT_FLOOR, s.timeout * 6)
     checks = check(text, timeout)
-    human = [f"cron --check: {source}"]
-    if not checks:
-        human.append("  no memfuse job line found")
-    for c in checks:
-        verdict = "ok" if c.ok else "FAIL"
-        human.append(f"  line {c.number}: {verdict}  {c.line[:90]}")
-        human += [f"    {problem}" for problem in c.problems]
     failed = [c for c in checks if not c.ok]
     code = ExitCode.FATAL if failed or not checks else ExitCode.OK
-    data: dict[str, Any] = {"source": source, "lines": [c.as_dict() for c in checks]}
+    data: CronCheckData = {"source": source, "lines": [c.as_dict() for c in checks]}
     if code != ExitCode.OK:
         data["error"] = (
             f"{len(failed)} crontab line(s) would fail" if checks else "no memfuse job line found"
         )
-    return CommandResult("cron", data, tuple(human), exit_code=code)
+    return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
 
 
 def _read_crontab(name: str) -> tuple[str, str]:

@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from memfuse import render
 from memfuse.classify import Classifier
 from memfuse.config import mask_secret
 from memfuse.connect import choose_transport
@@ -26,6 +27,7 @@ from memfuse.index import judge, listed_uris
 from memfuse.journal_files import list_journals, read_journal
 from memfuse.ledger import LEDGER_NAME, Ledger
 from memfuse.output import CommandResult
+from memfuse.results import CheckRow, DoctorData, PrintConfigData
 
 NEEDED_TOOLS = ("remember", "recall", "recall_path", "reflect", "status", "forget")
 
@@ -37,14 +39,14 @@ class Check:
     detail: str
     critical: bool = True
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> CheckRow:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "critical": self.critical}
 
 
 def run(ctx: RunContext) -> CommandResult:
     s = ctx.settings
     checks: list[Check] = []
-    extra: dict[str, object] = {}
+    extra: dict[str, int] = {}
     ws = s.workspace
     if not ws.is_dir():
         checks.append(Check("workspace", False, f"{ws} does not exist or is not a folder"))
@@ -148,11 +150,11 @@ def print_config(ctx: RunContext) -> CommandResult:
     if note:
         ctx.reporter.warn(note)
     text = json.dumps(config, indent=2)
-    human = tuple(text.split("\n"))
-    return CommandResult("doctor", {"mcporter_config": config, "text": text}, human, payload=True)
+    data: PrintConfigData = {"mcporter_config": config, "text": text}
+    return CommandResult("doctor", data, payload=text)
 
 
-def _tool_checks(ctx: RunContext, status: dict[str, Any], extra: dict[str, object]) -> list[Check]:
+def _tool_checks(ctx: RunContext, status: dict[str, Any], extra: dict[str, int]) -> list[Check]:
     """The tools memfuse needs, the generation they reveal, and that generation's limits."""
     s = ctx.settings
     try:
@@ -283,20 +285,15 @@ def _last(ctx: RunContext) -> str:
 
 
 def _result(
-    ctx: RunContext, checks: list[Check], extra: dict[str, object] | None = None
+    ctx: RunContext, checks: list[Check], extra: dict[str, int] | None = None
 ) -> CommandResult:
     failed = [c for c in checks if c.critical and not c.ok]
-    human = [
-        f"{'ok  ' if c.ok else 'FAIL' if c.critical else 'warn'}  {c.name:<9} {c.detail}"
-        for c in checks
-    ]
-    human.append("")
-    human += [f"  {name} = {value}" for name, value in ctx.settings.describe()]
-    data: dict[str, object] = {
+    data: DoctorData = {
         "checks": [c.as_dict() for c in checks],
         "config": dict(ctx.settings.describe()),
-        **(extra or {}),
     }
+    if extra and "generation" in extra:
+        data["generation"] = extra["generation"]
     if failed:
         data["error"] = "critical check(s) failed: " + "; ".join(
             f"{c.name}: {c.detail}" for c in failed
@@ -304,6 +301,6 @@ def _result(
     return CommandResult(
         command="doctor",
         data=data,
-        human=tuple(human),
+        human=tuple(render.doctor(data)),
         exit_code=ExitCode.FATAL if failed else ExitCode.OK,
     )

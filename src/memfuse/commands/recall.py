@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from memfuse import render
 from memfuse.classify import Classifier
 from memfuse.context import RunContext
 from memfuse.decay import priority_of
@@ -23,6 +23,7 @@ from memfuse.output import CommandResult
 from memfuse.recall_index import REBUILT, Hit, RecallIndex
 from memfuse.rerank import SearchResult, local_weighting
 from memfuse.reranked import rerank_results
+from memfuse.results import RecallData, RecallRow
 from memfuse.store_answers import StoredMemory, memories_in
 from memfuse.textsim import fold_whitespace
 
@@ -108,16 +109,13 @@ def _from_index(ctx: RunContext, query: str, pool: int, candidates: dict[str, Ca
 
 
 def _result(
-    request: Request, rows: list[dict[str, Any]], sources: list[str], *, reranked: bool
+    request: Request, rows: list[RecallRow], sources: list[str], *, reranked: bool
 ) -> CommandResult:
-    data = {"query": request.query, "results": rows, "sources": sources, "reranked": reranked}
-    origin = " + ".join(sources) or "nothing"
-    rerank_note = ", reranked" if reranked else ""
-    human = [f"recall {request.query!r}: {len(rows)} result(s) from {origin}{rerank_note}"]
-    for n, row in enumerate(rows, start=1):
-        where = row["uri"] or row["location"] or row["id"]
-        human.append(f"{n:>2}. [{row['type']}] {row['content'][:100]}  ({where}; {row['reason']})")
-    return CommandResult("recall", data, tuple(human), payload=True)
+    data: RecallData = {
+        "query": request.query, "results": rows, "sources": sources, "reranked": reranked
+    }  # fmt: skip
+    # The answer is the product, for an agent's prompt: printed even under -q.
+    return CommandResult("recall", data, payload="\n".join(render.recall(data)))
 
 
 def _key(content: str) -> str:
@@ -164,7 +162,7 @@ def _as_result(key: str, c: Candidate) -> SearchResult:
     )  # fmt: skip
 
 
-def _row(c: Candidate, r: SearchResult) -> dict[str, Any]:
+def _row(c: Candidate, r: SearchResult) -> RecallRow:
     when = c.date or (c.updated_at.date().isoformat() if c.updated_at else None)
     return {
         "content": c.content,

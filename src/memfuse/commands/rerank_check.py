@@ -6,8 +6,8 @@ It is a test command: a failed call or a failed health check exits non-zero.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from memfuse import render
 from memfuse.context import RunContext
 from memfuse.errors import ExitCode, MemfuseError
 from memfuse.output import CommandResult
@@ -18,6 +18,7 @@ from memfuse.rerank import (
     local_weighting,
     rerank_with_provider,
 )
+from memfuse.results import RerankCheck, RerankTestData
 from memfuse.store_answers import memories_in
 
 # With no documents given, a probe whose right answer is known: the first document.
@@ -39,8 +40,8 @@ class Request:
     recall_limit: int = 10
 
 
-def _checks(ranking: Ranking | None, error: str | None, probe: bool) -> list[dict[str, Any]]:
-    checks = [
+def _checks(ranking: Ranking | None, error: str | None, probe: bool) -> list[RerankCheck]:
+    checks: list[RerankCheck] = [
         {
             "name": "call",
             "ok": error is None,
@@ -122,7 +123,7 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     finally:
         client.close()
     checks = _checks(ranking, error, probe)
-    data: dict[str, Any] = {
+    data: RerankTestData = {
         "provider": s.provider, "model": s.model, "endpoint": client.endpoint,
         "latency_ms": ranking.latency_ms if ranking else None, "query": query,
         "results": [{"index": r.index, "score": r.score, "document": r.document}
@@ -135,36 +136,6 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if failed:
         data["error"] = "; ".join(f"{c['name']}: {c['detail']}" for c in failed)
     return CommandResult(
-        "rerank-test", data, tuple(_human(data)),
+        "rerank-test", data, tuple(render.rerank_test(data)),
         exit_code=ExitCode.FATAL if failed else ExitCode.OK,
     )  # fmt: skip
-
-
-def _human(data: dict[str, Any]) -> list[str]:
-    from io import StringIO
-
-    from rich.console import Console
-    from rich.table import Table
-
-    head = [
-        f"provider {data['provider']}, model {data['model']}",
-        f"endpoint {data['endpoint']}, latency {data['latency_ms']} ms",
-        f"query {data['query']!r}",
-    ]
-    table = Table("rank", "index", "score", "document", box=None, pad_edge=False)
-    for rank, row in enumerate(data["results"], start=1):
-        table.add_row(str(rank), str(row["index"]), f"{row['score']:.4f}", row["document"][:80])
-    if "comparison" in data:
-        side = Table("#", "without reranker", "with reranker", box=None, pad_edge=False)
-        pairs = zip(data["comparison"]["without"], data["comparison"]["with"], strict=False)
-        for rank, (a, b) in enumerate(pairs, start=1):
-            side.add_row(str(rank), a[:50], b[:50])
-    buffer = StringIO()
-    console = Console(file=buffer, width=120, no_color=True, highlight=False)
-    console.print(table)
-    if "comparison" in data:
-        console.print(side)
-    checks = [
-        f"{'ok  ' if c['ok'] else 'FAIL'}  {c['name']}: {c['detail']}" for c in data["checks"]
-    ]
-    return [*head, *buffer.getvalue().rstrip("\n").split("\n"), *checks]

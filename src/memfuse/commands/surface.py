@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memfuse import render
 from memfuse.classify import Classifier
 from memfuse.confine import UnsafePath
 from memfuse.context import RunContext
@@ -21,11 +22,12 @@ from memfuse.recent import (
     Record,
     choose,
     journal_moment,
-    render,
     section_counts,
     section_moment,
 )
+from memfuse.recent import render as recent_md
 from memfuse.reranked import recall_arguments, rerank_answer, reranking
+from memfuse.results import SurfaceData
 from memfuse.store_answers import memories_in
 from memfuse.textsim import fold_whitespace
 
@@ -138,8 +140,10 @@ def _has_entries(ctx: RunContext, path: Path) -> bool:
 
 
 def _kept(path: Path) -> CommandResult:
-    data = {"source": "kept", "path": str(path), "kept": True}
-    return CommandResult("surface", data, (f"surface: {path} kept (nothing new to surface)",))
+    data: SurfaceData = {
+        "source": "kept", "path": str(path), "dry_run": False, "target": str(path), "kept": True
+    }  # fmt: skip
+    return CommandResult("surface", data, tuple(render.surface(data)))
 
 
 def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
@@ -151,7 +155,7 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         source = "journals"
         ctx.reporter.warn("agent-memory gave nothing usable; RECENT.md is built from the journals")
         sections = choose(from_journals(ctx), s.now, budget)
-    text = render(sections, s.now.astimezone(), budget)
+    text = recent_md(sections, s.now.astimezone(), budget)
     lines = text.count("\n")
     path = None if to_stdout or ctx.dry_run else s.workspace / "RECENT.md"
     if path is not None and not any(sections.values()) and _has_entries(ctx, path):
@@ -168,20 +172,15 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
             raise WorkspaceError(
                 f"cannot write {path}: {exc.strerror or exc}; the previous RECENT.md is unchanged"
             ) from None
-    counts = section_counts(text)
-    data = {
+    data: SurfaceData = {
         "source": source,
         "path": str(path) if path else None,
+        "dry_run": ctx.dry_run,
+        "target": str(s.workspace / "RECENT.md"),
         "lines": lines,
-        "sections": counts,
+        "sections": section_counts(text),
     }
     if to_stdout:
         data["text"] = text
-        human = tuple(text.rstrip("\n").split("\n"))
-        return CommandResult("surface", data, human, payload=True)
-    target = path or f"dry run, {s.workspace / 'RECENT.md'} not written"
-    human = (
-        f"surface: {target} from {source}: {counts['emotion']} emotion, "
-        f"{counts['knowledge']} knowledge, {counts['event']} event entries, {lines} lines",
-    )
-    return CommandResult("surface", data, human)
+        return CommandResult("surface", data, payload=text.rstrip("\n"))
+    return CommandResult("surface", data, tuple(render.surface(data)))

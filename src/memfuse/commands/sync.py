@@ -12,15 +12,16 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from memfuse import render
 from memfuse.classify import Classifier, Verdict
 from memfuse.context import RunContext
-from memfuse.errors import ExitCode
 from memfuse.index import expected_at_uri, verify_index
 from memfuse.journal import Bullet
 from memfuse.journal_files import journal_path, list_journals, read_journal
 from memfuse.ledger import LEDGER_NAME, Entry, Ledger, content_hash, position_key
 from memfuse.output import CommandResult
 from memfuse.recall_index import refresh_index
+from memfuse.results import PrunedRow, RejectedRow, SyncData
 
 COUNT_KEYS = (
     "added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale",
@@ -173,7 +174,12 @@ def run(
         todo = [item for item in items if not item.unchanged]
         counts["unchanged"] = len(items) - len(todo)
         counts["stale"] = len(stale)
-        data: dict[str, Any] = {"counts": counts, "dates": days}
+        data: SyncData = {
+            "dry_run": ctx.dry_run, "counts": counts, "dates": days, "calls": 0,
+            "stale": [], "rejected": [], "pruned": [],
+        }  # fmt: skip
+        if not days:
+            data["today_journal"] = str(journal_path(s.workspace, s.now.date()))
         if report is not None:
             data["index"] = report.as_dict()
             data["index_line"] = report.line()
@@ -186,7 +192,7 @@ def run(
         if ctx.dry_run:
             data["would_send"] = [item.arguments() for item in todo]
             data["calls"] = ctx.calls_made
-            return _result(ctx, data, stale, rejected=[], pruned=[])
+            return _result(data, stale, rejected=[], pruned=[])
         assert ledger is not None
         rejected = _send(ctx, ledger, todo, counts)
         pruned = _prune(ctx, ledger, stale) if prune else []
@@ -197,7 +203,7 @@ def run(
             s.state_dir, ctx.files, Classifier(s.knowledge_keywords, s.emotion_keywords),
             ctx.reporter.warn,
         )  # fmt: skip
-        return _result(ctx, data, stale, rejected, pruned)
+        return _result(data, stale, rejected, pruned)
     finally:
         if ledger is not None:
             ledger.close()
@@ -205,9 +211,9 @@ def run(
 
 def _send(
     ctx: RunContext, ledger: Ledger, todo: list[Item], counts: dict[str, int]
-) -> list[dict[str, str]]:
+) -> list[RejectedRow]:
     """Remember each item concurrently; record every outcome the moment it arrives."""
-    rejected: list[dict[str, str]] = []
+    rejected: list[RejectedRow] = []
     now = ctx.settings.now.isoformat(timespec="seconds")
     calls = [("remember", item.arguments()) for item in todo]
     with ctx.progress("sync", len(calls)) as advance:
@@ -266,8 +272,8 @@ def _created(ctx: RunContext, item: Item, outcome: str, memory_id: str | None) -
     return False
 
 
-def _prune(ctx: RunContext, ledger: Ledger, stale: dict[str, Entry]) -> list[dict[str, Any]]:
-    pruned = []
+def _prune(ctx: RunContext, ledger: Ledger, stale: dict[str, Entry]) -> list[PrunedRow]:
+    pruned: list[PrunedRow] = []
     for position, entry in sorted(stale.items()):
         if entry.created and entry.memory_id:
             answer = ctx.guard.call(
@@ -283,13 +289,11 @@ def _prune(ctx: RunContext, ledger: Ledger, stale: dict[str, Entry]) -> list[dic
 
 
 def _result(
-    ctx: RunContext,
-    data: dict[str, Any],
+    data: SyncData,
     stale: dict[str, Entry],
-    rejected: list[dict[str, str]],
-    pruned: list[dict[str, Any]],
+    rejected: list[RejectedRow],
+    pruned: list[PrunedRow],
 ) -> CommandResult:
-    counts = data["counts"]
     pruned_positions = {p["position"] for p in pruned}
     data["stale"] = [
         {"position": p, "uri": e.uri, "memory_id": e.memory_id, "created_by_memfuse": e.created}
@@ -298,32 +302,4 @@ def _result(
     ]
     data["rejected"] = rejected
     data["pruned"] = pruned
-    days = data["dates"]
-    if not days:
-        today = journal_path(ctx.settings.workspace, ctx.settings.now.date())
-        span = f"none; today's journal {today} does not exist yet"
-    else:
-        span = f"{days[0]}..{days[-1]}" if len(days) > 1 else days[0]
-    dry = f"dry run, {len(data['would_send'])} to send; " if ctx.dry_run else ""
-    tally = ", ".join(f"{counts[k]} {k}" for k in COUNT_KEYS)
-    human = [f"sync: {len(days)} journal(s) ({span}): {dry}{tally}; {data['calls']} MCP call(s)"]
-    if "index_line" in data:
-        human.append(f"  {data['index_line']}")
-    for row in data.get("explain", []):
-        keyword = f" [{row['keyword']}]" if row["keyword"] else ""
-        human.append(f"  {row['position']}  {row['type']}{keyword}  {row['text'][:60]!r}")
-    for row in data.get("would_send", []):
-        human.append(f"  would send {row['uri']}  {row['content'][:60]!r}")
-    for row in rejected[:10]:
-        human.append(f"  rejected by the store's gate: {row['position']} ({row['reason']})")
-    for row in data["stale"][:10]:
-        human.append(f"  stale: {row['position']} (no longer in the journal; --prune forgets it)")
-    for row in pruned:
-        what = "deleted from the store" if row["deleted"] else "released (not created by memfuse)"
-        human.append(f"  pruned {row['position']}: {what}")
-    return CommandResult(
-        command="sync",
-        data=data,
-        human=tuple(human),
-        exit_code=ExitCode.OK,
-    )
+    return CommandResult("sync", data, tuple(render.sync(data)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
+from memfuse import render
 from memfuse.confine import UnsafePath
 from memfuse.consistency import check
 from memfuse.context import RunContext
@@ -16,6 +17,14 @@ from memfuse.journal_files import list_journals
 from memfuse.ledger import LEDGER_NAME, Ledger, content_hash, position_key
 from memfuse.output import CommandResult
 from memfuse.reranked import recall_arguments, rerank_answer, reranking
+from memfuse.results import (
+    ArchiveData,
+    ArchivedRow,
+    ConsistencyData,
+    MemoryMdData,
+    RefusedRow,
+    TidyData,
+)
 from memfuse.rollup import archive_dir, roll_up, weekly_path
 
 CONSISTENCY_QUERY = "当前最重要的事"
@@ -36,7 +45,7 @@ def read_memory_md(ctx: RunContext) -> bytes | None:
         return None
 
 
-def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> dict[str, Any]:
+def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> ConsistencyData:
     s = ctx.settings
     reason = None
     if ctx.dry_run:
@@ -99,7 +108,7 @@ def reflect(ctx: RunContext) -> tuple[bool, dict[str, Any] | str | None]:
     return True, text
 
 
-def guard_memory_md(ctx: RunContext, raw: bytes | None) -> dict[str, Any]:
+def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
     s = ctx.settings
     if raw is None:
         return {"exists": False, "lines": 0, "backup": None, "over_limit": False}
@@ -138,7 +147,7 @@ def unsynced(ledger: Ledger | None, day: date, raw: bytes) -> int:
     return missing
 
 
-def archive(ctx: RunContext) -> dict[str, Any]:
+def archive(ctx: RunContext) -> ArchiveData:
     s = ctx.settings
     # Keep the last `archive_after_days` calendar days (today included), the window surface
     # shows; anything older is rolled up.
@@ -146,8 +155,8 @@ def archive(ctx: RunContext) -> dict[str, Any]:
     old = {d: p for d, p in list_journals(s.workspace).items() if d < cutoff}
     has_ledger = (s.state_dir / LEDGER_NAME).exists()
     ledger = Ledger(s.state_dir) if has_ledger else None
-    done: list[dict[str, Any]] = []
-    refused: list[dict[str, Any]] = []
+    done: list[ArchivedRow] = []
+    refused: list[RefusedRow] = []
     try:
         for day, path in sorted(old.items()):
             try:
@@ -196,7 +205,8 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     text = read_memory_md(ctx)
     checked = consistency(ctx, reflected, text)
     memory_md = guard_memory_md(ctx, text)
-    data: dict[str, Any] = {
+    data: TidyData = {
+        "dry_run": ctx.dry_run,
         "reflect": report,
         "reflect_totals": reflect_totals(report) if isinstance(report, str) else None,
         "consistency": checked,
@@ -215,57 +225,4 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
             data["index_line"] = checked_index.line()
     if do_archive:
         data["archive"] = archive(ctx)
-    return CommandResult("tidy", data, tuple(_human(ctx, data)))
-
-
-def _human(ctx: RunContext, data: dict[str, Any]) -> list[str]:
-    report = data["reflect"]
-    if isinstance(report, dict):
-        parts = [f"{phase}: " + ", ".join(f"{k} {v}" for k, v in counts.items())
-                 for phase, counts in report.items() if isinstance(counts, dict)]  # fmt: skip
-        lines = ["reflect: " + "; ".join(parts)]
-    elif isinstance(report, str):
-        totals = data.get("reflect_totals")
-        if totals:
-            lines = [f"reflect: {totals['before']} → {totals['after']} memories (prose answer;"
-                     " the whole text is in the log)"]  # fmt: skip
-        else:
-            lines = [f"reflect (prose answer): {report}"]
-    else:
-        lines = ["reflect: skipped (dry run)" if ctx.dry_run else "reflect: failed (see warning)"]
-    checked = data["consistency"]
-    lines.append(checked["summary"])
-    for item in checked["items"]:
-        if item["verdict"] == "conflict":
-            lines.append(f"  ⚠️ store:     {item['memory']}")
-            lines.append(
-                f"     MEMORY.md: {item['memory_md_line']}"
-                f" (line {item['line_no']}; {item['why']}; MEMORY.md is the truth)"
-            )
-        elif item["verdict"] == "related":
-            lines.append(f"  (related to MEMORY.md line {item['line_no']}) {item['memory']}")
-        elif item["verdict"] == "not-in-memory-md":
-            lines.append(f"  (not in MEMORY.md) {item['memory']}")
-    if "index_line" in data:
-        lines.append(data["index_line"])
-    md = data["memory_md"]
-    if md["exists"]:
-        backup = (
-            "backed up to " + md["backup"]
-            if md.get("backup_made")
-            else "backup for today exists"
-            if md["backup"]
-            else "not backed up (dry run)"
-        )
-        lines.append(f"MEMORY.md: {md['lines']} lines, {backup}")
-    else:
-        lines.append("MEMORY.md: not found")
-    if "archive" in data:
-        rolled = data["archive"]
-        weeks = sorted({a["weekly"] for a in rolled["archived"]})
-        verb = "would archive" if ctx.dry_run else "archived"
-        lines.append(
-            f"archive: {verb} {len(rolled['archived'])} journal(s) into {len(weeks)} weekly"
-            f" file(s); {len(rolled['refused'])} refused (unsynced bullets)"
-        )
-    return lines
+    return CommandResult("tidy", data, tuple(render.tidy(data)))

@@ -1,0 +1,255 @@
+"""The lines a person reads, one function a command, each from that command's `--json` data alone.
+
+Pure: no settings, no clock, no files. A command builds its typed data (memfuse.results) and
+hands it here; the CLI prints what comes back (or the envelope under `--json`). A payload —
+RECENT.md under `surface --stdout`, the crontab, recall's answer — is not rendered here: it
+travels in `CommandResult.payload` and is printed verbatim.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memfuse.history import RunRecord
+from memfuse.results import (
+    CheckRow,
+    CronCheckData,
+    DoctorData,
+    LedgerView,
+    RecallData,
+    RecentView,
+    RerankTestData,
+    StatusData,
+    SurfaceData,
+    SyncData,
+    TidyData,
+)
+
+SHOWN_AT_MOST = 10  # rejected and stale positions listed by sync; the rest are in --json
+
+
+def sync(data: SyncData) -> list[str]:
+    days, counts = data["dates"], data["counts"]
+    if not days:
+        span = f"none; today's journal {data.get('today_journal')} does not exist yet"
+    else:
+        span = f"{days[0]}..{days[-1]}" if len(days) > 1 else days[0]
+    dry = f"dry run, {len(data.get('would_send', []))} to send; " if data["dry_run"] else ""
+    tally = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())  # in sync's order
+    lines = [f"sync: {len(days)} journal(s) ({span}): {dry}{tally}; {data['calls']} MCP call(s)"]
+    if "index_line" in data:
+        lines.append(f"  {data['index_line']}")
+    for row in data.get("explain", []):
+        keyword = f" [{row['keyword']}]" if row["keyword"] else ""
+        lines.append(f"  {row['position']}  {row['type']}{keyword}  {row['text'][:60]!r}")
+    for sent in data.get("would_send", []):
+        lines.append(f"  would send {sent['uri']}  {sent['content'][:60]!r}")
+    for rejected in data["rejected"][:SHOWN_AT_MOST]:
+        lines.append(
+            f"  rejected by the store's gate: {rejected['position']} ({rejected['reason']})"
+        )
+    for stale in data["stale"][:SHOWN_AT_MOST]:
+        lines.append(f"  stale: {stale['position']} (no longer in the journal; --prune forgets it)")
+    for pruned in data["pruned"]:
+        what = (
+            "deleted from the store" if pruned["deleted"] else "released (not created by memfuse)"
+        )
+        lines.append(f"  pruned {pruned['position']}: {what}")
+    return lines
+
+
+def surface(data: SurfaceData) -> list[str]:
+    if data.get("kept"):
+        return [f"surface: {data['target']} kept (nothing new to surface)"]
+    target = f"dry run, {data['target']} not written" if data["dry_run"] else data["target"]
+    counts = data.get("sections", {})
+    return [
+        f"surface: {target} from {data['source']}: {counts.get('emotion', 0)} emotion, "
+        f"{counts.get('knowledge', 0)} knowledge, {counts.get('event', 0)} event entries, "
+        f"{data.get('lines', 0)} lines"
+    ]
+
+
+def tidy(data: TidyData) -> list[str]:
+    report = data["reflect"]
+    if isinstance(report, dict):
+        parts = [f"{phase}: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+                 for phase, counts in report.items() if isinstance(counts, dict)]  # fmt: skip
+        lines = ["reflect: " + "; ".join(parts)]
+    elif isinstance(report, str):
+        totals = data["reflect_totals"]
+        if totals:
+            lines = [f"reflect: {totals['before']} → {totals['after']} memories (prose answer;"
+                     " the whole text is in the log)"]  # fmt: skip
+        else:
+            lines = [f"reflect (prose answer): {report}"]
+    else:
+        lines = [
+            "reflect: skipped (dry run)" if data["dry_run"] else "reflect: failed (see warning)"
+        ]
+    checked = data["consistency"]
+    lines.append(checked["summary"])
+    for item in checked["items"]:
+        if item["verdict"] == "conflict":
+            lines.append(f"  ⚠️ store:     {item['memory']}")
+            lines.append(
+                f"     MEMORY.md: {item['memory_md_line']}"
+                f" (line {item['line_no']}; {item['why']}; MEMORY.md is the truth)"
+            )
+        elif item["verdict"] == "related":
+            lines.append(f"  (related to MEMORY.md line {item['line_no']}) {item['memory']}")
+        elif item["verdict"] == "not-in-memory-md":
+            lines.append(f"  (not in MEMORY.md) {item['memory']}")
+    if "index_line" in data:
+        lines.append(data["index_line"])
+    md = data["memory_md"]
+    if md["exists"]:
+        backup = (
+            "backed up to " + str(md["backup"])
+            if md.get("backup_made")
+            else "backup for today exists"
+            if md["backup"]
+            else "not backed up (dry run)"
+        )
+        lines.append(f"MEMORY.md: {md['lines']} lines, {backup}")
+    else:
+        lines.append("MEMORY.md: not found")
+    if "archive" in data:
+        rolled = data["archive"]
+        weeks = sorted({a["weekly"] for a in rolled["archived"]})
+        verb = "would archive" if data["dry_run"] else "archived"
+        lines.append(
+            f"archive: {verb} {len(rolled['archived'])} journal(s) into {len(weeks)} weekly"
+            f" file(s); {len(rolled['refused'])} refused (unsynced bullets)"
+        )
+    return lines
+
+
+def recall(data: RecallData) -> list[str]:
+    origin = " + ".join(data["sources"]) or "nothing"
+    rerank_note = ", reranked" if data["reranked"] else ""
+    lines = [
+        f"recall {data['query']!r}: {len(data['results'])} result(s) from {origin}{rerank_note}"
+    ]
+    for n, row in enumerate(data["results"], start=1):
+        where = row["uri"] or row["location"] or row["id"]
+        lines.append(f"{n:>2}. [{row['type']}] {row['content'][:100]}  ({where}; {row['reason']})")
+    return lines
+
+
+def status(data: StatusData) -> list[str]:
+    now = datetime.fromisoformat(data["at"])
+    lines = [f"memfuse status — {data['workspace']}"]
+    for name, view in data["commands"].items():
+        lines.append(f"  {name:<8} {_command_line(view['last_run'], view['last_success'], now)}")
+    lines.append(f"  RECENT.md {_recent_line(data['recent'], now)}")
+    lines.append(f"  ledger   {_ledger_line(data['ledger'])}")
+    seen = data["generation_seen"]
+    lines.append(
+        f"  store    agent-memory {data['generation']}.x (as `memfuse doctor` saw it, {seen[:16]})"
+        if data["generation"] is not None and seen is not None
+        else "  store    generation unknown (run `memfuse doctor`)"
+    )
+    holder = data["lock"]
+    lines.append(f"  lock     {f'held by {holder}' if holder else 'free'}")
+    lines += [f"needs a person: {alarm}" for alarm in data["alarms"]]
+    if not data["alarms"]:
+        lines.append("nothing needs a person")
+    return lines
+
+
+def _command_line(last_run: dict[str, object] | None, success: str | None, now: datetime) -> str:
+    if last_run is None:
+        return "never run"
+    last = RunRecord.from_json(last_run)
+    text = f"last run {ago(last.at, now)}: {last.status}, store {last.store}"
+    if last.counts:
+        shown = ", ".join(f"{v} {k}" for k, v in last.counts.items() if v)
+        text += f" ({shown or 'nothing to do'})"
+    if not last.succeeded:
+        when = ago(datetime.fromisoformat(success), now) if success else None
+        text += f"; last success {when}" if when else "; no success"
+    return text
+
+
+def _recent_line(recent: RecentView, now: datetime) -> str:
+    if not recent["exists"] or "written" not in recent:
+        return "missing"
+    size = f"{recent['bytes']} bytes" if recent.get("bytes") else "empty"
+    return f"written {ago(datetime.fromisoformat(recent['written']), now)}, {size}"
+
+
+def _ledger_line(ledger: LedgerView) -> str:
+    if "error" in ledger:
+        return ledger["error"]
+    if ledger["outcomes"] is None:
+        return "no ledger yet (nothing synced)"
+    return (
+        f"{ledger.get('positions', 0)} bullet(s): {ledger.get('stored', 0)} in the store,"
+        f" {ledger.get('rejected', 0)} rejected by its gate; last sync:"
+        f" {ledger.get('pending_retry', 0)} pending retry, {ledger.get('stale', 0)} stale"
+    )
+
+
+def ago(moment: datetime, now: datetime) -> str:
+    """`2026-12-03 14:05 (3 h ago)`: a moment and how long before `now` it was."""
+    seconds = (now - moment).total_seconds()
+    when = moment.strftime("%Y-%m-%d %H:%M")
+    if seconds < 0:
+        return when
+    if seconds < 3600:
+        return f"{when} ({int(seconds // 60)} min ago)"
+    if seconds < 172800:
+        return f"{when} ({seconds / 3600:.0f} h ago)"
+    return f"{when} ({seconds / 86400:.0f} days ago)"
+
+
+def doctor(data: DoctorData) -> list[str]:
+    lines = [f"{_verdict(c)}  {c['name']:<9} {c['detail']}" for c in data["checks"]]
+    lines.append("")
+    lines += [f"  {name} = {value}" for name, value in data["config"].items()]
+    return lines
+
+
+def _verdict(check: CheckRow) -> str:
+    return "ok  " if check["ok"] else "FAIL" if check["critical"] else "warn"
+
+
+def cron_check(data: CronCheckData) -> list[str]:
+    lines = [f"cron --check: {data['source']}"]
+    if not data["lines"]:
+        lines.append("  no memfuse job line found")
+    for c in data["lines"]:
+        verdict = "ok" if c["ok"] else "FAIL"
+        lines.append(f"  line {c['line']}: {verdict}  {c['text'][:90]}")
+        lines += [f"    {problem}" for problem in c["problems"]]
+    return lines
+
+
+def rerank_test(data: RerankTestData) -> list[str]:
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    head = [
+        f"provider {data['provider']}, model {data['model']}",
+        f"endpoint {data['endpoint']}, latency {data['latency_ms']} ms",
+        f"query {data['query']!r}",
+    ]
+    table = Table("rank", "index", "score", "document", box=None, pad_edge=False)
+    for rank, row in enumerate(data["results"], start=1):
+        table.add_row(str(rank), str(row["index"]), f"{row['score']:.4f}", row["document"][:80])
+    buffer = StringIO()
+    console = Console(file=buffer, width=120, no_color=True, highlight=False)
+    console.print(table)
+    if "comparison" in data:
+        side = Table("#", "without reranker", "with reranker", box=None, pad_edge=False)
+        pairs = zip(data["comparison"]["without"], data["comparison"]["with"], strict=False)
+        for rank, (a, b) in enumerate(pairs, start=1):
+            side.add_row(str(rank), a[:50], b[:50])
+        console.print(side)
+    checks = [
+        f"{'ok  ' if c['ok'] else 'FAIL'}  {c['name']}: {c['detail']}" for c in data["checks"]
+    ]
+    return [*head, *buffer.getvalue().rstrip("\n").split("\n"), *checks]

@@ -1,0 +1,251 @@
+"""What each command answers: the shape of its `--json` `data`, one typed dictionary a command.
+
+These are the promise to agents and scripts (docs/operations.md "JSON output"): a key named
+here is present with this type; `NotRequired` keys appear only in the case their comment says.
+The lines a person reads are rendered from this data alone (memfuse.render), so whatever the
+text shows, `--json` holds too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+# --- sync ----------------------------------------------------------------------------------
+
+
+class ExplainRow(TypedDict):
+    position: str
+    type: str
+    keyword: str | None
+    uri: str
+    text: str
+
+
+class RejectedRow(TypedDict):
+    position: str
+    reason: str
+
+
+class StaleRow(TypedDict):
+    position: str
+    uri: str | None
+    memory_id: str | None
+    created_by_memfuse: bool
+
+
+class PrunedRow(TypedDict):
+    position: str
+    memory_id: str | None
+    deleted: bool
+
+
+class SyncData(TypedDict):
+    dry_run: bool
+    counts: dict[str, int]
+    dates: list[str]
+    today_journal: NotRequired[str]  # only when no journal was read
+    index: NotRequired[dict[str, int]]  # when the index was verified (--verify, a reset)
+    index_line: NotRequired[str]
+    explain: NotRequired[list[ExplainRow]]  # --explain
+    would_send: NotRequired[list[dict[str, Any]]]  # --dry-run: the remember arguments
+    calls: int
+    recall_index_refreshed: NotRequired[int | None]  # not under --dry-run
+    stale: list[StaleRow]
+    rejected: list[RejectedRow]
+    pruned: list[PrunedRow]
+
+
+# --- surface -------------------------------------------------------------------------------
+
+
+class SurfaceData(TypedDict):
+    source: str  # agent-memory | journals | kept
+    path: str | None  # the file written; None under --stdout or --dry-run
+    dry_run: bool
+    target: str  # the RECENT.md this run is about, written or not
+    kept: NotRequired[bool]  # the old RECENT.md was kept: nothing new to surface
+    lines: NotRequired[int]
+    sections: NotRequired[dict[str, int]]
+    text: NotRequired[str]  # --stdout: the rendered RECENT.md, which is also the payload
+
+
+# --- tidy ----------------------------------------------------------------------------------
+
+
+class ConsistencyItem(TypedDict):
+    memory: str
+    memory_id: str | None
+    memory_md_line: str | None  # None: not in MEMORY.md
+    line_no: int | None
+    similarity: float
+    verdict: str  # consistent | related | conflict | not-in-memory-md
+    why: str | None  # for a conflict: what changed
+
+
+class ConsistencyData(TypedDict):
+    status: str  # ok | conflict | skipped
+    reason: NotRequired[str]  # when skipped
+    summary: str
+    items: list[ConsistencyItem]
+
+
+class MemoryMdData(TypedDict):
+    exists: bool
+    lines: int
+    backup: str | None
+    backup_made: NotRequired[bool]
+    over_limit: bool
+
+
+class ArchivedRow(TypedDict):
+    date: str
+    weekly: str
+    archived_to: NotRequired[str]  # not under --dry-run
+    appended: int | None  # None under --dry-run
+
+
+class RefusedRow(TypedDict):
+    date: str
+    unsynced: int
+
+
+class ArchiveData(TypedDict):
+    archived: list[ArchivedRow]
+    refused: list[RefusedRow]
+
+
+class TidyData(TypedDict):
+    dry_run: bool
+    reflect: dict[str, Any] | str | None  # counts per phase, prose (3.x), or None (failed)
+    reflect_totals: dict[str, int] | None
+    consistency: ConsistencyData
+    memory_md: MemoryMdData
+    status: dict[str, Any] | None  # the store's status, under --dry-run only
+    index: NotRequired[dict[str, int]]  # when a ledger exists
+    index_line: NotRequired[str]
+    archive: NotRequired[ArchiveData]  # --archive
+
+
+# --- recall --------------------------------------------------------------------------------
+
+
+class RecallRow(TypedDict):
+    content: str
+    score: float
+    reason: str
+    type: str
+    id: str | None
+    uri: str | None
+    location: str | None
+    date: str | None
+
+
+class RecallData(TypedDict):
+    query: str
+    results: list[RecallRow]
+    sources: list[str]
+    reranked: bool
+
+
+# --- status --------------------------------------------------------------------------------
+
+
+class CommandView(TypedDict):
+    last_run: dict[str, Any] | None  # the run record (memfuse.history.RunRecord)
+    last_success: str | None
+    alarm: str | None
+
+
+class RecentView(TypedDict):
+    path: str
+    exists: bool
+    age_hours: float | None
+    written: NotRequired[str]
+    bytes: NotRequired[int]
+
+
+class LedgerView(TypedDict):
+    outcomes: dict[str, int] | None  # None: no ledger yet, or it cannot be read
+    error: NotRequired[str]  # why it cannot be read
+    positions: NotRequired[int]
+    stored: NotRequired[int]
+    rejected: NotRequired[int]
+    pending_retry: NotRequired[int]
+    stale: NotRequired[int]
+
+
+class StatusData(TypedDict):
+    workspace: str
+    at: str  # this status's clock, which the ages are counted from
+    commands: dict[str, CommandView]
+    recent: RecentView
+    ledger: LedgerView
+    lock: str | None
+    generation: int | None
+    generation_seen: str | None  # when `memfuse doctor` saw that generation
+    alarms: list[str]
+
+
+# --- doctor, cron, rerank-test -------------------------------------------------------------
+
+
+class CheckRow(TypedDict):
+    name: str
+    ok: bool
+    detail: str
+    critical: bool
+
+
+class DoctorData(TypedDict):
+    checks: list[CheckRow]
+    config: dict[str, str]
+    generation: NotRequired[int]  # when the server listed its tools
+    error: NotRequired[str]  # a critical check failed
+
+
+class PrintConfigData(TypedDict):
+    mcporter_config: dict[str, Any]
+    text: str  # the payload
+
+
+class CrontabData(TypedDict):
+    text: str  # the payload
+    notes: list[str]
+
+
+class CronLine(TypedDict):
+    line: int
+    text: str
+    command: str | None
+    ok: bool
+    problems: list[str]
+
+
+class CronCheckData(TypedDict):
+    source: str
+    lines: list[CronLine]
+    error: NotRequired[str]
+
+
+class RerankRow(TypedDict):
+    index: int
+    score: float
+    document: str
+
+
+class RerankCheck(TypedDict):
+    name: str
+    ok: bool
+    detail: str
+
+
+class RerankTestData(TypedDict):
+    provider: str
+    model: str
+    endpoint: str
+    latency_ms: int | None
+    query: str
+    results: list[RerankRow]
+    checks: list[RerankCheck]
+    comparison: NotRequired[dict[str, list[str]]]  # --from-recall: without / with
+    error: NotRequired[str]

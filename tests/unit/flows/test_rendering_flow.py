@@ -1,0 +1,75 @@
+"""What a person reads is what an agent reads: each command's text is its `--json` data, rendered.
+
+Each read-only command runs twice on the same state, once for people and once with `--json`;
+the text must be exactly the JSON's `data` put through memfuse.render — so nothing the text
+shows is missing from the envelope, and nothing is printed that the data does not hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from memfuse import render
+from tests.fakes import World
+
+DAY = "2026-11-29"
+NOW = f"{DAY}T22:00"
+JOURNAL = (
+    "# 2026-11-29\n\n"
+    "- 今天很开心，终于修好了登录问题\n"
+    "- Decided: billing migration ships before the end of December\n"
+    "- Met Bob about the staging deploy\n"
+    "- ok\n"  # refused by the store's gate: too short
+)
+MEMORY_MD = "# MEMORY\n\n- 当前最重要的事：十二月底前完成 billing 迁移\n"
+
+Renderer = Callable[[Any], list[str]]
+READ_ONLY: list[tuple[tuple[str, ...], Renderer]] = [
+    (("sync", "--dry-run", "--explain"), render.sync),
+    (("sync", "--all", "--dry-run"), render.sync),
+    (("surface", "--dry-run"), render.surface),
+    (("tidy", "--dry-run", "--archive"), render.tidy),
+    (("recall", "billing migration"), render.recall),
+    (("status",), render.status),
+    (("doctor",), render.doctor),
+]
+
+
+@pytest.fixture
+def lived_in(world: World) -> World:
+    """A workspace after a day of the lifecycle: synced (one bullet refused), surfaced, tidied."""
+    world.journal(DAY, JOURNAL)
+    (world.workspace / "MEMORY.md").write_text(MEMORY_MD, encoding="utf-8")
+    for command in ("sync", "surface", "tidy"):
+        assert world.run(command, "--now", NOW).code == 0
+    return world
+
+
+@pytest.mark.parametrize(("argv", "rendered"), READ_ONLY, ids=[" ".join(a) for a, _ in READ_ONLY])
+def test_the_text_is_the_json_data_rendered(
+    lived_in: World, argv: tuple[str, ...], rendered: Renderer
+) -> None:
+    text = lived_in.run(*argv, "--now", NOW)
+    data = lived_in.json(*argv, "--now", NOW).data
+    assert text.code == 0, text.stderr
+    assert text.stdout.rstrip("\n").split("\n") == rendered(data)
+
+
+def test_a_store_outage_reads_the_same_in_text_and_json(lived_in: World) -> None:
+    lived_in.gateway.down = "missing"
+    for argv, rendered in READ_ONLY[:5]:
+        text = lived_in.run(*argv, "--now", NOW)
+        data = lived_in.json(*argv, "--now", NOW).data
+        assert text.stdout.rstrip("\n").split("\n") == rendered(data), argv
+
+
+def test_status_before_anything_ran_says_so_in_both(world: World) -> None:
+    text = world.run("status", "--now", NOW)
+    data = world.json("status", "--now", NOW).data
+    assert "  sync     never run" in text.stdout.split("\n")
+    assert data["commands"]["sync"]["last_run"] is None
+    assert "  ledger   no ledger yet (nothing synced)" in text.stdout.split("\n")
+    assert data["ledger"]["outcomes"] is None
