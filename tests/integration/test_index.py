@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from tests.conftest import StoreServer
-from tests.integration.test_sync import JOURNAL, NOW, journal, sync, uris
+from tests.integration.ten_bullets import JOURNAL, NOW, journal, sync, uris
 
 pytestmark = pytest.mark.integration
 

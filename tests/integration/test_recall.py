@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from tests.conftest import StoreServer
-from tests.integration.test_sync import DAY, JOURNAL, NOW, journal, sync
+from tests.integration.ten_bullets import DAY, JOURNAL, NOW, journal, sync
 
 pytestmark = pytest.mark.integration
 
