@@ -181,7 +181,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """A workspace and an in-process fake store wired into the CLI (tests/fakes.py)."""
-    from memfuse import cli
+    from memfuse import runner
     from memfuse.context import Seams
     from tests.fakes import FakeGateway, World
 
@@ -189,7 +189,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     (ws / "memory").mkdir(parents=True)
     made = World(ws, FakeGateway(tmp_path / "fake-store.db"))
     monkeypatch.setattr(
-        cli,
+        runner,
         "seams",
         Seams(gateway_factory=made.gateway_factory, rerank_factory=made.rerank_factory),
     )

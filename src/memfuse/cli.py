@@ -1,35 +1,24 @@
-"""The `memfuse` command: typer wiring, the common options, and rendering.
+"""The `memfuse` command: typer wiring and the common options.
 
-Each subcommand parses its own options and hands a function of a RunContext to `_run`, which
-resolves settings, opens the log, takes the workspace lock, renders the result (human text or
-the `--json` envelope on stdout) and exits with the documented code.
+Each subcommand parses its own options and hands a function of a RunContext to `runner.run`,
+which does everything a run shares (settings, log, lock, printing, the exit code).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
-import logging
 import os
-import sys
-import time
-import traceback
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from memfuse import __version__, confine
-from memfuse.config import FLAG_OPTIONS, load_settings, secrets_in
-from memfuse.context import Advance, RunContext, Seams, no_progress
-from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
-from memfuse.history import LIFECYCLE, Alarm, History, RunRecord, assess
-from memfuse.lock import WorkspaceLock
-from memfuse.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
+from memfuse import __version__, runner
+from memfuse.config import FLAG_OPTIONS
+from memfuse.runner import Common
 
 app = typer.Typer(
     name="memfuse",
@@ -40,39 +29,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-
-@functools.cache
-def _stderr() -> Console:
-    from rich.console import Console  # loaded on first use: most cron runs print nothing
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _say(message: str) -> None:
-    """One line for people, on stderr."""
-    _stderr().print(message, markup=False)
-
-
-@dataclass(frozen=True)
-class Common:
-    """The options every subcommand accepts: settings given as flags (by Settings field; they
-    beat env and config file, see memfuse.config.OPTIONS) and how this one run behaves."""
-
-    settings: dict[str, Any] = field(default_factory=dict)
-    json: bool = False
-    quiet: bool = False
-    verbose: bool = False
-    strict: bool = False
-    wait: float | None = None
-    now: str | None = None
-
-    def flags(self) -> dict[str, Any]:
-        return {**self.settings, "now": self.now}
 
 
 def _option(
@@ -139,204 +95,6 @@ def _root(
     """Keep an agent's Markdown memory and its agent-memory store in one lifecycle."""
 
 
-# The outside world a run reaches (the store, the reranker). Tests replace it with fakes.
-seams = Seams()
-
-
-def _run(
-    name: str,
-    common: Common,
-    body: Callable[[RunContext], CommandResult],
-    *,
-    lock: bool = True,
-    dry_run: bool = False,
-) -> None:
-    """Prepare a run, execute the command, and conclude: every command goes through here."""
-    started = time.monotonic()
-    # Under -q (cron) warnings go to the log and the run history only: a person is told when
-    # the run escalates or fails, not about each best-effort hiccup.
-    reporter = Reporter(mask=SecretMasker())
-    reporter.echo = (lambda _m: None) if common.quiet else (lambda m: _say(reporter.mask(m)))
-    ctx: RunContext | None = None
-    refused = False
-    try:
-        ctx, refused = _prepare(name, common, reporter, lock=lock, dry_run=dry_run)
-        if lock and not dry_run:
-            with WorkspaceLock(ctx.settings.state_dir, name, common.wait):
-                result = body(ctx)
-        else:
-            result = body(ctx)
-    except MemfuseError as exc:
-        result = failure(name, reporter.mask(str(exc)), exc.exit_code)
-    except KeyboardInterrupt:
-        result = failure(name, "interrupted", ExitCode.FATAL)
-    except Exception as exc:
-        if common.verbose:
-            raise
-        mask = reporter.mask
-        reporter.logger.error("unexpected error\n%s", mask(traceback.format_exc()))
-        message = (
-            f"internal error: {type(exc).__name__}: {mask(str(exc))}"
-            " (the trace is in .memfuse/memfuse.log; -v shows it here)"
-        )
-        result = failure(name, message, ExitCode.FATAL)
-    finally:
-        if ctx is not None:
-            ctx.close()
-
-    _conclude(name, common, ctx, result, reporter, started=started, refused=refused)
-
-
-def _prepare(
-    name: str, common: Common, reporter: Reporter, *, lock: bool, dry_run: bool
-) -> tuple[RunContext, bool]:
-    """Settings, the secret mask, the log and the run's context; and whether the workspace
-    config had trusted keys refused. Raises MemfuseError for a run that cannot start."""
-    settings = load_settings(common.flags())
-    mask = SecretMasker(secrets_in(settings))
-    reporter.mask = mask
-    if lock:
-        _require_workspace(settings.workspace)
-    if settings.workspace.is_dir():
-        # A .memfuse/ that is a link or someone else's is refused before anything is written.
-        confine.state_dir(settings.workspace)
-        reporter.logger = setup_log(settings.state_dir, mask, common.verbose)
-    else:
-        reporter.logger = logging.getLogger("memfuse.nolog")
-    reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
-    for notice in settings.config_notices:
-        reporter.warn(notice)
-    interactive = sys.stderr.isatty() and not common.quiet and not common.json
-    ctx = RunContext(
-        settings,
-        reporter,
-        dry_run=dry_run,
-        progress=_progress_bar if interactive else no_progress,
-        gateway_factory=seams.gateway_factory,
-        rerank_factory=seams.rerank_factory,
-        verbose=common.verbose,
-    )
-    return ctx, bool(settings.config_refused)
-
-
-def _conclude(
-    name: str,
-    common: Common,
-    ctx: RunContext | None,
-    result: CommandResult,
-    reporter: Reporter,
-    *,
-    started: float,
-    refused: bool,
-) -> None:
-    """Settle the exit code (strict, escalation), record the run, print it, and exit."""
-    mask = reporter.mask
-    dry_run = ctx is not None and ctx.dry_run
-    result = replace(result, guard_failures=reporter.guard_failures)
-    if common.strict and result.exit_code == ExitCode.OK and (result.guard_failures or refused):
-        result = replace(result, exit_code=ExitCode.STRICT)
-    duration_ms = int((time.monotonic() - started) * 1000)
-    alarm = None
-    if ctx is not None and name in LIFECYCLE and not dry_run:
-        alarm = _record(ctx, name, result, duration_ms)
-        if alarm is not None and result.exit_code in (ExitCode.OK, ExitCode.STRICT):
-            data = {**result.data, "alarm": {"reason": alarm.reason, "since": alarm.since}}
-            result = replace(result, data=data, exit_code=ExitCode.ESCALATED)
-    # The reporter saw every warning of the run, whichever layer raised it.
-    result = replace(result, warnings=tuple(reporter.warnings))
-    envelope = result.envelope(duration_ms)
-    reporter.info(
-        f"end {name} status={envelope['status']} exit={envelope['exit_code']} "
-        f"warnings={len(result.warnings)} in {duration_ms} ms"
-    )
-    if alarm is not None:
-        _say(f"memfuse {name}: {mask(alarm.line())} (memfuse status shows more)")
-    elif common.quiet and result.exit_code == ExitCode.ESCALATED:  # status -q, a probe
-        for line in result.data.get("alarms", ()):
-            _say(f"memfuse {name}: {mask(str(line))}")
-    _emit(name, common, result, envelope, mask)
-    raise typer.Exit(int(result.exit_code))
-
-
-def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int) -> Alarm | None:
-    """Add this run to the history; return why it needs a person, if it does."""
-    settings = ctx.settings
-    if result.exit_code == ExitCode.LOCKED or not settings.state_dir.is_dir():
-        return None
-    counts = result.data.get("counts")
-    record = RunRecord(
-        command=name,
-        started=settings.now.isoformat(timespec="seconds"),
-        duration_ms=duration_ms,
-        status=result.status,
-        exit_code=int(result.exit_code),
-        store=ctx.store_outcome,
-        calls=ctx.calls_made,
-        counts={k: v for k, v in counts.items() if isinstance(v, int)}
-        if isinstance(counts, dict)
-        else {},
-        warnings=tuple(ctx.reporter.warnings[:5]),
-        warning_count=len(ctx.reporter.warnings),
-    )
-    history = History(settings.state_dir)
-    runs, problem = history.load()
-    if problem:
-        ctx.reporter.warn(problem)
-    alarm = assess([*runs.get(name, []), record], settings.alert_policy, settings.now)
-    if alarm is not None:
-        record = replace(record, exit_code=int(ExitCode.ESCALATED))
-    try:
-        history.append(record, runs)
-    except (OSError, MemfuseError) as exc:
-        ctx.reporter.warn(f"cannot record this run in {history.path}: {exc}")
-    return alarm
-
-
-# Under -q these print nothing on stdout: escalation has its own line on stderr.
-_QUIET_EXITS = (ExitCode.OK, ExitCode.ESCALATED)
-
-
-def _emit(
-    name: str,
-    common: Common,
-    result: CommandResult,
-    envelope: dict[str, Any],
-    mask: SecretMasker,
-) -> None:
-    """Print a finished run: the envelope or the human lines on stdout, a failure on stderr."""
-    if result.exit_code not in (ExitCode.OK, ExitCode.STRICT, ExitCode.ESCALATED):
-        # One line for people on stderr, whatever stdout's format.
-        _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
-    if common.json:
-        typer.echo(mask(to_json(envelope)))
-    elif result.payload is not None:
-        typer.echo(mask(result.payload))
-    elif not common.quiet or result.exit_code not in _QUIET_EXITS:
-        for line in result.human:
-            typer.echo(mask(line))
-
-
-@contextlib.contextmanager
-def _progress_bar(label: str, total: int) -> Iterator[Advance]:
-    """A progress bar on stderr, for runs long enough to need one (a backfill)."""
-    if total < 20:
-        yield lambda: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    columns = (f"{label}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=_stderr(), transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda: bar.advance(task)
-
-
-def _require_workspace(workspace: Path) -> None:
-    if not workspace.is_dir():
-        raise WorkspaceError(
-            f"workspace {workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
-        )
-
-
 # --- subcommands ---------------------------------------------------------------------------
 
 
@@ -356,7 +114,7 @@ def doctor(
     """
     from memfuse.commands import doctor as command
 
-    _run("doctor", common, command.print_config if print_config else command.run, lock=False)
+    runner.run("doctor", common, command.print_config if print_config else command.run, lock=False)
 
 
 @app.command()
@@ -369,7 +127,7 @@ def status(common: Common) -> None:
     """
     from memfuse.commands import status as command
 
-    _run("status", common, command.run, lock=False)
+    runner.run("status", common, command.run, lock=False)
 
 
 @app.command()
@@ -420,7 +178,7 @@ def sync(
         days=days,
         all=all_journals,
     )
-    _run(
+    runner.run(
         "sync",
         common,
         lambda ctx: command.run(ctx, scope, prune=prune, explain=explain, verify=verify),
@@ -446,7 +204,7 @@ def surface(
     """
     from memfuse.commands import surface as command
 
-    _run(
+    runner.run(
         "surface",
         common,
         lambda ctx: command.run(ctx, to_stdout=to_stdout),
@@ -474,7 +232,7 @@ def tidy(
     """
     from memfuse.commands import tidy as command
 
-    _run("tidy", common, lambda ctx: command.run(ctx, do_archive=archive), dry_run=dry_run)
+    runner.run("tidy", common, lambda ctx: command.run(ctx, do_archive=archive), dry_run=dry_run)
 
 
 @app.command("rerank-test")
@@ -514,7 +272,7 @@ def rerank_check(
     if (docs or from_recall) and not query:
         raise typer.BadParameter("give a QUERY to rank documents for")
     request = command.Request(query, tuple(docs), top_n, from_recall)
-    _run("rerank-test", common, lambda ctx: command.run(ctx, request), lock=False)
+    runner.run("rerank-test", common, lambda ctx: command.run(ctx, request), lock=False)
 
 
 @app.command()
@@ -543,7 +301,7 @@ def cron(
 
     if crontab is not None and not check:
         raise typer.BadParameter("a CRONTAB file is read only with --check")
-    _run(
+    runner.run(
         "cron",
         common,
         lambda ctx: command.run(ctx, archive=archive, check_file=crontab, do_check=check),
@@ -573,7 +331,7 @@ def recall(
     from memfuse.commands import recall as command
 
     request = command.Request(query, limit, tuple(types or ()), days)
-    _run("recall", common, lambda ctx: command.run(ctx, request), lock=False)
+    runner.run("recall", common, lambda ctx: command.run(ctx, request), lock=False)
 
 
 @app.command()
@@ -589,7 +347,7 @@ def classify(
     """
     from memfuse.commands import classify as command
 
-    _run("classify", common, lambda ctx: command.run(ctx, text), lock=False)
+    runner.run("classify", common, lambda ctx: command.run(ctx, text), lock=False)
 
 
 def _parse_day(text: str | None, option: str) -> date | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memfuse import cli
+from memfuse import runner
 from memfuse.context import Seams, open_reranker
 from tests.fakes import Outcome, World
 from tests.rerank_server import base_url, serve
@@ -25,7 +25,7 @@ KEY = "sk-live-NEVER-PRINT-ME-0123456789"
 def http_world(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
     """The fake store, and the real rerank client (no fake reranker)."""
     monkeypatch.setattr(
-        cli, "seams", Seams(gateway_factory=world.gateway_factory, rerank_factory=open_reranker)
+        runner, "seams", Seams(gateway_factory=world.gateway_factory, rerank_factory=open_reranker)
     )
     return world
 

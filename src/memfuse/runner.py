@@ -1,0 +1,261 @@
+"""One run of a command, the same for every subcommand: prepare, execute, conclude.
+
+`run` resolves the settings (flags > env > config files), masks the secrets, opens the log,
+refuses an unsafe `.memfuse/`, takes the workspace lock, calls the command's function of a
+`RunContext`, settles the exit code (strict, escalation), records the run in the history,
+prints the result — the `--json` envelope, the rendered lines or the payload on stdout, one
+line for people on stderr — and exits with the documented code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from memfuse import confine
+from memfuse.config import load_settings, secrets_in
+from memfuse.context import Advance, RunContext, Seams, no_progress
+from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
+from memfuse.history import LIFECYCLE, Alarm, History, RunRecord, assess
+from memfuse.lock import WorkspaceLock
+from memfuse.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@functools.cache
+def _stderr() -> Console:
+    from rich.console import Console  # loaded on first use: most cron runs print nothing
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _say(message: str) -> None:
+    """One line for people, on stderr."""
+    _stderr().print(message, markup=False)
+
+
+@dataclass(frozen=True)
+class Common:
+    """The options every subcommand accepts: settings given as flags (by Settings field; they
+    beat env and config file, see memfuse.config.OPTIONS) and how this one run behaves."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    json: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    strict: bool = False
+    wait: float | None = None
+    now: str | None = None
+
+    def flags(self) -> dict[str, Any]:
+        return {**self.settings, "now": self.now}
+
+
+# The outside world a run reaches (the store, the reranker). Tests replace it with fakes.
+seams = Seams()
+
+
+def run(
+    name: str,
+    common: Common,
+    body: Callable[[RunContext], CommandResult],
+    *,
+    lock: bool = True,
+    dry_run: bool = False,
+) -> None:
+    """Prepare a run, execute the command, and conclude: every command goes through here."""
+    started = time.monotonic()
+    # Under -q (cron) warnings go to the log and the run history only: a person is told when
+    # the run escalates or fails, not about each best-effort hiccup.
+    reporter = Reporter(mask=SecretMasker())
+    reporter.echo = (lambda _m: None) if common.quiet else (lambda m: _say(reporter.mask(m)))
+    ctx: RunContext | None = None
+    refused = False
+    try:
+        ctx, refused = _prepare(name, common, reporter, lock=lock, dry_run=dry_run)
+        if lock and not dry_run:
+            with WorkspaceLock(ctx.settings.state_dir, name, common.wait):
+                result = body(ctx)
+        else:
+            result = body(ctx)
+    except MemfuseError as exc:
+        result = failure(name, reporter.mask(str(exc)), exc.exit_code)
+    except KeyboardInterrupt:
+        result = failure(name, "interrupted", ExitCode.FATAL)
+    except Exception as exc:
+        if common.verbose:
+            raise
+        mask = reporter.mask
+        reporter.logger.error("unexpected error\n%s", mask(traceback.format_exc()))
+        message = (
+            f"internal error: {type(exc).__name__}: {mask(str(exc))}"
+            " (the trace is in .memfuse/memfuse.log; -v shows it here)"
+        )
+        result = failure(name, message, ExitCode.FATAL)
+    finally:
+        if ctx is not None:
+            ctx.close()
+
+    _conclude(name, common, ctx, result, reporter, started=started, refused=refused)
+
+
+def _prepare(
+    name: str, common: Common, reporter: Reporter, *, lock: bool, dry_run: bool
+) -> tuple[RunContext, bool]:
+    """Settings, the secret mask, the log and the run's context; and whether the workspace
+    config had trusted keys refused. Raises MemfuseError for a run that cannot start."""
+    settings = load_settings(common.flags())
+    mask = SecretMasker(secrets_in(settings))
+    reporter.mask = mask
+    if lock:
+        _require_workspace(settings.workspace)
+    if settings.workspace.is_dir():
+        # A .memfuse/ that is a link or someone else's is refused before anything is written.
+        confine.state_dir(settings.workspace)
+        reporter.logger = setup_log(settings.state_dir, mask, common.verbose)
+    else:
+        reporter.logger = logging.getLogger("memfuse.nolog")
+    reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
+    for notice in settings.config_notices:
+        reporter.warn(notice)
+    interactive = sys.stderr.isatty() and not common.quiet and not common.json
+    ctx = RunContext(
+        settings,
+        reporter,
+        dry_run=dry_run,
+        progress=_progress_bar if interactive else no_progress,
+        gateway_factory=seams.gateway_factory,
+        rerank_factory=seams.rerank_factory,
+        verbose=common.verbose,
+    )
+    return ctx, bool(settings.config_refused)
+
+
+def _conclude(
+    name: str,
+    common: Common,
+    ctx: RunContext | None,
+    result: CommandResult,
+    reporter: Reporter,
+    *,
+    started: float,
+    refused: bool,
+) -> None:
+    """Settle the exit code (strict, escalation), record the run, print it, and exit."""
+    mask = reporter.mask
+    dry_run = ctx is not None and ctx.dry_run
+    result = replace(result, guard_failures=reporter.guard_failures)
+    if common.strict and result.exit_code == ExitCode.OK and (result.guard_failures or refused):
+        result = replace(result, exit_code=ExitCode.STRICT)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    alarm = None
+    if ctx is not None and name in LIFECYCLE and not dry_run:
+        alarm = _record(ctx, name, result, duration_ms)
+        if alarm is not None and result.exit_code in (ExitCode.OK, ExitCode.STRICT):
+            data = {**result.data, "alarm": {"reason": alarm.reason, "since": alarm.since}}
+            result = replace(result, data=data, exit_code=ExitCode.ESCALATED)
+    # The reporter saw every warning of the run, whichever layer raised it.
+    result = replace(result, warnings=tuple(reporter.warnings))
+    envelope = result.envelope(duration_ms)
+    reporter.info(
+        f"end {name} status={envelope['status']} exit={envelope['exit_code']} "
+        f"warnings={len(result.warnings)} in {duration_ms} ms"
+    )
+    if alarm is not None:
+        _say(f"memfuse {name}: {mask(alarm.line())} (memfuse status shows more)")
+    elif common.quiet and result.exit_code == ExitCode.ESCALATED:  # status -q, a probe
+        for line in result.data.get("alarms", ()):
+            _say(f"memfuse {name}: {mask(str(line))}")
+    _emit(name, common, result, envelope, mask)
+    raise typer.Exit(int(result.exit_code))
+
+
+def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int) -> Alarm | None:
+    """Add this run to the history; return why it needs a person, if it does."""
+    settings = ctx.settings
+    if result.exit_code == ExitCode.LOCKED or not settings.state_dir.is_dir():
+        return None
+    counts = result.data.get("counts")
+    record = RunRecord(
+        command=name,
+        started=settings.now.isoformat(timespec="seconds"),
+        duration_ms=duration_ms,
+        status=result.status,
+        exit_code=int(result.exit_code),
+        store=ctx.store_outcome,
+        calls=ctx.calls_made,
+        counts={k: v for k, v in counts.items() if isinstance(v, int)}
+        if isinstance(counts, dict)
+        else {},
+        warnings=tuple(ctx.reporter.warnings[:5]),
+        warning_count=len(ctx.reporter.warnings),
+    )
+    history = History(settings.state_dir)
+    runs, problem = history.load()
+    if problem:
+        ctx.reporter.warn(problem)
+    alarm = assess([*runs.get(name, []), record], settings.alert_policy, settings.now)
+    if alarm is not None:
+        record = replace(record, exit_code=int(ExitCode.ESCALATED))
+    try:
+        history.append(record, runs)
+    except (OSError, MemfuseError) as exc:
+        ctx.reporter.warn(f"cannot record this run in {history.path}: {exc}")
+    return alarm
+
+
+# Under -q these print nothing on stdout: escalation has its own line on stderr.
+_QUIET_EXITS = (ExitCode.OK, ExitCode.ESCALATED)
+
+
+def _emit(
+    name: str,
+    common: Common,
+    result: CommandResult,
+    envelope: dict[str, Any],
+    mask: SecretMasker,
+) -> None:
+    """Print a finished run: the envelope or the human lines on stdout, a failure on stderr."""
+    if result.exit_code not in (ExitCode.OK, ExitCode.STRICT, ExitCode.ESCALATED):
+        # One line for people on stderr, whatever stdout's format.
+        _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
+    if common.json:
+        typer.echo(mask(to_json(envelope)))
+    elif result.payload is not None:
+        typer.echo(mask(result.payload))
+    elif not common.quiet or result.exit_code not in _QUIET_EXITS:
+        for line in result.human:
+            typer.echo(mask(line))
+
+
+@contextlib.contextmanager
+def _progress_bar(label: str, total: int) -> Iterator[Advance]:
+    """A progress bar on stderr, for runs long enough to need one (a backfill)."""
+    if total < 20:
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    columns = (f"{label}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=_stderr(), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)
+
+
+def _require_workspace(workspace: Path) -> None:
+    if not workspace.is_dir():
+        raise WorkspaceError(
+            f"workspace {workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
+        )
