@@ -73,3 +73,28 @@ def test_status_before_anything_ran_says_so_in_both(world: World) -> None:
     assert data["commands"]["sync"]["last_run"] is None
     assert "  ledger   no ledger yet (nothing synced)" in text.stdout.split("\n")
     assert data["ledger"]["outcomes"] is None
+
+
+def test_rerank_test_text_is_its_data_rendered(lived_in: World) -> None:
+    env = {"AGENT_MEMORY_RERANK_PROVIDER": "jina", "AGENT_MEMORY_RERANK_API_KEY": "sk-test-1"}
+    argv = ("rerank-test", "--from-recall", "billing migration")
+    text = lived_in.run(*argv, "--now", NOW, env=env)
+    data = lived_in.json(*argv, "--now", NOW, env=env).data
+    assert text.code == 0, text.stderr
+    assert "comparison" in data
+    assert text.stdout.rstrip("\n").split("\n") == render.rerank_test(data)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("surface", "--stdout"), ("cron",), ("doctor", "--print-config")],
+    ids=["surface --stdout", "cron", "doctor --print-config"],
+)
+def test_a_payload_is_printed_verbatim_and_held_whole_in_json(
+    lived_in: World, argv: tuple[str, ...]
+) -> None:
+    for quiet in ((), ("-q",)):
+        text = lived_in.run(*argv, *quiet, "--now", NOW)
+        assert text.code == 0, text.stderr
+        data = lived_in.json(*argv, "--now", NOW).data
+        assert text.stdout == data["text"].rstrip("\n") + "\n"
