@@ -151,7 +151,7 @@ def test_a_render_error_leaves_the_old_file_and_exits_1(
     def broken(*_args: object, **_kw: object) -> str:
         raise RuntimeError("renderer exploded")
 
-    monkeypatch.setattr("memfuse.commands.surface.render", broken)
+    monkeypatch.setattr("memfuse.commands.surface.recent_md", broken)
     code, envelope, _stderr = surface(workspace, "--mcporter", "/nonexistent/mcporter")
     assert code == 1
     assert envelope["status"] == "failed"
