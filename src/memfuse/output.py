@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memfuse.errors import ExitCode
+from memfuse.results import FailureData
 
 LOG_NAME = "memfuse.log"
 LOG_BYTES = 1_000_000
@@ -59,7 +60,8 @@ class CommandResult:
 
 def failure(command: str, message: str, exit_code: ExitCode) -> CommandResult:
     """The result of a run that could not do its job."""
-    return CommandResult(command=command, data={"error": message}, exit_code=exit_code)
+    data: FailureData = {"error": message}
+    return CommandResult(command=command, data=data, exit_code=exit_code)
 
 
 def to_json(envelope: Mapping[str, Any]) -> str:

@@ -1,9 +1,9 @@
-"""The lines a person reads, one function a command, each from that command's `--json` data alone.
+"""The lines a person reads, one function per command, each from that command's `--json` data.
 
 Pure: no settings, no clock, no files. A command builds its typed data (memfuse.results) and
-hands it here; the CLI prints what comes back (or the envelope under `--json`). A payload —
-RECENT.md under `surface --stdout`, the crontab, recall's answer — is not rendered here: it
-travels in `CommandResult.payload` and is printed verbatim.
+hands it here; memfuse.runner prints what comes back (or the envelope under `--json`). A
+payload — RECENT.md under `surface --stdout`, the crontab, recall's answer — is not rendered
+here: it travels in `CommandResult.payload` and is printed verbatim.
 """
 
 from __future__ import annotations

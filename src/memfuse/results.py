@@ -1,14 +1,27 @@
-"""What each command answers: the shape of its `--json` `data`, one typed dictionary a command.
+"""What each command answers: the shape of its `--json` `data`, one typed dictionary per command.
 
-These are the promise to agents and scripts (docs/operations.md "JSON output"): a key named
+These are the promise to agents and scripts (docs/operations.md, "Output"): a key named
 here is present with this type; `NotRequired` keys appear only in the case their comment says.
 The lines a person reads are rendered from this data alone (memfuse.render), so whatever the
-text shows, `--json` holds too.
+text shows, `--json` holds too. A run that could not do its job at all (a bad option, a held
+lock, an internal error) answers `FailureData` instead.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: on Python 3.11 a TypedDict reads NotRequired
+# only from evaluated annotations, and the tests check envelopes against __required_keys__.
 from typing import Any, NotRequired, TypedDict
+
+
+class FailureData(TypedDict):
+    error: str  # the same line goes to stderr
+
+
+class AlarmData(TypedDict):
+    """Added by memfuse.runner to a sync, surface or tidy run that escalates (exit 4)."""
+
+    reason: str
+    since: str
+
 
 # --- sync ----------------------------------------------------------------------------------
 
@@ -53,6 +66,7 @@ class SyncData(TypedDict):
     stale: list[StaleRow]
     rejected: list[RejectedRow]
     pruned: list[PrunedRow]
+    alarm: NotRequired[AlarmData]
 
 
 # --- surface -------------------------------------------------------------------------------
@@ -67,6 +81,7 @@ class SurfaceData(TypedDict):
     lines: NotRequired[int]
     sections: NotRequired[dict[str, int]]
     text: NotRequired[str]  # --stdout: the rendered RECENT.md, which is also the payload
+    alarm: NotRequired[AlarmData]
 
 
 # --- tidy ----------------------------------------------------------------------------------
@@ -124,6 +139,7 @@ class TidyData(TypedDict):
     index: NotRequired[dict[str, int]]  # when a ledger exists
     index_line: NotRequired[str]
     archive: NotRequired[ArchiveData]  # --archive
+    alarm: NotRequired[AlarmData]
 
 
 # --- recall --------------------------------------------------------------------------------

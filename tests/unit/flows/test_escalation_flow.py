@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from memfuse.results import AlarmData
 from tests.fakes import World
 
 DAY = "2026-11-29"
@@ -61,6 +62,7 @@ def test_escalation_is_in_the_envelope_and_configurable_only_by_the_user(world: 
     assert out.code == 4
     assert out.envelope["status"] == "degraded"
     assert out.data["alarm"]["since"].startswith(f"{DAY}T10:00")
+    assert set(out.data["alarm"]) == set(AlarmData.__required_keys__)
     assert any("alert.failed_runs: not applied" in w for w in out.envelope["warnings"])
 
     user = world.workspace.parent / "xdg" / "memfuse"

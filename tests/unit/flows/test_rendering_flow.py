@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memfuse import render
+from memfuse import render, results
 from tests.fakes import World
 
 DAY = "2026-11-29"
@@ -36,6 +36,10 @@ READ_ONLY: list[tuple[tuple[str, ...], Renderer]] = [
     (("status",), render.status),
     (("doctor",), render.doctor),
 ]
+SHAPES: dict[str, Any] = {
+    "sync": results.SyncData, "surface": results.SurfaceData, "tidy": results.TidyData,
+    "recall": results.RecallData, "status": results.StatusData, "doctor": results.DoctorData,
+}  # fmt: skip
 
 
 @pytest.fixture
@@ -56,6 +60,13 @@ def test_the_text_is_the_json_data_rendered(
     data = lived_in.json(*argv, "--now", NOW).data
     assert text.code == 0, text.stderr
     assert text.stdout.rstrip("\n").split("\n") == rendered(data)
+    assert_shape(data, SHAPES[argv[0]])
+
+
+def assert_shape(data: dict[str, Any], shape: Any) -> None:
+    """The envelope's data has every key results.py promises, and none it does not declare."""
+    assert shape.__required_keys__ <= data.keys(), "a declared key is missing"
+    assert data.keys() <= shape.__required_keys__ | shape.__optional_keys__, "an undeclared key"
 
 
 def test_a_store_outage_reads_the_same_in_text_and_json(lived_in: World) -> None:
@@ -64,6 +75,7 @@ def test_a_store_outage_reads_the_same_in_text_and_json(lived_in: World) -> None
         text = lived_in.run(*argv, "--now", NOW)
         data = lived_in.json(*argv, "--now", NOW).data
         assert text.stdout.rstrip("\n").split("\n") == rendered(data), argv
+        assert_shape(data, SHAPES[argv[0]])
 
 
 def test_status_before_anything_ran_says_so_in_both(world: World) -> None:
@@ -83,18 +95,23 @@ def test_rerank_test_text_is_its_data_rendered(lived_in: World) -> None:
     assert text.code == 0, text.stderr
     assert "comparison" in data
     assert text.stdout.rstrip("\n").split("\n") == render.rerank_test(data)
+    assert_shape(data, results.RerankTestData)
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [("surface", "--stdout"), ("cron",), ("doctor", "--print-config")],
-    ids=["surface --stdout", "cron", "doctor --print-config"],
-)
+PAYLOADS = [
+    (("surface", "--stdout"), results.SurfaceData),
+    (("cron",), results.CrontabData),
+    (("doctor", "--print-config"), results.PrintConfigData),
+]
+
+
+@pytest.mark.parametrize(("argv", "shape"), PAYLOADS, ids=[" ".join(a) for a, _ in PAYLOADS])
 def test_a_payload_is_printed_verbatim_and_held_whole_in_json(
-    lived_in: World, argv: tuple[str, ...]
+    lived_in: World, argv: tuple[str, ...], shape: Any
 ) -> None:
     for quiet in ((), ("-q",)):
         text = lived_in.run(*argv, *quiet, "--now", NOW)
         assert text.code == 0, text.stderr
         data = lived_in.json(*argv, "--now", NOW).data
         assert text.stdout == data["text"].rstrip("\n") + "\n"
+        assert_shape(data, shape)
