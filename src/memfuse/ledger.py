@@ -9,15 +9,16 @@ result it had; a failed call is never recorded and is retried by the next run.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memfuse import confine
 from memfuse.errors import MemfuseError
-from memfuse.sqlite_tx import immediate, open_private_db
+from memfuse.sqlite_tx import SIDECARS, immediate, open_private_db
 
 LEDGER_NAME = "ledger.sqlite3"
 SCHEMA_VERSION = 1
@@ -157,19 +158,45 @@ def outcome_counts(state_dir: Path) -> dict[str, int] | None:
 
     For `memfuse status`: it opens the ledger without creating or migrating anything.
     """
+    rows = _read_only(state_dir, "SELECT outcome, COUNT(*) FROM entries GROUP BY outcome")
+    return None if rows is None else {str(outcome): int(count) for outcome, count in rows}
+
+
+def uris_of(state_dir: Path, memory_ids: Iterable[str]) -> dict[str, str]:
+    """The URI memfuse gave each of these memories, read-only (for recall: agent-memory 2.2's
+    recall answers no URI, 3.x and later `null`). A memory that several bullets were merged
+    into has the URI of the bullet that created it."""
+    wanted = sorted(set(memory_ids))
+    if not wanted:
+        return {}
+    rows = _read_only(
+        state_dir,
+        "SELECT memory_id, uri FROM entries WHERE uri IS NOT NULL"
+        " AND memory_id IN (SELECT value FROM json_each(?))"
+        " ORDER BY created",  # a created entry last, so it wins
+        [json.dumps(wanted)],
+    )
+    return {str(memory_id): str(uri) for memory_id, uri in rows or ()}
+
+
+def _read_only(
+    state_dir: Path, query: str, parameters: Sequence[str] = ()
+) -> list[tuple[Any, ...]] | None:
+    """Rows of a query on the ledger opened read-only (nothing created, migrated or locked for
+    writing); None when there is no ledger. LedgerError when it cannot be read."""
     path = state_dir / LEDGER_NAME
-    confine.check_private_file(path)
+    for suffix in SIDECARS:
+        confine.check_private_file(Path(f"{path}{suffix}"))
     if not path.is_file():
         return None
     try:
         db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
         try:
-            rows = db.execute("SELECT outcome, COUNT(*) FROM entries GROUP BY outcome").fetchall()
+            return db.execute(query, parameters).fetchall()
         finally:
             db.close()
     except sqlite3.Error as exc:
         raise LedgerError(f"the sync ledger {path} cannot be read ({exc})") from None
-    return {str(outcome): int(count) for outcome, count in rows}
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:

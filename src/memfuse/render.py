@@ -132,7 +132,7 @@ def recall(data: RecallData) -> list[str]:
         f"recall {data['query']!r}: {len(data['results'])} result(s) from {origin}{rerank_note}"
     ]
     for n, row in enumerate(data["results"], start=1):
-        where = row["uri"] or row["location"] or row["id"]
+        where = ", ".join(filter(None, (row["location"], row["uri"]))) or row["id"]
         lines.append(f"{n:>2}. [{row['type']}] {row['content'][:100]}  ({where}; {row['reason']})")
     return lines
 

@@ -11,14 +11,17 @@ alone, and `data.sources` says so.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from memfuse import render
 from memfuse.classify import Classifier
+from memfuse.confine import UnsafePath
 from memfuse.context import RunContext
 from memfuse.decay import priority_of
 from memfuse.errors import MemfuseError
+from memfuse.ledger import LedgerError, uris_of
 from memfuse.output import CommandResult
 from memfuse.recall_index import REBUILT, Hit, RecallIndex
 from memfuse.rerank import SearchResult, local_weighting
@@ -63,6 +66,7 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if _from_index(ctx, request.query, pool, candidates):
         sources.append("journals")
 
+    _address(ctx, candidates.values())
     kept = {k: c for k, c in candidates.items() if _wanted(c, request, s.now)}
     results = [_as_result(k, c) for k, c in sorted(kept.items(), key=lambda kc: -kc[1].fused)]
     reranked = rerank_results(ctx, request.query, results) if s.rerank.enabled and results else None
@@ -86,6 +90,21 @@ def _from_store(ctx: RunContext, query: str, pool: int, candidates: dict[str, Ca
     for rank, memory in enumerate(memories_in(answer, ctx.settings.now.tzinfo), start=1):
         _add_store(candidates, memory, rank)
     return True
+
+
+def _address(ctx: RunContext, candidates: Iterable[Candidate]) -> None:
+    """Give a stored memory the URI memfuse synced it to where the store's recall did not say
+    (2.2 answers none, 3.x and later `null`): an agent can then `recall_path` it."""
+    unnamed = {c.id: c for c in candidates if c.id and not c.uri}
+    if not unnamed:
+        return
+    try:
+        known = uris_of(ctx.settings.state_dir, unnamed)
+    except (LedgerError, UnsafePath) as exc:
+        ctx.reporter.warn(f"{exc}; recall's results carry only the store's own URIs")
+        return
+    for memory_id, uri in known.items():
+        unnamed[memory_id].uri = uri
 
 
 def _from_index(ctx: RunContext, query: str, pool: int, candidates: dict[str, Candidate]) -> bool:

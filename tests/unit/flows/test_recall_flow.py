@@ -183,3 +183,25 @@ def test_a_link_in_place_of_the_index_wal_is_refused_like_the_ledgers(
     assert out.data["sources"] == ["agent-memory"]
     assert [w for w in out.envelope["warnings"] if "symbolic link" in w]
     assert outside.read_bytes() == b"not memfuse's"
+
+
+def test_a_stored_result_carries_the_uri_it_was_synced_to(world: World) -> None:
+    """agent-memory 2.2's recall names no URI (3.x+: null); the ledger knows it."""
+    synced(world)
+    out = world.json("recall", "billing migration", "--now", NOW)
+    top = next(r for r in out.data["results"] if r["content"].startswith("Met Bob"))
+    assert top["uri"] == f"event://journal/{DAY}#0930-1"
+    assert world.gateway.direct("recall_path", {"uri": top["uri"]})["memory"]["id"] == top["id"]
+    text = world.run("recall", "billing migration", "--now", NOW).stdout
+    assert f"(memory/{DAY}.md:2, event://journal/{DAY}#0930-1; " in text
+
+
+def test_a_damaged_ledger_costs_the_uris_and_one_warning_not_the_answer(world: World) -> None:
+    synced(world)
+    (world.workspace / ".memfuse" / "ledger.sqlite3").write_bytes(b"not a database" * 100)
+    out = world.json("recall", "billing migration", "--now", NOW)
+    assert out.code == 0
+    top = next(r for r in out.data["results"] if r["content"].startswith("Met Bob"))
+    assert top["id"] is not None and top["uri"] is None
+    assert any("recall's results carry only the store's own URIs" in w
+               for w in out.envelope["warnings"])  # fmt: skip

@@ -1,0 +1,38 @@
+"""The ledger's read-only questions: asked without creating, migrating or locking anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memfuse.ledger import LEDGER_NAME, Entry, Ledger, outcome_counts, uris_of
+
+DAY = "2026-11-29"
+
+
+def entry(n: int, outcome: str, memory_id: str | None, *, created: bool) -> Entry:
+    uri = f"event://journal/{DAY}#0930-{n}" if memory_id else None
+    return Entry(f"{DAY}#0930-{n}", DAY, f"h{n}", outcome, uri, "event", memory_id, created)
+
+
+def test_a_merged_memory_has_the_uri_of_the_bullet_that_created_it(tmp_path: Path) -> None:
+    state = tmp_path / "ws" / ".memfuse"
+    state.mkdir(parents=True, mode=0o700)
+    ledger = Ledger(state)
+    ledger.record(entry(1, "added", "m1", created=True), "t")
+    ledger.record(entry(2, "merged", "m1", created=False), "t")  # 4.x: merged into m1
+    ledger.record(entry(3, "added", "m3", created=True), "t")
+    ledger.record(entry(4, "rejected", None, created=False), "t")
+    ledger.close()
+    assert uris_of(state, ["m1", "m3", "unknown"]) == {
+        "m1": f"event://journal/{DAY}#0930-1",
+        "m3": f"event://journal/{DAY}#0930-3",
+    }
+    assert outcome_counts(state) == {"added": 2, "merged": 1, "rejected": 1}
+
+
+def test_no_ledger_is_no_answer_and_creates_none(tmp_path: Path) -> None:
+    state = tmp_path / "ws" / ".memfuse"
+    state.mkdir(parents=True, mode=0o700)
+    assert uris_of(state, ["m1"]) == {}
+    assert outcome_counts(state) is None
+    assert not (state / LEDGER_NAME).exists()
