@@ -18,7 +18,6 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from memfuse.config import RerankSettings, Settings
 from memfuse.gateway.base import (
     Answer,
     CallFailed,
@@ -30,6 +29,7 @@ from memfuse.gateway.base import (
 from memfuse.refserver.store import Store, default_caps
 from memfuse.refserver.tools import call_tool, tool_list
 from memfuse.rerank import Ranking, RerankError, Scored
+from memfuse.settings import RerankSettings, Settings
 
 FAILURES: dict[str, type[GatewayError]] = {
     "missing": ToolMissing,

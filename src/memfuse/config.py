@@ -1,7 +1,7 @@
 """Settings, resolved in one place: command-line flag > environment > config file > default.
 
 Only this module reads the environment and the config files. Everything else receives a
-frozen `Settings`.
+frozen `Settings` (memfuse.settings).
 """
 
 from __future__ import annotations
@@ -10,124 +10,19 @@ import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from memfuse.errors import ConfigError
-from memfuse.history import Policy
 from memfuse.recent import Budget
-
-Transport = Literal["auto", "mcporter", "session"]
-
-DEFAULT_KNOWLEDGE = (
-    "喜欢", "讨厌", "禁止", "偏好", "必须", "记住", "规则", "习惯",
-    "prefer", "prefers", "preferred", "must", "rule", "rules", "always", "never",
-    "remember", "remembered",
-)  # fmt: skip
-DEFAULT_EMOTION = (
-    "开心", "安心", "难过", "害羞", "生气", "担心", "爱", "想你", "感动", "温柔", "幸福",
-    "寂寞", "心疼", "甜",
-    "happy", "sad", "angry", "love", "loves", "loved", "miss", "misses", "worried",
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class RerankSettings:
-    """The external reranker; disabled unless a provider and a key are both set."""
-
-    provider: str = "none"
-    model: str = "Qwen/Qwen3-Reranker-8B"
-    api_key: str | None = None
-    base_url: str = "https://api.openai.com/v1"
-    timeout: float = 10.0
-    surface: bool = True  # surface's recall goes through the reranker when it is enabled
-    tidy: bool = True  # and so does tidy's consistency recall
-
-    @property
-    def enabled(self) -> bool:
-        return self.provider in {"openai", "jina", "cohere", "tei"} and bool(self.api_key)
-
-
-@dataclass(frozen=True)
-class SessionServer:
-    """How to start the MCP server for the session transport, when given in memfuse's config."""
-
-    command: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    cwd: str | None = None
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything a memfuse run is configured by. Frozen: resolve once, pass around."""
-
-    workspace: Path
-    now: datetime
-    mcporter: str = "mcporter"
-    mcporter_config: Path | None = None
-    server: str = "agent-memory"
-    transport: Transport = "auto"
-    timeout: float = 30.0
-    jobs: int = 4
-    knowledge_keywords: tuple[str, ...] = DEFAULT_KNOWLEDGE
-    emotion_keywords: tuple[str, ...] = DEFAULT_EMOTION
-    surface: Budget = field(default_factory=Budget)
-    # tidy
-    memory_md_max_lines: int = 200
-    consistent_similarity: float = 0.85
-    related_similarity: float = 0.3
-    archive_after_days: int = 7
-    rerank: RerankSettings = field(default_factory=RerankSettings)
-    session_server: SessionServer | None = None
-    max_file_mib: int = 16
-    # when a failing run stops being a warning and exits ESCALATED (see memfuse.history)
-    alert_failed_runs: int = 3
-    alert_max_age_hours: float = 24.0
-    config_files: tuple[Path, ...] = ()  # user file, then the workspace's: later wins
-    config_notices: tuple[str, ...] = ()  # warnings about the workspace's config file
-    config_refused: tuple[str, ...] = ()  # what of it was not applied (--strict: exit 3)
-
-    @property
-    def state_dir(self) -> Path:
-        return self.workspace / ".memfuse"
-
-    @property
-    def alert_policy(self) -> Policy:
-        from datetime import timedelta
-
-        return Policy(self.alert_failed_runs, timedelta(hours=self.alert_max_age_hours))
-
-    @property
-    def read_cap(self) -> int:
-        return self.max_file_mib * 1024 * 1024
-
-    def describe(self) -> list[tuple[str, str]]:
-        """The effective configuration as (name, value) rows, secrets masked."""
-        rows: list[tuple[str, str]] = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in ("rerank", "surface"):
-                for sub in fields(value):
-                    shown = getattr(value, sub.name)
-                    if sub.name == "api_key":
-                        shown = mask_secret(shown)
-                    rows.append((f"{f.name}.{sub.name}", str(shown)))
-                continue
-            if isinstance(value, tuple) and value and isinstance(value[0], str | Path):
-                value = ", ".join(str(v) for v in value)
-            rows.append((f.name, str(value)))
-        return rows
-
-
-def mask_secret(secret: str | None) -> str:
-    """Show that a secret is set without revealing it."""
-    if not secret:
-        return "(not set)"
-    return f"****{secret[-2:]}" if len(secret) >= 16 else "****"
-
+from memfuse.settings import (
+    RerankSettings,
+    SessionServer,
+    Settings,
+    Transport,
+)
 
 # --- the config file schema --------------------------------------------------------------
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memfuse.config import Settings
 from memfuse.errors import ConfigError
 from memfuse.gateway import Gateway, McporterGateway
 from memfuse.gateway.mcporter import neutral_cwd
 from memfuse.server_entry import server_spec
+from memfuse.settings import Settings
 
 
 def choose_transport(settings: Settings) -> tuple[str, str]:

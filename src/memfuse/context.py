@@ -8,11 +8,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memfuse.config import RerankSettings, Settings
 from memfuse.confine import WorkspaceFiles
 from memfuse.connect import connect, open_gateway
 from memfuse.gateway import Gateway, Guard
 from memfuse.output import Reporter
+from memfuse.settings import RerankSettings, Settings
 
 if TYPE_CHECKING:
     from memfuse.rerank import RerankClient

@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memfuse.config import RerankSettings
 from memfuse.decay import weighted
 from memfuse.errors import MemfuseError
 from memfuse.output import Reporter, SecretMasker
+from memfuse.settings import RerankSettings
 
 if TYPE_CHECKING:
     import httpx

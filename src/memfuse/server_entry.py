@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from memfuse.config import SessionServer, Settings
 from memfuse.errors import ConfigError
 from memfuse.gateway.spec import ServerSpec
+from memfuse.settings import SessionServer, Settings
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 

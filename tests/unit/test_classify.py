@@ -5,7 +5,7 @@ from typer.testing import CliRunner
 
 from memfuse.classify import Classifier
 from memfuse.cli import app
-from memfuse.config import DEFAULT_EMOTION, DEFAULT_KNOWLEDGE
+from memfuse.settings import DEFAULT_EMOTION, DEFAULT_KNOWLEDGE
 
 DEFAULT = Classifier(DEFAULT_KNOWLEDGE, DEFAULT_EMOTION)
 

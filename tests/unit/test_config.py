@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.config import RerankSettings, load_settings, mask_secret, secrets_in
+from memfuse.config import load_settings, secrets_in
 from memfuse.errors import ConfigError, ExitCode
+from memfuse.settings import RerankSettings, mask_secret
 
 
 def test_defaults_point_at_the_openclaw_workspace(isolated_env: Path) -> None:

@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from memfuse.cli import app
-from memfuse.config import FILE_KEYS, OPTIONS, TRUSTED_KEYS, Settings, parse_config
+from memfuse.config import FILE_KEYS, OPTIONS, TRUSTED_KEYS, parse_config
+from memfuse.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,6 @@ import httpx
 import pytest
 import respx
 
-from memfuse.config import RerankSettings
 from memfuse.output import Reporter
 from memfuse.rerank import (
     RerankClient,
@@ -16,6 +15,7 @@ from memfuse.rerank import (
     local_weighting,
     rerank_with_provider,
 )
+from memfuse.settings import RerankSettings
 
 KEY = "sk-unit-SECRET-0123456789"
 BASE = "https://rerank.test/v1"

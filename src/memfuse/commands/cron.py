@@ -25,12 +25,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from memfuse import render
-from memfuse.config import Settings
 from memfuse.context import RunContext
 from memfuse.errors import ConfigError, ExitCode
 from memfuse.history import LIFECYCLE
 from memfuse.output import CommandResult
 from memfuse.results import CronCheckData, CronLine, CrontabData
+from memfuse.settings import Settings
 
 CRON_DEFAULT_PATH = "/usr/bin:/bin"
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")

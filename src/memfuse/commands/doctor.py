@@ -16,7 +16,6 @@ from typing import Any
 
 from memfuse import render
 from memfuse.classify import Classifier
-from memfuse.config import mask_secret
 from memfuse.connect import choose_transport
 from memfuse.context import RunContext
 from memfuse.errors import ConfigError, ExitCode, MemfuseError
@@ -28,6 +27,7 @@ from memfuse.journal_files import list_journals, read_journal
 from memfuse.ledger import LEDGER_NAME, Ledger
 from memfuse.output import CommandResult
 from memfuse.results import CheckRow, DoctorData, PrintConfigData
+from memfuse.settings import mask_secret
 
 NEEDED_TOOLS = ("remember", "recall", "recall_path", "reflect", "status", "forget")
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memfuse.commands import cron
-from memfuse.config import Settings
+from memfuse.settings import Settings
 from tests.conftest import ROOT
 from tests.fakes import World
 
