@@ -44,7 +44,7 @@ export MEMFUSE_WORKSPACE="$DEMO/workspace"
 export MEMFUSE_MCPORTER="node $PWD/tools/node_modules/mcporter/dist/cli.js"
 export MEMFUSE_MCPORTER_CONFIG="$DEMO/mcporter.json"
 
-echo "==> memfuse doctor";            memfuse doctor | head -6
+echo "==> memfuse doctor";            memfuse doctor
 echo "==> memfuse sync --days 7";     memfuse sync --days 7
 echo "==> memfuse surface";           memfuse surface
 echo "==> memfuse tidy";              memfuse tidy

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import sys
 import time
 import traceback
@@ -43,7 +44,28 @@ def _stderr() -> Console:
 
 def _say(message: str) -> None:
     """One line for people, on stderr."""
-    _stderr().print(message, markup=False)
+    try:
+        _stderr().print(message, markup=False)
+    except BrokenPipeError:
+        _reader_gone(2)
+
+
+def _out(text: str) -> None:
+    """The result, on stdout."""
+    try:
+        typer.echo(text)
+    except BrokenPipeError:
+        _reader_gone(1)
+
+
+def _reader_gone(fd: int) -> None:
+    """The reader closed the pipe (`memfuse doctor | head -3`): like the Unix tools memfuse sits
+    among, stop writing there without a word. The descriptor is pointed at /dev/null, so the
+    rest of the run and the flush at exit write nowhere instead of failing; the run's own exit
+    code stands (docs/decisions.md 76)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 @dataclass(frozen=True)
@@ -232,12 +254,11 @@ def _emit(
         # One line for people on stderr, whatever stdout's format.
         _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
     if common.json:
-        typer.echo(mask(to_json(envelope)))
+        _out(mask(to_json(envelope)))
     elif result.payload is not None:
-        typer.echo(mask(result.payload))
-    elif not common.quiet or result.exit_code not in _QUIET_EXITS:
-        for line in result.human:
-            typer.echo(mask(line))
+        _out(mask(result.payload))
+    elif result.human and (not common.quiet or result.exit_code not in _QUIET_EXITS):
+        _out("\n".join(mask(line) for line in result.human))
 
 
 @contextlib.contextmanager

@@ -89,3 +89,25 @@ def test_docs_name_everything_help_shows(kind: str) -> None:
     }[kind]  # fmt: skip
     missing = sorted(w for w in wanted if w not in docs)
     assert not missing, f"docs/ do not mention: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [(["classify", "I prefer tea", "-w", "."], 0), (["classify", "--json", "", "-w", "."], 0)],
+)
+def test_a_reader_that_closes_the_pipe_ends_nothing_but_the_output(
+    tmp_path: Path, argv: list[str], code: int
+) -> None:
+    """`memfuse doctor | head -3`: memfuse finishes its run and exits with the run's own code,
+    without a word on stderr, however early the reader went (here: before the first byte)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before memfuse writes anything
+    try:
+        done = subprocess.run(
+            [str(BIN / "memfuse"), *argv], stdout=write, stderr=subprocess.PIPE,
+            cwd=tmp_path, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.stderr == b""
+    assert done.returncode == code
