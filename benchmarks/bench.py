@@ -243,6 +243,7 @@ def recall_speed(root: Path) -> list[str]:
         return time.perf_counter() - started
 
     own = statistics.median(own_work() for _ in range(5))
+    lookup = ledger_lookup(root / "ledger-year", 365 * PER_JOURNAL)
     return [
         "\n### Recall (issue 16), a year of journals (365 × 40 bullets), session transport\n",
         "| measure | wall |",
@@ -250,6 +251,7 @@ def recall_speed(root: Path) -> list[str]:
         f"| first `memfuse recall` (builds the local index of 14 600 bullets) | {first * 1000:.0f} ms |",
         f"| next `memfuse recall`, nothing changed, median of 5 | {warm * 1000:.0f} ms |",
         f"| of which memfuse's own work: index check of 366 files + search, median of 5 | {own * 1000:.0f} ms |",
+        f"| and the URIs of 20 stored results from a ledger of 14 600 entries, median of 5 | {lookup * 1000:.1f} ms |",
         f"| `memfuse status -q` (start-up alone), median of 5 | {startup * 1000:.0f} ms |",
         "",
         "The rest of a warm recall is starting the store's server and the MCP session, and the"
@@ -257,6 +259,29 @@ def recall_speed(root: Path) -> list[str]:
         " so the agent's first recall is a warm one. Quality (hit@1, hit@5, MRR with and"
         " without a reranker) is in docs/recall-quality.md, from benchmarks/recall_eval.py.",
     ]
+
+
+def ledger_lookup(root: Path, entries: int) -> float:
+    """recall's read-only ledger query (memfuse.ledger.uris_of) for 20 memory ids, in seconds."""
+    from memfuse.ledger import Ledger, uris_of
+    from memfuse.sqlite_tx import immediate
+
+    state = root / "workspace" / ".memfuse"
+    state.mkdir(parents=True, mode=0o700)
+    ledger = Ledger(state)  # its schema; the rows in one transaction (set-up, not measured)
+    rows = [(f"d#0930-{n}", "2026-11-30", f"h{n}", "added", f"event://journal/d#0930-{n}",
+             "event", f"id-{n}", 1, "2026-11-30T22:00:00") for n in range(entries)]  # fmt: skip
+    with immediate(ledger.db):
+        ledger.db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    ledger.close()
+    wanted = [f"id-{n}" for n in range(0, entries, entries // 20)][:20]
+
+    def once() -> float:
+        started = time.perf_counter()
+        assert len(uris_of(state, wanted)) == 20
+        return time.perf_counter() - started
+
+    return statistics.median(once() for _ in range(5))
 
 
 def median_of(runs: int, argv: list[str]) -> float:
