@@ -112,7 +112,7 @@ def timed(
 def design_approach(server: Server, ws: Path) -> tuple[float, int]:
     """(a): one mcporter call per bullet, sequential — the prompt-driven design."""
     sys.path.insert(0, str(ROOT / "src"))
-    from memfuse.journal import parse_bytes
+    from memfuse.workspace.journal import parse_bytes
 
     calls = 0
     started = time.perf_counter()
@@ -150,7 +150,7 @@ def memfuse_sync(
 def raw_session(server: Server, ws: Path) -> tuple[float, int]:
     """(e): the limit — one server process, JSON-RPC lines written straight to its stdin."""
     sys.path.insert(0, str(ROOT / "src"))
-    from memfuse.journal import parse_bytes
+    from memfuse.workspace.journal import parse_bytes
 
     requests = []
     for path in sorted((ws / "memory").glob("*.md")):
@@ -230,9 +230,9 @@ def recall_speed(root: Path) -> list[str]:
     status = [MEMFUSE, "status", "-w", str(ws), "-q"]  # start-up and nothing else, for scale
     startup = statistics.median(timed(status)[0] for _ in range(5))
     sys.path.insert(0, str(ROOT / "src"))
-    from memfuse.classify import Classifier
-    from memfuse.confine import WorkspaceFiles
-    from memfuse.recall_index import RecallIndex
+    from memfuse.recall.index import RecallIndex
+    from memfuse.text.classify import Classifier
+    from memfuse.workspace.confine import WorkspaceFiles
 
     def own_work() -> float:
         started = time.perf_counter()
@@ -262,9 +262,9 @@ def recall_speed(root: Path) -> list[str]:
 
 
 def ledger_lookup(root: Path, entries: int) -> float:
-    """recall's read-only ledger query (memfuse.ledger.uris_of) for 20 memory ids, in seconds."""
-    from memfuse.ledger import Ledger, uris_of
-    from memfuse.sqlite_tx import immediate
+    """recall's read-only ledger query (memfuse.ledger.ledger.uris_of) for 20 memory ids, in seconds."""
+    from memfuse.ledger.ledger import Ledger, uris_of
+    from memfuse.state.sqlite import immediate
 
     state = root / "workspace" / ".memfuse"
     state.mkdir(parents=True, mode=0o700)
@@ -290,7 +290,7 @@ def median_of(runs: int, argv: list[str]) -> float:
 
 def parse_year(root: Path) -> tuple[float, int]:
     sys.path.insert(0, str(ROOT / "src"))
-    from memfuse.journal import parse_bytes
+    from memfuse.workspace.journal import parse_bytes
 
     ws, _ = make_workspace(root / "year", 365 * PER_JOURNAL, seed=11)
     files = sorted((ws / "memory").glob("*.md"))

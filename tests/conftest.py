@@ -86,7 +86,7 @@ class StoreServer:
         self.write_config()
 
     def gateway(self, timeout: float = 20.0) -> Any:
-        from memfuse.gateway import McporterGateway
+        from memfuse.store.gateway import McporterGateway
 
         return McporterGateway(self.mcporter, "agent-memory", config=self.config, timeout=timeout)
 
@@ -181,8 +181,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """A workspace and an in-process fake store wired into the CLI (tests/fakes.py)."""
-    from memfuse import runner
-    from memfuse.context import Seams
+    from memfuse.run import runner
+    from memfuse.run.context import Seams
     from tests.fakes import FakeGateway, World
 
     ws = tmp_path / "ws"

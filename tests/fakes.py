@@ -18,7 +18,11 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from memfuse.gateway.base import (
+from memfuse.recall.rerank import Ranking, RerankError, Scored
+from memfuse.refserver.store import Store, default_caps
+from memfuse.refserver.tools import call_tool, tool_list
+from memfuse.settings import RerankSettings, Settings
+from memfuse.store.gateway.base import (
     Answer,
     CallFailed,
     CallTimeout,
@@ -26,10 +30,6 @@ from memfuse.gateway.base import (
     ToolMissing,
     parse_answer,
 )
-from memfuse.refserver.store import Store, default_caps
-from memfuse.refserver.tools import call_tool, tool_list
-from memfuse.rerank import Ranking, RerankError, Scored
-from memfuse.settings import RerankSettings, Settings
 
 FAILURES: dict[str, type[GatewayError]] = {
     "missing": ToolMissing,

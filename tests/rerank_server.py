@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from memfuse.textsim import search_terms
+from memfuse.text.similarity import search_terms
 
 
 def overlap(query: str, doc: str) -> float:

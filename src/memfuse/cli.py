@@ -16,9 +16,10 @@ from typing import Annotated, Any
 
 import typer
 
-from memfuse import __version__, runner
+from memfuse import __version__
 from memfuse.config import FLAG_OPTIONS
-from memfuse.runner import Common
+from memfuse.run import runner
+from memfuse.run.runner import Common
 
 app = typer.Typer(
     name="memfuse",
@@ -237,7 +238,7 @@ def tidy(
 
 @app.command("rerank-test")
 @with_common_options
-def rerank_check(
+def rerank_test(
     query: Annotated[str, typer.Argument(help="The query to rank documents for.")] = "",
     documents: Annotated[
         list[str] | None, typer.Argument(help="Documents to rank (none: a built-in probe).")
@@ -260,7 +261,7 @@ def rerank_check(
     Exits non-zero when the call fails or the scores look broken (e.g. all equal).
     Example: memfuse rerank-test "dark mode" "User prefers dark mode" "Lunch at noon"
     """
-    from memfuse.commands import rerank_check as command
+    from memfuse.commands import rerank_test as command
 
     docs = list(documents or [])
     if docs_file is not None:

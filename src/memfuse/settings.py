@@ -11,8 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from memfuse.history import Policy
-from memfuse.recent import Budget
+from memfuse.run.history import Policy
+from memfuse.workspace.recent_md import Budget
 
 Transport = Literal["auto", "mcporter", "session"]
 
@@ -78,7 +78,7 @@ class Settings:
     rerank: RerankSettings = field(default_factory=RerankSettings)
     session_server: SessionServer | None = None
     max_file_mib: int = 16
-    # when a failing run stops being a warning and exits ESCALATED (see memfuse.history)
+    # when a failing run stops being a warning and exits ESCALATED (see memfuse.run.history)
     alert_failed_runs: int = 3
     alert_max_age_hours: float = 24.0
     config_files: tuple[Path, ...] = ()  # user file, then the workspace's: later wins

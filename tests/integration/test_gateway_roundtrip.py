@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memfuse.gateway import CallFailed, Guard, ServerError, ToolMissing
-from memfuse.output import Reporter
+from memfuse.run.output import Reporter
+from memfuse.store.gateway import CallFailed, Guard, ServerError, ToolMissing
 from tests.conftest import StoreServer
 
 pytestmark = pytest.mark.integration
@@ -31,7 +31,7 @@ def test_reflect_and_prefix_shapes(store: StoreServer) -> None:
 def test_missing_mcporter_crashing_server_and_error_answers_become_warnings(
     store: StoreServer,
 ) -> None:
-    from memfuse.gateway import McporterGateway
+    from memfuse.store.gateway import McporterGateway
 
     reporter = Reporter()
     missing = McporterGateway("/nonexistent/mcporter", "agent-memory", config=store.config)
@@ -47,7 +47,7 @@ def test_missing_mcporter_crashing_server_and_error_answers_become_warnings(
 
 
 def test_typed_errors_for_each_failure(store: StoreServer) -> None:
-    from memfuse.gateway import McporterGateway
+    from memfuse.store.gateway import McporterGateway
 
     with pytest.raises(ToolMissing):
         McporterGateway("/nonexistent/mcporter", "agent-memory").call("status", {})

@@ -81,7 +81,7 @@ def test_a_read_only_workspace_fails_clearly_and_loses_nothing(
     def read_only(*_args: object, **_kwargs: object) -> Any:
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr("memfuse.confine.WorkspaceFiles.write", read_only)
+    monkeypatch.setattr("memfuse.workspace.confine.WorkspaceFiles.write", read_only)
     code, envelope, stderr = invoke("surface", "-w", str(workspace), "--mcporter", "/nope")
     assert code == 1
     assert "Read-only file system" in envelope["data"]["error"]
@@ -100,7 +100,7 @@ def test_a_full_disk_under_the_ledger_stops_the_run_and_the_next_run_catches_up(
         raise sqlite3.OperationalError("database or disk is full")
 
     with monkeypatch.context() as patch:
-        patch.setattr("memfuse.ledger.Ledger._insert", disk_full)
+        patch.setattr("memfuse.ledger.ledger.Ledger._insert", disk_full)
         code, envelope, stderr = invoke(
             "sync", "-w", str(workspace), "--date", DAY, *store.cli_args()
         )

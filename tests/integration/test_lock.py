@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.lock import WorkspaceLock
+from memfuse.run.lock import WorkspaceLock
 from tests.conftest import StoreServer
 
 pytestmark = pytest.mark.integration

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from memfuse.refserver.store import Store
-from memfuse.textsim import similarity
+from memfuse.text.similarity import similarity
 from tests.conftest import StoreServer
 
 pytestmark = pytest.mark.integration

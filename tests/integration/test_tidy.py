@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from memfuse.cli import app
-from memfuse.journal import parse
 from memfuse.refserver.store import Store
+from memfuse.workspace.journal import parse
 from tests.conftest import StoreServer
 
 pytestmark = pytest.mark.integration

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from memfuse.config import load_settings
-from memfuse.connect import open_gateway
-from memfuse.gateway import (
+from memfuse.run.output import Reporter
+from memfuse.store.connect import open_gateway
+from memfuse.store.gateway import (
     CallFailed,
     CallTimeout,
     Gateway,
@@ -21,7 +22,6 @@ from memfuse.gateway import (
     ServerError,
     ToolMissing,
 )
-from memfuse.output import Reporter
 from tests.conftest import StoreServer
 
 pytestmark = pytest.mark.integration

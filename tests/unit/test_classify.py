@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from memfuse.classify import Classifier
 from memfuse.cli import app
 from memfuse.settings import DEFAULT_EMOTION, DEFAULT_KNOWLEDGE
+from memfuse.text.classify import Classifier
 
 DEFAULT = Classifier(DEFAULT_KNOWLEDGE, DEFAULT_EMOTION)
 

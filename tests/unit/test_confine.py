@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memfuse import confine
-from memfuse.confine import UnsafePath, WorkspaceFiles
+from memfuse.workspace import confine
+from memfuse.workspace.confine import UnsafePath, WorkspaceFiles
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memfuse.consistency import changed_slot, check
+from memfuse.text.consistency import changed_slot, check
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.gateway import (
+from memfuse.run.output import Reporter
+from memfuse.store.gateway import (
     BadOutput,
     CallFailed,
     CallTimeout,
@@ -17,8 +18,7 @@ from memfuse.gateway import (
     ServerError,
     ToolMissing,
 )
-from memfuse.gateway.mcporter import RunOutcome, build_argv, failure_detail
-from memfuse.output import Reporter
+from memfuse.store.gateway.mcporter import RunOutcome, build_argv, failure_detail
 
 
 @dataclass
@@ -137,7 +137,7 @@ def test_call_many_keeps_order_under_concurrency() -> None:
         name = "echo"
 
         def call(self, tool: str, arguments: Mapping[str, object]) -> object:
-            from memfuse.gateway import Answer
+            from memfuse.store.gateway import Answer
 
             return Answer(tool, "", dict(arguments))
 

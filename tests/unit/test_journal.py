@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memfuse.journal import Bullet, decode, parse, parse_bytes, section_key
+from memfuse.workspace.journal import Bullet, decode, parse, parse_bytes, section_key
 
 
 def keys(text: str) -> list[tuple[str, int, str]]:

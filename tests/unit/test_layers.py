@@ -20,11 +20,11 @@ def imported(path: Path) -> set[str]:
 
 def test_nothing_in_the_gateway_imports_config_or_the_commands() -> None:
     """The gateway is given a small ServerSpec; it knows neither settings nor how they resolve."""
-    for path in sorted((SRC / "gateway").glob("*.py")):
+    for path in sorted((SRC / "store" / "gateway").glob("*.py")):
         bad = {
             m for m in imported(path)
-            if m in ("memfuse.config", "memfuse.settings", "memfuse.server_entry",
-                     "memfuse.connect", "memfuse.cli", "memfuse.runner")
+            if m in ("memfuse.config", "memfuse.settings", "memfuse.store.server_entry",
+                     "memfuse.store.connect", "memfuse.cli", "memfuse.run.runner")
             or m.startswith("memfuse.commands")
         }  # fmt: skip
         assert not bad, f"{path.name} imports {bad}"
@@ -34,5 +34,5 @@ def test_the_text_is_rendered_from_the_data_alone() -> None:
     """render.py reads no settings, clock, file or store: only the command's data (and the run
     record's shape), so the text cannot show what `--json` does not hold (decision 74)."""
     for name in ("render.py", "results.py"):
-        ours = {m for m in imported(SRC / name) if m.startswith("memfuse")}
-        assert ours <= {"memfuse.results", "memfuse.history"}, f"{name} imports {ours}"
+        ours = {m for m in imported(SRC / "run" / name) if m.startswith("memfuse")}
+        assert ours <= {"memfuse.run.results", "memfuse.run.history"}, f"{name} imports {ours}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memfuse.ledger import LEDGER_NAME, Entry, Ledger, outcome_counts, uris_of
+from memfuse.ledger.ledger import LEDGER_NAME, Entry, Ledger, outcome_counts, uris_of
 
 DAY = "2026-11-29"
 

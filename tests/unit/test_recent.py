@@ -5,7 +5,15 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memfuse.recent import Budget, Record, choose, journal_moment, one_line, render, section_counts
+from memfuse.workspace.recent_md import (
+    Budget,
+    Record,
+    choose,
+    journal_moment,
+    one_line,
+    render,
+    section_counts,
+)
 
 NOW = datetime(2026, 2, 28, 14, 5, tzinfo=UTC)
 BUDGET = Budget()

@@ -1,10 +1,10 @@
-"""memfuse.render: the lines people read, from a command's data alone, in the cases flows rarely
+"""memfuse.run.render: the lines people read, from a command's data alone, in the cases flows rarely
 reach (a failing history, a conflict, a long list of refusals)."""
 
 from __future__ import annotations
 
-from memfuse import render
-from memfuse.results import StatusData, SyncData, TidyData
+from memfuse.run import render
+from memfuse.run.results import StatusData, SyncData, TidyData
 
 NOW = "2026-11-29T22:00:00+00:00"
 

@@ -7,14 +7,14 @@ import httpx
 import pytest
 import respx
 
-from memfuse.output import Reporter
-from memfuse.rerank import (
+from memfuse.recall.rerank import (
     RerankClient,
     RerankError,
     SearchResult,
     local_weighting,
     rerank_with_provider,
 )
+from memfuse.run.output import Reporter
 from memfuse.settings import RerankSettings
 
 KEY = "sk-unit-SECRET-0123456789"

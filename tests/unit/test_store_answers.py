@@ -1,10 +1,10 @@
-"""Store answers are validated once (memfuse.store_answers): odd fields never raise."""
+"""Store answers are validated once (memfuse.store.answers): odd fields never raise."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memfuse.store_answers import memories_in, memory_from
+from memfuse.store.answers import memories_in, memory_from
 
 
 def test_a_well_formed_memory_keeps_every_field() -> None:

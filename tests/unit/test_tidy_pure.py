@@ -3,11 +3,11 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from memfuse.confine import WorkspaceFiles
-from memfuse.consistency import check
-from memfuse.journal import parse
-from memfuse.memory_md import memory_md_facts
-from memfuse.rollup import monday_of, roll_up, shift_headings
+from memfuse.text.consistency import check
+from memfuse.workspace.confine import WorkspaceFiles
+from memfuse.workspace.journal import parse
+from memfuse.workspace.memory_md import memory_md_facts
+from memfuse.workspace.rollup import monday_of, roll_up, shift_headings
 
 MEMORY_MD = "# MEMORY\n\n## Preferences\n- User prefers dark mode\n- 用户喜欢简短的回答\n"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memfuse.config import load_settings
-from memfuse.connect import choose_transport
+from memfuse.store.connect import choose_transport
 
 
 def settings_for(tmp_path: Path, entry: dict[str, object] | None, **flags: str) -> object:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memfuse.classify import Classifier
-from memfuse.context import RunContext
-from memfuse.output import CommandResult
+from memfuse.run.context import RunContext
+from memfuse.run.output import CommandResult
+from memfuse.text.classify import Classifier
 
 
 def run(ctx: RunContext, text: str) -> CommandResult:

@@ -24,12 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from memfuse import render
-from memfuse.context import RunContext
 from memfuse.errors import ConfigError, ExitCode
-from memfuse.history import LIFECYCLE
-from memfuse.output import CommandResult
-from memfuse.results import CronCheckData, CronLine, CrontabData
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.history import LIFECYCLE
+from memfuse.run.output import CommandResult
+from memfuse.run.results import CronCheckData, CronLine, CrontabData
 from memfuse.settings import Settings
 
 CRON_DEFAULT_PATH = "/usr/bin:/bin"

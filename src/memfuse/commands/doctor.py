@@ -14,20 +14,20 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from memfuse import render
-from memfuse.classify import Classifier
-from memfuse.connect import choose_transport
-from memfuse.context import RunContext
 from memfuse.errors import ConfigError, ExitCode, MemfuseError
-from memfuse.gateway import GatewayError, McporterGateway
-from memfuse.generations import generation_of
-from memfuse.history import History, note_generation
-from memfuse.index import judge, listed_uris
-from memfuse.journal_files import list_journals, read_journal
-from memfuse.ledger import LEDGER_NAME, Ledger
-from memfuse.output import CommandResult
-from memfuse.results import CheckRow, DoctorData, PrintConfigData
+from memfuse.ledger.ledger import LEDGER_NAME, Ledger
+from memfuse.ledger.reconcile import judge, listed_uris
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.history import History, note_generation
+from memfuse.run.output import CommandResult
+from memfuse.run.results import CheckRow, DoctorData, PrintConfigData
 from memfuse.settings import mask_secret
+from memfuse.store.connect import choose_transport
+from memfuse.store.gateway import GatewayError, McporterGateway
+from memfuse.store.generations import generation_of
+from memfuse.text.classify import Classifier
+from memfuse.workspace.journals import list_journals, read_journal
 
 NEEDED_TOOLS = ("remember", "recall", "recall_path", "reflect", "status", "forget")
 
@@ -230,7 +230,7 @@ def _auto_ingest(ctx: RunContext, generation: int) -> list[Check]:
     """3.x–5.x ingest the workspace on their own unless AGENT_MEMORY_AUTO_INGEST=0."""
     if generation < 3:
         return []
-    from memfuse.server_entry import server_spec
+    from memfuse.store.server_entry import server_spec
 
     try:
         spec = server_spec(ctx.settings)

@@ -1,7 +1,7 @@
 """`memfuse recall QUERY`: one ranked answer from the store and the Markdown, for the agent.
 
 Candidates from the store's `recall` (2 × limit, at most 20) and from the local full-text index
-of the journals and MEMORY.md (memfuse.recall_index) are merged by reciprocal rank fusion, a
+of the journals and MEMORY.md (memfuse.recall.index) are merged by reciprocal rank fusion, a
 bullet and the memory synced from it counted once; the external reranker re-scores them when
 one is configured (any failure: one warning, the fused order), and agent-memory's local
 weighting (priority, vitality) orders the reranked result; without a reranker the fused rank
@@ -15,20 +15,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memfuse import render
-from memfuse.classify import Classifier
-from memfuse.confine import UnsafePath
-from memfuse.context import RunContext
-from memfuse.decay import priority_of
 from memfuse.errors import MemfuseError
-from memfuse.ledger import LedgerError, uris_of
-from memfuse.output import CommandResult
-from memfuse.recall_index import REBUILT, Hit, RecallIndex
-from memfuse.rerank import SearchResult, local_weighting
-from memfuse.reranked import rerank_results
-from memfuse.results import RecallData, RecallRow
-from memfuse.store_answers import StoredMemory, memories_in
-from memfuse.textsim import fold_whitespace
+from memfuse.ledger.ledger import LedgerError, uris_of
+from memfuse.recall.index import REBUILT, Hit, RecallIndex
+from memfuse.recall.rerank import SearchResult, local_weighting
+from memfuse.recall.reranking import rerank_results
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.output import CommandResult
+from memfuse.run.results import RecallData, RecallRow
+from memfuse.store.answers import StoredMemory, memories_in
+from memfuse.store.decay import priority_of
+from memfuse.text.classify import Classifier
+from memfuse.text.similarity import fold_whitespace
+from memfuse.workspace.confine import UnsafePath
 
 RRF_K = 60
 STORE_CANDIDATES_MAX = 20

@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from memfuse import render
-from memfuse.confine import UnsafePath
-from memfuse.context import RunContext
 from memfuse.errors import ExitCode
-from memfuse.history import (
+from memfuse.ledger.ledger import LedgerError, outcome_counts
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.history import (
     LIFECYCLE,
     Alarm,
     History,
@@ -21,9 +21,9 @@ from memfuse.history import (
     last_generation,
     lock_holder,
 )
-from memfuse.ledger import LedgerError, outcome_counts
-from memfuse.output import CommandResult
-from memfuse.results import CommandView, LedgerView, RecentView, StatusData
+from memfuse.run.output import CommandResult
+from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
+from memfuse.workspace.confine import UnsafePath
 
 
 def run(ctx: RunContext) -> CommandResult:

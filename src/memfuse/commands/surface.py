@@ -1,7 +1,7 @@
 """`memfuse surface`: RECENT.md from the store, or from the journals when the store is down.
 
 Four independent reads (run concurrently), normalised into records, then ranked and rendered
-by `memfuse.recent`. The file is replaced atomically; on any error the old one stays.
+by `memfuse.workspace.recent_md`. The file is replaced atomically; on any error the old one stays.
 """
 
 from __future__ import annotations
@@ -11,25 +11,25 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memfuse import render
-from memfuse.classify import Classifier
-from memfuse.confine import UnsafePath
-from memfuse.context import RunContext
 from memfuse.errors import WorkspaceError
-from memfuse.journal_files import list_journals, read_journal
-from memfuse.output import CommandResult
-from memfuse.recent import (
+from memfuse.recall.reranking import recall_arguments, rerank_answer, reranking
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.output import CommandResult
+from memfuse.run.results import SurfaceData
+from memfuse.store.answers import memories_in
+from memfuse.text.classify import Classifier
+from memfuse.text.similarity import fold_whitespace
+from memfuse.workspace.confine import UnsafePath
+from memfuse.workspace.journals import list_journals, read_journal
+from memfuse.workspace.recent_md import (
     Record,
     choose,
     journal_moment,
     section_counts,
     section_moment,
 )
-from memfuse.recent import render as recent_md
-from memfuse.reranked import recall_arguments, rerank_answer, reranking
-from memfuse.results import SurfaceData
-from memfuse.store_answers import memories_in
-from memfuse.textsim import fold_whitespace
+from memfuse.workspace.recent_md import render as recent_md
 
 RECALL_QUERY = "最近重要的事 情感 决策"
 RECALL_LIMIT = 30

@@ -12,16 +12,16 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from memfuse import render
-from memfuse.classify import Classifier, Verdict
-from memfuse.context import RunContext
-from memfuse.index import expected_at_uri, verify_index
-from memfuse.journal import Bullet
-from memfuse.journal_files import journal_path, list_journals, read_journal
-from memfuse.ledger import LEDGER_NAME, Entry, Ledger, content_hash, position_key
-from memfuse.output import CommandResult
-from memfuse.recall_index import refresh_index
-from memfuse.results import PrunedRow, RejectedRow, SyncData
+from memfuse.ledger.ledger import LEDGER_NAME, Entry, Ledger, content_hash, position_key
+from memfuse.ledger.reconcile import expected_at_uri, verify_index
+from memfuse.recall.index import refresh_index
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.output import CommandResult
+from memfuse.run.results import PrunedRow, RejectedRow, SyncData
+from memfuse.text.classify import Classifier, Verdict
+from memfuse.workspace.journal import Bullet
+from memfuse.workspace.journals import journal_path, list_journals, read_journal
 
 COUNT_KEYS = (
     "added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale",

@@ -6,18 +6,13 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from memfuse import render
-from memfuse.confine import UnsafePath
-from memfuse.consistency import check
-from memfuse.context import RunContext
-from memfuse.generations import reflect_counts, reflect_totals
-from memfuse.index import verify_index
-from memfuse.journal import parse_bytes
-from memfuse.journal_files import list_journals
-from memfuse.ledger import LEDGER_NAME, Ledger, content_hash, position_key
-from memfuse.output import CommandResult
-from memfuse.reranked import recall_arguments, rerank_answer, reranking
-from memfuse.results import (
+from memfuse.ledger.ledger import LEDGER_NAME, Ledger, content_hash, position_key
+from memfuse.ledger.reconcile import verify_index
+from memfuse.recall.reranking import recall_arguments, rerank_answer, reranking
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.output import CommandResult
+from memfuse.run.results import (
     ArchiveData,
     ArchivedRow,
     ConsistencyData,
@@ -25,7 +20,12 @@ from memfuse.results import (
     RefusedRow,
     TidyData,
 )
-from memfuse.rollup import archive_dir, roll_up, weekly_path
+from memfuse.store.generations import reflect_counts, reflect_totals
+from memfuse.text.consistency import check
+from memfuse.workspace.confine import UnsafePath
+from memfuse.workspace.journal import parse_bytes
+from memfuse.workspace.journals import list_journals
+from memfuse.workspace.rollup import archive_dir, roll_up, weekly_path
 
 CONSISTENCY_QUERY = "当前最重要的事"
 CONSISTENCY_LIMIT = 3

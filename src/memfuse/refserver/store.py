@@ -17,9 +17,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from memfuse.decay import STABILITY_DAYS, priority_of, vitality, weighted
-from memfuse.sqlite_tx import immediate
-from memfuse.textsim import CJK, dice, profile, search_terms, similarity
+from memfuse.state.sqlite import immediate
+from memfuse.store.decay import STABILITY_DAYS, priority_of, vitality, weighted
+from memfuse.text.similarity import CJK, dice, profile, search_terms, similarity
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
 URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)

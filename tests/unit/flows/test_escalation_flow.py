@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memfuse.results import AlarmData
+from memfuse.run.results import AlarmData
 from tests.fakes import World
 
 DAY = "2026-11-29"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.generations import generation_of, reflect_counts, reflect_totals
 from memfuse.refserver.store import Store
 from memfuse.refserver.tools import call_tool
+from memfuse.store.generations import generation_of, reflect_counts, reflect_totals
 from tests.fakes import Clock, World
 
 DAY = "2026-11-29"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memfuse.classify import Classifier
-from memfuse.confine import WorkspaceFiles
-from memfuse.recall_index import RecallIndex
+from memfuse.recall.index import RecallIndex
+from memfuse.text.classify import Classifier
+from memfuse.workspace.confine import WorkspaceFiles
 from tests.fakes import World
 
 DAY = "2026-11-29"

@@ -1,7 +1,7 @@
 """What a person reads is what an agent reads: each command's text is its `--json` data, rendered.
 
 Each read-only command runs twice on the same state, once for people and once with `--json`;
-the text must be exactly the JSON's `data` put through memfuse.render — so nothing the text
+the text must be exactly the JSON's `data` put through memfuse.run.render — so nothing the text
 shows is missing from the envelope, and nothing is printed that the data does not hold.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memfuse import render, results
+from memfuse.run import render, results
 from tests.fakes import World
 
 DAY = "2026-11-29"

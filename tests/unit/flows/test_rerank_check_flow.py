@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from memfuse import runner
-from memfuse.context import Seams, open_reranker
+from memfuse.run import runner
+from memfuse.run.context import Seams, open_reranker
 from tests.fakes import Outcome, World
 from tests.rerank_server import base_url, serve
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from memfuse.context import RunContext
-from memfuse.decay import priority_of
-from memfuse.rerank import SearchResult, local_weighting, rerank_with_provider
-from memfuse.store_answers import memory_from
+from memfuse.recall.rerank import SearchResult, local_weighting, rerank_with_provider
+from memfuse.run.context import RunContext
+from memfuse.store.answers import memory_from
+from memfuse.store.decay import priority_of
 
 
 def rerank_results(

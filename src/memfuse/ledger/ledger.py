@@ -16,16 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memfuse import confine
 from memfuse.errors import MemfuseError
-from memfuse.sqlite_tx import SIDECARS, immediate, open_private_db
+from memfuse.state.sqlite import SIDECARS, immediate, open_private_db
+from memfuse.workspace import confine
 
 LEDGER_NAME = "ledger.sqlite3"
 SCHEMA_VERSION = 1
 
 # Outcomes that settle a position until its text changes.
 # `forgotten`: the store deleted it by its own decay; re-sending would undo its forgetting.
-# `lost` is not settled: the store lost it (see memfuse.index), so the next sync re-sends it.
+# `lost` is not settled: the store lost it (memfuse.ledger.reconcile); the next sync re-sends it.
 SETTLED = {"added", "updated", "merged", "skipped", "rejected", "forgotten"}
 _SELECT_ALL = (
     "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
-from memfuse.confine import UnsafePath, WorkspaceFiles
-from memfuse.journal import ParsedJournal, parse_bytes
+from memfuse.workspace.confine import UnsafePath, WorkspaceFiles
+from memfuse.workspace.journal import ParsedJournal, parse_bytes
 
 JOURNAL_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
 

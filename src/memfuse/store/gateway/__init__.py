@@ -1,10 +1,10 @@
 """The MCP gateway: how memfuse reaches agent-memory. See `base` for the interface.
 
-The gateway knows nothing of memfuse's settings: `memfuse.connect` builds one from them."""
+The gateway knows nothing of memfuse's settings: `memfuse.store.connect` builds one from them."""
 
 from __future__ import annotations
 
-from memfuse.gateway.base import (
+from memfuse.store.gateway.base import (
     Answer,
     BadOutput,
     CallFailed,
@@ -14,9 +14,9 @@ from memfuse.gateway.base import (
     ServerError,
     ToolMissing,
 )
-from memfuse.gateway.guard import Guard
-from memfuse.gateway.mcporter import McporterGateway
-from memfuse.gateway.spec import ServerSpec
+from memfuse.store.gateway.guard import Guard
+from memfuse.store.gateway.mcporter import McporterGateway
+from memfuse.store.gateway.spec import ServerSpec
 
 __all__ = [
     "Answer",

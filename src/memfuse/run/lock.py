@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from memfuse import confine
 from memfuse.errors import LockedError, WorkspaceError
+from memfuse.workspace import confine
 
 POLL_SECONDS = 0.1
 

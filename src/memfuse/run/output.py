@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memfuse.errors import ExitCode
-from memfuse.results import FailureData
+from memfuse.run.results import FailureData
 
 LOG_NAME = "memfuse.log"
 LOG_BYTES = 1_000_000
@@ -29,7 +29,7 @@ LOG_BACKUPS = 3
 @dataclass(frozen=True)
 class CommandResult:
     """What a command produced and how it went: `data` for `--json` (typed per command in
-    memfuse.results), `human` lines rendered from it (memfuse.render), or a `payload` — the
+    memfuse.run.results), `human` lines rendered from it (memfuse.run.render), or a `payload` — the
     text that is the product itself (RECENT.md under `surface --stdout`, the crontab, recall's
     answer), printed verbatim in place of the lines and even under `-q`."""
 
@@ -97,7 +97,7 @@ class _PrivateLog(logging.handlers.RotatingFileHandler):
     """The rotating log, opened 0600 and never through a link planted in its place."""
 
     def _open(self) -> Any:
-        from memfuse.confine import open_private
+        from memfuse.workspace.confine import open_private
 
         fd = open_private(Path(self.baseFilename), os.O_WRONLY | os.O_APPEND)
         return open(fd, self.mode, encoding=self.encoding, errors=self.errors)

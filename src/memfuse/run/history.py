@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memfuse import confine
+from memfuse.workspace import confine
 
 RUNS_NAME = "runs.json"
 KEEP = 30

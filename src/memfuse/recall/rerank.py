@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memfuse.decay import weighted
 from memfuse.errors import MemfuseError
-from memfuse.output import Reporter, SecretMasker
+from memfuse.run.output import Reporter, SecretMasker
 from memfuse.settings import RerankSettings
+from memfuse.store.decay import weighted
 
 if TYPE_CHECKING:
     import httpx

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memfuse.context import RunContext
-from memfuse.decay import priority_of, vitality
-from memfuse.gateway.base import GatewayError
-from memfuse.gateway.guard import Guard
-from memfuse.ledger import Entry, Ledger
+from memfuse.ledger.ledger import Entry, Ledger
+from memfuse.run.context import RunContext
+from memfuse.store.decay import priority_of, vitality
+from memfuse.store.gateway.base import GatewayError
+from memfuse.store.gateway.guard import Guard
 
 PREFIXES = ("event://journal/", "knowledge://journal/", "emotion://journal/")
 # Outcomes after which the memory sits at its pinned URI (a skip or a merge may sit elsewhere).
@@ -154,7 +154,7 @@ GEN4_LIMIT = 200
 def _gen4_limit(ctx: RunContext) -> int:
     """4.x's capacity: AGENT_MEMORY_MAX_MEMORIES in the server entry's env, else its default."""
     from memfuse.errors import ConfigError
-    from memfuse.server_entry import server_spec
+    from memfuse.store.server_entry import server_spec
 
     try:
         value = server_spec(ctx.settings).env.get("AGENT_MEMORY_MAX_MEMORIES", "")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from memfuse.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
+from memfuse.store.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
 
 # mcporter gets a moment past its own timer to report cleanly before we kill it.
 GRACE_SECONDS = 1.0

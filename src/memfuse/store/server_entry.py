@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memfuse.errors import ConfigError
-from memfuse.gateway.spec import ServerSpec
 from memfuse.settings import SessionServer, Settings
+from memfuse.store.gateway.spec import ServerSpec
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 

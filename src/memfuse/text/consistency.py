@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from memfuse.memory_md import memory_md_facts
-from memfuse.results import ConsistencyItem
-from memfuse.textsim import dice, fold_whitespace, profile
+from memfuse.run.results import ConsistencyItem
+from memfuse.text.similarity import dice, fold_whitespace, profile
+from memfuse.workspace.memory_md import memory_md_facts
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|\d+(?:[.:/-]\d+)*|[\u3400-\u9fff]|[^\s\w]", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
@@ -86,7 +86,7 @@ class Finding:
     line_no: int | None
     similarity: float
     verdict: str  # consistent | conflict | related | not-in-memory-md
-    why: str | None = None  # for a conflict: what changed (memfuse.consistency)
+    why: str | None = None  # for a conflict: what changed (memfuse.text.consistency)
 
     def as_dict(self) -> ConsistencyItem:
         return {

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memfuse import render
-from memfuse.context import RunContext
 from memfuse.errors import ExitCode, MemfuseError
-from memfuse.output import CommandResult
-from memfuse.rerank import (
+from memfuse.recall.rerank import (
     Ranking,
     RerankError,
     SearchResult,
     local_weighting,
     rerank_with_provider,
 )
-from memfuse.results import RerankCheck, RerankTestData
-from memfuse.store_answers import memories_in
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.output import CommandResult
+from memfuse.run.results import RerankCheck, RerankTestData
+from memfuse.store.answers import memories_in
 
 # With no documents given, a probe whose right answer is known: the first document.
 PROBE_QUERY = "What is the capital of France?"

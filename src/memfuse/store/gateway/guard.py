@@ -12,7 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-from memfuse.gateway.base import (
+from memfuse.run.output import Reporter
+from memfuse.store.gateway.base import (
     Answer,
     BadOutput,
     CallFailed,
@@ -22,7 +23,6 @@ from memfuse.gateway.base import (
     ServerError,
     ToolMissing,
 )
-from memfuse.output import Reporter
 
 Call = tuple[str, Mapping[str, Any]]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from memfuse.errors import ConfigError
-from memfuse.gateway import Gateway, McporterGateway
-from memfuse.gateway.mcporter import neutral_cwd
-from memfuse.server_entry import server_spec
 from memfuse.settings import Settings
+from memfuse.store.gateway import Gateway, McporterGateway
+from memfuse.store.gateway.mcporter import neutral_cwd
+from memfuse.store.server_entry import server_spec
 
 
 def choose_transport(settings: Settings) -> tuple[str, str]:
@@ -43,7 +43,7 @@ def connect(settings: Settings) -> tuple[Gateway, str]:
     imported lazily: only it needs the MCP SDK, and other commands should not pay for it."""
     transport, why = choose_transport(settings)
     if transport == "session":
-        from memfuse.gateway.session import SessionGateway
+        from memfuse.store.gateway.session import SessionGateway
 
         state = settings.state_dir
         log = state / "session-server.log" if state.is_dir() else None

@@ -2,7 +2,7 @@
 
 These are the promise to agents and scripts (docs/operations.md, "Output"): a key named
 here is present with this type; `NotRequired` keys appear only in the case their comment says.
-The lines a person reads are rendered from this data alone (memfuse.render), so whatever the
+The lines a person reads are rendered from this data alone (memfuse.run.render), so whatever the
 text shows, `--json` holds too. A run that could not do its job at all (a bad option, a held
 lock, an internal error) answers `FailureData` instead.
 """
@@ -17,7 +17,7 @@ class FailureData(TypedDict):
 
 
 class AlarmData(TypedDict):
-    """Added by memfuse.runner to a sync, surface or tidy run that escalates (exit 4)."""
+    """Added by memfuse.run.runner to a sync, surface or tidy run that escalates (exit 4)."""
 
     reason: str
     since: str
@@ -167,7 +167,7 @@ class RecallData(TypedDict):
 
 
 class CommandView(TypedDict):
-    last_run: dict[str, Any] | None  # the run record (memfuse.history.RunRecord)
+    last_run: dict[str, Any] | None  # the run record (memfuse.run.history.RunRecord)
     last_success: str | None
     alarm: str | None
 

@@ -4,7 +4,7 @@ mcporter starts a fresh server for every call (~0.3-0.7 s each); one session pay
 once and then ~2 ms per call. The SDK is async; a blocking portal runs its event loop on a
 background thread so the rest of memfuse stays synchronous and thread-pool friendly.
 
-The server's command, args, env and cwd come as a `ServerSpec` (memfuse.server_entry resolves
+The server's command, args, env and cwd come as a `ServerSpec` (memfuse.store.server_entry resolves
 it from memfuse's `[session]` table or mcporter's config entry).
 """
 
@@ -18,14 +18,14 @@ from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from memfuse.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
-from memfuse.gateway.spec import ServerSpec
+from memfuse.store.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
+from memfuse.store.gateway.spec import ServerSpec
 
 
 def _open_errlog(path: Path | None) -> TextIO:
     """The server's stderr log in the state folder (0600, never through a link), else devnull."""
     if path is not None:
-        from memfuse.confine import open_private
+        from memfuse.workspace.confine import open_private
 
         with contextlib.suppress(OSError):
             fd = open_private(path, os.O_WRONLY | os.O_APPEND)

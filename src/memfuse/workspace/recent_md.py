@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 
-from memfuse.decay import priority_of, vitality
-from memfuse.textsim import dice, fold_whitespace, profile
+from memfuse.store.decay import priority_of, vitality
+from memfuse.text.similarity import dice, fold_whitespace, profile
 
 ELLIPSIS = "…"
 SECTIONS = (

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from memfuse import confine
 from memfuse.config import load_settings, secrets_in
-from memfuse.context import Advance, RunContext, Seams, no_progress
 from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
-from memfuse.history import LIFECYCLE, Alarm, History, RunRecord, assess
-from memfuse.lock import WorkspaceLock
-from memfuse.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
+from memfuse.run.context import Advance, RunContext, Seams, no_progress
+from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
+from memfuse.run.lock import WorkspaceLock
+from memfuse.run.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
+from memfuse.workspace import confine
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memfuse.classify import Classifier
-from memfuse.confine import WorkspaceFiles
 from memfuse.errors import MemfuseError
-from memfuse.journal_files import list_journals, read_journal
-from memfuse.memory_md import memory_md_facts
-from memfuse.sqlite_tx import SIDECARS, immediate, open_private_db
-from memfuse.textsim import search_terms
+from memfuse.state.sqlite import SIDECARS, immediate, open_private_db
+from memfuse.text.classify import Classifier
+from memfuse.text.similarity import search_terms
+from memfuse.workspace.confine import WorkspaceFiles
+from memfuse.workspace.journals import list_journals, read_journal
+from memfuse.workspace.memory_md import memory_md_facts
 
 INDEX_NAME = "recall.sqlite3"
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memfuse import confine
+from memfuse.workspace import confine
 
 SIDECARS = ("", "-wal", "-shm", "-journal")
 

@@ -8,14 +8,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memfuse.confine import WorkspaceFiles
-from memfuse.connect import connect, open_gateway
-from memfuse.gateway import Gateway, Guard
-from memfuse.output import Reporter
+from memfuse.run.output import Reporter
 from memfuse.settings import RerankSettings, Settings
+from memfuse.store.connect import connect, open_gateway
+from memfuse.store.gateway import Gateway, Guard
+from memfuse.workspace.confine import WorkspaceFiles
 
 if TYPE_CHECKING:
-    from memfuse.rerank import RerankClient
+    from memfuse.recall.rerank import RerankClient
 
 Advance = Callable[[], None]
 ProgressFactory = Callable[[str, int], AbstractContextManager[Advance]]
@@ -29,7 +29,7 @@ def no_progress(_label: str, _total: int) -> Iterator[Advance]:
 
 
 def open_reranker(settings: RerankSettings) -> RerankClient:
-    from memfuse.rerank import RerankClient  # httpx is loaded only by runs that rerank
+    from memfuse.recall.rerank import RerankClient  # httpx is loaded only by runs that rerank
 
     return RerankClient(settings)
 
@@ -71,7 +71,7 @@ class RunContext:
 
     @property
     def files(self) -> WorkspaceFiles:
-        """Reads and writes confined to the workspace (see memfuse.confine)."""
+        """Reads and writes confined to the workspace (see memfuse.workspace.confine)."""
         if self._files is None:
             self._files = WorkspaceFiles(self.settings.workspace, self.settings.read_cap)
         return self._files
@@ -83,7 +83,7 @@ class RunContext:
     @property
     def store_outcome(self) -> str:
         """ok (the store answered), failed (calls were due, none answered) or idle."""
-        from memfuse.history import store_outcome
+        from memfuse.run.history import store_outcome
 
         g = self._guard
         return store_outcome(g.calls, g.skipped, g.reached) if g is not None else "idle"

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from memfuse.confine import WorkspaceFiles
-from memfuse.journal import decode
+from memfuse.workspace.confine import WorkspaceFiles
+from memfuse.workspace.journal import decode
 
 _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")

@@ -1,7 +1,7 @@
 """The lines a person reads, one function per command, each from that command's `--json` data.
 
-Pure: no settings, no clock, no files. A command builds its typed data (memfuse.results) and
-hands it here; memfuse.runner prints what comes back (or the envelope under `--json`). A
+Pure: no settings, no clock, no files. A command builds its typed data (memfuse.run.results) and
+hands it here; memfuse.run.runner prints what comes back (or the envelope under `--json`). A
 payload — RECENT.md under `surface --stdout`, the crontab, recall's answer — is not rendered
 here: it travels in `CommandResult.payload` and is printed verbatim.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memfuse.history import RunRecord
-from memfuse.results import (
+from memfuse.run.history import RunRecord
+from memfuse.run.results import (
     CheckRow,
     CronCheckData,
     DoctorData,

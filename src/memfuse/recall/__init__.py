@@ -1,0 +1,1 @@
+"""Finding what the agent asks for: the local index of the Markdown, the external reranker."""

@@ -1,0 +1,1 @@
+"""memfuse's own state folder and the private files in it."""

@@ -1,0 +1,1 @@
+"""Pure text logic: the keyword classifier, similarity, and statements compared."""
