@@ -232,12 +232,13 @@ def recall_speed(root: Path) -> list[str]:
     sys.path.insert(0, str(ROOT / "src"))
     from memfuse.recall.index import RecallIndex
     from memfuse.text.classify import Classifier
-    from memfuse.workspace.confine import WorkspaceFiles
+    from memfuse.workspace.layout import Workspace
 
     def own_work() -> float:
         started = time.perf_counter()
-        index = RecallIndex(ws / ".memfuse")
-        index.refresh(WorkspaceFiles(ws), Classifier((), ()), lambda _m: None)
+        workspace = Workspace(ws)
+        index = RecallIndex(workspace.state)
+        index.refresh(workspace, Classifier((), ()), lambda _m: None)
         index.search("billing migration rollback", 20)
         index.close()
         return time.perf_counter() - started
@@ -264,10 +265,11 @@ def recall_speed(root: Path) -> list[str]:
 def ledger_lookup(root: Path, entries: int) -> float:
     """recall's read-only ledger query (memfuse.ledger.ledger.uris_of) for 20 memory ids, in seconds."""
     from memfuse.ledger.ledger import Ledger, uris_of
+    from memfuse.state.folder import StateFolder
     from memfuse.state.sqlite import immediate
 
-    state = root / "workspace" / ".memfuse"
-    state.mkdir(parents=True, mode=0o700)
+    state = StateFolder(root / "workspace" / ".memfuse")
+    state.path.mkdir(parents=True, mode=0o700)
     ledger = Ledger(state)  # its schema; the rows in one transaction (set-up, not measured)
     rows = [(f"d#0930-{n}", "2026-11-30", f"h{n}", "added", f"event://journal/d#0930-{n}",
              "event", f"id-{n}", 1, "2026-11-30T22:00:00") for n in range(entries)]  # fmt: skip

@@ -162,6 +162,10 @@ class Outcome:
         value: dict[str, Any] = self.envelope["data"]
         return value
 
+    @property
+    def warnings_text(self) -> str:
+        return "\n".join(self.envelope["warnings"])
+
 
 @dataclass
 class World:
@@ -172,9 +176,11 @@ class World:
     reranker: FakeReranker | None = None
     opened: list[Settings] = field(default_factory=list)
 
-    def gateway_factory(self, settings: Settings) -> FakeGateway:
+    def gateway_factory(
+        self, settings: Settings, _server: object = None, _server_log: Path | None = None
+    ) -> tuple[FakeGateway, str]:
         self.opened.append(settings)
-        return self.gateway
+        return self.gateway, "the scripted fake"
 
     def rerank_factory(self, settings: RerankSettings) -> FakeReranker:
         if self.reranker is None:

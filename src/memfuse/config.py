@@ -17,16 +17,17 @@ from typing import Any
 
 from memfuse.errors import ConfigError
 from memfuse.settings import (
+    Budget,
     RerankSettings,
     SessionServer,
     Settings,
     Transport,
 )
-from memfuse.workspace.recent_md import Budget
+from memfuse.workspace.layout import Workspace
 
 # --- the config file schema --------------------------------------------------------------
 
-Check = Callable[[Any], Any]
+Validator = Callable[[Any], Any]  # a value → the value checked; TypeError says what it must be
 
 
 def _string(value: Any) -> str:
@@ -108,7 +109,7 @@ class Option:
     """
 
     target: str  # the Settings field; "table.field" for a field of a nested table
-    check: Check
+    check: Validator
     key: tuple[str, str] | None = None
     env: str | None = None
     flag: tuple[str, ...] = ()
@@ -193,7 +194,7 @@ BY_TARGET = {o.target: o for o in OPTIONS}
 FLAG_OPTIONS = tuple(o for o in OPTIONS if o.flag)
 
 # Views of the table, for the readers below.
-FILE_KEYS: dict[tuple[str, str], tuple[str, Check]] = {
+FILE_KEYS: dict[tuple[str, str], tuple[str, Validator]] = {
     o.key: (o.target, o.check) for o in OPTIONS if o.key
 }
 TRUSTED_KEYS = frozenset(o.dotted for o in OPTIONS if o.trusted and o.key)
@@ -213,7 +214,7 @@ def _as_number(text: str) -> float | int:
 def config_paths(workspace: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
     """The workspace config file and the user config file."""
     xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
-    return workspace / ".memfuse" / "config.toml", Path(xdg) / "memfuse" / "config.toml"
+    return Workspace(workspace).config_file, Path(xdg) / "memfuse" / "config.toml"
 
 
 # The workspace is written by the agent, so its config file may not set TRUSTED_KEYS: only

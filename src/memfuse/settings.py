@@ -7,12 +7,9 @@ receives these and never resolves them itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
-
-from memfuse.run.history import Policy
-from memfuse.workspace.recent_md import Budget
 
 Transport = Literal["auto", "mcporter", "session"]
 
@@ -26,6 +23,34 @@ DEFAULT_EMOTION = (
     "寂寞", "心疼", "甜",
     "happy", "sad", "angry", "love", "loves", "loved", "miss", "misses", "worried",
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What RECENT.md may hold: the `[surface]` settings (defaults here, nowhere else)."""
+
+    window_days: int = 7
+    fallback_days: int = 3  # journals read when the store is down
+    top_n: int = 40
+    emotion_cap: int = 8
+    knowledge_cap: int = 15
+    event_cap: int = 15
+    max_lines: int = 80
+    entry_chars: int = 200
+    dedup_similarity: float = 0.9
+
+    def cap(self, section: str) -> int:
+        return {"emotion": self.emotion_cap, "knowledge": self.knowledge_cap}.get(
+            section, self.event_cap
+        )
+
+
+@dataclass(frozen=True)
+class Policy:
+    """When a run stops being best-effort and needs a person."""
+
+    failed_runs: int
+    max_age: timedelta
 
 
 @dataclass(frozen=True)
@@ -86,13 +111,7 @@ class Settings:
     config_refused: tuple[str, ...] = ()  # what of it was not applied (--strict: exit 3)
 
     @property
-    def state_dir(self) -> Path:
-        return self.workspace / ".memfuse"
-
-    @property
     def alert_policy(self) -> Policy:
-        from datetime import timedelta
-
         return Policy(self.alert_failed_runs, timedelta(hours=self.alert_max_age_hours))
 
     @property

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memfuse.run.lock import WorkspaceLock
+from memfuse.state.folder import StateFolder
 from tests.conftest import StoreServer
 
 pytestmark = pytest.mark.integration
@@ -86,7 +87,7 @@ def test_sigkill_leaves_no_lock_behind(slow_sync: StoreServer, workspace: Path) 
     wait_for_lock(workspace)
     os.kill(first.pid, signal.SIGKILL)
     first.wait(timeout=10)
-    with WorkspaceLock(workspace / ".memfuse", "test", wait=0):
+    with WorkspaceLock(StateFolder(workspace / ".memfuse"), "test", wait=0):
         pass  # acquired at once: the kernel released the dead run's lock
     slow_sync.set_mode("ok-counted")
     rerun = subprocess.run(

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from memfuse.cli import app
 from memfuse.config import load_settings
 from memfuse.run.output import Reporter
-from memfuse.store.connect import open_gateway
+from memfuse.store.connect import connect, find_server
 from memfuse.store.gateway import (
     CallFailed,
     CallTimeout,
@@ -34,7 +34,7 @@ def gateway(store: StoreServer, transport: str, timeout: float = 20) -> Gateway:
          "timeout": timeout, "workspace": str(store.root)},
         {"HOME": str(store.root)},
     )  # fmt: skip
-    return open_gateway(settings)
+    return connect(settings, find_server(settings))[0]
 
 
 @pytest.fixture(params=TRANSPORTS)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from memfuse.state.files import open_private
+from memfuse.state.folder import StateFolder
 from memfuse.workspace import confine
 from memfuse.workspace.confine import UnsafePath, WorkspaceFiles
 
@@ -164,34 +166,34 @@ def test_move_into_never_overwrites_and_moves_a_link_as_a_link(ws: Path, outside
 
 
 def test_state_dir_is_created_private_and_tightened(ws: Path) -> None:
-    path = confine.state_dir(ws)
+    path = StateFolder(ws / ".memfuse").ensure()
     assert stat.S_IMODE(path.stat().st_mode) == 0o700
     os.chmod(path, 0o755)
-    confine.state_dir(ws)
+    StateFolder(ws / ".memfuse").ensure()
     assert stat.S_IMODE(path.stat().st_mode) == 0o700
 
 
 def test_state_dir_that_is_a_link_is_refused(ws: Path, outside: Path) -> None:
     (ws / ".memfuse").symlink_to(outside.parent)
     with pytest.raises(UnsafePath, match="symbolic link"):
-        confine.state_dir(ws)
+        StateFolder(ws / ".memfuse").ensure()
 
 
 def test_state_dir_of_another_user_is_refused(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    confine.state_dir(ws)
-    monkeypatch.setattr(confine.os, "geteuid", lambda: os.getuid() + 1)
+    StateFolder(ws / ".memfuse").ensure()
+    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)
     with pytest.raises(UnsafePath, match="another user"):
-        confine.state_dir(ws)
+        StateFolder(ws / ".memfuse").ensure()
 
 
 def test_private_files_are_0600_and_never_opened_through_a_link(ws: Path, outside: Path) -> None:
-    state = confine.state_dir(ws)
-    os.close(confine.open_private(state / "lock", os.O_RDWR))
+    state = StateFolder(ws / ".memfuse").ensure()
+    os.close(open_private(state / "lock", os.O_RDWR))
     assert stat.S_IMODE((state / "lock").stat().st_mode) == 0o600
     (state / "memfuse.log").symlink_to(outside)
     with pytest.raises(UnsafePath, match="symbolic link"):
-        confine.open_private(state / "memfuse.log", os.O_WRONLY | os.O_APPEND)
+        open_private(state / "memfuse.log", os.O_WRONLY | os.O_APPEND)
     os.mkfifo(state / "history.jsonl")
     with pytest.raises(UnsafePath, match="FIFO"):
-        confine.open_private(state / "history.jsonl", os.O_WRONLY | os.O_APPEND)
+        open_private(state / "history.jsonl", os.O_WRONLY | os.O_APPEND)
     assert outside.read_text() == "export PATH=/usr/bin\n"

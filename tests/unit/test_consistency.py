@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from memfuse.store.answers import StoredMemory
 from memfuse.text.consistency import changed_slot, check
+from memfuse.workspace.memory_md import memory_md_facts
+
+
+def memory(text: str) -> StoredMemory:
+    return StoredMemory(text, "knowledge")
 
 
 @pytest.mark.parametrize(
@@ -48,9 +54,8 @@ def test_related_statements_are_not_conflicts(memory: str, fact: str) -> None:
 def test_tidy_calls_the_demo_billing_pair_related_and_dark_light_a_conflict() -> None:
     memory_md = "- 当前最重要的事：十二月底前完成 billing 迁移\n- User prefers dark mode\n"
     findings = check(
-        [{"content": "今天最重要的事：把 billing 迁移的风险清单写完"},
-         {"content": "User prefers light mode"}],
-        memory_md, 0.85, 0.3,
+        [memory("今天最重要的事：把 billing 迁移的风险清单写完"), memory("User prefers light mode")],
+        memory_md_facts(memory_md), 0.85, 0.3,
     )  # fmt: skip
     assert [f.verdict for f in findings] == ["related", "conflict"]
     assert findings[1].why == "an opposite word"
@@ -59,11 +64,11 @@ def test_tidy_calls_the_demo_billing_pair_related_and_dark_light_a_conflict() ->
 def test_a_changed_slot_is_a_conflict_however_similar_the_rest() -> None:
     # 0.875 alike by bigrams, above the 0.85 "consistent" bar: the slot decides, not the score.
     fact = "当前最重要的事：Alice prefers dark mode in every editor"
-    memories = [{"content": "当前最重要的事：Alice prefers light mode in every editor"},
-                {"content": "当前最重要的事：Alice prefers dark mode in every  editor"},
-                {"content": "Deploy freeze starts on December 18 for every team"}]  # fmt: skip
-    findings = check(memories, f"- {fact}\n- Deploy freeze starts on December 19 for every team\n",
-                     0.85, 0.3)  # fmt: skip
+    memories = [memory("当前最重要的事：Alice prefers light mode in every editor"),
+                memory("当前最重要的事：Alice prefers dark mode in every  editor"),
+                memory("Deploy freeze starts on December 18 for every team")]  # fmt: skip
+    facts = memory_md_facts(f"- {fact}\n- Deploy freeze starts on December 19 for every team\n")
+    findings = check(memories, facts, 0.85, 0.3)
     assert [f.verdict for f in findings] == ["conflict", "consistent", "conflict"]
     assert findings[0].similarity >= 0.85
     assert findings[2].why == "a different number or date"

@@ -36,3 +36,107 @@ def test_the_text_is_rendered_from_the_data_alone() -> None:
     for name in ("render.py", "results.py"):
         ours = {m for m in imported(SRC / "run" / name) if m.startswith("memfuse")}
         assert ours <= {"memfuse.run.results", "memfuse.run.history"}, f"{name} imports {ours}"
+
+
+def modules(*, outside: tuple[str, ...]) -> list[Path]:
+    """memfuse's modules but those under the given parts (and the reference server, which is
+    agent-memory's stand-in, not a client of it)."""
+    skip = (*outside, "refserver")
+    return [
+        p for p in sorted(SRC.rglob("*.py"))
+        if not any(p.relative_to(SRC).as_posix().startswith(part) for part in skip)
+    ]  # fmt: skip
+
+
+# agent-memory's tools (2.x–5.x) and the fields only its answers carry.
+TOOLS = {
+    "remember", "recall", "recall_path", "reflect", "status", "forget", "boot", "link",
+    "snapshot", "ingest", "surface", "reindex", "archive",
+}  # fmt: skip
+ANSWER_FIELDS = {"memories", "memoryId", "by_type", "belowThreshold", "found"}
+GUARD_CALLS = {"call", "answer", "call_many", "as_completed", "list_tools"}
+
+
+def tool_calls(tree: ast.AST) -> list[str]:
+    """Where a module speaks agent-memory itself: a tool name and its arguments handed to a
+    call, or a (tool, arguments) pair; a method of the guard or the gateway; an answer's own field."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            first, second = [*node.args, None, None][:2]
+            if (
+                isinstance(first, ast.Constant)
+                and first.value in TOOLS
+                and isinstance(second, ast.Dict)
+            ):
+                found.append(f"line {node.lineno}: a call of the tool {first.value!r}")
+            if isinstance(node.func, ast.Attribute) and node.func.attr in GUARD_CALLS:
+                found.append(f"line {node.lineno}: .{node.func.attr}() of the guard or gateway")
+        elif isinstance(node, ast.Tuple) and len(node.elts) == 2:
+            tool, arguments = node.elts
+            if (
+                isinstance(tool, ast.Constant)
+                and tool.value in TOOLS
+                and isinstance(arguments, ast.Dict)
+            ):
+                found.append(f"line {node.lineno}: the call ({tool.value!r}, {{…}})")
+        elif isinstance(node, ast.Constant) and node.value in ANSWER_FIELDS:
+            found.append(f"line {node.lineno}: the answer field {node.value!r}")
+    return found
+
+
+def test_only_the_store_client_speaks_agent_memory() -> None:
+    """Tool names, argument shapes and answer formats are the store package's alone (issue 28):
+    adding a generation of agent-memory touches nothing else."""
+    for path in modules(outside=("store/",)):
+        found = tool_calls(ast.parse(path.read_text()))
+        assert not found, f"{path.relative_to(SRC)}: {found}"
+        bad = {m for m in imported(path) if m.startswith("memfuse.store.gateway")}
+        if path.relative_to(SRC).as_posix() != "run/context.py":  # it opens the transport
+            assert not bad, f"{path.relative_to(SRC)} imports {bad}"
+
+
+def test_the_check_sees_a_command_that_speaks_agent_memory_itself() -> None:
+    """The rule above finds what it is meant to find (it cannot pass for want of looking)."""
+    sample = ast.parse(
+        'answer = ctx.guard.call("recall_path", {"uri": prefix})\n'
+        'items = answer.get("memories")\n'
+        'calls = [("remember", {"content": text})]\n'
+    )
+    assert len(tool_calls(sample)) == 4
+
+
+# The names of the workspace's layout: only the workspace object joins them into paths.
+LAYOUT = {"memory", "weekly", "archive", "MEMORY.md", "RECENT.md", ".memfuse"}
+
+
+def layout_joins(tree: ast.AST) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            right = node.right
+            if isinstance(right, ast.Constant) and right.value in LAYOUT:
+                found.append(f"line {node.lineno}: / {right.value!r}")
+            if isinstance(right, ast.JoinedStr) and any(
+                isinstance(v, ast.Constant) and str(v.value).endswith(".md") for v in right.values
+            ):
+                found.append(f"line {node.lineno}: / f'….md'")
+    return found
+
+
+def test_only_the_workspace_object_joins_a_layout_path() -> None:
+    for path in modules(outside=("workspace/layout.py", "state/folder.py")):
+        found = layout_joins(ast.parse(path.read_text()))
+        assert not found, f"{path.relative_to(SRC)}: {found}"
+    assert layout_joins(ast.parse('p = ws / "memory" / f"{day}.md"')) != []
+
+
+def test_the_journal_grammar_is_read_by_the_workspace_alone() -> None:
+    """One loop reads the journals of a window (Workspace.journals); nothing else parses one."""
+    for path in modules(outside=("workspace/",)):
+        names = {
+            n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, ast.Call)
+        }
+        assert "parse_bytes" not in names, f"{path.relative_to(SRC)} parses a journal itself"

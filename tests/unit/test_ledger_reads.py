@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memfuse.ledger.ledger import LEDGER_NAME, Entry, Ledger, outcome_counts, uris_of
+from memfuse.ledger.ledger import Entry, Ledger, outcome_counts, uris_of
+from memfuse.state.folder import StateFolder
 
 DAY = "2026-11-29"
 
@@ -15,8 +16,8 @@ def entry(n: int, outcome: str, memory_id: str | None, *, created: bool) -> Entr
 
 
 def test_a_merged_memory_has_the_uri_of_the_bullet_that_created_it(tmp_path: Path) -> None:
-    state = tmp_path / "ws" / ".memfuse"
-    state.mkdir(parents=True, mode=0o700)
+    state = StateFolder(tmp_path / "ws" / ".memfuse")
+    state.path.mkdir(parents=True, mode=0o700)
     ledger = Ledger(state)
     ledger.record(entry(1, "added", "m1", created=True), "t")
     ledger.record(entry(2, "merged", "m1", created=False), "t")  # 4.x: merged into m1
@@ -31,8 +32,8 @@ def test_a_merged_memory_has_the_uri_of_the_bullet_that_created_it(tmp_path: Pat
 
 
 def test_no_ledger_is_no_answer_and_creates_none(tmp_path: Path) -> None:
-    state = tmp_path / "ws" / ".memfuse"
-    state.mkdir(parents=True, mode=0o700)
+    state = StateFolder(tmp_path / "ws" / ".memfuse")
+    state.path.mkdir(parents=True, mode=0o700)
     assert uris_of(state, ["m1"]) == {}
     assert outcome_counts(state) is None
-    assert not (state / LEDGER_NAME).exists()
+    assert not state.ledger.exists()

@@ -5,11 +5,11 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memfuse.workspace.position import JournalPosition
 from memfuse.workspace.recent_md import (
     Budget,
     Record,
     choose,
-    journal_moment,
     one_line,
     render,
     section_counts,
@@ -93,10 +93,21 @@ def test_missing_vitality_is_estimated_with_the_decay_model() -> None:
 
 
 def test_journal_uri_carries_date_and_time() -> None:
-    assert journal_moment("event://journal/2026-02-21#2205-3", UTC) == datetime(
-        2026, 2, 21, 22, 5, tzinfo=UTC
-    )
-    assert journal_moment("knowledge://preferences/editor", UTC) is None
+    position = JournalPosition.parse("event://journal/2026-02-21#2205-3")
+    assert position is not None
+    assert position.moment(UTC) == datetime(2026, 2, 21, 22, 5, tzinfo=UTC)
+    assert JournalPosition.parse("knowledge://preferences/editor") is None
+
+
+def test_a_position_is_one_name_as_ledger_key_and_as_uri() -> None:
+    position = JournalPosition.parse("2026-02-21#0900-12")
+    assert position is not None
+    assert position.uri("emotion") == "emotion://journal/2026-02-21#0900-12"
+    assert JournalPosition.parse(position.uri("event")) == position
+    assert position.source == "memory-sync:2026-02-21"
+    for bad in ("2026-02-30#0900-1", "2026-02-21#0900-0", "event://journal/2026-02-21#9-1",
+                "2026-02-21#0900-1\n", "２０２６-02-21#0900-1"):  # fmt: skip
+        assert JournalPosition.parse(bad) is None, bad
 
 
 def test_one_line_counts_characters_not_bytes() -> None:

@@ -25,9 +25,8 @@ def test_fields_of_the_wrong_type_are_absent_not_an_error() -> None:
         UTC,
     )  # fmt: skip
     assert m is not None
-    assert (m.id, m.type, m.priority, m.vitality, m.score, m.updated_at) == (
-        None, None, None, None, None, None,
-    )  # fmt: skip
+    assert (m.id, m.priority, m.vitality, m.score, m.updated_at) == (None, None, None, None, None)
+    assert m.type == "knowledge"  # what agent-memory's remember makes of a memory given none
 
 
 def test_the_type_falls_back_to_the_uri_scheme_and_naive_times_take_the_runs_zone() -> None:
@@ -39,5 +38,6 @@ def test_the_type_falls_back_to_the_uri_scheme_and_naive_times_take_the_runs_zon
 def test_only_memories_with_text_survive() -> None:
     answer = {"memories": [{"content": "kept"}, {"content": 3}, "text", None, {"id": "x"}]}
     assert [m.content for m in memories_in(answer, UTC)] == ["kept"]
-    assert memories_in({"memories": "none"}, UTC) == []
-    assert memories_in(None, UTC) == []
+    assert memories_in({"memories": "none"}, UTC) is None  # not a listing: no answer
+    assert memories_in({"found": False}, UTC) == []  # a prefix the store does not hold
+    assert memories_in(None, UTC) is None

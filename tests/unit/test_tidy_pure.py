@@ -3,17 +3,19 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from memfuse.store.answers import StoredMemory
 from memfuse.text.consistency import check
-from memfuse.workspace.confine import WorkspaceFiles
 from memfuse.workspace.journal import parse
+from memfuse.workspace.layout import Workspace, monday_of
 from memfuse.workspace.memory_md import memory_md_facts
-from memfuse.workspace.rollup import monday_of, roll_up, shift_headings
+from memfuse.workspace.rollup import roll_up, shift_headings
 
 MEMORY_MD = "# MEMORY\n\n## Preferences\n- User prefers dark mode\n- 用户喜欢简短的回答\n"
 
 
 def verdicts(memory: str) -> list[str]:
-    return [f.verdict for f in check([{"content": memory}], MEMORY_MD, 0.85, 0.3)]
+    facts = memory_md_facts(MEMORY_MD)
+    return [f.verdict for f in check([StoredMemory(memory, "knowledge")], facts, 0.85, 0.3)]
 
 
 def test_consistency_verdicts() -> None:
@@ -25,9 +27,8 @@ def test_consistency_verdicts() -> None:
 
 def test_a_memory_contained_in_a_longer_memory_md_line_is_consistent() -> None:
     text = "- User prefers dark mode in every editor and terminal\n"
-    assert [f.verdict for f in check([{"content": "User prefers dark mode"}], text, 0.85, 0.3)] == [
-        "consistent"
-    ]
+    memories = [StoredMemory("User prefers dark mode", "knowledge")]
+    assert [f.verdict for f in check(memories, memory_md_facts(text), 0.85, 0.3)] == ["consistent"]
 
 
 def test_memory_md_facts_skip_headings_and_blank_lines() -> None:
@@ -52,14 +53,14 @@ def test_roll_up_keeps_every_bullet_with_its_time_and_is_idempotent(tmp_path: Pa
     daily = memory / "2026-02-17.md"
     daily.write_text("## 09:00\n- one\n- two\n  - nested\n## 22:00\n- three\n")
     bullets_before = [(b.key, b.text) for b in parse(daily.read_text())]
-    first = roll_up(WorkspaceFiles(tmp_path), date(2026, 2, 17), daily, daily.read_bytes())
+    first = roll_up(Workspace(tmp_path), date(2026, 2, 17), daily, daily.read_bytes())
     assert first.weekly == memory / "weekly" / "2026-02-16.md"
     assert first.archived_to == memory / "archive" / "2026-02-17.md"
     weekly = first.weekly.read_text()
     assert [(b.key, b.text) for b in parse(weekly)] == bullets_before
     # An interrupted run left the daily behind: the next run does not append it twice.
     daily.write_text("## 09:00\n- one\n- two\n  - nested\n## 22:00\n- three\n")
-    second = roll_up(WorkspaceFiles(tmp_path), date(2026, 2, 17), daily, daily.read_bytes())
+    second = roll_up(Workspace(tmp_path), date(2026, 2, 17), daily, daily.read_bytes())
     assert not second.appended
     assert first.weekly.read_text() == weekly
     assert second.archived_to == memory / "archive" / "2026-02-17.1.md"

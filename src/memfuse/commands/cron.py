@@ -48,9 +48,9 @@ class Job:
 class Crontab:
     env: tuple[tuple[str, str], ...]
     jobs: tuple[Job, ...]
-    notes: tuple[str, ...] = ()
-    failed_runs: int = 3
-    max_age_hours: float = 24.0
+    notes: tuple[str, ...]
+    failed_runs: int
+    max_age_hours: float
 
     def render(self) -> str:
         lines = [

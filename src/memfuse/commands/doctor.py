@@ -14,22 +14,19 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from memfuse.errors import ConfigError, ExitCode, MemfuseError
-from memfuse.ledger.ledger import LEDGER_NAME, Ledger
-from memfuse.ledger.reconcile import judge, listed_uris
+from memfuse.errors import ExitCode, MemfuseError
+from memfuse.ledger.ledger import Ledger
+from memfuse.ledger.reconcile import judge
 from memfuse.run import render
 from memfuse.run.context import RunContext
-from memfuse.run.history import History, note_generation
+from memfuse.run.history import History
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CheckRow, DoctorData, PrintConfigData
 from memfuse.settings import mask_secret
-from memfuse.store.connect import choose_transport
-from memfuse.store.gateway import GatewayError, McporterGateway
-from memfuse.store.generations import generation_of
-from memfuse.text.classify import Classifier
-from memfuse.workspace.journals import list_journals, read_journal
-
-NEEDED_TOOLS = ("remember", "recall", "recall_path", "reflect", "status", "forget")
+from memfuse.state.memo import note_generation
+from memfuse.store.answers import StoreStatus
+from memfuse.store.client import NEEDED_TOOLS, StoreError
+from memfuse.workspace.position import JOURNAL_PREFIXES
 
 
 @dataclass(frozen=True)
@@ -54,7 +51,7 @@ def run(ctx: RunContext) -> CommandResult:
         checks.append(Check("workspace", False, f"{ws} is not writable"))
     else:
         checks.append(Check("workspace", True, str(ws)))
-    journals = list_journals(ws)
+    journals = ctx.workspace.daily_journals()
     checks.append(
         Check(
             "journals",
@@ -68,11 +65,10 @@ def run(ctx: RunContext) -> CommandResult:
     files = " + ".join(str(p) for p in s.config_files) or "defaults (no file)"
     checks.append(Check("config", not s.config_refused, files, critical=False))
 
-    gateway = ctx.guard.gateway
-    why = ctx.transport_why or choose_transport(s)[1]
-    checks.append(Check("transport", True, f"{gateway.name} ({why})", False))
-    if isinstance(gateway, McporterGateway):
-        version = gateway.version()
+    store = ctx.store
+    checks.append(Check("transport", True, f"{store.transport} ({ctx.transport_why})", False))
+    if store.transport == "mcporter":
+        version = store.bridge_version()
         where = shutil.which(shlex.split(s.mcporter)[0]) or "not on PATH"
         detail = (
             f"{version} ({s.mcporter}; {where})"
@@ -82,15 +78,15 @@ def run(ctx: RunContext) -> CommandResult:
         checks.append(Check("mcporter", version is not None, detail))
         if version is None:
             return _result(ctx, checks)
-    status = ctx.guard.call("status", {})
+    status = store.status()
     if status is None:
         detail = f"{s.server} did not answer status: {_last(ctx)}"
         if re.search(r"ENOENT|[Uu]nknown (MCP )?server|not found in", detail):
             detail += "; `memfuse doctor --print-config` prints a ready mcporter config for it"
         checks.append(Check("server", False, detail))
     else:
-        by_type = ", ".join(f"{k} {v}" for k, v in sorted(status.get("by_type", {}).items()))
-        total = status.get("total", "?")
+        by_type = ", ".join(f"{k} {v}" for k, v in sorted(status.by_type.items()))
+        total = status.total if status.total is not None else "?"
         checks.append(Check("server", True, f"{s.server}: {total} memories ({by_type or 'empty'})"))
         checks += _tool_checks(ctx, status, extra)
         index = _index_health(ctx)
@@ -154,12 +150,12 @@ def print_config(ctx: RunContext) -> CommandResult:
     return CommandResult("doctor", data, payload=text)
 
 
-def _tool_checks(ctx: RunContext, status: dict[str, Any], extra: dict[str, int]) -> list[Check]:
+def _tool_checks(ctx: RunContext, status: StoreStatus, extra: dict[str, int]) -> list[Check]:
     """The tools memfuse needs, the generation they reveal, and that generation's limits."""
-    s = ctx.settings
+    store = ctx.store
     try:
-        offered = ctx.guard.gateway.list_tools()
-    except GatewayError as exc:
+        offered = store.tools()
+    except StoreError as exc:
         return [Check("tools", False, str(exc))]
     missing = [t for t in NEEDED_TOOLS if t not in offered]
     checks = [
@@ -167,80 +163,62 @@ def _tool_checks(ctx: RunContext, status: dict[str, Any], extra: dict[str, int])
               "all of " + ", ".join(NEEDED_TOOLS) if not missing
               else "missing: " + ", ".join(missing))
     ]  # fmt: skip
-    generation = generation_of(offered)
-    extra["generation"] = generation
-    if s.state_dir.is_dir():
+    generation = store.generation()
+    assert generation is not None  # its tools were listed just now
+    extra["generation"] = generation.number
+    state = ctx.workspace.state
+    if state.exists():
         with contextlib.suppress(OSError, MemfuseError):
-            note_generation(s.state_dir, generation, s.now)
-    checks.append(Check("generation", True, f"agent-memory {generation}.x", False))
-    return checks + _capacity(ctx, status, generation) + _auto_ingest(ctx, generation)
+            note_generation(state, generation.number, ctx.settings.now)
+    checks.append(Check("generation", True, f"agent-memory {generation.number}.x", False))
+    return checks + _capacity(ctx, status) + _auto_ingest(ctx, generation.number)
 
 
-def _capacity(ctx: RunContext, status: dict[str, Any], generation: int) -> list[Check]:
+def _capacity(ctx: RunContext, status: StoreStatus) -> list[Check]:
     """Warn when the store keeps fewer memories of a type than the journals of the surface
     window hold: reflect would evict (5.x: archive) the rest, journals included."""
-    capacity = status.get("capacity")
-    limits: dict[str, int] = {}
-    if isinstance(capacity, dict):
-        for name, entry in capacity.items():
-            limit = entry.get("limit") if isinstance(entry, dict) else None
-            if isinstance(limit, int) and not isinstance(limit, bool):
-                limits[name] = limit
-    elif generation == 4:
-        limits["total"] = 200  # 4.x's AGENT_MEMORY_MAX_MEMORIES default; status does not say
+    limits = ctx.store.limits(status)
     if not limits:
         return []
     produced = _window_types(ctx)
     produced["total"] = sum(produced.values())
-    short = [
-        f"{name}: keeps {limits[name]}, the journals of the last"
-        f" {ctx.settings.surface.window_days} days hold {produced.get(name, 0)}"
-        for name in limits
-        if produced.get(name, 0) > limits[name]
-    ]
+    short = [name for name in limits if produced.get(name, 0) > limits[name]]
     if not short:
         return [Check("capacity", True, f"limits {limits} hold the surface window", False)]
-    variables = ", ".join(
-        "AGENT_MEMORY_MAX_"
-        + ("MEMORIES" if n.split(":")[0] == "total" else n.split(":")[0].upper())
-        for n in short
-    )
+    days = ctx.settings.surface.window_days
     detail = (
-        "; ".join(short) + f": reflect will evict the rest; raise {variables} in the server's"
-        " env (the mcporter config entry)"
+        "; ".join(
+            f"{name}: keeps {limits[name]}, the journals of the last {days} days hold"
+            f" {produced.get(name, 0)}"
+            for name in short
+        )
+        + f": reflect will evict the rest; raise {ctx.store.limit_variables(short)} in the"
+        " server's env (the mcporter config entry)"
     )
     return [Check("capacity", False, detail, False)]
 
 
 def _window_types(ctx: RunContext) -> dict[str, int]:
     s = ctx.settings
-    classifier = Classifier(s.knowledge_keywords, s.emotion_keywords)
     start = s.now.date() - timedelta(days=s.surface.window_days - 1)
-    counts: Counter[str] = Counter()
-    for day, path in list_journals(s.workspace).items():
-        if start <= day <= s.now.date():
-            with contextlib.suppress(FileNotFoundError):
-                parsed = read_journal(ctx.files, path, ctx.reporter.warn)
-                for bullet in parsed.bullets if parsed else ():
-                    counts[classifier.classify(bullet.text).type] += 1
+    window = ctx.workspace.window(start, s.now.date())
+    counts: Counter[str] = Counter(
+        ctx.classifier.classify(bullet.text).type
+        for journal in ctx.workspace.journals(window, ctx.reporter.warn)
+        for bullet in journal.bullets
+    )
     return dict(counts)
 
 
 def _auto_ingest(ctx: RunContext, generation: int) -> list[Check]:
-    """3.x–5.x ingest the workspace on their own unless AGENT_MEMORY_AUTO_INGEST=0."""
-    if generation < 3:
-        return []
-    from memfuse.store.server_entry import server_spec
-
-    try:
-        spec = server_spec(ctx.settings)
-    except ConfigError:
-        return []  # an entry memfuse cannot read (HTTP, an import): nothing to say
-    env = spec.env
-    if env.get("AGENT_MEMORY_AUTO_INGEST", "").strip().lower() in ("0", "false", "off"):
+    """3.x–5.x ingest a workspace on their own unless AGENT_MEMORY_AUTO_INGEST=0."""
+    found = ctx.store.auto_ingest()
+    if found is None:
+        return []  # 2.x, or an entry memfuse cannot read (HTTP, an import): nothing to say
+    if not found.on:
         return [Check("auto-ingest", True, "off (AGENT_MEMORY_AUTO_INGEST=0)", False)]
-    home = env.get("HOME") or os.environ.get("HOME") or str(Path.home())
-    watched = env.get("AGENT_MEMORY_WORKSPACE") or str(Path(home) / ".openclaw" / "workspace")
+    home = os.environ.get("HOME") or str(Path.home())
+    watched = found.watched or str(Path(home) / ".openclaw" / "workspace")
     if Path(watched).expanduser().absolute() != ctx.settings.workspace:
         return [
             Check("auto-ingest", True, f"on, but it watches {watched}, not this workspace", False)
@@ -254,10 +232,10 @@ def _auto_ingest(ctx: RunContext, generation: int) -> list[Check]:
 
 def _index_health(ctx: RunContext) -> Check | None:
     """The ledger against the store's journal URIs (read-only: nothing is marked)."""
-    state = ctx.settings.state_dir
-    if not (state / LEDGER_NAME).exists():
+    state = ctx.workspace.state
+    if not state.ledger.exists():
         return None
-    listed = listed_uris(ctx.guard)
+    listed = ctx.store.uris_under(JOURNAL_PREFIXES)
     if listed is None:
         return Check("index", False, "the store's journal URIs could not be listed", False)
     ledger = Ledger(state)

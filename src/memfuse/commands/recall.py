@@ -24,9 +24,8 @@ from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import RecallData, RecallRow
-from memfuse.store.answers import StoredMemory, memories_in
+from memfuse.store.answers import StoredMemory
 from memfuse.store.decay import priority_of
-from memfuse.text.classify import Classifier
 from memfuse.text.similarity import fold_whitespace
 from memfuse.workspace.confine import UnsafePath
 
@@ -84,10 +83,10 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
 
 def _from_store(ctx: RunContext, query: str, pool: int, candidates: dict[str, Candidate]) -> bool:
     """The store's own recall, ranked; False when it did not answer."""
-    answer = ctx.guard.call("recall", {"query": query, "limit": pool})
-    if answer is None or not isinstance(answer.get("memories"), list):
+    recalled = ctx.store.recall(query, pool)
+    if recalled is None:
         return False
-    for rank, memory in enumerate(memories_in(answer, ctx.settings.now.tzinfo), start=1):
+    for rank, memory in enumerate(recalled, start=1):
         _add_store(candidates, memory, rank)
     return True
 
@@ -99,7 +98,7 @@ def _address(ctx: RunContext, candidates: Iterable[Candidate]) -> None:
     if not unnamed:
         return
     try:
-        known = uris_of(ctx.settings.state_dir, unnamed)
+        known = uris_of(ctx.workspace.state, unnamed)
     except (LedgerError, UnsafePath) as exc:
         ctx.reporter.warn(f"{exc}; recall's results carry only the store's own URIs")
         return
@@ -109,17 +108,15 @@ def _address(ctx: RunContext, candidates: Iterable[Candidate]) -> None:
 
 def _from_index(ctx: RunContext, query: str, pool: int, candidates: dict[str, Candidate]) -> bool:
     """The local index of the Markdown, refreshed first; False when it cannot be used."""
-    s = ctx.settings
     try:
-        index = RecallIndex(s.state_dir)
+        index = RecallIndex(ctx.workspace.state)
     except (MemfuseError, OSError) as exc:
         ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
         return False
     try:
         if index.rebuilt:
             ctx.reporter.warn(REBUILT)
-        index.refresh(ctx.files, Classifier(s.knowledge_keywords, s.emotion_keywords),
-                      ctx.reporter.warn)  # fmt: skip
+        index.refresh(ctx.workspace, ctx.classifier, ctx.reporter.warn)
         for hit in index.search(query, pool):
             _add_local(candidates, hit)
     finally:
@@ -144,9 +141,7 @@ def _key(content: str) -> str:
 def _add_store(candidates: dict[str, Candidate], memory: StoredMemory, rank: int) -> None:
     if not memory.content:
         return
-    c = candidates.setdefault(
-        _key(memory.content), Candidate(memory.content, memory.type or "event")
-    )
+    c = candidates.setdefault(_key(memory.content), Candidate(memory.content, memory.type))
     c.fused += 1 / (RRF_K + rank)
     c.id = memory.id or c.id
     c.uri = memory.uri or c.uri

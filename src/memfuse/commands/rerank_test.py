@@ -19,7 +19,6 @@ from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import RerankCheck, RerankTestData
-from memfuse.store.answers import memories_in
 
 # With no documents given, a probe whose right answer is known: the first document.
 PROBE_QUERY = "What is the capital of France?"
@@ -69,21 +68,10 @@ def _checks(ranking: Ranking | None, error: str | None, probe: bool) -> list[Rer
 
 
 def _recall(ctx: RunContext, request: Request) -> list[SearchResult]:
-    answer = ctx.guard.call("recall", {"query": request.query, "limit": request.recall_limit})
-    if answer is None:
+    recalled = ctx.store.recall(request.query, request.recall_limit)
+    if recalled is None:
         raise MemfuseError("--from-recall: the store's recall failed (see the warning above)")
-    return [
-        SearchResult(
-            id=m.id or "",
-            content=m.content,
-            type=m.type or "knowledge",
-            priority=m.priority if m.priority is not None else 3,
-            vitality=m.vitality if m.vitality is not None else 1.0,
-            score=m.score or 0.0,
-            updated_at=m.updated_at,
-        )
-        for m in memories_in(answer, ctx.settings.now.tzinfo)
-    ]
+    return [SearchResult.from_memory(m, m.id or "") for m in recalled]
 
 
 def run(ctx: RunContext, request: Request) -> CommandResult:
@@ -94,7 +82,7 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
             f" key {'set' if s.api_key else 'not set'}): set AGENT_MEMORY_RERANK_PROVIDER"
             " (openai, jina, cohere or tei) and AGENT_MEMORY_RERANK_API_KEY"
         )
-    client = ctx.rerank_factory(s)
+    client = ctx.seams.rerank_factory(s)
     try:
         recalled = _recall(ctx, request) if request.from_recall else []
         documents = tuple(r.content for r in recalled) if request.from_recall else request.documents

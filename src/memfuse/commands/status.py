@@ -12,23 +12,18 @@ from memfuse.errors import ExitCode
 from memfuse.ledger.ledger import LedgerError, outcome_counts
 from memfuse.run import render
 from memfuse.run.context import RunContext
-from memfuse.run.history import (
-    LIFECYCLE,
-    Alarm,
-    History,
-    RunRecord,
-    assess,
-    last_generation,
-    lock_holder,
-)
+from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
+from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
+from memfuse.state.memo import last_generation
 from memfuse.workspace.confine import UnsafePath
 
 
 def run(ctx: RunContext) -> CommandResult:
     s = ctx.settings
-    runs, problem = History(s.state_dir).load()
+    state = ctx.workspace.state
+    runs, problem = History(state).load()
     if problem:
         ctx.reporter.warn(problem)
     alarms: list[Alarm] = []
@@ -39,14 +34,14 @@ def run(ctx: RunContext) -> CommandResult:
         if alarm is not None:
             alarms.append(alarm)
         commands[name] = _command_view(records, alarm)
-    seen = last_generation(s.state_dir)
+    seen = last_generation(state)
     data: StatusData = {
         "workspace": str(s.workspace),
         "at": s.now.isoformat(),
         "commands": commands,
         "recent": _recent_view(ctx),
         "ledger": _ledger_view(ctx, runs.get("sync", [])),
-        "lock": lock_holder(s.state_dir),
+        "lock": lock_holder(state.lock),
         "generation": seen[0] if seen else None,
         "generation_seen": seen[1] if seen else None,
         "alarms": [a.line() for a in alarms],
@@ -65,7 +60,7 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
 
 
 def _recent_view(ctx: RunContext) -> RecentView:
-    path = ctx.settings.workspace / "RECENT.md"
+    path = ctx.workspace.recent_md
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -83,7 +78,7 @@ def _recent_view(ctx: RunContext) -> RecentView:
 
 def _ledger_view(ctx: RunContext, syncs: list[RunRecord]) -> LedgerView:
     try:
-        counts = outcome_counts(ctx.settings.state_dir)
+        counts = outcome_counts(ctx.workspace.state)
     except (LedgerError, UnsafePath) as exc:
         ctx.reporter.warn(str(exc))
         return {"outcomes": None, "error": str(exc)}

@@ -9,26 +9,18 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from memfuse.errors import WorkspaceError
-from memfuse.recall.reranking import recall_arguments, rerank_answer, reranking
+from memfuse.recall.reranking import candidates, rerank_recalled, reranking
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import SurfaceData
-from memfuse.store.answers import memories_in
-from memfuse.text.classify import Classifier
+from memfuse.store.answers import StoredMemory
 from memfuse.text.similarity import fold_whitespace
 from memfuse.workspace.confine import UnsafePath
-from memfuse.workspace.journals import list_journals, read_journal
-from memfuse.workspace.recent_md import (
-    Record,
-    choose,
-    journal_moment,
-    section_counts,
-    section_moment,
-)
+from memfuse.workspace.position import JournalPosition
+from memfuse.workspace.recent_md import Record, choose, section_counts
 from memfuse.workspace.recent_md import render as recent_md
 
 RECALL_QUERY = "最近重要的事 情感 决策"
@@ -37,19 +29,14 @@ PREFIX_KEEP = {"knowledge://": 20, "emotion://": 10}
 EVENTS_PREFIX = "event://journal/"
 
 
-def _records(answer: dict[str, Any] | None, now: datetime) -> list[Record]:
-    """The answer's memories as records, a journal memory dated by its URI."""
-    return [
-        Record(
-            content=m.content,
-            type=m.type or "knowledge",
-            id=m.id,
-            uri=m.uri,
-            vitality=m.vitality,
-            when=journal_moment(m.uri, now.tzinfo) or m.updated_at,
-        )
-        for m in memories_in(answer, now.tzinfo)
-    ]
+def _records(memories: list[StoredMemory] | None, now: datetime) -> list[Record]:
+    """The memories as records, a journal memory dated by its URI."""
+    records = []
+    for m in memories or ():
+        position = JournalPosition.parse(m.uri)
+        when = position.moment(now.tzinfo) if position is not None else m.updated_at
+        records.append(Record(m.content, m.type, m.id, m.uri, m.vitality, when))
+    return records
 
 
 def _newest(records: list[Record], keep: int) -> list[Record]:
@@ -65,20 +52,18 @@ def _when(record: Record) -> datetime:
 
 def from_store(ctx: RunContext) -> list[Record]:
     now = ctx.settings.now
+    store = ctx.store
     rerank = reranking(ctx, ctx.settings.rerank.surface)
-    answers = ctx.guard.call_many(
-        [
-            ("recall", recall_arguments(RECALL_QUERY, RECALL_LIMIT, rerank=rerank)),
-            ("recall_path", {"uri": "knowledge://"}),
-            ("recall_path", {"uri": "emotion://"}),
-            ("recall_path", {"uri": EVENTS_PREFIX}),
-        ]
+    asked = candidates(RECALL_LIMIT, rerank=rerank)
+    answers = store.concurrently(
+        lambda: store.recall(RECALL_QUERY, asked),
+        lambda: store.listing("knowledge://"),
+        lambda: store.listing("emotion://"),
+        lambda: store.listing(EVENTS_PREFIX),
     )
-    recalled = _records(
-        rerank_answer(ctx, RECALL_QUERY, answers[0], RECALL_LIMIT, rerank=rerank), now
-    )
-    listings = answers[1:]
-    knowledge, emotion, events = (_records(a, now) for a in listings)
+    best = rerank_recalled(ctx, RECALL_QUERY, answers[0], RECALL_LIMIT, rerank=rerank)
+    recalled = _records(best, now)
+    knowledge, emotion, events = (_records(a, now) for a in answers[1:])
     recalled = _with_journal_dates(recalled, [*knowledge, *emotion, *events])
     window_start = now - timedelta(days=ctx.settings.surface.window_days)
     return [
@@ -104,36 +89,32 @@ def _with_journal_dates(recalled: list[Record], listed: list[Record]) -> list[Re
 def from_journals(ctx: RunContext) -> list[Record]:
     """The fallback: the last few days of journals, classified, newest first."""
     s = ctx.settings
-    classifier = Classifier(s.knowledge_keywords, s.emotion_keywords)
     today = s.now.date()
     first = today - timedelta(days=s.surface.fallback_days - 1)
-    records: list[Record] = []
-    in_window = {d: p for d, p in list_journals(s.workspace).items() if first <= d <= today}
-    if not in_window:
+    window = ctx.workspace.window(first, today)
+    if not window:
         ctx.reporter.warn(
             f"no journal in the last {s.surface.fallback_days} day(s)"
             f" ({first.isoformat()}..{today.isoformat()}) to fall back on"
         )
-    for day, path in sorted(in_window.items(), reverse=True):
-        try:
-            parsed = read_journal(ctx.files, path, ctx.reporter.warn)
-        except FileNotFoundError:
-            continue
-        if parsed is None:
-            continue
-        for bullet in sorted(parsed.bullets, key=lambda b: (b.key, b.n), reverse=True):
-            when = section_moment(day, bullet.key, s.now.tzinfo)
-            # Journal order is the ranking here: newer sections first, all equally vital.
-            records.append(
-                Record(bullet.text, classifier.classify(bullet.text).type, vitality=1.0, when=when)
-            )
-    return records
+    # Journal order is the ranking here, newest first: later days, later sections, later
+    # bullets, all equally vital.
+    positioned = [
+        (position, bullet)
+        for journal in ctx.workspace.journals(window, ctx.reporter.warn)
+        for position, bullet in journal.positioned()
+    ]
+    return [
+        Record(b.text, ctx.classifier.classify(b.text).type, vitality=1.0,
+               when=position.moment(s.now.tzinfo))
+        for position, b in sorted(positioned, key=lambda pb: pb[0], reverse=True)
+    ]  # fmt: skip
 
 
 def _has_entries(ctx: RunContext, path: Path) -> bool:
     """Whether RECENT.md exists and holds at least one entry (worth keeping over an empty one)."""
     try:
-        old = ctx.files.read(path).decode("utf-8", errors="replace")
+        old = ctx.workspace.files.read(path).decode("utf-8", errors="replace")
     except (OSError, WorkspaceError):
         return False
     return any(section_counts(old).values())
@@ -157,7 +138,8 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         sections = choose(from_journals(ctx), s.now, budget)
     text = recent_md(sections, s.now.astimezone(), budget)
     lines = text.count("\n")
-    path = None if to_stdout or ctx.dry_run else s.workspace / "RECENT.md"
+    target = ctx.workspace.recent_md
+    path = None if to_stdout or ctx.dry_run else target
     if path is not None and not any(sections.values()) and _has_entries(ctx, path):
         ctx.reporter.warn(
             "the store and the journals gave nothing to surface: the existing RECENT.md is kept"
@@ -165,7 +147,7 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         return _kept(path)
     if path is not None:
         try:
-            ctx.files.write(path, text.encode("utf-8"))
+            ctx.workspace.files.write(path, text.encode("utf-8"))
         except UnsafePath as exc:
             raise UnsafePath(f"{exc}; RECENT.md is not written, its target is untouched") from None
         except OSError as exc:
@@ -176,7 +158,7 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         "source": source,
         "path": str(path) if path else None,
         "dry_run": ctx.dry_run,
-        "target": str(s.workspace / "RECENT.md"),
+        "target": str(target),
         "lines": lines,
         "sections": section_counts(text),
     }

@@ -10,24 +10,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
 
-from memfuse.ledger.ledger import LEDGER_NAME, Entry, Ledger, content_hash, position_key
+from memfuse.ledger.ledger import Entry, Ledger, content_hash
 from memfuse.ledger.reconcile import expected_at_uri, verify_index
 from memfuse.recall.index import refresh_index
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import PrunedRow, RejectedRow, SyncData
-from memfuse.text.classify import Classifier, Verdict
+from memfuse.store.answers import StoreStatus
+from memfuse.store.client import NewMemory
+from memfuse.text.classify import Verdict
 from memfuse.workspace.journal import Bullet
-from memfuse.workspace.journals import journal_path, list_journals, read_journal
+from memfuse.workspace.position import JournalPosition
 
 COUNT_KEYS = (
     "added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale",
     "restored",
 )  # fmt: skip
-NOT_FOUND = ("Memory not found",)
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,15 @@ class Scope:
 class Item:
     """One bullet and what the ledger knows of its position."""
 
-    day: str
+    position: JournalPosition
     bullet: Bullet
     verdict: Verdict
     digest: str
     previous: Entry | None
 
     @property
-    def position(self) -> str:
-        return position_key(self.day, self.bullet.position)
+    def day(self) -> str:
+        return self.position.day.isoformat()
 
     @property
     def memory_type(self) -> str:
@@ -75,24 +75,15 @@ class Item:
     def uri(self) -> str:
         if self.previous is not None and self.previous.uri:
             return self.previous.uri
-        return f"{self.verdict.type}://journal/{self.position}"
-
-    @property
-    def source(self) -> str:
-        return f"memory-sync:{self.day}"
+        return self.position.uri(self.verdict.type)
 
     @property
     def unchanged(self) -> bool:
         p = self.previous
         return p is not None and p.settles(self.digest)
 
-    def arguments(self) -> dict[str, Any]:
-        return {
-            "content": self.bullet.text,
-            "type": self.memory_type,
-            "uri": self.uri,
-            "source": self.source,
-        }
+    def memory(self) -> NewMemory:
+        return NewMemory(self.bullet.text, self.memory_type, self.uri, self.position.source)
 
 
 def read_items(
@@ -101,53 +92,30 @@ def read_items(
     """The days read (the scope's, and `also` where a journal exists), their bullets as items,
     and ledger entries whose bullet is gone."""
     s = ctx.settings
-    journals = list_journals(s.workspace)
-    classifier = Classifier(s.knowledge_keywords, s.emotion_keywords)
+    workspace = ctx.workspace
+    available = workspace.daily_journals()
+    chosen = set(scope.select(list(available), s.now.date()))
+    chosen |= {d for d in map(date.fromisoformat, also) if d in available}
+    named = ctx.reporter.warn if scope.day is not None else None
     days_read: list[str] = []
     items: list[Item] = []
     stale: dict[str, Entry] = {}
-    chosen = set(scope.select(list(journals), s.now.date()))
-    chosen |= {d for d in map(date.fromisoformat, also) if d in journals}
-    for day in sorted(chosen):
-        path = journals.get(day, journal_path(s.workspace, day))
-        try:
-            parsed = read_journal(ctx.files, path, ctx.reporter.warn)
-        except FileNotFoundError:
-            if scope.day is not None:
-                ctx.reporter.warn(f"no journal for {day}: {path} does not exist")
-            continue
-        if parsed is None:
-            continue
-        iso = day.isoformat()
+    for journal in workspace.journals(chosen, ctx.reporter.warn, missing=named):
+        iso = journal.day.isoformat()
         days_read.append(iso)
         known = ledger.entries_for([iso]) if ledger is not None else {}
-        for bullet in parsed.bullets:
-            position = position_key(iso, bullet.position)
+        for position, bullet in journal.positioned():
             items.append(
                 Item(
-                    iso,
+                    position,
                     bullet,
-                    classifier.classify(bullet.text),
+                    ctx.classifier.classify(bullet.text),
                     content_hash(bullet.text),
-                    known.pop(position, None),
+                    known.pop(position.key, None),
                 )
             )
         stale.update(known)
     return days_read, items, stale
-
-
-def outcome_of(answer: dict[str, Any] | None) -> tuple[str, str | None]:
-    """The ledger outcome and memory id for one remember answer (None = the call failed)."""
-    if answer is None:
-        return "failed", None
-    action = answer.get("action")
-    memory_id = answer.get("memoryId")
-    memory_id = memory_id if isinstance(memory_id, str) else None
-    if action in ("added", "updated", "merged"):
-        return str(action), memory_id
-    if action == "skipped":
-        return ("skipped", memory_id) if memory_id else ("rejected", None)
-    return "failed", None
 
 
 def run(
@@ -159,13 +127,14 @@ def run(
     verify: bool = False,
 ) -> CommandResult:
     s = ctx.settings
+    workspace = ctx.workspace
     counts = dict.fromkeys(COUNT_KEYS, 0)
-    existing = (s.state_dir / LEDGER_NAME).exists()
-    ledger = Ledger(s.state_dir) if not ctx.dry_run or existing else None
+    existing = workspace.state.ledger.exists()
+    ledger = Ledger(workspace.state) if not ctx.dry_run or existing else None
     try:
         # One cheap read first, alone: it tells a reachable store from a dead one even when
         # nothing changed (the run history needs that), and whether the index looks reset.
-        probe = ctx.guard.call("status", {})
+        probe = ctx.store.status()
         report = None
         if ledger is not None and (verify or _looks_reset(probe, ledger)):
             report = verify_index(ctx, ledger)
@@ -179,18 +148,18 @@ def run(
             "stale": [], "rejected": [], "pruned": [],
         }  # fmt: skip
         if not days:
-            data["today_journal"] = str(journal_path(s.workspace, s.now.date()))
+            data["today_journal"] = str(workspace.journal_path(s.now.date()))
         if report is not None:
             data["index"] = report.as_dict()
             data["index_line"] = report.line()
         if explain:
             data["explain"] = [
-                {"position": i.position, "type": i.verdict.type, "keyword": i.verdict.keyword,
+                {"position": i.position.key, "type": i.verdict.type, "keyword": i.verdict.keyword,
                  "uri": i.uri, "text": i.bullet.text}
                 for i in items
             ]  # fmt: skip
         if ctx.dry_run:
-            data["would_send"] = [item.arguments() for item in todo]
+            data["would_send"] = [dict(item.memory().arguments()) for item in todo]
             data["calls"] = ctx.calls_made
             return _result(data, stale, rejected=[], pruned=[])
         assert ledger is not None
@@ -199,10 +168,7 @@ def run(
         counts["stale"] = len(stale) - len(pruned)
         data["calls"] = ctx.calls_made
         # The Markdown side of recall, kept current where the journals are read anyway.
-        data["recall_index_refreshed"] = refresh_index(
-            s.state_dir, ctx.files, Classifier(s.knowledge_keywords, s.emotion_keywords),
-            ctx.reporter.warn,
-        )  # fmt: skip
+        data["recall_index_refreshed"] = refresh_index(workspace, ctx.classifier, ctx.reporter.warn)
         return _result(data, stale, rejected, pruned)
     finally:
         if ledger is not None:
@@ -215,45 +181,39 @@ def _send(
     """Remember each item concurrently; record every outcome the moment it arrives."""
     rejected: list[RejectedRow] = []
     now = ctx.settings.now.isoformat(timespec="seconds")
-    calls = [("remember", item.arguments()) for item in todo]
-    with ctx.progress("sync", len(calls)) as advance:
-        for index, answer in ctx.guard.as_completed(calls):
+    with ctx.progress("sync", len(todo)) as advance:
+        for index, outcome in ctx.store.remember_all([item.memory() for item in todo]):
             item = todo[index]
-            outcome, memory_id = outcome_of(answer)
-            if outcome == "failed" and answer is not None:
-                ctx.reporter.warn(
-                    f"{item.position}: unexpected remember answer {answer}", guard=True
-                )
+            action = outcome.action
             lost = item.previous is not None and item.previous.outcome == "lost"
-            counts["restored" if lost and outcome != "failed" else outcome] += 1
+            counts["restored" if lost and action != "failed" else action] += 1
             advance()
-            if outcome == "failed":
+            if action == "failed":
                 continue  # not recorded: the next run retries it
-            if outcome == "rejected":
-                reason = str(answer.get("reason", "")) if answer else ""
-                rejected.append({"position": item.position, "reason": reason})
+            if action == "rejected":
+                rejected.append({"position": item.position.key, "reason": outcome.reason})
+            memory_id = outcome.memory_id
             ledger.record(
                 Entry(
-                    position=item.position,
+                    position=item.position.key,
                     day=item.day,
                     content_hash=item.digest,
-                    outcome=outcome,
+                    outcome=action,
                     uri=item.uri if memory_id else None,
                     memory_type=item.memory_type if memory_id else None,
                     memory_id=memory_id,
-                    created=_created(ctx, item, outcome, memory_id),
+                    created=_created(ctx, item, action, memory_id),
                 ),
                 now,
             )
     return rejected
 
 
-def _looks_reset(probe: dict[str, Any] | None, ledger: Ledger) -> bool:
+def _looks_reset(probe: StoreStatus | None, ledger: Ledger) -> bool:
     """The cheap check: the store holds fewer memories than memfuse alone put there."""
-    total = (probe or {}).get("total")
-    if not isinstance(total, int) or isinstance(total, bool):
+    if probe is None or probe.total is None:
         return False
-    return total < sum(1 for e in ledger.all_entries() if expected_at_uri(e))
+    return probe.total < sum(1 for e in ledger.all_entries() if expected_at_uri(e))
 
 
 def _created(ctx: RunContext, item: Item, outcome: str, memory_id: str | None) -> bool:
@@ -266,21 +226,16 @@ def _created(ctx: RunContext, item: Item, outcome: str, memory_id: str | None) -
     if outcome == "skipped" and memory_id:
         # A run killed after the store added the memory but before the ledger recorded it: the
         # re-send is an exact duplicate of a memory sitting at our URI with our source.
-        found = ctx.guard.call("recall_path", {"uri": item.uri})
-        memory = (found or {}).get("memory") or {}
-        return memory.get("id") == memory_id and memory.get("source") == item.source
+        found = ctx.store.lookup(item.uri)
+        return found is not None and found.id == memory_id and found.source == item.position.source
     return False
 
 
 def _prune(ctx: RunContext, ledger: Ledger, stale: dict[str, Entry]) -> list[PrunedRow]:
     pruned: list[PrunedRow] = []
     for position, entry in sorted(stale.items()):
-        if entry.created and entry.memory_id:
-            answer = ctx.guard.call(
-                "forget", {"id": entry.memory_id, "hard": True}, tolerate=NOT_FOUND
-            )
-            if answer is None:
-                continue  # kept in the ledger: the next --prune tries again
+        if entry.created and entry.memory_id and not ctx.store.forget(entry.memory_id):
+            continue  # kept in the ledger: the next --prune tries again
         ledger.forget(position)
         pruned.append(
             {"position": position, "memory_id": entry.memory_id, "deleted": entry.created}

@@ -3,12 +3,13 @@ the MEMORY.md backup and size guard, and (with --archive) the weekly journal rol
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import date, timedelta
-from typing import Any
+from pathlib import Path
 
-from memfuse.ledger.ledger import LEDGER_NAME, Ledger, content_hash, position_key
+from memfuse.ledger.ledger import Ledger, content_hash
 from memfuse.ledger.reconcile import verify_index
-from memfuse.recall.reranking import recall_arguments, rerank_answer, reranking
+from memfuse.recall.reranking import candidates, rerank_recalled, reranking
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -16,33 +17,20 @@ from memfuse.run.results import (
     ArchiveData,
     ArchivedRow,
     ConsistencyData,
+    ConsistencyItem,
     MemoryMdData,
     RefusedRow,
     TidyData,
 )
-from memfuse.store.generations import reflect_counts, reflect_totals
-from memfuse.text.consistency import check
+from memfuse.store.answers import Reflection
+from memfuse.text.consistency import Finding, check
 from memfuse.workspace.confine import UnsafePath
-from memfuse.workspace.journal import parse_bytes
-from memfuse.workspace.journals import list_journals
-from memfuse.workspace.rollup import archive_dir, roll_up, weekly_path
+from memfuse.workspace.layout import Journal
+from memfuse.workspace.memory_md import memory_md_facts
+from memfuse.workspace.rollup import roll_up
 
 CONSISTENCY_QUERY = "当前最重要的事"
 CONSISTENCY_LIMIT = 3
-
-
-def read_memory_md(ctx: RunContext) -> bytes | None:
-    """MEMORY.md's bytes, read once for the whole run; None when there is none."""
-    try:
-        return ctx.files.read(ctx.settings.workspace / "MEMORY.md")
-    except FileNotFoundError:
-        return None
-    except UnsafePath as exc:
-        ctx.reporter.warn(f"{exc}; MEMORY.md is skipped")
-        return None
-    except OSError as exc:
-        ctx.reporter.warn(f"cannot read MEMORY.md: {exc.strerror or exc}; skipped")
-        return None
 
 
 def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> ConsistencyData:
@@ -55,13 +43,13 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> C
     elif memory_md is None:
         reason = "no MEMORY.md"
     rerank = reranking(ctx, s.rerank.tidy)
-    answer = None
+    memories = None
     if reason is None:
-        arguments = recall_arguments(CONSISTENCY_QUERY, CONSISTENCY_LIMIT, rerank=rerank)
-        answer = rerank_answer(ctx, CONSISTENCY_QUERY, ctx.guard.call("recall", arguments),
-                               CONSISTENCY_LIMIT, rerank=rerank)  # fmt: skip
-    memories = (answer or {}).get("memories")
-    if reason is None and not isinstance(memories, list):
+        asked = candidates(CONSISTENCY_LIMIT, rerank=rerank)
+        recalled = ctx.store.recall(CONSISTENCY_QUERY, asked)
+        memories = rerank_recalled(ctx, CONSISTENCY_QUERY, recalled, CONSISTENCY_LIMIT,
+                                   rerank=rerank)  # fmt: skip
+    if reason is None and memories is None:
         reason = "recall failed"
     if reason is None and not memories:
         reason = "nothing recalled"  # nothing was compared: not a vacuous OK
@@ -72,13 +60,11 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> C
             "summary": f"consistency check: skipped ({reason})",
             "items": [],
         }
-    assert isinstance(memories, list)
+    assert memories is not None
     assert memory_md is not None
     text = memory_md.decode("utf-8", errors="replace")
-    findings = check(
-        [m for m in memories if isinstance(m, dict)], text,
-        s.consistent_similarity, s.related_similarity,
-    )  # fmt: skip
+    facts = memory_md_facts(text)
+    findings = check(memories, facts, s.consistent_similarity, s.related_similarity)
     conflicts = sum(f.verdict == "conflict" for f in findings)
     linked = sum(f.verdict == "related" for f in findings)
     summary = (
@@ -87,25 +73,31 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> C
     return {
         "status": "conflict" if conflicts else "ok",
         "summary": summary,
-        "items": [f.as_dict() for f in findings],
+        "items": [_item(f) for f in findings],
     }
 
 
-def reflect(ctx: RunContext) -> tuple[bool, dict[str, Any] | str | None]:
-    """(succeeded, counts or raw prose or None). Servers ≥ 3.x answer reflect in prose."""
+def _item(f: Finding) -> ConsistencyItem:
+    return {
+        "memory": f.memory,
+        "memory_id": f.memory_id,
+        "memory_md_line": f.line,
+        "line_no": f.line_no,
+        "similarity": round(f.similarity, 3),
+        "verdict": f.verdict,
+        "why": f.why,
+    }
+
+
+def reflect(ctx: RunContext) -> Reflection | None:
+    """The store's sleep cycle; None when it failed (or under --dry-run, which changes
+    nothing). Servers ≥ 3.x answer it in Markdown: the prose is logged when it holds no counts."""
     if ctx.dry_run:
-        return False, None
-    answer = ctx.guard.answer("reflect", {"phase": "all"})
-    if answer is None:
-        return False, None
-    if isinstance(answer.value, dict):
-        return True, answer.value
-    text = answer.text.strip()
-    counts = reflect_counts(text)  # 4.x/5.x: a JSON object under each phase heading
-    if counts is not None:
-        return True, counts
-    ctx.reporter.info(f"reflect answered in prose: {text[:500]}")
-    return True, text
+        return None
+    reflection = ctx.store.reflect()
+    if reflection is not None and reflection.counts is None and reflection.text is not None:
+        ctx.reporter.info(f"reflect answered in prose: {reflection.text[:500]}")
+    return reflection
 
 
 def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
@@ -113,11 +105,11 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
     if raw is None:
         return {"exists": False, "lines": 0, "backup": None, "over_limit": False}
     lines = len(raw.decode("utf-8", errors="replace").splitlines())
-    backup = archive_dir(s.workspace) / f"MEMORY.md.bak-{s.now.date().isoformat()}"
+    backup = ctx.workspace.memory_md_backup(s.now.date())
     made = False
     if not backup.exists() and not ctx.dry_run:
         try:
-            ctx.files.write(backup, raw, create_parents=True)
+            ctx.workspace.files.write(backup, raw, create_parents=True)
             made = True
         except UnsafePath as exc:
             ctx.reporter.warn(f"MEMORY.md is not backed up: {exc}")
@@ -137,11 +129,11 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
 
 def unsynced(ledger: Ledger | None, day: date, raw: bytes) -> int:
     """Bullets of a daily (its bytes `raw`) whose current text the ledger has not settled."""
-    bullets = parse_bytes(raw).bullets
+    journal = Journal.parse(day, Path(), raw)
     known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
     missing = 0
-    for bullet in bullets:
-        entry = known.get(position_key(day.isoformat(), bullet.position))
+    for position, bullet in journal.positioned():
+        entry = known.get(position.key)
         if entry is None or not entry.settles(content_hash(bullet.text)):
             missing += 1
     return missing
@@ -149,18 +141,18 @@ def unsynced(ledger: Ledger | None, day: date, raw: bytes) -> int:
 
 def archive(ctx: RunContext) -> ArchiveData:
     s = ctx.settings
+    workspace = ctx.workspace
     # Keep the last `archive_after_days` calendar days (today included), the window surface
     # shows; anything older is rolled up.
     cutoff = s.now.date() - timedelta(days=s.archive_after_days - 1)
-    old = {d: p for d, p in list_journals(s.workspace).items() if d < cutoff}
-    has_ledger = (s.state_dir / LEDGER_NAME).exists()
-    ledger = Ledger(s.state_dir) if has_ledger else None
+    old = {d: p for d, p in workspace.daily_journals().items() if d < cutoff}
+    ledger = Ledger(workspace.state) if workspace.state.ledger.exists() else None
     done: list[ArchivedRow] = []
     refused: list[RefusedRow] = []
     try:
         for day, path in sorted(old.items()):
             try:
-                raw = ctx.files.read(path)
+                raw = workspace.files.read(path)
             except (UnsafePath, OSError) as exc:
                 ctx.reporter.warn(f"not archiving {path.name}: {exc}")
                 continue
@@ -176,13 +168,13 @@ def archive(ctx: RunContext) -> ArchiveData:
                 done.append(
                     {
                         "date": day.isoformat(),
-                        "weekly": str(weekly_path(s.workspace, day)),
+                        "weekly": str(workspace.weekly_path(day)),
                         "appended": None,
                     }
                 )
                 continue
             try:
-                rolled = roll_up(ctx.files, day, path, raw)
+                rolled = roll_up(workspace, day, path, raw)
             except UnsafePath as exc:
                 ctx.reporter.warn(f"not archiving {path.name}: {exc}")
                 continue
@@ -201,21 +193,22 @@ def archive(ctx: RunContext) -> ArchiveData:
 
 
 def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
-    reflected, report = reflect(ctx)
-    text = read_memory_md(ctx)
-    checked = consistency(ctx, reflected, text)
+    reflection = reflect(ctx)
+    text = ctx.workspace.read_memory_md(ctx.reporter.warn)
+    checked = consistency(ctx, reflection is not None, text)
     memory_md = guard_memory_md(ctx, text)
+    status = ctx.store.status() if ctx.dry_run else None
     data: TidyData = {
         "dry_run": ctx.dry_run,
-        "reflect": report,
-        "reflect_totals": reflect_totals(report) if isinstance(report, str) else None,
+        "reflect": reflection.report if reflection is not None else None,
+        "reflect_totals": reflection.totals if reflection is not None else None,
         "consistency": checked,
         "memory_md": memory_md,
-        "status": ctx.guard.call("status", {}) if ctx.dry_run else None,
+        "status": asdict(status) if status is not None else None,
     }
     # Right after the store forgot: record what it forgot, mark what it lost for the next sync.
-    if (ctx.settings.state_dir / LEDGER_NAME).exists():
-        ledger = Ledger(ctx.settings.state_dir)
+    if ctx.workspace.state.ledger.exists():
+        ledger = Ledger(ctx.workspace.state)
         try:
             checked_index = verify_index(ctx, ledger)
         finally:

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from memfuse.errors import MemfuseError
+from memfuse.state.files import check_private_file
+from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, immediate, open_private_db
-from memfuse.workspace import confine
 
-LEDGER_NAME = "ledger.sqlite3"
 SCHEMA_VERSION = 1
 
 # Outcomes that settle a position until its text changes.
@@ -39,11 +39,6 @@ _SELECT_DAY = (
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
-
-
-def position_key(day: str, bullet_position: str) -> str:
-    """A ledger position: `YYYY-MM-DD#HHMM-N`."""
-    return f"{day}#{bullet_position}"
 
 
 @dataclass(frozen=True)
@@ -68,10 +63,10 @@ class LedgerError(MemfuseError):
 
 
 class Ledger:
-    def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / LEDGER_NAME
+    def __init__(self, state: StateFolder) -> None:
+        self.path = state.ledger
         try:
-            confine.state_dir(state_dir.parent)
+            state.ensure()
             self.db = open_private_db(self.path)
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
@@ -153,16 +148,16 @@ class Ledger:
             raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
 
 
-def outcome_counts(state_dir: Path) -> dict[str, int] | None:
+def outcome_counts(state: StateFolder) -> dict[str, int] | None:
     """How many ledger positions have each outcome, read-only; None when there is no ledger.
 
     For `memfuse status`: it opens the ledger without creating or migrating anything.
     """
-    rows = _read_only(state_dir, "SELECT outcome, COUNT(*) FROM entries GROUP BY outcome")
+    rows = _read_only(state.ledger, "SELECT outcome, COUNT(*) FROM entries GROUP BY outcome")
     return None if rows is None else {str(outcome): int(count) for outcome, count in rows}
 
 
-def uris_of(state_dir: Path, memory_ids: Iterable[str]) -> dict[str, str]:
+def uris_of(state: StateFolder, memory_ids: Iterable[str]) -> dict[str, str]:
     """The URI memfuse gave each of these memories, read-only (for recall: agent-memory 2.2's
     recall answers no URI, 3.x and later `null`). A memory that several bullets were merged
     into has the URI of the bullet that created it."""
@@ -170,7 +165,7 @@ def uris_of(state_dir: Path, memory_ids: Iterable[str]) -> dict[str, str]:
     if not wanted:
         return {}
     rows = _read_only(
-        state_dir,
+        state.ledger,
         "SELECT memory_id, uri FROM entries WHERE uri IS NOT NULL"
         " AND memory_id IN (SELECT value FROM json_each(?))"
         " ORDER BY created",  # a created entry last, so it wins
@@ -180,13 +175,12 @@ def uris_of(state_dir: Path, memory_ids: Iterable[str]) -> dict[str, str]:
 
 
 def _read_only(
-    state_dir: Path, query: str, parameters: Sequence[str] = ()
+    path: Path, query: str, parameters: Sequence[str] = ()
 ) -> list[tuple[Any, ...]] | None:
     """Rows of a query on the ledger opened read-only (nothing created, migrated or locked for
     writing); None when there is no ledger. LedgerError when it cannot be read."""
-    path = state_dir / LEDGER_NAME
     for suffix in SIDECARS:
-        confine.check_private_file(Path(f"{path}{suffix}"))
+        check_private_file(Path(f"{path}{suffix}"))
     if not path.is_file():
         return None
     try:

@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memfuse.errors import MemfuseError
+from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, immediate, open_private_db
 from memfuse.text.classify import Classifier
 from memfuse.text.similarity import search_terms
-from memfuse.workspace.confine import WorkspaceFiles
-from memfuse.workspace.journals import list_journals, read_journal
+from memfuse.workspace.layout import Workspace, journal_date
 from memfuse.workspace.memory_md import memory_md_facts
-
-INDEX_NAME = "recall.sqlite3"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
@@ -55,8 +53,8 @@ class IndexError_(MemfuseError):
 
 
 class RecallIndex:
-    def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / INDEX_NAME
+    def __init__(self, state: StateFolder) -> None:
+        self.path = state.recall_index
         # True when an unreadable index was deleted and started again: it holds nothing that
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
@@ -88,12 +86,11 @@ class RecallIndex:
         self.db.close()
 
     def refresh(
-        self, files: WorkspaceFiles, classifier: Classifier, warn: Callable[[str], None]
+        self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
     ) -> int:
         """Re-index what changed; the number of files re-read."""
-        workspace = files.workspace
-        sources = {f"memory/{p.name}": p for p in list_journals(workspace).values()}
-        sources["MEMORY.md"] = workspace / "MEMORY.md"
+        sources = {workspace.location(p): p for p in workspace.daily_journals().values()}
+        sources[workspace.location(workspace.memory_md)] = workspace.memory_md
         known = {
             row[0]: (row[1], row[2])
             for row in self.db.execute("SELECT path, mtime_ns, size FROM files")
@@ -106,7 +103,7 @@ class RecallIndex:
                 continue
             if known.get(name) == (info.st_mtime_ns, info.st_size):
                 continue
-            rows = self._rows(name, path, files, classifier, warn)
+            rows = self._rows(path, workspace, classifier, warn)
             with immediate(self.db):
                 self._drop(name)
                 for line, day, kind, content in rows or ():
@@ -137,29 +134,24 @@ class RecallIndex:
 
     @staticmethod
     def _rows(
-        name: str,
-        path: Path,
-        files: WorkspaceFiles,
-        classifier: Classifier,
-        warn: Callable[[str], None],
+        path: Path, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
     ) -> list[tuple[int, str | None, str, str]] | None:
-        if name == "MEMORY.md":
-            try:
-                raw = files.read(path)
-            except FileNotFoundError:
-                return []
-            except (OSError, MemfuseError) as exc:
-                warn(f"MEMORY.md is not indexed for recall: {exc}")
-                return None
+        """What to index of one file: (line, day, type, text) rows; None when unreadable."""
+        if path == workspace.memory_md:
+            raw = workspace.read_memory_md(warn)
+            if raw is None:
+                return [] if not path.exists() else None
             text = raw.decode("utf-8", errors="replace")
             return [(n, None, "knowledge", fact) for n, fact in memory_md_facts(text)]
-        with contextlib.suppress(FileNotFoundError):
-            parsed = read_journal(files, path, warn)
-            if parsed is None:
-                return None
-            day = path.stem
-            return [(b.line, day, classifier.classify(b.text).type, b.text) for b in parsed.bullets]
-        return []
+        day = journal_date(path)
+        try:
+            parsed = workspace.read_journal(path, warn)
+        except FileNotFoundError:
+            return []
+        if parsed is None or day is None:
+            return None
+        iso = day.isoformat()
+        return [(b.line, iso, classifier.classify(b.text).type, b.text) for b in parsed.bullets]
 
     def search(self, query: str, limit: int) -> list[Hit]:
         wanted = list(dict.fromkeys(terms(query)))
@@ -178,20 +170,20 @@ class RecallIndex:
 
 
 def refresh_index(
-    state_dir: Path, files: WorkspaceFiles, classifier: Classifier, warn: Callable[[str], None]
+    workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
 ) -> int | None:
     """Bring the index up to date (sync does, so recall starts warm): the number of files
     re-read, or None, with one warning, when the index cannot be used. Best-effort: the index
     is derived, and recall rebuilds what is missing on demand."""
     try:
-        index = RecallIndex(state_dir)
+        index = RecallIndex(workspace.state)
     except (MemfuseError, OSError) as exc:
         warn(f"the local recall index cannot be used: {exc}")
         return None
     if index.rebuilt:
         warn(REBUILT)
     try:
-        return index.refresh(files, classifier, warn)
+        return index.refresh(workspace, classifier, warn)
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed: {exc}")
         return None

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from memfuse.errors import MemfuseError
 from memfuse.run.output import Reporter, SecretMasker
 from memfuse.settings import RerankSettings
-from memfuse.store.decay import weighted
+from memfuse.store.answers import StoredMemory
+from memfuse.store.decay import priority_of, weighted
 
 if TYPE_CHECKING:
     import httpx
@@ -159,6 +160,20 @@ class SearchResult:
     score: float
     updated_at: datetime | None = None
     match_reason: str = "bm25"
+
+    @classmethod
+    def from_memory(cls, memory: StoredMemory, result_id: str) -> SearchResult:
+        """A stored memory as a result; what its answer did not say, agent-memory's defaults
+        (the priority its type fixes, full vitality)."""
+        return cls(
+            id=result_id,
+            content=memory.content,
+            type=memory.type,
+            priority=memory.priority if memory.priority is not None else priority_of(memory.type),
+            vitality=memory.vitality if memory.vitality is not None else 1.0,
+            score=memory.score if memory.score is not None else 0.0,
+            updated_at=memory.updated_at,
+        )
 
 
 def rerank_with_provider(

@@ -8,12 +8,9 @@ or a reranker that scores every document alike, is one warning and the unreranke
 
 from __future__ import annotations
 
-from typing import Any
-
 from memfuse.recall.rerank import SearchResult, local_weighting, rerank_with_provider
 from memfuse.run.context import RunContext
-from memfuse.store.answers import memory_from
-from memfuse.store.decay import priority_of
+from memfuse.store.answers import StoredMemory
 
 
 def rerank_results(
@@ -21,7 +18,7 @@ def rerank_results(
 ) -> list[SearchResult] | None:
     """The results re-scored by the external reranker, or None (keep the order you have) when
     it failed or gave no usable order."""
-    client = ctx.rerank_factory(ctx.settings.rerank)
+    client = ctx.seams.rerank_factory(ctx.settings.rerank)
     try:
         scored = rerank_with_provider(results, query, client, ctx.reporter)
     finally:
@@ -43,39 +40,33 @@ def reranking(ctx: RunContext, wanted: bool) -> bool:
     return wanted and ctx.settings.rerank.enabled
 
 
-def recall_arguments(query: str, limit: int, *, rerank: bool) -> dict[str, Any]:
-    """The store's `recall` arguments: twice the candidates when the reranker will choose."""
-    return {"query": query, "limit": 2 * limit if rerank else limit}
+def candidates(limit: int, *, rerank: bool) -> int:
+    """How many memories to ask the store for: twice the limit when the reranker chooses."""
+    return 2 * limit if rerank else limit
 
 
-def rerank_answer(
-    ctx: RunContext, query: str, answer: dict[str, Any] | None, limit: int, *, rerank: bool
-) -> dict[str, Any] | None:
-    """A recall answer cut to its best `limit` memories, in the store's shape.
+def rerank_recalled(
+    ctx: RunContext,
+    query: str,
+    recalled: list[StoredMemory] | None,
+    limit: int,
+    *,
+    rerank: bool,
+) -> list[StoredMemory] | None:
+    """The store's recall cut to its best `limit` memories.
 
-    With `rerank`, the reranker, then agent-memory's weighting, choose them (the answer gets
-    `"reranked": true`); otherwise, or when the reranker fails, the store's own first `limit`.
-    None stays None: the store did not answer.
+    With `rerank`, the reranker, then agent-memory's weighting, choose them; otherwise, or when
+    the reranker fails, the store's own first `limit`. None stays None: the store did not
+    answer.
     """
-    raw = answer.get("memories") if answer is not None else None
-    if answer is None or not isinstance(raw, list):
-        return answer
+    if recalled is None:
+        return None
     if not rerank:
-        return {**answer, "memories": raw[:limit]}  # never more than asked for, whoever answers
-    tz = ctx.settings.now.tzinfo
-    usable = [(m, memory_from(m, tz)) for m in raw]
-    kept = [(m, mem) for m, mem in usable if mem is not None and mem.content.strip()]
-    results = [
-        SearchResult(
-            id=str(n), content=mem.content, type=mem.type or "event",
-            priority=mem.priority if mem.priority is not None else priority_of(mem.type or "event"),
-            vitality=mem.vitality if mem.vitality is not None else 1.0,
-            score=mem.score if mem.score is not None else 0.0, updated_at=mem.updated_at,
-        )
-        for n, (_m, mem) in enumerate(kept)
-    ]  # fmt: skip
+        return recalled[:limit]  # never more than asked for, whoever answers
+    kept = [m for m in recalled if m.content.strip()]
+    results = [SearchResult.from_memory(m, str(n)) for n, m in enumerate(kept)]
     scored = rerank_results(ctx, query, results) if results else None
     if scored is None:
-        return {**answer, "memories": raw[:limit]}
+        return recalled[:limit]
     best = local_weighting(scored, ctx.settings.now, limit=limit)
-    return {**answer, "memories": [kept[int(r.id)][0] for r in best], "reranked": True}
+    return [kept[int(r.id)] for r in best]

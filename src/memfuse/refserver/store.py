@@ -19,6 +19,7 @@ from typing import Any
 
 from memfuse.state.sqlite import immediate
 from memfuse.store.decay import STABILITY_DAYS, priority_of, vitality, weighted
+from memfuse.store.generations import CAPACITY_5, GEN4_LIMITS, limit_variable
 from memfuse.text.similarity import CJK, dice, profile, search_terms, similarity
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
@@ -26,9 +27,9 @@ URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
 NEAR_DUPLICATE = 0.92
 SEMANTIC_NEAR = 0.8  # 4.x/5.x merge "semantic" near-duplicates of looser wording
 GATE_EFFECTIVE = 20  # 4.x/5.x: effective characters a non-P0/P1 memory needs
-# 4.x keeps at most this many memories; 5.x caps each type (AGENT_MEMORY_MAX_* overrides).
-MAX_MEMORIES_4 = 200
-CAPS_5 = {"identity": None, "emotion": 50, "knowledge": 250, "event": 50, "total": 350}
+# 4.x keeps at most 200 memories; 5.x caps each type (AGENT_MEMORY_MAX_* overrides): the
+# defaults memfuse's store client knows them by (memfuse.store.generations), stated once.
+MAX_MEMORIES_4 = GEN4_LIMITS["total"]
 NEAR_CANDIDATES = 8  # BM25's best few are checked exactly; a near-duplicate is always among them
 RARE_TERMS = 6  # a near-duplicate shares nearly every term, so it shares the rarest ones too
 LOW_VITALITY = 0.1
@@ -705,10 +706,10 @@ def default_caps(generation: int, env: dict[str, str] | None = None) -> dict[str
         return {}
     env = env or {}
     if generation == 4:
-        return {"total": int(env.get("AGENT_MEMORY_MAX_MEMORIES", MAX_MEMORIES_4))}
-    caps: dict[str, int | None] = dict(CAPS_5)
+        return {"total": int(env.get(limit_variable("total"), MAX_MEMORIES_4))}
+    caps: dict[str, int | None] = dict(CAPACITY_5)
     for name in caps:
-        key = "AGENT_MEMORY_MAX_" + ("MEMORIES" if name == "total" else name.upper())
+        key = limit_variable(name)
         if env.get(key):
             caps[name] = int(env[key])
     return caps

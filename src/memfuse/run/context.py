@@ -1,25 +1,32 @@
-"""What one run works with: settings, the warning reporter, and a lazily opened gateway."""
+"""What one run works with: settings, the warning reporter, the store client (opened on first
+use), the classifier and the server's entry (each made once for the run)."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memfuse.run.output import Reporter
 from memfuse.settings import RerankSettings, Settings
-from memfuse.store.connect import connect, open_gateway
-from memfuse.store.gateway import Gateway, Guard
-from memfuse.workspace.confine import WorkspaceFiles
+from memfuse.store.client import StoreClient
+from memfuse.store.connect import Server, connect, find_server
+from memfuse.text.classify import Classifier
+from memfuse.workspace.layout import Workspace
 
 if TYPE_CHECKING:
     from memfuse.recall.rerank import RerankClient
+    from memfuse.store.gateway import Gateway
 
 Advance = Callable[[], None]
 ProgressFactory = Callable[[str, int], AbstractContextManager[Advance]]
-GatewayFactory = Callable[[Settings], Gateway]
+# settings, the server's entry and where its stderr goes → a gateway, and why it took its
+# transport
+GatewayFactory = Callable[[Settings, Server, Path | None], tuple["Gateway", str]]
 RerankFactory = Callable[[RerankSettings], "RerankClient"]
 
 
@@ -38,7 +45,7 @@ def open_reranker(settings: RerankSettings) -> RerankClient:
 class Seams:
     """How a run reaches the outside world; tests pass scripted fakes here."""
 
-    gateway_factory: GatewayFactory = open_gateway
+    gateway_factory: GatewayFactory = connect
     rerank_factory: RerankFactory = open_reranker
 
 
@@ -47,47 +54,62 @@ class RunContext:
     settings: Settings
     reporter: Reporter = field(default_factory=Reporter)
     dry_run: bool = False
-    gateway_factory: GatewayFactory = open_gateway
-    rerank_factory: RerankFactory = open_reranker
+    seams: Seams = field(default_factory=Seams)
     progress: ProgressFactory = no_progress  # the CLI passes a progress bar on a terminal
     verbose: bool = False
-    transport_why: str | None = None  # why the real gateway took its transport, once opened
-    _guard: Guard | None = None
-    _files: WorkspaceFiles | None = None
+    transport_why: str | None = None  # why the gateway took its transport, once opened
+    _store: StoreClient | None = None
+
+    @functools.cached_property
+    def server(self) -> Server:
+        """The server's entry, read once for the run (or why it cannot be read)."""
+        return find_server(self.settings)
 
     @property
-    def guard(self) -> Guard:
-        if self._guard is None:
-            if self.gateway_factory is open_gateway:
-                gateway, why = connect(self.settings)  # the real one says why it chose
-                self.transport_why = why
-                self.reporter.info(f"transport {gateway.name} ({why})")
-                if self.verbose:
-                    self.reporter.echo(f"transport: {gateway.name} ({why})")
-            else:
-                gateway = self.gateway_factory(self.settings)
-            self._guard = Guard(gateway, self.reporter, jobs=self.settings.jobs)
-        return self._guard
+    def store(self) -> StoreClient:
+        """agent-memory, through the best-effort guard: every store call goes here."""
+        if self._store is None:
+            state = self.workspace.state
+            log = state.server_log if state.exists() else None
+            gateway, why = self.seams.gateway_factory(self.settings, self.server, log)
+            self.transport_why = why
+            self.reporter.info(f"transport {gateway.name} ({why})")
+            if self.verbose:
+                self.reporter.echo(f"transport: {gateway.name} ({why})")
+            self._store = StoreClient.over(
+                gateway,
+                self.reporter,
+                jobs=self.settings.jobs,
+                tz=self.settings.now.tzinfo,
+                server_env=self._env,
+            )
+        return self._store
 
-    @property
-    def files(self) -> WorkspaceFiles:
-        """Reads and writes confined to the workspace (see memfuse.workspace.confine)."""
-        if self._files is None:
-            self._files = WorkspaceFiles(self.settings.workspace, self.settings.read_cap)
-        return self._files
+    def _env(self) -> dict[str, str] | None:
+        server = self.server
+        return None if isinstance(server, Exception) else dict(server.env)
+
+    @functools.cached_property
+    def classifier(self) -> Classifier:
+        s = self.settings
+        return Classifier(s.knowledge_keywords, s.emotion_keywords)
+
+    @functools.cached_property
+    def workspace(self) -> Workspace:
+        """The workspace's layout and Markdown, read and written only through its confined
+        file access (memfuse.workspace.confine)."""
+        s = self.settings
+        return Workspace(s.workspace, read_cap=s.read_cap)
 
     @property
     def calls_made(self) -> int:
-        return self._guard.calls if self._guard is not None else 0
+        return self._store.calls if self._store is not None else 0
 
     @property
     def store_outcome(self) -> str:
         """ok (the store answered), failed (calls were due, none answered) or idle."""
-        from memfuse.run.history import store_outcome
-
-        g = self._guard
-        return store_outcome(g.calls, g.skipped, g.reached) if g is not None else "idle"
+        return self._store.outcome if self._store is not None else "idle"
 
     def close(self) -> None:
-        if self._guard is not None:
-            self._guard.gateway.close()
+        if self._store is not None:
+            self._store.close()

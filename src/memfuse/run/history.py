@@ -11,16 +11,16 @@ file without taking the lock.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 from typing import Any
 
-from memfuse.workspace import confine
+from memfuse.settings import Policy
+from memfuse.state.files import read_private, write_private
+from memfuse.state.folder import StateFolder
+from memfuse.workspace.confine import UnsafePath
 
-RUNS_NAME = "runs.json"
 KEEP = 30
 LIFECYCLE = ("sync", "surface", "tidy")
 RUNS_LIMIT = 4 << 20  # a runs.json larger than this was not written by memfuse
@@ -73,14 +73,6 @@ class RunRecord:
 
 
 @dataclass(frozen=True)
-class Policy:
-    """When a run stops being best-effort and needs a person."""
-
-    failed_runs: int = 3
-    max_age: timedelta = timedelta(hours=24)
-
-
-@dataclass(frozen=True)
 class Alarm:
     """Why a command needs a person, in one line."""
 
@@ -95,8 +87,8 @@ class Alarm:
 class History:
     """`.memfuse/runs.json`: the last runs of each lifecycle command."""
 
-    def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / RUNS_NAME
+    def __init__(self, state: StateFolder) -> None:
+        self.path = state.runs
 
     def load(self) -> tuple[dict[str, list[RunRecord]], str | None]:
         """The records per command, oldest first, and a problem reading them (or None).
@@ -106,10 +98,10 @@ class History:
         """
         runs: dict[str, list[RunRecord]] = {name: [] for name in LIFECYCLE}
         try:
-            raw = confine.read_private(self.path, RUNS_LIMIT)
+            raw = read_private(self.path, RUNS_LIMIT)
         except FileNotFoundError:
             return runs, None
-        except (OSError, confine.UnsafePath) as exc:
+        except (OSError, UnsafePath) as exc:
             return runs, f"cannot read the run history {self.path}: {exc}"
         try:
             if len(raw) > RUNS_LIMIT:
@@ -127,9 +119,7 @@ class History:
         history or the new one."""
         runs = {**runs, record.command: [*runs.get(record.command, []), record]}
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
-        data = json.dumps(value, ensure_ascii=False, indent=1).encode()
-        workspace = self.path.parent.parent
-        confine.write_atomic(confine.real_root(workspace), self.path, data, mode=0o600)
+        write_private(self.path, json.dumps(value, ensure_ascii=False, indent=1).encode())
 
 
 def assess(
@@ -181,54 +171,3 @@ def _last_success(successes: list[RunRecord]) -> str:
 
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
-
-
-def store_outcome(calls: int, skipped: int, reached: int) -> str:
-    """ok when any store call was answered, failed when calls were due and none was, else idle."""
-    if reached:
-        return "ok"
-    return "failed" if calls or skipped else "idle"
-
-
-def lock_holder(state_dir: Path) -> str | None:
-    """Who holds the workspace lock right now, or None when it is free (never takes it)."""
-    import fcntl
-
-    path = state_dir / "lock"
-    try:
-        confine.check_private_file(path)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, confine.UnsafePath):
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip()
-            return text or "holder unknown"
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
-
-
-STORE_NAME = "store.json"
-
-
-def note_generation(state_dir: Path, generation: int, when: datetime) -> None:
-    """Remember which agent-memory generation `doctor` last saw, for `memfuse status`."""
-    data = json.dumps({"generation": generation, "seen": when.isoformat(timespec="seconds")})
-    workspace = state_dir.parent
-    confine.write_atomic(
-        confine.real_root(workspace), state_dir / STORE_NAME, data.encode(), mode=0o600
-    )
-
-
-def last_generation(state_dir: Path) -> tuple[int, str] | None:
-    """(generation, when) as `doctor` last saw it, or None."""
-    path = state_dir / STORE_NAME
-    try:
-        value = json.loads(confine.read_private(path, 4096))
-        return int(value["generation"]), str(value["seen"])
-    except (OSError, confine.UnsafePath, ValueError, TypeError, KeyError):
-        return None

@@ -15,7 +15,9 @@ from pathlib import Path
 from types import TracebackType
 
 from memfuse.errors import LockedError, WorkspaceError
-from memfuse.workspace import confine
+from memfuse.state.files import check_private_file, open_private
+from memfuse.state.folder import StateFolder
+from memfuse.workspace.confine import UnsafePath
 
 POLL_SECONDS = 0.1
 
@@ -23,14 +25,15 @@ POLL_SECONDS = 0.1
 class WorkspaceLock:
     def __init__(
         self,
-        state_dir: Path,
+        state: StateFolder,
         command: str,
         wait: float | None = None,
         *,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.path = state_dir / "lock"
+        self.state = state
+        self.path = state.lock
         self.command = command
         self.wait = wait or 0.0
         self._sleep = sleep
@@ -39,8 +42,8 @@ class WorkspaceLock:
 
     def __enter__(self) -> WorkspaceLock:
         try:
-            confine.state_dir(self.path.parent.parent)
-            fd = confine.open_private(self.path, os.O_RDWR)
+            self.state.ensure()
+            fd = open_private(self.path, os.O_RDWR)
         except OSError as exc:
             raise WorkspaceError(
                 f"cannot create the lock file {self.path}: {exc.strerror}"
@@ -85,3 +88,22 @@ def _read_holder(fd: int) -> str:
     except OSError:
         text = ""
     return text or "holder unknown"
+
+
+def lock_holder(path: Path) -> str | None:
+    """Who holds the workspace lock right now, or None when it is free (never takes it)."""
+    try:
+        check_private_file(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, UnsafePath):
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip()
+            return text or "holder unknown"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

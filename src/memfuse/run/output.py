@@ -21,7 +21,6 @@ from typing import Any
 from memfuse.errors import ExitCode
 from memfuse.run.results import FailureData
 
-LOG_NAME = "memfuse.log"
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 
@@ -97,14 +96,14 @@ class _PrivateLog(logging.handlers.RotatingFileHandler):
     """The rotating log, opened 0600 and never through a link planted in its place."""
 
     def _open(self) -> Any:
-        from memfuse.workspace.confine import open_private
+        from memfuse.state.files import open_private
 
         fd = open_private(Path(self.baseFilename), os.O_WRONLY | os.O_APPEND)
         return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
 
 
-def setup_log(state_dir: Path, mask: SecretMasker, verbose: bool) -> logging.Logger:
-    """A per-run logger appending to `.memfuse/memfuse.log` (rotated at 1 MB, 3 kept).
+def setup_log(path: Path, mask: SecretMasker, verbose: bool) -> logging.Logger:
+    """A per-run logger appending to the state folder's log (rotated at 1 MB, 3 kept).
 
     When the state folder cannot be written, the run still goes on without a log file.
     """
@@ -119,9 +118,7 @@ def setup_log(state_dir: Path, mask: SecretMasker, verbose: bool) -> logging.Log
     logger.addFilter(_MaskingFilter(mask))
     handler: logging.Handler
     try:
-        handler = _PrivateLog(
-            state_dir / LOG_NAME, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
-        )
+        handler = _PrivateLog(path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
     except OSError:  # a link planted there is UnsafePath instead: the run stops, saying so
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))

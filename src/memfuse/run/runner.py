@@ -29,7 +29,6 @@ from memfuse.run.context import Advance, RunContext, Seams, no_progress
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
 from memfuse.run.lock import WorkspaceLock
 from memfuse.run.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
-from memfuse.workspace import confine
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -108,7 +107,7 @@ def run(
     try:
         ctx, refused = _prepare(name, common, reporter, lock=lock, dry_run=dry_run)
         if lock and not dry_run:
-            with WorkspaceLock(ctx.settings.state_dir, name, common.wait):
+            with WorkspaceLock(ctx.workspace.state, name, common.wait):
                 result = body(ctx)
         else:
             result = body(ctx)
@@ -143,25 +142,25 @@ def _prepare(
     reporter.mask = mask
     if lock:
         _require_workspace(settings.workspace)
-    if settings.workspace.is_dir():
-        # A .memfuse/ that is a link or someone else's is refused before anything is written.
-        confine.state_dir(settings.workspace)
-        reporter.logger = setup_log(settings.state_dir, mask, common.verbose)
-    else:
-        reporter.logger = logging.getLogger("memfuse.nolog")
-    reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
-    for notice in settings.config_notices:
-        reporter.warn(notice)
     interactive = sys.stderr.isatty() and not common.quiet and not common.json
     ctx = RunContext(
         settings,
         reporter,
         dry_run=dry_run,
+        seams=seams,
         progress=_progress_bar if interactive else no_progress,
-        gateway_factory=seams.gateway_factory,
-        rerank_factory=seams.rerank_factory,
         verbose=common.verbose,
     )
+    state = ctx.workspace.state
+    if settings.workspace.is_dir():
+        # A state folder that is a link or someone else's is refused before anything is written.
+        state.ensure()
+        reporter.logger = setup_log(state.log, mask, common.verbose)
+    else:
+        reporter.logger = logging.getLogger("memfuse.nolog")
+    reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
+    for notice in settings.config_notices:
+        reporter.warn(notice)
     return ctx, bool(settings.config_refused)
 
 
@@ -207,7 +206,8 @@ def _conclude(
 def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int) -> Alarm | None:
     """Add this run to the history; return why it needs a person, if it does."""
     settings = ctx.settings
-    if result.exit_code == ExitCode.LOCKED or not settings.state_dir.is_dir():
+    state = ctx.workspace.state
+    if result.exit_code == ExitCode.LOCKED or not state.exists():
         return None
     counts = result.data.get("counts")
     record = RunRecord(
@@ -224,7 +224,7 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
         warnings=tuple(ctx.reporter.warnings[:5]),
         warning_count=len(ctx.reporter.warnings),
     )
-    history = History(settings.state_dir)
+    history = History(state)
     runs, problem = history.load()
     if problem:
         ctx.reporter.warn(problem)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memfuse.workspace import confine
+from memfuse.state.files import check_private_file, open_private
 
 SIDECARS = ("", "-wal", "-shm", "-journal")
 
@@ -20,8 +20,8 @@ def open_private_db(path: Path) -> sqlite3.Connection:
     files: SQLite would otherwise write through them. UnsafePath for those; sqlite3.Error
     when SQLite cannot use the file."""
     for suffix in SIDECARS:
-        confine.check_private_file(Path(f"{path}{suffix}"))
-    os.close(confine.open_private(path, os.O_RDWR))
+        check_private_file(Path(f"{path}{suffix}"))
+    os.close(open_private(path, os.O_RDWR))
     return sqlite3.connect(path, timeout=30, isolation_level=None)
 
 

@@ -1,6 +1,8 @@
 """From settings to a gateway: which transport a run uses, and the gateway built for it.
 
 The only place where memfuse's settings meet the gateway package (which knows nothing of them).
+The server's entry (mcporter's config or memfuse's `[session]` table) is read once a run, by
+`find_server`, and handed to whatever needs it.
 """
 
 from __future__ import annotations
@@ -9,12 +11,22 @@ from pathlib import Path
 
 from memfuse.errors import ConfigError
 from memfuse.settings import Settings
-from memfuse.store.gateway import Gateway, McporterGateway
+from memfuse.store.gateway import Gateway, McporterGateway, ServerSpec
 from memfuse.store.gateway.mcporter import neutral_cwd
 from memfuse.store.server_entry import server_spec
 
+Server = ServerSpec | ConfigError  # the server's entry, or why it cannot be read
 
-def choose_transport(settings: Settings) -> tuple[str, str]:
+
+def find_server(settings: Settings) -> Server:
+    """The server's entry, read once for the run: its spec, or the reason there is none."""
+    try:
+        return server_spec(settings)
+    except ConfigError as exc:
+        return exc
+
+
+def choose_transport(settings: Settings, server: Server) -> tuple[str, str]:
     """The transport a run uses, and why. `auto` takes the session transport (one server
     process per run, ~100× fewer process starts) whenever it can start the server itself:
     a `[session]` table, or a stdio entry (a `command`) for the server in mcporter's config,
@@ -26,28 +38,24 @@ def choose_transport(settings: Settings) -> tuple[str, str]:
 
     if importlib.util.find_spec("mcp") is None:
         return "mcporter", "auto: the MCP SDK (the `mcp` package) is not installed"
-    try:
-        spec = server_spec(settings)
-    except ConfigError as exc:
-        return "mcporter", f"auto: no stdio server entry memfuse can start ({exc})"
-    return "session", f"auto: {settings.server} is a stdio server ({spec.command})"
+    if isinstance(server, ConfigError):
+        return "mcporter", f"auto: no stdio server entry memfuse can start ({server})"
+    return "session", f"auto: {settings.server} is a stdio server ({server.command})"
 
 
-def open_gateway(settings: Settings) -> Gateway:
-    """The transport the settings ask for (see `connect`)."""
-    return connect(settings)[0]
-
-
-def connect(settings: Settings) -> tuple[Gateway, str]:
+def connect(
+    settings: Settings, server: Server, server_log: Path | None = None
+) -> tuple[Gateway, str]:
     """The transport the settings ask for, and why it was chosen. The session transport is
-    imported lazily: only it needs the MCP SDK, and other commands should not pay for it."""
-    transport, why = choose_transport(settings)
+    imported lazily: only it needs the MCP SDK, and other commands should not pay for it.
+    `server_log` keeps the stderr of a server the session transport starts."""
+    transport, why = choose_transport(settings, server)
     if transport == "session":
         from memfuse.store.gateway.session import SessionGateway
 
-        state = settings.state_dir
-        log = state / "session-server.log" if state.is_dir() else None
-        return SessionGateway(server_spec(settings), settings.timeout, log), why
+        if isinstance(server, ConfigError):
+            raise server
+        return SessionGateway(server, settings.timeout, server_log), why
     return McporterGateway(
         settings.mcporter,
         settings.server,

@@ -1,49 +1,89 @@
-"""Telling agent-memory's generations apart, and reading what each one answers.
+"""agent-memory's generations, 2.x to 5.x: how each is recognised, what it answers differently,
+and its capacity rules. Facts in reference/agent-memory-versions.md.
 
-Facts in reference/agent-memory-versions.md. `serverInfo.version` is stale in every release, so
-the generation comes from the tool list. From 3.x on `reflect` answers Markdown: 3.x prose in
-Chinese ending in a totals line, 4.x/5.x a `### phase` heading and a JSON object per phase.
+`serverInfo.version` is stale in every release, so a generation is recognised by the first
+tool it added. Each `Generation` reads its answers; the defaults read every known generation
+(their differences are tolerated field by field in memfuse.store.answers), so a new generation
+that answers differently is a new entry here, with the readers it changes overridden, and
+nothing outside the store package moves (tests/unit/flows/test_generations_flow.py adds one).
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import Any, Literal
 
-# The first tool each generation added, newest first.
-MARKERS = ((5, "archive"), (4, "reindex"), (3, "ingest"), (3, "surface"))
-PHASES = ("decay", "tidy", "govern")
-_HEADING = re.compile(r"^###\s+(decay|tidy|govern)\s*$", re.MULTILINE)
-_TOTALS = re.compile(r"记忆总数[：:]\s*(\d+)\s*→\s*(\d+)")
+from memfuse.store.answers import (
+    Outcome,
+    Reflection,
+    StoredMemory,
+    memories_in,
+    outcome_of,
+    reflection_of,
+)
+
+Eviction = Literal["none", "archive", "delete"]
 
 
-def generation_of(tools: Iterable[str]) -> int:
-    """2, 3, 4 or 5 from the names of the tools the server offers."""
+def limit_variable(name: str) -> str:
+    """The server variable that sets a capacity limit ("total" or a type)."""
+    return "AGENT_MEMORY_MAX_" + ("MEMORIES" if name == "total" else name.upper())
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generation of agent-memory, as memfuse must treat it."""
+
+    number: int
+    markers: tuple[str, ...] = ()  # tools this generation added: any one of them names it
+    # Capacity limits when `status` does not report them (4.x), by "total" or type.
+    default_limits: Mapping[str, int] = field(default_factory=dict)
+    # What reflect does with memories above capacity: nothing, move them to an archive that
+    # the `archive` tool lists (5.x), or delete them (4.x).
+    eviction: Eviction = "none"
+    ingests_by_itself: bool = False  # watches ~/.openclaw/workspace unless told not to (3.x+)
+
+    def outcome(self, answer: Mapping[str, Any]) -> Outcome:
+        return outcome_of(answer)
+
+    def reflection(self, value: Any, text: str) -> Reflection:
+        return reflection_of(value, text)
+
+    def memories(self, answer: Any, tz: tzinfo | None) -> list[StoredMemory] | None:
+        return memories_in(answer, tz)
+
+    def limits(self, reported: Mapping[str, int], server_env: Mapping[str, str]) -> dict[str, int]:
+        """The capacity limits in force: what status reports, else this generation's defaults
+        as the server's environment sets them."""
+        if reported:
+            return dict(reported)
+        found = {}
+        for name, default in self.default_limits.items():
+            value = server_env.get(limit_variable(name), "").strip()
+            found[name] = int(value) if value.isdigit() else default
+        return found
+
+
+# 4.x's capacity when its status does not say (AGENT_MEMORY_MAX_MEMORIES); 5.x's per type,
+# which its status reports (both also the reference server's defaults).
+GEN4_LIMITS = {"total": 200}
+CAPACITY_5 = {"identity": None, "emotion": 50, "knowledge": 250, "event": 50, "total": 350}
+
+# Newest first: the first whose marker the server offers is its generation.
+GENERATIONS: tuple[Generation, ...] = (
+    Generation(5, ("archive",), eviction="archive", ingests_by_itself=True),
+    Generation(4, ("reindex",), GEN4_LIMITS, eviction="delete", ingests_by_itself=True),
+    Generation(3, ("ingest", "surface"), ingests_by_itself=True),
+)
+BASELINE = Generation(2)
+
+
+def generation_of(tools: Iterable[str], known: Iterable[Generation] | None = None) -> Generation:
+    """The generation whose tools the server offers (2.x when none of the later ones)."""
     offered = set(tools)
-    return next((gen for gen, tool in MARKERS if tool in offered), 2)
-
-
-def reflect_counts(text: str) -> dict[str, Any] | None:
-    """The per-phase counts of a 4.x/5.x reflect answer, in 2.2's `{phase: {key: n}}` shape;
-    None when the text has no phase with a JSON object (3.x's prose, or something else)."""
-    decoder = json.JSONDecoder()
-    found: dict[str, Any] = {}
-    for heading in _HEADING.finditer(text):
-        rest = text[heading.end() :].lstrip()
-        try:
-            value, _end = decoder.raw_decode(rest)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            found[heading.group(1)] = value
-    return found or None
-
-
-def reflect_totals(text: str) -> dict[str, int] | None:
-    """The memory count before and after, from the summary line 3.x–5.x end reflect with."""
-    match = _TOTALS.search(text)
-    if match is None:
-        return None
-    return {"before": int(match.group(1)), "after": int(match.group(2))}
+    for generation in GENERATIONS if known is None else known:
+        if offered & set(generation.markers):
+            return generation
+    return BASELINE

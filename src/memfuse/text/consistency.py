@@ -10,13 +10,12 @@ same place. Statements that are merely about the same thing are *related*.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any
+from typing import Protocol
 
-from memfuse.run.results import ConsistencyItem
 from memfuse.text.similarity import dice, fold_whitespace, profile
-from memfuse.workspace.memory_md import memory_md_facts
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|\d+(?:[.:/-]\d+)*|[\u3400-\u9fff]|[^\s\w]", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
@@ -88,17 +87,6 @@ class Finding:
     verdict: str  # consistent | conflict | related | not-in-memory-md
     why: str | None = None  # for a conflict: what changed (memfuse.text.consistency)
 
-    def as_dict(self) -> ConsistencyItem:
-        return {
-            "memory": self.memory,
-            "memory_id": self.memory_id,
-            "memory_md_line": self.line,
-            "line_no": self.line_no,
-            "similarity": round(self.similarity, 3),
-            "verdict": self.verdict,
-            "why": self.why,
-        }
-
 
 def closeness(a: str, b: str) -> float:
     """How much two statements say the same: Dice similarity, or how fully the shorter one
@@ -109,13 +97,26 @@ def closeness(a: str, b: str) -> float:
     return max(dice(left, right), contained)
 
 
+class Statement(Protocol):
+    """A memory as the check reads it: its text, and its id when the store gave one."""
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def id(self) -> str | None: ...
+
+
 def check(
-    memories: list[dict[str, Any]], memory_md: str, consistent: float, related: float
+    memories: Sequence[Statement],
+    facts: Sequence[tuple[int, str]],
+    consistent: float,
+    related: float,
 ) -> list[Finding]:
-    facts = memory_md_facts(memory_md)
+    """Each memory against its closest fact (MEMORY.md's content lines, with their numbers)."""
     findings = []
     for memory in memories:
-        text = str(memory.get("content", ""))
+        text = memory.content
         scored = [(closeness(text, fact), number, fact) for number, fact in facts]
         score, number, fact = max(scored, default=(0.0, None, None))
         why = None
@@ -126,6 +127,5 @@ def check(
             verdict = "conflict" if why else "consistent" if score >= consistent else "related"
         else:
             verdict, number, fact = "not-in-memory-md", None, None
-        memory_id = memory.get("id") if isinstance(memory.get("id"), str) else None
-        findings.append(Finding(text, memory_id, fact, number, score, verdict, why))
+        findings.append(Finding(text, memory.id, fact, number, score, verdict, why))
     return findings

@@ -8,7 +8,6 @@ Every file memfuse reads or writes under the workspace goes through here:
   parent folder, re-checks that the *open* folder is still inside (so swapping a component for a
   link after the check changes nothing), and creates the temp file relative to that folder
   with `O_NOFOLLOW`;
-- the state folder `.memfuse/` must be a real folder owned by this user; it is kept 0700.
 
 The re-check of an open descriptor reads `/proc/self/fd` where the system has it (Linux); other
 systems fall back to comparing the descriptor's device and inode with the resolved path's.
@@ -28,7 +27,6 @@ from typing import Any
 from memfuse.errors import WorkspaceError
 
 DEFAULT_READ_CAP = 16 * 1024 * 1024
-STATE_DIR_NAME = ".memfuse"
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
 
@@ -70,7 +68,7 @@ def _check_open(root: Path, fd: int, real: Path, shown: Path) -> None:
         raise UnsafePath(f"{shown} changed while memfuse opened it")
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISFIFO, "a FIFO"),
@@ -101,7 +99,7 @@ def read_file(root: Path, path: Path, cap: int = DEFAULT_READ_CAP) -> bytes:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(f"{path} is {_kind(info.st_mode)}, not a regular file")
+            raise UnsafePath(f"{path} is {kind_of(info.st_mode)}, not a regular file")
         _check_open(root, fd, real, path)
         if info.st_size > cap:
             raise UnsafePath(_too_big(path, info.st_size, cap))
@@ -163,7 +161,8 @@ def write_atomic(
         except FileNotFoundError:
             current = None
         if current is not None and not stat.S_ISREG(current.st_mode):
-            raise UnsafePath(f"{path} is {_kind(current.st_mode)}, not a file memfuse can replace")
+            what = kind_of(current.st_mode)
+            raise UnsafePath(f"{path} is {what}, not a file memfuse can replace")
         if mode is None:
             mode = stat.S_IMODE(current.st_mode) if current is not None else _default_mode()
         tmp = f".{real.name}.{secrets.token_hex(4)}.tmp"
@@ -222,85 +221,6 @@ def _default_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
-
-
-def state_dir(workspace: Path, *, create: bool = True) -> Path:
-    """`.memfuse/` of the workspace, checked: a real folder of this user's, mode 0700.
-
-    Raises UnsafePath when it is a link, not a folder, or owned by someone else; returns the
-    path without creating it when `create` is False and it does not exist.
-    """
-    path = workspace / STATE_DIR_NAME
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        if not create:
-            return path
-        try:
-            os.mkdir(path, PRIVATE_DIR)
-        except FileExistsError:
-            pass  # another run made it a moment ago: check what is there now
-        except OSError as exc:
-            raise WorkspaceError(f"cannot create {path}: {exc.strerror}") from None
-        info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        raise UnsafePath(
-            f"{path} is a symbolic link; memfuse keeps its state only in a real folder"
-        )
-    if not stat.S_ISDIR(info.st_mode):
-        raise UnsafePath(f"{path} is not a folder")
-    if info.st_uid != os.geteuid():
-        raise UnsafePath(
-            f"{path} belongs to another user (uid {info.st_uid}); memfuse will not use it"
-        )
-    if stat.S_IMODE(info.st_mode) != PRIVATE_DIR:
-        with contextlib.suppress(OSError):
-            os.chmod(path, PRIVATE_DIR, follow_symlinks=False)
-    return path
-
-
-# O_NONBLOCK: a FIFO planted under a state file name must not hang the open.
-_PRIVATE_FLAGS = os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-
-
-def open_private(path: Path, flags: int) -> int:
-    """Open (creating 0600) a file in the state folder, refusing a link or a non-file there."""
-    try:
-        fd = os.open(path, flags | _PRIVATE_FLAGS, PRIVATE_FILE)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafePath(
-                f"{path} is a symbolic link; memfuse will not write through it"
-            ) from None
-        if exc.errno == errno.ENXIO:
-            raise UnsafePath(f"{path} is a socket or FIFO, not a file") from None
-        raise
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise UnsafePath(f"{path} is {_kind(info.st_mode)}, not a file")
-    return fd
-
-
-def read_private(path: Path, limit: int) -> bytes:
-    """Up to `limit` + 1 bytes of a state file, never through a link or a FIFO.
-    FileNotFoundError when it is not there; UnsafePath when it is not a plain file."""
-    check_private_file(path)
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(limit + 1)
-
-
-def check_private_file(path: Path) -> None:
-    """Refuse a state file that is a link or not a regular file (None there is fine)."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(info.st_mode):
-        raise UnsafePath(f"{path} is a symbolic link; memfuse won't write through it")
-    if not stat.S_ISREG(info.st_mode):
-        raise UnsafePath(f"{path} is {_kind(info.st_mode)}, not a file")
 
 
 class WorkspaceFiles:

@@ -6,12 +6,12 @@ one line per entry, each entry's text at most `entry_chars` characters (not byte
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, timedelta
 
+from memfuse.settings import Budget
 from memfuse.store.decay import priority_of, vitality
 from memfuse.text.similarity import dice, fold_whitespace, profile
 
@@ -21,7 +21,6 @@ SECTIONS = (
     ("knowledge", "最近决策/知识", ("knowledge", "identity")),
     ("event", "最近事件", ("event",)),
 )
-_JOURNAL_URI = re.compile(r"^[a-z]+://journal/(\d{4}-\d{2}-\d{2})#(\d{2})(\d{2})-\d+$")
 
 
 @dataclass(frozen=True)
@@ -35,44 +34,6 @@ class Record:
     vitality: float | None = None  # None until estimated
     when: datetime | None = None  # None: timeless
     estimated: bool = False
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What RECENT.md may hold: the `[surface]` settings (defaults here, nowhere else)."""
-
-    window_days: int = 7
-    fallback_days: int = 3  # journals read when the store is down
-    top_n: int = 40
-    emotion_cap: int = 8
-    knowledge_cap: int = 15
-    event_cap: int = 15
-    max_lines: int = 80
-    entry_chars: int = 200
-    dedup_similarity: float = 0.9
-
-    def cap(self, section: str) -> int:
-        return {"emotion": self.emotion_cap, "knowledge": self.knowledge_cap}.get(
-            section, self.event_cap
-        )
-
-
-def journal_moment(uri: str | None, tz: object = None) -> datetime | None:
-    """The date and section time a journal URI carries (`…://journal/2026-02-21#2200-1`)."""
-    match = _JOURNAL_URI.match(uri or "")
-    if match is None:
-        return None
-    try:
-        day = date.fromisoformat(match[1])
-    except ValueError:
-        return None
-    return section_moment(day, match[2] + match[3], tz)
-
-
-def section_moment(day: date, key: str, tz: object = None) -> datetime:
-    """When a journal section happened: its day at its `HHMM` key (`0000`: start of day)."""
-    moment = time(min(int(key[:2]), 23), min(int(key[2:]), 59))
-    return datetime.combine(day, moment, tzinfo=tz)  # type: ignore[arg-type]
 
 
 def estimate(record: Record, now: datetime, timeless_age_days: float) -> Record:

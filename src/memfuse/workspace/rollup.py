@@ -10,26 +10,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
-from memfuse.workspace.confine import WorkspaceFiles
 from memfuse.workspace.journal import decode
+from memfuse.workspace.layout import Workspace, monday_of
 
 _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
-def monday_of(day: date) -> date:
-    return day - timedelta(days=day.weekday())
-
-
-def weekly_path(workspace: Path, day: date) -> Path:
-    return workspace / "memory" / "weekly" / f"{monday_of(day).isoformat()}.md"
-
-
-def archive_dir(workspace: Path) -> Path:
-    return workspace / "memory" / "archive"
 
 
 def shift_headings(text: str, top: int = 3) -> str:
@@ -79,13 +67,14 @@ class Rolled:
     appended: bool  # False when the weekly file already held this date
 
 
-def roll_up(files: WorkspaceFiles, day: date, daily: Path, raw: bytes) -> Rolled:
+def roll_up(workspace: Workspace, day: date, daily: Path, raw: bytes) -> Rolled:
     """Append one daily (its bytes `raw`) to its weekly file and move it into the archive.
 
     Both writes are confined to the workspace: a weekly file or archive folder that links out
     raises UnsafePath before anything changes.
     """
-    weekly = weekly_path(files.workspace, day)
+    files = workspace.files
+    weekly = workspace.weekly_path(day)
     try:
         existing = decode(files.read(weekly))[0]
     except FileNotFoundError:
@@ -98,5 +87,5 @@ def roll_up(files: WorkspaceFiles, day: date, daily: Path, raw: bytes) -> Rolled
         section = f"\n## {day.isoformat()}\n\n{shift_headings(body).strip()}\n"
         data = (existing.rstrip("\n") + "\n" + section).encode("utf-8")
         files.write(weekly, data, create_parents=True)
-    target = files.move_into(daily, archive_dir(files.workspace))
+    target = files.move_into(daily, workspace.archive_dir)
     return Rolled(day, weekly, target, appended)

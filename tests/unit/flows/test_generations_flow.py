@@ -5,14 +5,20 @@ each generation (the reference server's AGENT_MEMORY_COMPAT)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memfuse.refserver.store import Store
 from memfuse.refserver.tools import call_tool
-from memfuse.store.generations import generation_of, reflect_counts, reflect_totals
-from tests.fakes import Clock, World
+from memfuse.store import generations
+from memfuse.store.answers import Outcome, reflect_counts, reflect_totals
+from memfuse.store.gateway import Answer
+from memfuse.store.generations import GENERATIONS, Generation, generation_of
+from tests.fakes import Clock, FakeGateway, World
 
 DAY = "2026-11-29"
 NOW = f"{DAY}T22:00"
@@ -34,10 +40,10 @@ def test_doctor_names_the_generation_from_the_tool_list(world: World, generation
 
 
 def test_generation_markers() -> None:
-    assert generation_of(["remember", "recall", "status"]) == 2
-    assert generation_of(["remember", "ingest", "surface"]) == 3
-    assert generation_of(["remember", "ingest", "reindex"]) == 4
-    assert generation_of(["remember", "reindex", "archive"]) == 5
+    assert generation_of(["remember", "recall", "status"]).number == 2
+    assert generation_of(["remember", "ingest", "surface"]).number == 3
+    assert generation_of(["remember", "ingest", "reindex"]).number == 4
+    assert generation_of(["remember", "reindex", "archive"]).number == 5
 
 
 @pytest.mark.parametrize("generation", [4, 5])
@@ -194,3 +200,57 @@ def test_4x_eviction_at_its_limit_is_forgotten_not_resent(world: World, tmp_path
     out = world.json("sync", "--verify", "--mcporter-config", str(config), "--now", NOW)
     assert out.data["index"] == {"expected": 4, "present": 2, "lost": 0, "forgotten": 2}
     assert world.gateway.count("remember") == sent
+
+
+class SixthStore(FakeGateway):
+    """A made-up agent-memory 6: it offers a new tool, and its remember answers in a shape no
+    earlier generation used (`{"result": "created", "memory": {"id": …}}`)."""
+
+    def list_tools(self) -> list[str]:
+        return [*super().list_tools(), "timeline"]
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
+        answer = super().call(tool, arguments)
+        if tool != "remember" or not isinstance(answer.value, dict):
+            return answer
+        old = answer.value
+        result = {"added": "created", "updated": "rewritten", "merged": "folded"}.get(
+            old.get("action", ""), "declined"
+        )
+        new = {"result": result, "memory": {"id": old["memoryId"]} if "memoryId" in old else None,
+               "why": old.get("reason", "")}  # fmt: skip
+        return Answer(tool, json.dumps(new), new)
+
+
+@dataclass(frozen=True)
+class Sixth(Generation):
+    """What memfuse would add for agent-memory 6: its marker and its remember reader."""
+
+    def outcome(self, answer: Mapping[str, Any]) -> Outcome:
+        action = {"created": "added", "rewritten": "updated", "folded": "merged"}.get(
+            str(answer.get("result")), "rejected"
+        )
+        memory = answer.get("memory") or {}
+        return Outcome(action, memory.get("id"), str(answer.get("why", "")))
+
+
+def test_a_sixth_generation_is_one_entry_in_the_store_client(
+    world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Adding a generation that answers differently touches only memfuse.store (issue 28):
+    here, one `Generation` entry; every command runs on it unchanged."""
+    world.journal(DAY, JOURNAL)
+    world.gateway = SixthStore(tmp_path / "unknown.db", generation=5)
+    unknown = world.json("sync", "--now", NOW)
+    assert unknown.data["counts"]["failed"] == 4  # unread, so retried: nothing is lost
+    assert "unexpected remember answer" in unknown.warnings_text
+
+    monkeypatch.setattr(generations, "GENERATIONS", (Sixth(6, ("timeline",)), *GENERATIONS))
+    world.gateway = SixthStore(tmp_path / "sixth.db", generation=5)
+    out = world.json("sync", "--now", NOW)
+    assert out.code == 0, out.stderr
+    assert out.data["counts"]["added"] == 4
+    assert world.json("sync", "--now", NOW).data["counts"]["unchanged"] == 4
+    assert world.json("doctor", "--now", NOW).data["generation"] == 6
+    assert world.json("surface", "--now", NOW).data["source"] == "agent-memory"
+    assert world.json("tidy", "--now", NOW).data["reflect"] is not None

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memfuse.recall.index import RecallIndex
+from memfuse.state.folder import StateFolder
 from memfuse.text.classify import Classifier
-from memfuse.workspace.confine import WorkspaceFiles
+from memfuse.workspace.layout import Workspace
 from tests.fakes import World
 
 DAY = "2026-11-29"
@@ -108,13 +109,13 @@ def test_the_local_index_rereads_only_what_changed(tmp_path: Path) -> None:
     (ws / "memory" / "2026-11-28.md").write_text("- Delta echo foxtrot\n")
     state = ws / ".memfuse"
     state.mkdir(mode=0o700)
-    files, classifier = WorkspaceFiles(ws), Classifier((), ())
-    index = RecallIndex(state)
+    workspace, classifier = Workspace(ws), Classifier((), ())
+    index = RecallIndex(workspace.state)
     try:
-        assert index.refresh(files, classifier, print) == 2
-        assert index.refresh(files, classifier, print) == 0
+        assert index.refresh(workspace, classifier, print) == 2
+        assert index.refresh(workspace, classifier, print) == 0
         (ws / "memory" / "2026-11-28.md").unlink()
-        index.refresh(files, classifier, print)
+        index.refresh(workspace, classifier, print)
         assert index.search("delta", 5) == []
         assert [h.location for h in index.search("bravo", 5)] == [f"memory/{DAY}.md:1"]
     finally:
@@ -126,7 +127,7 @@ def test_sync_keeps_the_local_index_current_for_recall(world: World) -> None:
     (world.workspace / "MEMORY.md").write_text("# MEMORY\n- Billing migration by December\n")
     first = world.json("sync", "--now", NOW)
     assert first.data["recall_index_refreshed"] == 2  # the journal and MEMORY.md
-    index = RecallIndex(world.workspace / ".memfuse")
+    index = RecallIndex(StateFolder(world.workspace / ".memfuse"))
     try:  # searchable before any recall ran
         assert [h.location for h in index.search("dark mode", 5)] == [f"memory/{DAY}.md:4"]
     finally:

@@ -50,6 +50,10 @@ class Guard:
         self.skipped = 0
         self.reached = 0  # calls the store answered (a server-side error included)
         self._lock = threading.Lock()
+        # The run's first call goes alone: a server starting on a fresh database sets up its
+        # schema, and several doing that at once can fail one of them.
+        self._first = threading.Lock()
+        self._opened = False
         self._threshold = breaker_threshold
         self._failures_in_a_row = 0
         self._cause = ""
@@ -89,13 +93,23 @@ class Guard:
             self.calls += 1
         started = time.monotonic()
         try:
-            answer = self.gateway.call(tool, arguments)
+            answer = self._first_alone(tool, arguments)
         except GatewayError as exc:
             self._debug(tool, started, type(exc).__name__)
             return self._failed(tool, exc, tolerate)
         self._debug(tool, started, "ok")
         self._note()
         return answer
+
+    def _first_alone(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
+        if not self._opened:
+            with self._first:
+                if not self._opened:
+                    try:
+                        return self.gateway.call(tool, arguments)
+                    finally:
+                        self._opened = True
+        return self.gateway.call(tool, arguments)
 
     def _debug(self, tool: str, started: float, outcome: str) -> None:
         # Never the arguments: journal text is private and can be large.
@@ -135,18 +149,12 @@ class Guard:
     def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, dict[str, Any] | None]]:
         """Yield (index, result) as each call finishes, so the caller can record progress
         in its own thread while the other calls are still running."""
-        start = 0
-        if self.calls == 0 and self.skipped == 0 and calls:
-            # The run's first call goes alone: a server starting on a fresh database sets
-            # up its schema, and several doing that at once can fail one of them.
-            yield 0, self.call(*calls[0])
-            start = 1
-        if self.jobs == 1 or len(calls) - start < 2:
-            for index in range(start, len(calls)):
-                yield index, self.call(*calls[index])
+        if self.jobs == 1 or len(calls) < 2:
+            for index, call in enumerate(calls):
+                yield index, self.call(*call)
             return
-        with ThreadPoolExecutor(max_workers=min(self.jobs, len(calls) - start)) as pool:
-            futures = {pool.submit(self.call, *calls[i]): i for i in range(start, len(calls))}
+        with ThreadPoolExecutor(max_workers=min(self.jobs, len(calls))) as pool:
+            futures = {pool.submit(self.call, *call): i for i, call in enumerate(calls)}
             try:
                 for future in as_completed(futures):
                     yield futures[future], future.result()

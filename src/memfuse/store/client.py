@@ -1,0 +1,275 @@
+"""The store client: the one voice in which memfuse speaks to agent-memory.
+
+Commands ask it for what they need — `status()`, `remember(memory)`, `recall(query, n)`,
+`listing(prefix)`, `reflect()`, `forget(id)`, the generation and its capacity — and get typed
+values back (memfuse.store.answers). Only this module knows agent-memory's tool names and
+argument shapes; only it and the generations (memfuse.store.generations) read its answers.
+
+Every call goes through the best-effort guard beneath (memfuse.store.gateway.guard): a call
+that fails is one warning and `None` (or a failed `Outcome`), never an exception, and the
+caller goes on with what it has. The transport beneath the guard is the real one (mcporter or
+an MCP session) or, in tests, the scripted fake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Any, TypeVar
+
+from memfuse.errors import MemfuseError
+from memfuse.run.output import Reporter
+from memfuse.store.answers import (
+    FAILED,
+    Outcome,
+    Reflection,
+    StoredMemory,
+    StoreStatus,
+    status_of,
+)
+from memfuse.store.gateway import Gateway, GatewayError, Guard
+from memfuse.store.generations import Generation, generation_of, limit_variable
+
+T = TypeVar("T")
+
+# The tools memfuse calls; `doctor` checks the server offers them all.
+NEEDED_TOOLS = ("remember", "recall", "recall_path", "reflect", "status", "forget")
+# forget of a memory the store no longer has: the outcome memfuse wanted.
+_GONE = ("Memory not found",)
+_OFF = ("0", "false", "off", "no")
+
+
+class StoreError(MemfuseError):
+    """The store could not be asked at all (its tools could not be listed)."""
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """One memory to remember at a URI memfuse chose."""
+
+    content: str
+    type: str
+    uri: str
+    source: str
+
+    def arguments(self) -> dict[str, str]:
+        return {"content": self.content, "type": self.type, "uri": self.uri, "source": self.source}
+
+
+@dataclass(frozen=True)
+class AutoIngest:
+    """Whether the server ingests a workspace by itself (3.x and later), and which one."""
+
+    on: bool
+    watched: str
+
+
+class StoreClient:
+    """agent-memory, through the guard. Thread-safe as the guard is."""
+
+    @classmethod
+    def over(
+        cls,
+        gateway: Gateway,
+        reporter: Reporter,
+        *,
+        jobs: int,
+        tz: tzinfo | None,
+        server_env: Callable[[], Mapping[str, str] | None],
+    ) -> StoreClient:
+        """A client of this transport, every call of it guarded and reported to `reporter`."""
+        return cls(Guard(gateway, reporter, jobs=jobs), tz=tz, server_env=server_env)
+
+    def __init__(
+        self,
+        guard: Guard,
+        *,
+        tz: tzinfo | None = None,
+        server_env: Callable[[], Mapping[str, str] | None] = lambda: None,
+    ) -> None:
+        self._guard = guard
+        self._tz = tz
+        self._server_env = server_env  # the server entry's environment; None: not readable
+        self._tools: list[str] | None = None
+        self._generation: Generation | None = None
+
+    # --- the run's bookkeeping ---------------------------------------------------------
+    @property
+    def transport(self) -> str:
+        return self._guard.gateway.name
+
+    @property
+    def calls(self) -> int:
+        return self._guard.calls
+
+    @property
+    def outcome(self) -> str:
+        """ok (the store answered), failed (calls were due, none answered) or idle."""
+        g = self._guard
+        if g.reached:
+            return "ok"
+        return "failed" if g.calls or g.skipped else "idle"
+
+    def bridge_version(self) -> str | None:
+        """The bridge's version when calls go through mcporter; None when it cannot be run.
+        Only meaningful when `transport` is "mcporter"."""
+        version = getattr(self._guard.gateway, "version", None)
+        return version() if callable(version) else None
+
+    def close(self) -> None:
+        self._guard.gateway.close()
+
+    # --- what the store is -------------------------------------------------------------
+    def tools(self) -> list[str]:
+        """The tools the server offers (asked once a run). StoreError when it cannot say."""
+        if self._tools is None:
+            try:
+                self._tools = self._guard.gateway.list_tools()
+            except GatewayError as exc:
+                raise StoreError(str(exc)) from None
+        return self._tools
+
+    def generation(self) -> Generation | None:
+        """The store's generation, from its tools; None when they cannot be listed."""
+        if self._generation is None:
+            try:
+                self._generation = generation_of(self.tools())
+            except StoreError:
+                return None
+        return self._generation
+
+    def _reader(self) -> Generation:
+        """The generation that reads answers: the known one, else the baseline readers,
+        which read every generation memfuse knows."""
+        return self._generation or generation_of(self._tools or ())
+
+    def limits(self, status: StoreStatus) -> dict[str, int]:
+        """The capacity limits in force, by "total" or type (empty: no limit)."""
+        generation = self.generation()
+        if generation is None:
+            return dict(status.limits)
+        return generation.limits(status.limits, self._server_env() or {})
+
+    def auto_ingest(self) -> AutoIngest | None:
+        """Whether a 3.x+ server ingests a workspace by itself; None when that does not apply
+        or the server entry cannot be read."""
+        generation = self.generation()
+        env = self._server_env()
+        if generation is None or not generation.ingests_by_itself or env is None:
+            return None
+        on = env.get("AGENT_MEMORY_AUTO_INGEST", "").strip().lower() not in _OFF
+        watched = env.get("AGENT_MEMORY_WORKSPACE") or ""
+        return AutoIngest(on, watched)
+
+    @staticmethod
+    def limit_variables(names: Iterable[str]) -> str:
+        """The server variables that raise these limits, for a hint to a person."""
+        return ", ".join(limit_variable(name) for name in names)
+
+    # --- reads -------------------------------------------------------------------------
+    def status(self) -> StoreStatus | None:
+        answer = self._guard.call("status", {})
+        return status_of(answer) if answer is not None else None
+
+    def recall(self, query: str, limit: int) -> list[StoredMemory] | None:
+        """The store's own ranked recall; None when it did not answer a list."""
+        answer = self._guard.call("recall", {"query": query, "limit": limit})
+        return self._reader().memories(answer, self._tz) if answer is not None else None
+
+    def listing(self, prefix: str) -> list[StoredMemory] | None:
+        """Every memory under a URI prefix (recall_path has no limit: the caller caps)."""
+        answer = self._guard.call("recall_path", {"uri": prefix, "traverse_hops": 0})
+        if answer is None:
+            return None
+        found = self._reader().memories(answer, self._tz)
+        if found is None and isinstance(answer.get("memory"), dict):
+            # a store answering the prefix as one exact URI
+            return self._reader().memories({"memories": [answer["memory"]]}, self._tz)
+        return found
+
+    def lookup(self, uri: str) -> StoredMemory | None:
+        """The memory at exactly this URI, or None (not there, or no answer)."""
+        answer = self._guard.call("recall_path", {"uri": uri})
+        memory = (answer or {}).get("memory")
+        found = self._reader().memories({"memories": [memory]}, self._tz) if memory else None
+        return found[0] if found else None
+
+    def uris_under(self, prefixes: Sequence[str]) -> set[str] | None:
+        """Every URI the store holds under these prefixes, listed concurrently; None when any
+        listing failed (a partial view must never pass for the whole)."""
+        listings = self.concurrently(*(lambda p=p: self.listing(p) for p in prefixes))
+        found: set[str] = set()
+        for listing in listings:
+            if listing is None:
+                return None
+            found |= {m.uri for m in listing if m.uri}
+        return found
+
+    def evicted(self, missing: Collection[str]) -> set[str]:
+        """Of these URIs the store no longer holds, the ones its capacity rules evicted (by
+        design, not a loss): 5.x lists them in its archive; 4.x deletes above its limit, so
+        at the limit every missing one counts. Costs calls only when something is missing."""
+        if not missing:
+            return set()
+        generation = self.generation()
+        if generation is None or generation.eviction == "none":
+            return set()
+        if generation.eviction == "archive":
+            answer = self._guard.call("archive", {"action": "list"})
+            items = (answer or {}).get("archived")
+            archived: set[str] = set()
+            for item in items if isinstance(items, list) else []:
+                uris = item.get("uris") if isinstance(item, dict) else None
+                if isinstance(uris, list):
+                    archived.update(u for u in uris if isinstance(u, str))
+            return archived & set(missing)
+        status = self.status()
+        if status is None or status.total is None:
+            return set()
+        limit = self.limits(status).get("total")
+        return set(missing) if limit is not None and status.total >= limit else set()
+
+    def concurrently(self, *reads: Callable[[], T]) -> list[T]:
+        """Independent reads, on up to `jobs` workers; results in order."""
+        if self._guard.jobs == 1 or len(reads) < 2:
+            return [read() for read in reads]
+        with ThreadPoolExecutor(max_workers=min(self._guard.jobs, len(reads))) as pool:
+            return list(pool.map(lambda read: read(), reads))
+
+    # --- writes ------------------------------------------------------------------------
+    def remember(self, memory: NewMemory) -> Outcome:
+        answer = self._guard.call("remember", memory.arguments())
+        return self._outcome(answer)
+
+    def remember_all(self, memories: Sequence[NewMemory]) -> Iterator[tuple[int, Outcome]]:
+        """Remember each, concurrently; (index, outcome) as each call finishes, so the caller
+        can record every outcome the moment it arrives."""
+        calls = [("remember", m.arguments()) for m in memories]
+        for index, answer in self._guard.as_completed(calls):
+            yield index, self._outcome(answer)
+
+    def _outcome(self, answer: dict[str, Any] | None) -> Outcome:
+        if answer is None:
+            return FAILED
+        outcome = self._reader().outcome(answer)
+        if outcome.unexpected is not None and self._generation is None:
+            generation = self.generation()  # a generation memfuse reads differently?
+            if generation is not None:
+                outcome = generation.outcome(answer)
+        if outcome.unexpected is not None:
+            self._guard.reporter.warn(outcome.unexpected, guard=True)
+        return outcome
+
+    def forget(self, memory_id: str) -> bool:
+        """Delete a memory for good; True when it is gone (or was already)."""
+        answer = self._guard.call("forget", {"id": memory_id, "hard": True}, tolerate=_GONE)
+        return answer is not None
+
+    def reflect(self) -> Reflection | None:
+        """The sleep cycle (decay, tidy, govern); None when it failed."""
+        answer = self._guard.answer("reflect", {"phase": "all"})
+        if answer is None:
+            return None
+        return self._reader().reflection(answer.value, answer.text)

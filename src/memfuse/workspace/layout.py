@@ -1,0 +1,191 @@
+"""The workspace: every path of its layout, and its Markdown read in every form (SPEC §2).
+
+```
+MEMORY.md                      long-term memory (memfuse reads it, backs it up)
+RECENT.md                      written by `surface`
+memory/YYYY-MM-DD.md           daily journals
+memory/weekly/YYYY-MM-DD.md    weekly roll-ups, named by the week's Monday
+memory/archive/                archived dailies and MEMORY.md backups
+```
+
+Nothing else in memfuse joins a path of this layout. Every read and write goes through the
+confined file access (memfuse.workspace.confine): the workspace is the agent's, so each file in
+it is attacker input. `journals(days)` is the one loop that reads the journals of a window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+from memfuse.state.folder import StateFolder
+from memfuse.workspace.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
+from memfuse.workspace.journal import Bullet, ParsedJournal, parse_bytes
+from memfuse.workspace.position import JournalPosition
+
+Warn = Callable[[str], None]
+
+# Only ASCII digits and a real date name a journal (SPEC §3): `\d` would take other scripts'
+# digits, and `$` a name ending in a newline.
+JOURNAL_NAME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\.md")
+
+
+def journal_date(path: Path) -> date | None:
+    """The date a journal's file name gives, or None for any other file."""
+    match = JOURNAL_NAME.fullmatch(path.name)
+    if match is None:
+        return None
+    try:
+        return date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        return None
+
+
+def monday_of(day: date) -> date:
+    return day - timedelta(days=day.weekday())
+
+
+@dataclass(frozen=True)
+class Journal:
+    """One day's journal, parsed: its bullets, each at its position."""
+
+    day: date
+    path: Path
+    bullets: tuple[Bullet, ...]
+
+    @classmethod
+    def parse(cls, day: date, path: Path, raw: bytes) -> Journal:
+        """A journal from bytes already read (tidy reads them once, to check and to roll up)."""
+        return cls(day, path, parse_bytes(raw).bullets)
+
+    def positioned(self) -> Iterator[tuple[JournalPosition, Bullet]]:
+        for bullet in self.bullets:
+            yield JournalPosition(self.day, bullet.key, bullet.n), bullet
+
+
+class Workspace:
+    """One agent's workspace, its layout and its Markdown."""
+
+    def __init__(
+        self, root: Path, state: Path | None = None, read_cap: int = DEFAULT_READ_CAP
+    ) -> None:
+        self.root = root
+        self.files = WorkspaceFiles(root, read_cap)
+        self.state = StateFolder(state if state is not None else root / ".memfuse")
+
+    # --- the layout ----------------------------------------------------------------------
+    @property
+    def journal_dir(self) -> Path:
+        return self.root / "memory"
+
+    def journal_path(self, day: date) -> Path:
+        return self.journal_dir / f"{day.isoformat()}.md"
+
+    def weekly_path(self, day: date) -> Path:
+        """The roll-up of the week a day is in, named by its Monday."""
+        return self.journal_dir / "weekly" / f"{monday_of(day).isoformat()}.md"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.journal_dir / "archive"
+
+    def memory_md_backup(self, day: date) -> Path:
+        return self.archive_dir / f"MEMORY.md.bak-{day.isoformat()}"
+
+    @property
+    def memory_md(self) -> Path:
+        return self.root / "MEMORY.md"
+
+    @property
+    def recent_md(self) -> Path:
+        return self.root / "RECENT.md"
+
+    @property
+    def config_file(self) -> Path:
+        """The workspace's own config file: tunables only (memfuse.config)."""
+        return self.root / ".memfuse" / "config.toml"
+
+    def location(self, path: Path) -> str:
+        """A path as a person finds it in the workspace (`memory/2026-12-03.md`)."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    # --- the journals --------------------------------------------------------------------
+    def daily_journals(self) -> dict[date, Path]:
+        """Every entry named like a daily journal directly under memory/, by date.
+
+        Whatever the entry is (a FIFO, a link, a folder) it is listed: reading it is what
+        refuses it, with a warning, instead of skipping it in silence.
+        """
+        folder = self.journal_dir
+        if not folder.is_dir():
+            return {}
+        found = {}
+        for path in folder.iterdir():
+            day = journal_date(path)
+            if day is not None:
+                found[day] = path
+        return dict(sorted(found.items()))
+
+    def window(self, first: date, last: date) -> list[date]:
+        """The days from `first` to `last` (both included) that have a daily journal."""
+        return [d for d in self.daily_journals() if first <= d <= last]
+
+    def journals(
+        self, days: Iterable[date], warn: Warn, *, missing: Warn | None = None
+    ) -> Iterator[Journal]:
+        """The daily journals of these days that can be read, oldest first, each parsed.
+
+        A journal that may not be read costs one warning; one that does not exist is passed
+        over, or told to `missing` when the caller asked for that day by name.
+        """
+        available = self.daily_journals()
+        for day in sorted(set(days)):
+            path = available.get(day, self.journal_path(day))
+            try:
+                parsed = self.read_journal(path, warn)
+            except FileNotFoundError:
+                if missing is not None:
+                    missing(f"no journal for {day}: {path} does not exist")
+                continue
+            if parsed is not None:
+                yield Journal(day, path, parsed.bullets)
+
+    def read_journal(self, path: Path, warn: Warn) -> ParsedJournal | None:
+        """A journal parsed, or None after one warning when it cannot or may not be read.
+
+        A missing file raises FileNotFoundError: whether that is worth a word is the caller's.
+        """
+        try:
+            raw = self.files.read(path)
+        except UnsafePath as exc:
+            warn(f"{exc}; skipped")
+            return None
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
+            return None
+        parsed = parse_bytes(raw)
+        if parsed.replaced_bytes:
+            warn(f"{path} is not valid UTF-8; unreadable bytes were replaced by \ufffd")
+        return parsed
+
+    # --- MEMORY.md and RECENT.md ---------------------------------------------------------
+    def read_memory_md(self, warn: Warn) -> bytes | None:
+        """MEMORY.md's bytes; None (after one warning when it may not be read) without it."""
+        try:
+            return self.files.read(self.memory_md)
+        except FileNotFoundError:
+            return None
+        except UnsafePath as exc:
+            warn(f"{exc}; MEMORY.md is skipped")
+            return None
+        except OSError as exc:
+            warn(f"cannot read MEMORY.md: {exc.strerror or exc}; skipped")
+            return None
