@@ -18,7 +18,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from memfuse.recall.rerank import Ranking, RerankError, Scored
+from memfuse.recall.reranker import Ranking, RerankError, Scored
 from memfuse.refserver.store import Store, default_caps
 from memfuse.refserver.tools import call_tool, tool_list
 from memfuse.settings import RerankSettings, Settings

@@ -275,7 +275,7 @@ def read_workspace_config(workspace: Path, path: Path, user_file: Path) -> Works
     It may not stop memfuse: an unreadable file, bad TOML or a bad value is a warning and is
     skipped. A trusted key is not applied, and the notice names the file and the key.
     """
-    from memfuse.workspace.confine import UnsafePath, WorkspaceFiles
+    from memfuse.confine import UnsafePath, WorkspaceFiles
 
     try:
         raw = WorkspaceFiles(workspace, WORKSPACE_CONFIG_LIMIT).read(path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memfuse.run.output import Reporter
+from memfuse.report import Reporter
 from memfuse.store.gateway import CallFailed, Guard, ServerError, ToolMissing
 from tests.conftest import StoreServer
 

@@ -81,7 +81,7 @@ def test_a_read_only_workspace_fails_clearly_and_loses_nothing(
     def read_only(*_args: object, **_kwargs: object) -> Any:
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr("memfuse.workspace.confine.WorkspaceFiles.write", read_only)
+    monkeypatch.setattr("memfuse.confine.WorkspaceFiles.write", read_only)
     code, envelope, stderr = invoke("surface", "-w", str(workspace), "--mcporter", "/nope")
     assert code == 1
     assert "Read-only file system" in envelope["data"]["error"]

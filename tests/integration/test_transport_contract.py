@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from memfuse.config import load_settings
-from memfuse.run.output import Reporter
+from memfuse.report import Reporter
 from memfuse.store.connect import connect, find_server
 from memfuse.store.gateway import (
     CallFailed,

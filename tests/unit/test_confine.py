@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.state.files import open_private
+from memfuse import confine
+from memfuse.confine import UnsafePath, WorkspaceFiles, open_private
 from memfuse.state.folder import StateFolder
-from memfuse.workspace import confine
-from memfuse.workspace.confine import UnsafePath, WorkspaceFiles
 
 
 @pytest.fixture

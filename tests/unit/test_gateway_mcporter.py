@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.run.output import Reporter
+from memfuse.report import Reporter
 from memfuse.store.gateway import (
     BadOutput,
     CallFailed,

@@ -7,14 +7,14 @@ import httpx
 import pytest
 import respx
 
-from memfuse.recall.rerank import (
+from memfuse.recall.reranker import (
     RerankClient,
     RerankError,
     SearchResult,
     local_weighting,
     rerank_with_provider,
 )
-from memfuse.run.output import Reporter
+from memfuse.report import Reporter
 from memfuse.settings import RerankSettings
 
 KEY = "sk-unit-SECRET-0123456789"

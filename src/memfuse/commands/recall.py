@@ -15,11 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.ledger.ledger import LedgerError, uris_of
 from memfuse.recall.index import REBUILT, Hit, RecallIndex
-from memfuse.recall.rerank import SearchResult, local_weighting
-from memfuse.recall.reranking import rerank_results
+from memfuse.recall.reranker import SearchResult, local_weighting
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -27,7 +27,6 @@ from memfuse.run.results import RecallData, RecallRow
 from memfuse.store.answers import StoredMemory
 from memfuse.store.decay import priority_of
 from memfuse.text.similarity import fold_whitespace
-from memfuse.workspace.confine import UnsafePath
 
 RRF_K = 60
 STORE_CANDIDATES_MAX = 20
@@ -68,7 +67,8 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     _address(ctx, candidates.values())
     kept = {k: c for k, c in candidates.items() if _wanted(c, request, s.now)}
     results = [_as_result(k, c) for k, c in sorted(kept.items(), key=lambda kc: -kc[1].fused)]
-    reranked = rerank_results(ctx, request.query, results) if s.rerank.enabled and results else None
+    rerank = bool(results) and ctx.reranking.wanted(opted_in=True)  # recall's always is
+    reranked = ctx.reranking.results(request.query, results) if rerank else None
     # agent-memory's weighting (priority boost × vitality) is applied to a relevance score that
     # spreads (the reranker's); on fused ranks (1/61 vs 1/62) it would only sort by type.
     if reranked is not None:

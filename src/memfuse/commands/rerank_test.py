@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memfuse.errors import ExitCode, MemfuseError
-from memfuse.recall.rerank import (
+from memfuse.recall.reranker import (
     Ranking,
     RerankError,
     SearchResult,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
+from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
 from memfuse.ledger.ledger import LedgerError, outcome_counts
 from memfuse.run import render
@@ -17,7 +18,6 @@ from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
 from memfuse.state.memo import last_generation
-from memfuse.workspace.confine import UnsafePath
 
 
 def run(ctx: RunContext) -> CommandResult:

@@ -10,15 +10,15 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from memfuse.confine import UnsafePath
 from memfuse.errors import WorkspaceError
-from memfuse.recall.reranking import candidates, rerank_recalled, reranking
+from memfuse.recall.reranking import candidates
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import SurfaceData
 from memfuse.store.answers import StoredMemory
 from memfuse.text.similarity import fold_whitespace
-from memfuse.workspace.confine import UnsafePath
 from memfuse.workspace.position import JournalPosition
 from memfuse.workspace.recent_md import Record, choose, section_counts
 from memfuse.workspace.recent_md import render as recent_md
@@ -53,7 +53,7 @@ def _when(record: Record) -> datetime:
 def from_store(ctx: RunContext) -> list[Record]:
     now = ctx.settings.now
     store = ctx.store
-    rerank = reranking(ctx, ctx.settings.rerank.surface)
+    rerank = ctx.reranking.wanted(ctx.settings.rerank.surface)
     asked = candidates(RECALL_LIMIT, rerank=rerank)
     answers = store.concurrently(
         lambda: store.recall(RECALL_QUERY, asked),
@@ -61,7 +61,7 @@ def from_store(ctx: RunContext) -> list[Record]:
         lambda: store.listing("emotion://"),
         lambda: store.listing(EVENTS_PREFIX),
     )
-    best = rerank_recalled(ctx, RECALL_QUERY, answers[0], RECALL_LIMIT, rerank=rerank)
+    best = ctx.reranking.recalled(RECALL_QUERY, answers[0], RECALL_LIMIT, rerank=rerank)
     recalled = _records(best, now)
     knowledge, emotion, events = (_records(a, now) for a in answers[1:])
     recalled = _with_journal_dates(recalled, [*knowledge, *emotion, *events])

@@ -7,9 +7,10 @@ from dataclasses import asdict
 from datetime import date, timedelta
 from pathlib import Path
 
+from memfuse.confine import UnsafePath
 from memfuse.ledger.ledger import Ledger, content_hash
 from memfuse.ledger.reconcile import verify_index
-from memfuse.recall.reranking import candidates, rerank_recalled, reranking
+from memfuse.recall.reranking import candidates
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -24,7 +25,6 @@ from memfuse.run.results import (
 )
 from memfuse.store.answers import Reflection
 from memfuse.text.consistency import Finding, check
-from memfuse.workspace.confine import UnsafePath
 from memfuse.workspace.layout import Journal
 from memfuse.workspace.memory_md import memory_md_facts
 from memfuse.workspace.rollup import roll_up
@@ -42,13 +42,13 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> C
         reason = "reflect failed"
     elif memory_md is None:
         reason = "no MEMORY.md"
-    rerank = reranking(ctx, s.rerank.tidy)
+    rerank = ctx.reranking.wanted(s.rerank.tidy)
     memories = None
     if reason is None:
         asked = candidates(CONSISTENCY_LIMIT, rerank=rerank)
         recalled = ctx.store.recall(CONSISTENCY_QUERY, asked)
-        memories = rerank_recalled(ctx, CONSISTENCY_QUERY, recalled, CONSISTENCY_LIMIT,
-                                   rerank=rerank)  # fmt: skip
+        memories = ctx.reranking.recalled(CONSISTENCY_QUERY, recalled, CONSISTENCY_LIMIT,
+                                          rerank=rerank)  # fmt: skip
     if reason is None and memories is None:
         reason = "recall failed"
     if reason is None and not memories:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memfuse.confine import check_private_file
 from memfuse.errors import MemfuseError
-from memfuse.state.files import check_private_file
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, immediate, open_private_db
 

@@ -11,15 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memfuse.run.output import Reporter
-from memfuse.settings import RerankSettings, Settings
+from memfuse.recall.reranker import open_reranker
+from memfuse.recall.reranking import RerankFactory, Reranking
+from memfuse.report import Reporter
+from memfuse.settings import Settings
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
 from memfuse.text.classify import Classifier
 from memfuse.workspace.layout import Workspace
 
 if TYPE_CHECKING:
-    from memfuse.recall.rerank import RerankClient
     from memfuse.store.gateway import Gateway
 
 Advance = Callable[[], None]
@@ -27,18 +28,11 @@ ProgressFactory = Callable[[str, int], AbstractContextManager[Advance]]
 # settings, the server's entry and where its stderr goes → a gateway, and why it took its
 # transport
 GatewayFactory = Callable[[Settings, Server, Path | None], tuple["Gateway", str]]
-RerankFactory = Callable[[RerankSettings], "RerankClient"]
 
 
 @contextlib.contextmanager
 def no_progress(_label: str, _total: int) -> Iterator[Advance]:
     yield lambda: None
-
-
-def open_reranker(settings: RerankSettings) -> RerankClient:
-    from memfuse.recall.rerank import RerankClient  # httpx is loaded only by runs that rerank
-
-    return RerankClient(settings)
 
 
 @dataclass
@@ -75,7 +69,7 @@ class RunContext:
             self.transport_why = why
             self.reporter.info(f"transport {gateway.name} ({why})")
             if self.verbose:
-                self.reporter.echo(f"transport: {gateway.name} ({why})")
+                self.reporter.echo(self.reporter.mask(f"transport: {gateway.name} ({why})"))
             self._store = StoreClient.over(
                 gateway,
                 self.reporter,
@@ -90,6 +84,12 @@ class RunContext:
         return None if isinstance(server, Exception) else dict(server.env)
 
     @functools.cached_property
+    def reranking(self) -> Reranking:
+        """The external reranker's step, as this run uses it."""
+        s = self.settings
+        return Reranking(s.rerank, self.seams.rerank_factory, self.reporter, s.now)
+
+    @functools.cached_property
     def classifier(self) -> Classifier:
         s = self.settings
         return Classifier(s.knowledge_keywords, s.emotion_keywords)
@@ -97,7 +97,7 @@ class RunContext:
     @functools.cached_property
     def workspace(self) -> Workspace:
         """The workspace's layout and Markdown, read and written only through its confined
-        file access (memfuse.workspace.confine)."""
+        file access (memfuse.confine)."""
         s = self.settings
         return Workspace(s.workspace, read_cap=s.read_cap)
 

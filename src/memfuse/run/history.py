@@ -16,10 +16,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memfuse.confine import UnsafePath, read_private, write_private
 from memfuse.settings import Policy
-from memfuse.state.files import read_private, write_private
 from memfuse.state.folder import StateFolder
-from memfuse.workspace.confine import UnsafePath
 
 KEEP = 30
 LIFECYCLE = ("sync", "surface", "tidy")

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from memfuse.confine import UnsafePath, check_private_file, open_private
 from memfuse.errors import LockedError, WorkspaceError
-from memfuse.state.files import check_private_file, open_private
 from memfuse.state.folder import StateFolder
-from memfuse.workspace.confine import UnsafePath
 
 POLL_SECONDS = 0.1
 

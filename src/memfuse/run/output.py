@@ -1,8 +1,7 @@
-"""Run results, the `--json` envelope, warnings, and the rotating log.
+"""Run results, the `--json` envelope, and the rotating log.
 
-The core builds a `CommandResult`; the CLI renders it. Warnings are collected by a `Reporter`
-that also echoes them to stderr as they happen (a long backfill should not hide trouble until
-the end) and writes them to the log, with every known secret masked.
+The core builds a `CommandResult`; the CLI renders it. The log masks every known secret
+(memfuse.report.SecretMasker), like everything else that leaves the process.
 """
 
 from __future__ import annotations
@@ -11,14 +10,13 @@ import json
 import logging
 import logging.handlers
 import os
-import threading
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memfuse.errors import ExitCode
+from memfuse.report import SecretMasker
 from memfuse.run.results import FailureData
 
 LOG_BYTES = 1_000_000
@@ -67,20 +65,6 @@ def to_json(envelope: Mapping[str, Any]) -> str:
     return json.dumps(envelope, ensure_ascii=False, indent=2, default=str)
 
 
-class SecretMasker:
-    """Replaces known secret values with a fixed mask in any text that leaves the process."""
-
-    MASK = "****"
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, self.MASK)
-        return text
-
-
 class _MaskingFilter(logging.Filter):
     def __init__(self, mask: SecretMasker) -> None:
         super().__init__()
@@ -96,7 +80,7 @@ class _PrivateLog(logging.handlers.RotatingFileHandler):
     """The rotating log, opened 0600 and never through a link planted in its place."""
 
     def _open(self) -> Any:
-        from memfuse.state.files import open_private
+        from memfuse.confine import open_private
 
         fd = open_private(Path(self.baseFilename), os.O_WRONLY | os.O_APPEND)
         return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
@@ -124,34 +108,3 @@ def setup_log(path: Path, mask: SecretMasker, verbose: bool) -> logging.Logger:
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
     logger.addHandler(handler)
     return logger
-
-
-@dataclass
-class Reporter:
-    """Collects a run's warnings. Thread-safe: concurrent calls warn from worker threads."""
-
-    echo: Callable[[str], None] = lambda _message: None
-    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("memfuse"))
-    mask: SecretMasker = field(default_factory=SecretMasker)
-    warnings: list[str] = field(default_factory=list)
-    guard_failures: int = 0
-    _seen: Counter[str] = field(default_factory=Counter, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def warn(self, message: str, *, guard: bool = False) -> None:
-        """Record a warning. A repeat of the same message is counted and logged, not echoed
-        again: a dead store should cost one line of cron mail, not a thousand."""
-        message = self.mask(message)
-        with self._lock:
-            self._seen[message] += 1
-            first = self._seen[message] == 1
-            if first:
-                self.warnings.append(message)
-            if guard:
-                self.guard_failures += 1
-        self.logger.warning(message)
-        if first:
-            self.echo(f"warning: {message}")
-
-    def info(self, message: str) -> None:
-        self.logger.info(self.mask(message))

@@ -25,10 +25,11 @@ import typer
 
 from memfuse.config import load_settings, secrets_in
 from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
+from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import Advance, RunContext, Seams, no_progress
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
 from memfuse.run.lock import WorkspaceLock
-from memfuse.run.output import CommandResult, Reporter, SecretMasker, failure, setup_log, to_json
+from memfuse.run.output import CommandResult, failure, setup_log, to_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -100,8 +101,7 @@ def run(
     started = time.monotonic()
     # Under -q (cron) warnings go to the log and the run history only: a person is told when
     # the run escalates or fails, not about each best-effort hiccup.
-    reporter = Reporter(mask=SecretMasker())
-    reporter.echo = (lambda _m: None) if common.quiet else (lambda m: _say(reporter.mask(m)))
+    reporter = Reporter(echo=(lambda _m: None) if common.quiet else _say)
     ctx: RunContext | None = None
     refused = False
     try:
@@ -139,7 +139,6 @@ def _prepare(
     config had trusted keys refused. Raises MemfuseError for a run that cannot start."""
     settings = load_settings(common.flags())
     mask = SecretMasker(secrets_in(settings))
-    reporter.mask = mask
     if lock:
         _require_workspace(settings.workspace)
     interactive = sys.stderr.isatty() and not common.quiet and not common.json
@@ -152,12 +151,12 @@ def _prepare(
         verbose=common.verbose,
     )
     state = ctx.workspace.state
+    logger = logging.getLogger("memfuse.nolog")
     if settings.workspace.is_dir():
         # A state folder that is a link or someone else's is refused before anything is written.
         state.ensure()
-        reporter.logger = setup_log(state.log, mask, common.verbose)
-    else:
-        reporter.logger = logging.getLogger("memfuse.nolog")
+        logger = setup_log(state.log, mask, common.verbose)
+    reporter.begin(mask, logger)
     reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
     for notice in settings.config_notices:
         reporter.warn(notice)

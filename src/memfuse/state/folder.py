@@ -11,8 +11,8 @@ import os
 import stat
 from pathlib import Path
 
+from memfuse.confine import PRIVATE_DIR, UnsafePath
 from memfuse.errors import WorkspaceError
-from memfuse.workspace.confine import PRIVATE_DIR, UnsafePath
 
 
 class StateFolder:

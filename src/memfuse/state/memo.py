@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from memfuse.state.files import read_private, write_private
+from memfuse.confine import UnsafePath, read_private, write_private
 from memfuse.state.folder import StateFolder
-from memfuse.workspace.confine import UnsafePath
 
 
 def note_generation(state: StateFolder, generation: int, when: datetime) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memfuse.state.files import check_private_file, open_private
+from memfuse.confine import check_private_file, open_private
 
 SIDECARS = ("", "-wal", "-shm", "-journal")
 

@@ -20,7 +20,7 @@ from datetime import tzinfo
 from typing import Any, TypeVar
 
 from memfuse.errors import MemfuseError
-from memfuse.run.output import Reporter
+from memfuse.report import Reporter
 from memfuse.store.answers import (
     FAILED,
     Outcome,

@@ -9,7 +9,7 @@ memory/archive/                archived dailies and MEMORY.md backups
 ```
 
 Nothing else in memfuse joins a path of this layout. Every read and write goes through the
-confined file access (memfuse.workspace.confine): the workspace is the agent's, so each file in
+confined file access (memfuse.confine): the workspace is the agent's, so each file in
 it is attacker input. `journals(days)` is the one loop that reads the journals of a window.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
-from memfuse.workspace.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.workspace.journal import Bullet, ParsedJournal, parse_bytes
 from memfuse.workspace.position import JournalPosition
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from memfuse.recall.reranker import open_reranker
 from memfuse.run import runner
-from memfuse.run.context import Seams, open_reranker
+from memfuse.run.context import Seams
 from tests.fakes import Outcome, World
 from tests.rerank_server import base_url, serve
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.workspace import confine
+from memfuse import confine
 from tests.fakes import World
 
 NOW = "2026-02-28T14:05:00+00:00"
@@ -48,7 +48,7 @@ def test_a_full_disk_leaves_the_old_file_and_exits_1(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(
-        "memfuse.workspace.confine.WorkspaceFiles.write",
+        "memfuse.confine.WorkspaceFiles.write",
         lambda self, path, data, **kw: confine.write_atomic(self.root, path, data, write=enospc),
     )
     out = offline.run("surface", "--now", NOW)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-from memfuse.run.output import Reporter
+from memfuse.report import Reporter
 from memfuse.store.gateway.base import (
     Answer,
     BadOutput,

@@ -25,7 +25,7 @@ from memfuse.store.gateway.spec import ServerSpec
 def _open_errlog(path: Path | None) -> TextIO:
     """The server's stderr log in the state folder (0600, never through a link), else devnull."""
     if path is not None:
-        from memfuse.state.files import open_private
+        from memfuse.confine import open_private
 
         with contextlib.suppress(OSError):
             fd = open_private(path, os.O_WRONLY | os.O_APPEND)

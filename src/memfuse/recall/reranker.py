@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memfuse.errors import MemfuseError
-from memfuse.run.output import Reporter, SecretMasker
+from memfuse.report import Reporter, SecretMasker
 from memfuse.settings import RerankSettings
 from memfuse.store.answers import StoredMemory
 from memfuse.store.decay import priority_of, weighted
@@ -51,6 +51,11 @@ def endpoint(settings: RerankSettings) -> str:
 def auth_header(key: str) -> str:
     """`Bearer <key>`, without doubling a prefix the key already carries."""
     return key if key.lower().startswith("bearer ") else f"Bearer {key}"
+
+
+def open_reranker(settings: RerankSettings) -> RerankClient:
+    """The reranker's client (httpx is loaded only by runs that rerank)."""
+    return RerankClient(settings)
 
 
 class RerankClient:
