@@ -140,3 +140,40 @@ def test_the_journal_grammar_is_read_by_the_workspace_alone() -> None:
             if isinstance(n, ast.Call)
         }
         assert "parse_bytes" not in names, f"{path.relative_to(SRC)} parses a journal itself"
+
+
+# The house, top floor first (docs/architecture.md): a module may import its own part and any
+# part below it, never one above. Parts on one floor do not import each other.
+FLOORS = (
+    ("__main__",),
+    ("cli",),
+    ("commands",),
+    ("ledger",),
+    ("run",),
+    ("config",),
+    ("recall",),
+    ("workspace",),
+    ("state", "store", "refserver"),
+    ("confine",),
+    ("text", "settings", "report", "errors", "__init__"),
+)
+
+
+def part_of(module: str) -> str:
+    return module.removeprefix("memfuse.").split(".")[0]
+
+
+def floor_of(part: str) -> int:
+    return next(n for n, parts in enumerate(FLOORS) if part in parts)
+
+
+def test_imports_only_go_down() -> None:
+    for path in sorted(SRC.rglob("*.py")):
+        mine = path.relative_to(SRC).parts[0].removesuffix(".py")
+        for module in imported(path):
+            if not module.startswith("memfuse.") and module != "memfuse":
+                continue
+            theirs = part_of(module) if module != "memfuse" else "__init__"
+            if theirs == mine or (mine == "refserver" and theirs in ("store", "state", "text")):
+                continue
+            assert floor_of(theirs) > floor_of(mine), f"{path.relative_to(SRC)} imports {module}"
