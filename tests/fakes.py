@@ -177,7 +177,7 @@ class World:
     opened: list[Settings] = field(default_factory=list)
 
     def gateway_factory(
-        self, settings: Settings, _server: object = None, _server_log: Path | None = None
+        self, settings: Settings, _server: object = None, _server_log: object = None
     ) -> tuple[FakeGateway, str]:
         self.opened.append(settings)
         return self.gateway, "the scripted fake"
@@ -187,6 +187,11 @@ class World:
             self.reranker = FakeReranker(settings)
         self.reranker.settings = settings
         return self.reranker
+
+    @property
+    def state(self) -> Path:
+        """memfuse's state folder for this workspace (outside it, in the test's own HOME)."""
+        return state_of(self.workspace)
 
     def journal(self, day: str, text: str) -> Path:
         path = self.workspace / "memory" / f"{day}.md"
@@ -203,6 +208,15 @@ class World:
 
     def json(self, *args: str, env: Mapping[str, str] | None = None) -> Outcome:
         return self.run(*args, "--json", env=env)
+
+
+def state_of(workspace: Path) -> Path:
+    """Where memfuse keeps a workspace's state, as a run in this environment resolves it."""
+    import os
+
+    from memfuse.state.folder import default_state_dir
+
+    return default_state_dir(workspace, os.environ)
 
 
 def digest(tree: Path) -> str:

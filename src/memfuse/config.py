@@ -10,7 +10,7 @@ import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from memfuse.settings import (
     Settings,
     Transport,
 )
+from memfuse.state.folder import default_state_dir
 from memfuse.workspace.layout import Workspace
 
 # --- the config file schema --------------------------------------------------------------
@@ -62,6 +63,15 @@ def _file_mib(value: Any) -> int:
     return value
 
 
+JOBS_MAX = 32  # concurrent store calls: each may be a process (mcporter peaks at ~75 MB)
+
+
+def _jobs(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= JOBS_MAX:
+        raise TypeError(f"a whole number from 1 to {JOBS_MAX}")
+    return value
+
+
 def _fraction(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise TypeError("a number between 0 and 1")
@@ -80,9 +90,17 @@ def _transport(value: Any) -> Transport:
     return value  # type: ignore[no-any-return]
 
 
+# A keyword list compiles into one regular expression per run: bounded, so that no list can
+# make the compile (or the match on every bullet) take long.
+KEYWORDS_MAX = 200
+KEYWORD_CHARS = 64
+
+
 def _keywords(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(k, str) and k.strip() for k in value):
         raise TypeError("a list of non-empty strings")
+    if len(value) > KEYWORDS_MAX or any(len(k.strip()) > KEYWORD_CHARS for k in value):
+        raise TypeError(f"at most {KEYWORDS_MAX} keywords of at most {KEYWORD_CHARS} characters")
     return tuple(k.strip() for k in value)
 
 
@@ -105,7 +123,9 @@ class Option:
     `key` is its (section, key) in a config file (section "" is the top level), `env` its
     environment variable, `flag` its command-line declarations. A flag and a variable are
     checked like a file value. `trusted` keys choose what runs or where data and secrets go:
-    the agent-written workspace config may not set them.
+    the agent-written workspace config may not set them. `limit` keys bound what a run may
+    spend or show (time, workers, bytes, lines): the workspace config may lower them, never
+    raise them above what the user's own settings or the default give.
     """
 
     target: str  # the Settings field; "table.field" for a field of a nested table
@@ -118,6 +138,7 @@ class Option:
     shown_default: str | None = None  # how --help shows the default, when there is one
     trusted: bool = False
     numeric: bool = False  # text from a variable is read as a number first
+    limit: bool = False
 
     @property
     def dotted(self) -> str:
@@ -153,23 +174,26 @@ OPTIONS: tuple[Option, ...] = (
     Option("transport", _transport, ("", "transport"), "MEMFUSE_TRANSPORT", ("--transport",),
            str, "auto, mcporter (a process per call) or session (one MCP session per run);"
            " auto takes session for a stdio server", "auto", trusted=True),
+    Option("state_dir", _path_text, ("", "state_dir"), "MEMFUSE_STATE_DIR", ("--state-dir",),
+           Path, "memfuse's own state folder (ledger, history, lock, logs)",
+           "~/.local/state/memfuse/<workspace>", trusted=True),
     Option("timeout", _positive_number, ("", "timeout"), "MEMFUSE_TIMEOUT", ("--timeout",),
-           float, "Seconds allowed per store call", "30", numeric=True),
-    Option("jobs", _positive_count, ("", "jobs"), "MEMFUSE_JOBS", ("--jobs", "-j"), int,
-           "Concurrent store calls", "4", numeric=True),
-    Option("max_file_mib", _file_mib, ("", "max_file_mib")),
+           float, "Seconds allowed per store call", "30", numeric=True, limit=True),
+    Option("jobs", _jobs, ("", "jobs"), "MEMFUSE_JOBS", ("--jobs", "-j"), int,
+           "Concurrent store calls", "4", numeric=True, limit=True),
+    Option("max_file_mib", _file_mib, ("", "max_file_mib"), limit=True),
     Option("knowledge_keywords", _keywords, ("classify", "knowledge")),
     Option("emotion_keywords", _keywords, ("classify", "emotion")),
-    Option("surface.window_days", _positive_count, ("surface", "window_days")),
-    Option("surface.fallback_days", _positive_count, ("surface", "fallback_days")),
-    Option("surface.top_n", _positive_count, ("surface", "top_n")),
-    Option("surface.emotion_cap", _count, ("surface", "emotion_cap")),
-    Option("surface.knowledge_cap", _count, ("surface", "knowledge_cap")),
-    Option("surface.event_cap", _count, ("surface", "event_cap")),
-    Option("surface.max_lines", _positive_count, ("surface", "max_lines")),
-    Option("surface.entry_chars", _positive_count, ("surface", "entry_chars")),
+    Option("surface.window_days", _positive_count, ("surface", "window_days"), limit=True),
+    Option("surface.fallback_days", _positive_count, ("surface", "fallback_days"), limit=True),
+    Option("surface.top_n", _positive_count, ("surface", "top_n"), limit=True),
+    Option("surface.emotion_cap", _count, ("surface", "emotion_cap"), limit=True),
+    Option("surface.knowledge_cap", _count, ("surface", "knowledge_cap"), limit=True),
+    Option("surface.event_cap", _count, ("surface", "event_cap"), limit=True),
+    Option("surface.max_lines", _positive_count, ("surface", "max_lines"), limit=True),
+    Option("surface.entry_chars", _positive_count, ("surface", "entry_chars"), limit=True),
     Option("surface.dedup_similarity", _fraction, ("surface", "dedup_similarity")),
-    Option("memory_md_max_lines", _positive_count, ("tidy", "memory_md_max_lines")),
+    Option("memory_md_max_lines", _positive_count, ("tidy", "memory_md_max_lines"), limit=True),
     Option("consistent_similarity", _fraction, ("tidy", "consistent_similarity")),
     Option("related_similarity", _fraction, ("tidy", "related_similarity")),
     Option("archive_after_days", _positive_count, ("tidy", "archive_after_days")),
@@ -178,7 +202,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("rerank.provider", _string, ("rerank", "provider"), trusted=True),
     Option("rerank.model", _string, ("rerank", "model"), trusted=True),
     Option("rerank.base_url", _string, ("rerank", "base_url"), trusted=True),
-    Option("rerank.timeout", _positive_number, ("rerank", "timeout")),
+    Option("rerank.timeout", _positive_number, ("rerank", "timeout"), limit=True),
     # Whether surface's and tidy's recalls are reranked too (recall's always is): trusted,
     # since it decides whether their memories are sent to the reranker's endpoint.
     Option("rerank.surface", _boolean, ("rerank", "surface"), trusted=True),
@@ -295,6 +319,39 @@ def read_workspace_config(workspace: Path, path: Path, user_file: Path) -> Works
     return WorkspaceConfig(tunables, tuple(notices), tuple(refused) + tuple(problems))
 
 
+def defaults() -> dict[str, Any]:
+    """Every setting's default, by Option target (nested tables as "table.field")."""
+    found: dict[str, Any] = {}
+    for f in fields(Settings):
+        if f.default is not MISSING:
+            found[f.name] = f.default
+        elif f.default_factory is not MISSING:
+            value = f.default_factory()
+            for sub in fields(value):
+                found[f"{f.name}.{sub.name}"] = getattr(value, sub.name)
+    return found
+
+
+def _lowered_only(local: WorkspaceConfig, user_values: Mapping[str, Any]) -> WorkspaceConfig:
+    """The workspace's config with every limit it would raise left out: a limit (`limit`
+    in OPTIONS) may only go down from what the user's file or the default sets."""
+    base = {**defaults(), **user_values}
+    raised = sorted(
+        name for name, value in local.values.items()
+        if BY_TARGET[name].limit and name in base and value > base[name]
+    )  # fmt: skip
+    if not raised:
+        return local
+    keys = ", ".join(f"{_DOTTED[name]} = {local.values[name]!r}" for name in raised)
+    notice = (
+        f"the workspace config raises {keys}: not applied (the workspace may only lower a"
+        " limit; set a higher one with a flag, a MEMFUSE_* variable or the user config file)"
+    )
+    values = {k: v for k, v in local.values.items() if k not in raised}
+    refused = tuple(_DOTTED[name] for name in raised)
+    return WorkspaceConfig(values, (*local.notices, notice), local.refused + refused)
+
+
 def parse_now(text: str | None) -> datetime:
     """The run's clock: `--now` when given (naive means local time), else the real time."""
     if text is None:
@@ -342,7 +399,7 @@ def load_settings(
     )
     workspace = Path(str(workspace_text)).expanduser().absolute()
     workspace_file = config_paths(workspace, env)[0]
-    local = read_workspace_config(workspace, workspace_file, user_file)
+    local = _lowered_only(read_workspace_config(workspace, workspace_file, user_file), user_values)
     files = tuple(
         p for p, used in ((user_file, user_values), (workspace_file, local.values)) if used
     )
@@ -350,6 +407,12 @@ def load_settings(
 
     merged: dict[str, Any] = {**file_values, **from_env, **flags}
     merged.pop("workspace", None)
+    state_text = merged.pop("state_dir", None)
+    state_dir = (
+        Path(str(state_text)).expanduser().absolute()
+        if state_text
+        else default_state_dir(workspace, env)
+    )
     now = parse_now(now_text)
 
     rerank = _rerank_settings(merged, env)
@@ -365,6 +428,7 @@ def load_settings(
         raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
     return Settings(
         workspace=workspace,
+        state_dir=state_dir,
         now=now,
         rerank=rerank,
         session_server=session,

@@ -86,6 +86,7 @@ class Settings:
 
     workspace: Path
     now: datetime
+    state_dir: Path | None = None  # memfuse.config resolves it; None: the default for the workspace
     mcporter: str = "mcporter"
     mcporter_config: Path | None = None
     server: str = "agent-memory"

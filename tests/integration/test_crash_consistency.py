@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from tests.conftest import StoreServer, mcporter_command
+from tests.fakes import state_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 MEMFUSE = str(Path(sys.executable).parent / "memfuse")
@@ -57,7 +58,7 @@ def stored_count(store: StoreServer) -> int:
 
 
 def ledger_state(ws: Path) -> dict[str, str]:
-    db = sqlite3.connect(ws / ".memfuse" / "ledger.sqlite3")
+    db = sqlite3.connect(state_of(ws) / "ledger.sqlite3")
     rows = dict(db.execute("SELECT uri, memory_id FROM entries"))
     db.close()
     return rows

@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from tests.conftest import StoreServer
+from tests.fakes import state_of
 
 pytestmark = pytest.mark.integration
 SECRET = "sk-test-DO-NOT-LEAK-0123456789"
@@ -48,6 +49,6 @@ def test_no_api_key_in_doctor_output_or_log(
         )
         assert SECRET not in result.stdout + result.stderr
         assert "reranker" in result.stdout
-    log = (workspace / ".memfuse" / "memfuse.log").read_text()
+    log = (state_of(workspace) / "memfuse.log").read_text()
     assert "doctor" in log and SECRET not in log
     assert "status via session: ok in" in log  # -v: one debug line per store call

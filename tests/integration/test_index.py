@@ -15,13 +15,14 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from tests.conftest import StoreServer
+from tests.fakes import state_of
 from tests.integration.ten_bullets import JOURNAL, NOW, journal, sync, uris
 
 pytestmark = pytest.mark.integration
 
 
 def ledger_rows(ws: Path) -> list[tuple[object, ...]]:
-    db = sqlite3.connect(ws / ".memfuse" / "ledger.sqlite3")
+    db = sqlite3.connect(state_of(ws) / "ledger.sqlite3")
     try:
         return db.execute("SELECT * FROM entries ORDER BY position").fetchall()
     finally:

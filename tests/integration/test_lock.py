@@ -15,6 +15,7 @@ import pytest
 from memfuse.run.lock import WorkspaceLock
 from memfuse.state.folder import StateFolder
 from tests.conftest import StoreServer
+from tests.fakes import state_of
 
 pytestmark = pytest.mark.integration
 MEMFUSE = str(Path(sys.executable).parent / "memfuse")
@@ -29,7 +30,7 @@ def start(ws: Path, store: StoreServer, *extra: str) -> subprocess.Popen[str]:
 
 
 def wait_for_lock(ws: Path, timeout: float = 20) -> None:
-    lock = ws / ".memfuse" / "lock"
+    lock = state_of(ws) / "lock"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if lock.exists() and lock.read_text().startswith("pid"):
@@ -87,7 +88,7 @@ def test_sigkill_leaves_no_lock_behind(slow_sync: StoreServer, workspace: Path) 
     wait_for_lock(workspace)
     os.kill(first.pid, signal.SIGKILL)
     first.wait(timeout=10)
-    with WorkspaceLock(StateFolder(workspace / ".memfuse"), "test", wait=0):
+    with WorkspaceLock(StateFolder(state_of(workspace)), "test", wait=0):
         pass  # acquired at once: the kernel released the dead run's lock
     slow_sync.set_mode("ok-counted")
     rerun = subprocess.run(

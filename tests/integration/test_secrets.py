@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import StoreServer
+from tests.fakes import state_of
 from tests.rerank_server import base_url, serve
 
 pytestmark = pytest.mark.integration
@@ -59,7 +60,7 @@ def test_no_secret_anywhere(store: StoreServer, workspace: Path, tmp_path: Path)
             )
             outputs += [done.stdout, done.stderr]
     assert "reranker" in "".join(outputs)  # doctor did show the reranker line
-    log = (workspace / ".memfuse" / "memfuse.log").read_text()
+    log = (state_of(workspace) / "memfuse.log").read_text()
     argv = argv_log.read_text()
     assert "call agent-memory.remember --args -" in argv
     for secret in SECRETS.values():

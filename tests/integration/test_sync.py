@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from tests.conftest import StoreServer
+from tests.fakes import state_of
 from tests.integration.ten_bullets import DAY, JOURNAL, journal, sync, uris
 
 pytestmark = pytest.mark.integration
@@ -180,7 +181,7 @@ def test_missing_mcporter_warns_and_changes_nothing(workspace: Path) -> None:
     assert journal(workspace).read_bytes() == before
     import sqlite3
 
-    ledger = sqlite3.connect(workspace / ".memfuse" / "ledger.sqlite3")
+    ledger = sqlite3.connect(state_of(workspace) / "ledger.sqlite3")
     assert ledger.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
 
 

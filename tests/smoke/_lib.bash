@@ -64,4 +64,7 @@ expect() {  # expect ACTUAL OP EXPECTED WHAT
     esac || fail "$what: expected $op $expected, got $actual"
 }
 
+# memfuse's state folder for the workspace, as the cron-like runs resolve it.
+state_dir() { field "$(cron status --json || true)" data.state; }
+
 checksum() { (cd "$WORK/workspace" && find memory MEMORY.md -type f -name '*.md' | sort | xargs sha256sum); }

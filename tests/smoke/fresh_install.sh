@@ -66,7 +66,8 @@ expect "$(field "$out" data.commands.sync.last_run.counts.added)" == 2 "bullets 
 expect "$(field "$out" data.commands.sync.last_run.store)" == ok "store reached from cron's line"
 [ -s "$WORK/workspace/RECENT.md" ] || fail "surface's line wrote no RECENT.md"
 
-grep -q "transport session (auto: agent-memory is a stdio server" "$WORK/workspace/.memfuse/memfuse.log" \
+state=$(field "$("$M" status -w "$WORK/workspace" --json || true)" data.state)
+grep -q "transport session (auto: agent-memory is a stdio server" "$state/memfuse.log" \
     || fail "the default transport did not pick the session for a stdio server"
 
 step "cron --check catches a PATH without node (mcporter is a node program)"

@@ -6,7 +6,8 @@ FAULT_MODE=slow FAULT_DELAY=0.5 make_world
 step "start a slow sync"
 cron sync --days 1 --now 2026-11-29T14:00 --jobs 1 -q & first=$!  # 5 bullets, ~1 s each
 took=
-for _ in $(seq 300); do grep -qs '^pid' "$WORK/workspace/.memfuse/lock" && { took=1; break; }; sleep 0.1; done
+lock="$(state_dir)/lock"
+for _ in $(seq 300); do grep -qs '^pid' "$lock" && { took=1; break; }; sleep 0.1; done
 [ -n "$took" ] || fail "the slow sync never took the workspace lock within 30 s"
 
 step "an overlapping run exits 75"

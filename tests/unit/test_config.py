@@ -37,7 +37,7 @@ def test_flag_beats_env_beats_workspace_file_beats_user_file(tmp_path: Path) -> 
     user = _user_file(
         tmp_path, 'server = "from-user"\ntimeout = 4\njobs = 1\n[surface]\ntop_n = 9\n'
     )
-    local = _workspace_file(ws, "timeout = 5\njobs = 2\n")
+    local = _workspace_file(ws, "timeout = 3\njobs = 1\n")  # limits: lowered only
     env = {"HOME": str(tmp_path), "MEMFUSE_TIMEOUT": "9"}
     settings = load_settings({"workspace": str(ws), "jobs": 3}, env)
     assert settings.server == "from-user"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memfuse import confine
-from memfuse.confine import UnsafePath, WorkspaceFiles, open_private
+from memfuse.confine import UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
 
 
@@ -186,13 +186,17 @@ def test_state_dir_of_another_user_is_refused(ws: Path, monkeypatch: pytest.Monk
 
 
 def test_private_files_are_0600_and_never_opened_through_a_link(ws: Path, outside: Path) -> None:
-    state = StateFolder(ws / ".memfuse").ensure()
-    os.close(open_private(state / "lock", os.O_RDWR))
+    folder = StateFolder(ws / ".memfuse")
+    state = folder.ensure()
+    os.close(folder.open("lock", os.O_RDWR))
     assert stat.S_IMODE((state / "lock").stat().st_mode) == 0o600
     (state / "memfuse.log").symlink_to(outside)
     with pytest.raises(UnsafePath, match="symbolic link"):
-        open_private(state / "memfuse.log", os.O_WRONLY | os.O_APPEND)
+        folder.open("memfuse.log", os.O_WRONLY | os.O_APPEND)
     os.mkfifo(state / "history.jsonl")
     with pytest.raises(UnsafePath, match="FIFO"):
-        open_private(state / "history.jsonl", os.O_WRONLY | os.O_APPEND)
+        folder.open("history.jsonl", os.O_WRONLY | os.O_APPEND)
+    os.link(outside, state / "runs.json")
+    with pytest.raises(UnsafePath, match="hard links"):
+        folder.open("runs.json", os.O_WRONLY | os.O_APPEND)
     assert outside.read_text() == "export PATH=/usr/bin\n"

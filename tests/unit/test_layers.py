@@ -148,14 +148,14 @@ FLOORS = (
     ("__main__",),
     ("cli",),
     ("commands",),
-    ("ledger",),
     ("run",),
-    ("config",),
+    ("ledger",),
     ("recall",),
+    ("config",),
     ("workspace",),
     ("state", "store", "refserver"),
     ("confine",),
-    ("text", "settings", "report", "errors", "__init__"),
+    ("text", "settings", "report", "errors", "untrusted", "__init__"),
 )
 
 

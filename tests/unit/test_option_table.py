@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--jobs", "0"], "--jobs must be a whole number ≥ 1, got 0"),
+        (["--jobs", "0"], "--jobs must be a whole number from 1 to 32, got 0"),
         (["--timeout", "0"], "--timeout must be a number greater than 0, got 0.0"),
         (["--timeout", "inf"], "--timeout must be a finite number"),
         (["--transport", "pigeon"], "--transport must be 'auto', 'mcporter' or 'session'"),
@@ -38,7 +38,7 @@ def test_a_bad_flag_is_refused_like_a_bad_variable(
 def test_the_same_bad_value_is_refused_from_the_environment(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["status", "-w", str(tmp_path)], env={"MEMFUSE_JOBS": "0"})
     assert result.exit_code == 2
-    assert "environment variable MEMFUSE_JOBS must be a whole number ≥ 1" in result.stderr
+    assert "environment variable MEMFUSE_JOBS must be a whole number from 1 to 32" in result.stderr
 
 
 def test_every_settings_field_is_in_the_table_or_built_from_it() -> None:

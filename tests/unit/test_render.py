@@ -49,7 +49,7 @@ def test_sync_pruned_says_whether_the_memory_was_deleted_or_only_released() -> N
 
 def _status(**extra: object) -> StatusData:
     data: StatusData = {
-        "workspace": "/ws", "at": NOW, "commands": {}, "recent": {"path": "/ws/RECENT.md",
+        "workspace": "/ws", "state": "/state/ws", "at": NOW, "commands": {}, "recent": {"path": "/ws/RECENT.md",
         "exists": False, "age_hours": None}, "ledger": {"outcomes": None}, "lock": None,
         "generation": None, "generation_seen": None, "alarms": [],
     }  # fmt: skip

@@ -51,6 +51,7 @@ class Crontab:
     notes: tuple[str, ...]
     failed_runs: int
     max_age_hours: float
+    log: str
 
     def render(self) -> str:
         lines = [
@@ -61,7 +62,7 @@ class Crontab:
             f"# in a row, no success for {self.max_age_hours:g} h, or a fatal error); cron mails"
             " what it prints, so",
             "# point MAILTO at a mailbox someone reads. Nothing is redirected: every run logs to",
-            "# <workspace>/.memfuse/memfuse.log (rotated) and records itself for `memfuse status`.",
+            f"# {self.log} (rotated) and records itself for `memfuse status`.",
             *(f"# note: {note}" for note in self.notes),
             *(f"{name}={value}" for name, value in self.env),
             "# MAILTO=you@example.org",
@@ -106,7 +107,11 @@ def build(
     path = ":".join(dict.fromkeys([*folders, *SYSTEM_PATH]))
 
     defaults = {f.name: f.default for f in fields(Settings)}
+    state = settings.state_dir
     options = ["--workspace", str(settings.workspace), "--mcporter", shlex.join(mcporter)]
+    if state is not None:
+        # Named, not left to the environment: cron's has no XDG_STATE_HOME a shell might set.
+        options += ["--state-dir", str(state)]
     if settings.mcporter_config is not None:
         options += ["--mcporter-config", str(settings.mcporter_config)]
     for name in ("server", "transport"):
@@ -129,8 +134,9 @@ def build(
             + (", weekly roll-up" if archive else "")),
     )  # fmt: skip
     env = (("SHELL", "/bin/sh"), ("PATH", path))
+    log = str(state / "memfuse.log") if state is not None else "memfuse's state folder"
     return Crontab(
-        env, jobs, tuple(notes), settings.alert_failed_runs, settings.alert_max_age_hours
+        env, jobs, tuple(notes), settings.alert_failed_runs, settings.alert_max_age_hours, log
     )
 
 

@@ -23,9 +23,8 @@ from memfuse.state.memo import last_generation
 def run(ctx: RunContext) -> CommandResult:
     s = ctx.settings
     state = ctx.workspace.state
-    runs, problem = History(state).load()
-    if problem:
-        ctx.reporter.warn(problem)
+    runs, problem = History(state).load(repair=False)
+    lost = [problem] if problem else []  # the history itself cannot be read: an alarm
     alarms: list[Alarm] = []
     commands: dict[str, CommandView] = {}
     for name in LIFECYCLE:
@@ -37,16 +36,17 @@ def run(ctx: RunContext) -> CommandResult:
     seen = last_generation(state)
     data: StatusData = {
         "workspace": str(s.workspace),
+        "state": str(state.path),
         "at": s.now.isoformat(),
         "commands": commands,
         "recent": _recent_view(ctx),
         "ledger": _ledger_view(ctx, runs.get("sync", [])),
-        "lock": lock_holder(state.lock),
+        "lock": lock_holder(state),
         "generation": seen[0] if seen else None,
         "generation_seen": seen[1] if seen else None,
-        "alarms": [a.line() for a in alarms],
+        "alarms": [a.line() for a in alarms] + [f"memfuse needs a person: {p}" for p in lost],
     }
-    code = ExitCode.ESCALATED if alarms else ExitCode.OK
+    code = ExitCode.ESCALATED if data["alarms"] else ExitCode.OK
     return CommandResult("status", data, tuple(render.status(data)), exit_code=code)
 
 

@@ -137,7 +137,7 @@ def run(
         probe = ctx.store.status()
         report = None
         if ledger is not None and (verify or _looks_reset(probe, ledger)):
-            report = verify_index(ctx, ledger)
+            report = verify_index(ctx.store, ledger, s.now, ctx.reporter, mark=not ctx.dry_run)
         lost_days = ledger.days_with("lost") if ledger is not None else []
         days, items, stale = read_items(ctx, scope, ledger, also=lost_days)
         todo = [item for item in items if not item.unchanged]

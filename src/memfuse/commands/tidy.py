@@ -210,12 +210,13 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     if ctx.workspace.state.ledger.exists():
         ledger = Ledger(ctx.workspace.state)
         try:
-            checked_index = verify_index(ctx, ledger)
+            index = verify_index(ctx.store, ledger, ctx.settings.now, ctx.reporter,
+                                 mark=not ctx.dry_run)  # fmt: skip
         finally:
             ledger.close()
-        if checked_index is not None:
-            data["index"] = checked_index.as_dict()
-            data["index_line"] = checked_index.line()
+        if index is not None:
+            data["index"] = index.as_dict()
+            data["index_line"] = index.line()
     if do_archive:
         data["archive"] = archive(ctx)
     return CommandResult("tidy", data, tuple(render.tidy(data)))

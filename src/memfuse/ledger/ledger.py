@@ -13,13 +13,12 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from memfuse.confine import check_private_file
+from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
-from memfuse.state.sqlite import SIDECARS, immediate, open_private_db
+from memfuse.state.sqlite import immediate, open_private_db, open_read_only, quarantine_db
 
 SCHEMA_VERSION = 1
 
@@ -62,31 +61,42 @@ class LedgerError(MemfuseError):
     """The ledger file cannot be opened or is not a memfuse ledger."""
 
 
+# The ledger's schema. Only ever add to it: a file whose objects are not all among these is not
+# memfuse's (memfuse.state.sqlite), and an altered table would make every older ledger so.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    position TEXT PRIMARY KEY, day TEXT NOT NULL, content_hash TEXT NOT NULL,
+    outcome TEXT NOT NULL, uri TEXT, memory_type TEXT, memory_id TEXT,
+    created INTEGER NOT NULL DEFAULT 0, synced_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_day ON entries(day);
+"""
+
+
 class Ledger:
     def __init__(self, state: StateFolder) -> None:
         self.path = state.ledger
+        state.ensure()
         try:
-            state.ensure()
-            self.db = open_private_db(self.path)
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
-            self.db.executescript(
-                """
-                CREATE TABLE IF NOT EXISTS entries (
-                    position TEXT PRIMARY KEY, day TEXT NOT NULL, content_hash TEXT NOT NULL,
-                    outcome TEXT NOT NULL, uri TEXT, memory_type TEXT, memory_id TEXT,
-                    created INTEGER NOT NULL DEFAULT 0, synced_at TEXT NOT NULL
-                );
-                CREATE INDEX IF NOT EXISTS entries_day ON entries(day);
-                """
-            )
-            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            raise LedgerError(
-                f"the sync ledger {self.path} cannot be used ({exc}); move it aside to rebuild it"
-            ) from None
+            self.db = self._open(state)
+        except (sqlite3.DatabaseError, UnsafePath) as exc:
+            # Not memfuse's, or not usable: moved aside. The next sync rebuilds what it held
+            # from the store, which answers every bullet it already has as a duplicate.
+            quarantine_db(state, state.LEDGER, str(exc))
+            try:
+                self.db = self._open(state)
+            except (sqlite3.DatabaseError, UnsafePath) as again:
+                raise LedgerError(f"the sync ledger {self.path} cannot be used ({again})") from None
         except OSError as exc:
             raise LedgerError(f"cannot create {self.path}: {exc.strerror}") from None
+
+    @staticmethod
+    def _open(state: StateFolder) -> sqlite3.Connection:
+        db = open_private_db(state, state.LEDGER, SCHEMA)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return db
 
     def close(self) -> None:
         self.db.close()
@@ -121,6 +131,27 @@ class Ledger:
     def days(self) -> list[str]:
         return [row[0] for row in self.db.execute("SELECT DISTINCT day FROM entries ORDER BY day")]
 
+    def adopt(self, entries: Iterable[Entry]) -> int:
+        """Add entries of positions the ledger does not know yet (one transaction); how many
+        were added. For the migration of a legacy ledger (memfuse.ledger.legacy)."""
+        rows = [
+            (e.position, e.day, e.content_hash, e.outcome, e.uri, e.memory_type, e.memory_id,
+             int(e.created), e.synced_at)
+            for e in entries
+        ]  # fmt: skip
+        try:
+            with immediate(self.db):
+                before = self.db.total_changes
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO entries (position, day, content_hash, outcome, uri,"
+                    " memory_type, memory_id, created, synced_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                return self.db.total_changes - before
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+
     def record(self, entry: Entry, synced_at: str) -> None:
         """Commit one outcome (its own transaction). A write that fails (disk full, I/O error)
         stops the run: carrying on would make calls whose results cannot be kept."""
@@ -153,7 +184,7 @@ def outcome_counts(state: StateFolder) -> dict[str, int] | None:
 
     For `memfuse status`: it opens the ledger without creating or migrating anything.
     """
-    rows = _read_only(state.ledger, "SELECT outcome, COUNT(*) FROM entries GROUP BY outcome")
+    rows = _read_only(state, "SELECT outcome, COUNT(*) FROM entries GROUP BY outcome")
     return None if rows is None else {str(outcome): int(count) for outcome, count in rows}
 
 
@@ -165,7 +196,7 @@ def uris_of(state: StateFolder, memory_ids: Iterable[str]) -> dict[str, str]:
     if not wanted:
         return {}
     rows = _read_only(
-        state.ledger,
+        state,
         "SELECT memory_id, uri FROM entries WHERE uri IS NOT NULL"
         " AND memory_id IN (SELECT value FROM json_each(?))"
         " ORDER BY created",  # a created entry last, so it wins
@@ -175,22 +206,23 @@ def uris_of(state: StateFolder, memory_ids: Iterable[str]) -> dict[str, str]:
 
 
 def _read_only(
-    path: Path, query: str, parameters: Sequence[str] = ()
+    state: StateFolder, query: str, parameters: Sequence[str] = ()
 ) -> list[tuple[Any, ...]] | None:
     """Rows of a query on the ledger opened read-only (nothing created, migrated or locked for
-    writing); None when there is no ledger. LedgerError when it cannot be read."""
-    for suffix in SIDECARS:
-        check_private_file(Path(f"{path}{suffix}"))
-    if not path.is_file():
+    writing); None when there is no ledger (or no state folder). LedgerError when it cannot be
+    read."""
+    if not state.exists():
         return None
     try:
-        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+        db = open_read_only(state, state.LEDGER, SCHEMA)
+        if db is None:
+            return None
         try:
             return db.execute(query, parameters).fetchall()
         finally:
             db.close()
-    except sqlite3.Error as exc:
-        raise LedgerError(f"the sync ledger {path} cannot be read ({exc})") from None
+    except (sqlite3.Error, UnsafePath) as exc:
+        raise LedgerError(f"the sync ledger {state.ledger} cannot be read ({exc})") from None
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:

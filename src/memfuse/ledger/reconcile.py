@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memfuse.ledger.ledger import Entry, Ledger
-from memfuse.run.context import RunContext
+from memfuse.report import Reporter
+from memfuse.store.client import StoreClient
 from memfuse.store.decay import priority_of, vitality
 from memfuse.workspace.position import JOURNAL_PREFIXES
 
@@ -98,30 +99,36 @@ def decayed(entry: Entry, now: datetime) -> bool:
     return vitality(priority, age_days) < DELETE_BELOW
 
 
-def verify_index(ctx: RunContext, ledger: Ledger) -> Report | None:
-    """Compare the store with the ledger; mark what it lost (re-sent by the next sync) and
-    what it forgot (never re-sent). None, and nothing changed, when it could not be listed."""
-    listed = ctx.store.uris_under(JOURNAL_PREFIXES)
+NOT_LISTED = (
+    "could not list the store's journal memories: the index was not verified"
+    " (nothing changed; the next run tries again)"
+)
+
+
+def verify_index(
+    store: StoreClient, ledger: Ledger, now: datetime, reporter: Reporter, *, mark: bool = True
+) -> Report | None:
+    """Compare the store with the ledger; with `mark`, mark what it lost (re-sent by the next
+    sync) and what it forgot (never re-sent). None, one warning, and nothing changed, when the
+    store could not be listed."""
+    listed = store.uris_under(JOURNAL_PREFIXES)
     if listed is None:
-        ctx.reporter.warn(
-            "could not list the store's journal memories: the index was not verified"
-            " (nothing changed; the next run tries again)"
-        )
+        reporter.warn(NOT_LISTED)
         return None
-    report = judge(ledger.all_entries(), listed, ctx.settings.now)
+    report = judge(ledger.all_entries(), listed, now)
     if report.lost:
-        report = _evicted_by_capacity(ctx, report)
-    if not ctx.dry_run:
+        report = _evicted_by_capacity(store, report)
+    if mark:
         ledger.mark((e.position for e in report.lost), "lost")
         ledger.mark((e.position for e in report.forgotten), "forgotten")
-    ctx.reporter.info(report.line())
+    reporter.info(report.line())
     return report
 
 
-def _evicted_by_capacity(ctx: RunContext, report: Report) -> Report:
+def _evicted_by_capacity(store: StoreClient, report: Report) -> Report:
     """Missing memories the store evicted above its capacity were forgotten by design, not
     lost (memfuse.store.client.StoreClient.evicted)."""
-    evicted = ctx.store.evicted({e.uri for e in report.lost if e.uri})
+    evicted = store.evicted({e.uri for e in report.lost if e.uri})
     if not evicted:
         return report
     gone = tuple(e for e in report.lost if e.uri in evicted)

@@ -9,16 +9,16 @@ is attacker input), and drops files that are gone. The index is derived: deletin
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
-from memfuse.state.sqlite import SIDECARS, immediate, open_private_db
+from memfuse.state.sqlite import immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
 from memfuse.text.similarity import search_terms
 from memfuse.workspace.layout import Workspace, journal_date
@@ -36,7 +36,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fulltext USING fts5(words, tokenize = 'unicod
 
 
 terms = search_terms
-REBUILT = "the local recall index was unreadable: it is rebuilt from the Markdown"
+REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"
 
 
 @dataclass(frozen=True)
@@ -55,32 +55,20 @@ class IndexError_(MemfuseError):
 class RecallIndex:
     def __init__(self, state: StateFolder) -> None:
         self.path = state.recall_index
-        # True when an unreadable index was deleted and started again: it holds nothing that
+        # True when an unusable index was moved aside and started again: it holds nothing that
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
+        state.ensure()
         try:
-            self.db = self._open()
-        except sqlite3.DatabaseError:
-            self._delete()
+            self.db = open_private_db(state, state.RECALL_INDEX, SCHEMA)
+        except (sqlite3.DatabaseError, UnsafePath) as exc:
+            quarantine_db(state, state.RECALL_INDEX, str(exc))
             self.rebuilt = True
             try:
-                self.db = self._open()
-            except sqlite3.DatabaseError as exc:
-                raise IndexError_(f"the recall index {self.path} cannot be used ({exc})") from None
-
-    def _open(self) -> sqlite3.Connection:
-        db = open_private_db(self.path)  # a link or a FIFO is refused, never deleted
-        try:
-            db.executescript(SCHEMA)
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
-
-    def _delete(self) -> None:
-        for suffix in SIDECARS:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.path}{suffix}")  # unlink never follows a link
+                self.db = open_private_db(state, state.RECALL_INDEX, SCHEMA)
+            except (sqlite3.DatabaseError, UnsafePath) as again:
+                why = f"the recall index {self.path} cannot be used ({again})"
+                raise IndexError_(why) from None
 
     def close(self) -> None:
         self.db.close()

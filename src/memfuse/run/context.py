@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from memfuse.recall.reranker import open_reranker
 from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.report import Reporter
 from memfuse.settings import Settings
+from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
 from memfuse.text.classify import Classifier
@@ -27,7 +28,7 @@ Advance = Callable[[], None]
 ProgressFactory = Callable[[str, int], AbstractContextManager[Advance]]
 # settings, the server's entry and where its stderr goes → a gateway, and why it took its
 # transport
-GatewayFactory = Callable[[Settings, Server, Path | None], tuple["Gateway", str]]
+GatewayFactory = Callable[[Settings, Server, Callable[[], TextIO] | None], tuple["Gateway", str]]
 
 
 @contextlib.contextmanager
@@ -64,7 +65,7 @@ class RunContext:
         """agent-memory, through the best-effort guard: every store call goes here."""
         if self._store is None:
             state = self.workspace.state
-            log = state.server_log if state.exists() else None
+            log = self._server_log if state.exists() else None
             gateway, why = self.seams.gateway_factory(self.settings, self.server, log)
             self.transport_why = why
             self.reporter.info(f"transport {gateway.name} ({why})")
@@ -78,6 +79,11 @@ class RunContext:
                 server_env=self._env,
             )
         return self._store
+
+    def _server_log(self) -> TextIO:
+        """Where the stderr of a server the session transport starts goes (0600, appended)."""
+        state = self.workspace.state
+        return open(state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND), "a+", encoding="utf-8")
 
     def _env(self) -> dict[str, str] | None:
         server = self.server
@@ -99,7 +105,8 @@ class RunContext:
         """The workspace's layout and Markdown, read and written only through its confined
         file access (memfuse.confine)."""
         s = self.settings
-        return Workspace(s.workspace, read_cap=s.read_cap)
+        state = s.state_dir or default_state_dir(s.workspace, os.environ)
+        return Workspace(s.workspace, state, s.read_cap)
 
     @property
     def calls_made(self) -> int:

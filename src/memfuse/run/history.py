@@ -16,9 +16,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memfuse.confine import UnsafePath, read_private, write_private
+from memfuse.confine import UnsafePath
 from memfuse.settings import Policy
 from memfuse.state.folder import StateFolder
+from memfuse.untrusted import load_json
 
 KEEP = 30
 LIFECYCLE = ("sync", "surface", "tidy")
@@ -87,38 +88,43 @@ class History:
     """`.memfuse/runs.json`: the last runs of each lifecycle command."""
 
     def __init__(self, state: StateFolder) -> None:
+        self.state = state
         self.path = state.runs
 
-    def load(self) -> tuple[dict[str, list[RunRecord]], str | None]:
+    def load(self, *, repair: bool = True) -> tuple[dict[str, list[RunRecord]], str | None]:
         """The records per command, oldest first, and a problem reading them (or None).
 
-        A missing file is an empty history; a damaged one is reported and treated as empty,
-        so the next run starts it afresh instead of failing on it.
+        A missing file is an empty history. One that cannot be read or is damaged is itself
+        an alarm (the history is what the alarms are computed from): the problem is returned,
+        and with `repair` the file is moved aside so that the next run's history is whole.
         """
         runs: dict[str, list[RunRecord]] = {name: [] for name in LIFECYCLE}
-        try:
-            raw = read_private(self.path, RUNS_LIMIT)
-        except FileNotFoundError:
+        if not self.state.exists():
             return runs, None
-        except (OSError, UnsafePath) as exc:
-            return runs, f"cannot read the run history {self.path}: {exc}"
         try:
-            if len(raw) > RUNS_LIMIT:
-                raise ValueError("too large")
-            value = json.loads(raw)
+            raw = self.state.read(self.state.RUNS, RUNS_LIMIT)
+            value = load_json(raw, limit=RUNS_LIMIT)
             for name in LIFECYCLE:
                 runs[name] = [RunRecord.from_json(r) for r in value.get(name, [])][-KEEP:]
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            runs = {name: [] for name in LIFECYCLE}
-            return runs, f"the run history {self.path} is damaged ({exc}); it starts afresh"
+        except FileNotFoundError:
+            return runs, None
+        except (OSError, UnsafePath, ValueError, TypeError, KeyError, AttributeError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            if repair:
+                self.state.quarantine(self.state.RUNS, why)
+            return {
+                name: [] for name in LIFECYCLE
+            }, f"the run history {self.path} cannot be read ({why})"
         return runs, None
 
     def append(self, record: RunRecord, runs: dict[str, list[RunRecord]]) -> None:
-        """Write `runs` (as just loaded) with `record` added, atomically: a reader sees the old
-        history or the new one."""
-        runs = {**runs, record.command: [*runs.get(record.command, []), record]}
+        """Write `runs` (as just loaded) with `record` added."""
+        self.write({**runs, record.command: [*runs.get(record.command, []), record]})
+
+    def write(self, runs: dict[str, list[RunRecord]]) -> None:
+        """Replace the history atomically: a reader sees the old one or the new one."""
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
-        write_private(self.path, json.dumps(value, ensure_ascii=False, indent=1).encode())
+        self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
 
 
 def assess(

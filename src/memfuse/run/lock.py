@@ -11,10 +11,9 @@ import fcntl
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from types import TracebackType
 
-from memfuse.confine import UnsafePath, check_private_file, open_private
+from memfuse.confine import UnsafePath
 from memfuse.errors import LockedError, WorkspaceError
 from memfuse.state.folder import StateFolder
 
@@ -41,8 +40,7 @@ class WorkspaceLock:
 
     def __enter__(self) -> WorkspaceLock:
         try:
-            self.state.ensure()
-            fd = open_private(self.path, os.O_RDWR)
+            fd = self._open()
         except OSError as exc:
             raise WorkspaceError(
                 f"cannot create the lock file {self.path}: {exc.strerror}"
@@ -69,6 +67,15 @@ class WorkspaceLock:
         self._fd = fd
         return self
 
+    def _open(self) -> int:
+        """The lock file; one planted in its place (a folder, a link, a FIFO) is moved aside
+        once, so that it cannot stop every later run."""
+        try:
+            return self.state.open(self.state.LOCK, os.O_RDWR)
+        except UnsafePath as exc:
+            self.state.quarantine(self.state.LOCK, str(exc))
+            return self.state.open(self.state.LOCK, os.O_RDWR)
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
@@ -89,19 +96,19 @@ def _read_holder(fd: int) -> str:
     return text or "holder unknown"
 
 
-def lock_holder(path: Path) -> str | None:
+def lock_holder(state: StateFolder) -> str | None:
     """Who holds the workspace lock right now, or None when it is free (never takes it)."""
+    if not state.exists():
+        return None
     try:
-        check_private_file(path)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = state.open(state.LOCK, os.O_RDONLY, create=False)
     except (OSError, UnsafePath):
         return None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            text = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip()
-            return text or "holder unknown"
+            return _read_holder(fd)
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:

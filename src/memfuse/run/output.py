@@ -6,18 +6,19 @@ The core builds a `CommandResult`; the CLI renders it. The log masks every known
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-import logging.handlers
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
 from memfuse.report import SecretMasker
 from memfuse.run.results import FailureData
+from memfuse.state.folder import StateFolder
 
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
@@ -76,17 +77,48 @@ class _MaskingFilter(logging.Filter):
         return True
 
 
-class _PrivateLog(logging.handlers.RotatingFileHandler):
-    """The rotating log, opened 0600 and never through a link planted in its place."""
+class _StateLog(logging.Handler):
+    """The rotating log (1 MB, 3 kept), written 0600 relative to the open state folder, never
+    through a link; one planted in its place is moved aside once."""
 
-    def _open(self) -> Any:
-        from memfuse.confine import open_private
+    def __init__(self, state: StateFolder) -> None:
+        super().__init__()
+        self.state = state
+        self._fd = self._open()
 
-        fd = open_private(Path(self.baseFilename), os.O_WRONLY | os.O_APPEND)
-        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+    def _open(self) -> int:
+        try:
+            return self.state.open(self.state.LOG, os.O_WRONLY | os.O_APPEND)
+        except UnsafePath as exc:
+            self.state.quarantine(self.state.LOG, str(exc))
+            return self.state.open(self.state.LOG, os.O_WRONLY | os.O_APPEND)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = (self.format(record) + "\n").encode("utf-8", errors="replace")
+            if os.fstat(self._fd).st_size + len(line) > LOG_BYTES:
+                self._rotate()
+            os.write(self._fd, line)
+        except (OSError, UnsafePath, ValueError):
+            pass  # a full disk or a lost log must not stop the run; the run history remains
+
+    def _rotate(self) -> None:
+        os.close(self._fd)
+        name = self.state.LOG
+        for n in range(LOG_BACKUPS - 1, 0, -1):
+            with contextlib.suppress(OSError):
+                self.state.rename(f"{name}.{n}", f"{name}.{n + 1}")
+        with contextlib.suppress(OSError):
+            self.state.rename(name, f"{name}.1")
+        self._fd = self._open()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+        super().close()
 
 
-def setup_log(path: Path, mask: SecretMasker, verbose: bool) -> logging.Logger:
+def setup_log(state: StateFolder, mask: SecretMasker, verbose: bool) -> logging.Logger:
     """A per-run logger appending to the state folder's log (rotated at 1 MB, 3 kept).
 
     When the state folder cannot be written, the run still goes on without a log file.
@@ -102,8 +134,8 @@ def setup_log(path: Path, mask: SecretMasker, verbose: bool) -> logging.Logger:
     logger.addFilter(_MaskingFilter(mask))
     handler: logging.Handler
     try:
-        handler = _PrivateLog(path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
-    except OSError:  # a link planted there is UnsafePath instead: the run stops, saying so
+        handler = _StateLog(state)
+    except (OSError, UnsafePath):
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
     logger.addHandler(handler)

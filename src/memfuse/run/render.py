@@ -152,6 +152,7 @@ def status(data: StatusData) -> list[str]:
     )
     holder = data["lock"]
     lines.append(f"  lock     {f'held by {holder}' if holder else 'free'}")
+    lines.append(f"  state    {data['state']}")
     lines += [f"needs a person: {alarm}" for alarm in data["alarms"]]
     if not data["alarms"]:
         lines.append("nothing needs a person")

@@ -192,6 +192,7 @@ class LedgerView(TypedDict):
 
 class StatusData(TypedDict):
     workspace: str
+    state: str  # memfuse's own state folder (ledger, history, lock, log), outside the workspace
     at: str  # this status's clock, which the ages are counted from
     commands: dict[str, CommandView]
     recent: RecentView

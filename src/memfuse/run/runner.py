@@ -29,7 +29,9 @@ from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import Advance, RunContext, Seams, no_progress
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
 from memfuse.run.lock import WorkspaceLock
+from memfuse.run.migrate import migrate_legacy
 from memfuse.run.output import CommandResult, failure, setup_log, to_json
+from memfuse.untrusted import json_printable, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,9 +45,9 @@ def _stderr() -> Console:
 
 
 def _say(message: str) -> None:
-    """One line for people, on stderr."""
+    """One line for people, on stderr (escape sequences and bidi overrides made visible)."""
     try:
-        _stderr().print(message, markup=False)
+        _stderr().print(printable(message), markup=False)
     except BrokenPipeError:
         _reader_gone(2)
 
@@ -122,7 +124,7 @@ def run(
         reporter.logger.error("unexpected error\n%s", mask(traceback.format_exc()))
         message = (
             f"internal error: {type(exc).__name__}: {mask(str(exc))}"
-            " (the trace is in .memfuse/memfuse.log; -v shows it here)"
+            f" (the trace is in {ctx.workspace.state.log if ctx else 'the log'}; -v shows it here)"
         )
         result = failure(name, message, ExitCode.FATAL)
     finally:
@@ -152,13 +154,15 @@ def _prepare(
     )
     state = ctx.workspace.state
     logger = logging.getLogger("memfuse.nolog")
+    migrated = None
     if settings.workspace.is_dir():
         # A state folder that is a link or someone else's is refused before anything is written.
         state.ensure()
-        logger = setup_log(state.log, mask, common.verbose)
+        logger = setup_log(state, mask, common.verbose)
+        migrated = migrate_legacy(ctx.workspace)
     reporter.begin(mask, logger)
     reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
-    for notice in settings.config_notices:
+    for notice in (*settings.config_notices, *([migrated] if migrated else [])):
         reporter.warn(notice)
     return ctx, bool(settings.config_refused)
 
@@ -180,6 +184,9 @@ def _conclude(
     if common.strict and result.exit_code == ExitCode.OK and (result.guard_failures or refused):
         result = replace(result, exit_code=ExitCode.STRICT)
     duration_ms = int((time.monotonic() - started) * 1000)
+    if ctx is not None:
+        for notice in ctx.workspace.state.notices:  # state files moved aside this run
+            reporter.warn(notice)
     alarm = None
     if ctx is not None and name in LIFECYCLE and not dry_run:
         alarm = _record(ctx, name, result, duration_ms)
@@ -225,9 +232,11 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
     )
     history = History(state)
     runs, problem = history.load()
-    if problem:
-        ctx.reporter.warn(problem)
     alarm = assess([*runs.get(name, []), record], settings.alert_policy, settings.now)
+    if problem:
+        # The history is what the alarms are computed from: losing it is an alarm itself.
+        reason = f"{problem}; it was moved aside and starts afresh, so look at what touched it"
+        alarm = Alarm(name, reason, record.started)
     if alarm is not None:
         record = replace(record, exit_code=int(ExitCode.ESCALATED))
     try:
@@ -252,12 +261,14 @@ def _emit(
     if result.exit_code not in (ExitCode.OK, ExitCode.STRICT, ExitCode.ESCALATED):
         # One line for people on stderr, whatever stdout's format.
         _say(f"memfuse {name}: {mask(str(result.data.get('error', 'failed')))}")
+    # The envelope keeps every text exact (JSON escapes); text for people shows an escape
+    # sequence or a bidi override as an escape, never as what it would do to a terminal.
     if common.json:
-        _out(mask(to_json(envelope)))
+        _out(json_printable(mask(to_json(envelope))))
     elif result.payload is not None:
-        _out(mask(result.payload))
+        _out(printable(mask(result.payload)))
     elif result.human and (not common.quiet or result.exit_code not in _QUIET_EXITS):
-        _out("\n".join(mask(line) for line in result.human))
+        _out(printable("\n".join(mask(line) for line in result.human)))
 
 
 @contextlib.contextmanager

@@ -1,87 +1,269 @@
-"""memfuse's own state folder: where it is, the files it holds, and the check before use.
+"""memfuse's own state folder: where it is, the files it holds, and how each is opened.
 
-It holds the sync ledger, the run history, the lock, the log, the recall index and the note of
-the store's generation. It must be a real folder of this user's, kept 0700.
+It holds the sync ledger, the run history, the lock, the log, the recall index, the note of
+the store's generation and the server's stderr. It lives outside the workspace by default
+(docs/security.md), in the user's state folder keyed by the workspace's real path:
+`$XDG_STATE_HOME/memfuse/<name>-<hash>/` (`~/.local/state/…` without the variable), or where
+`--state-dir` says.
+
+It is checked the way OpenSSH checks its files: the folder and the one above it must belong to
+this user and be writable by no one else (memfuse tightens a folder of its own that is looser,
+and refuses one that is someone else's or a link). Once checked, the folder is opened, and
+every file in it is opened relative to that open folder with `O_NOFOLLOW`: no path component
+can be swapped for a link mid-run. A file that is a link, not a regular file, hard-linked
+elsewhere (`st_nlink` > 1) or another user's is never used: `quarantine` moves it aside, and
+the run says so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import os
+import re
+import secrets
 import stat
+from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 
-from memfuse.confine import PRIVATE_DIR, UnsafePath
+from memfuse.confine import PRIVATE_DIR, PRIVATE_FILE, UnsafePath, kind_of
 from memfuse.errors import WorkspaceError
+
+# O_NONBLOCK: a FIFO planted under a state file name must not hang the open.
+_OPEN_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_PROC_FD = Path("/proc/self/fd")
+
+
+def default_state_dir(workspace: Path, env: Mapping[str, str]) -> Path:
+    """Where a workspace's state lives unless `--state-dir` says: the user's state folder,
+    one folder per workspace, named by its real path (a readable name and a hash of it)."""
+    real = os.path.realpath(workspace)
+    base = env.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative value is to be ignored
+        base = str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real))[:40] or "root"
+    digest = hashlib.sha256(real.encode("utf-8", errors="surrogateescape")).hexdigest()[:16]
+    return Path(base) / "memfuse" / f"{name.lstrip('.') or 'ws'}-{digest}"
 
 
 class StateFolder:
     """The state folder and the name of everything in it."""
 
+    LEDGER = "ledger.sqlite3"
+    RECALL_INDEX = "recall.sqlite3"
+    RUNS = "runs.json"
+    LOCK = "lock"
+    LOG = "memfuse.log"
+    STORE_MEMO = "store.json"
+    SERVER_LOG = "session-server.log"
+    MIGRATED = "migrated-from"
+
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._fd: int | None = None
+        self.notices: list[str] = []  # what was moved aside, for the run to tell a person
 
+    # --- names -------------------------------------------------------------------------
     @property
     def ledger(self) -> Path:
-        return self.path / "ledger.sqlite3"
+        return self.path / self.LEDGER
 
     @property
     def recall_index(self) -> Path:
-        return self.path / "recall.sqlite3"
+        return self.path / self.RECALL_INDEX
 
     @property
     def runs(self) -> Path:
-        return self.path / "runs.json"
+        return self.path / self.RUNS
 
     @property
     def lock(self) -> Path:
-        return self.path / "lock"
+        return self.path / self.LOCK
 
     @property
     def log(self) -> Path:
-        return self.path / "memfuse.log"
+        return self.path / self.LOG
 
     @property
     def store_memo(self) -> Path:
-        return self.path / "store.json"
+        return self.path / self.STORE_MEMO
 
     @property
     def server_log(self) -> Path:
-        return self.path / "session-server.log"
+        return self.path / self.SERVER_LOG
 
+    # --- the folder --------------------------------------------------------------------
     def exists(self) -> bool:
         return self.path.is_dir()
 
     def ensure(self, *, create: bool = True) -> Path:
-        """The folder, checked (and made when `create`): a real folder of this user's, 0700.
-
-        Raises UnsafePath when it is a link, not a folder, or owned by someone else; returns
-        the path without creating it when `create` is False and it does not exist.
-        """
-        path = self.path
+        """The folder, checked (and made, with the one above it, when `create`): a real folder
+        of this user's that no one else can write. UnsafePath otherwise; the path without
+        creating it when `create` is False and it does not exist."""
+        if self._fd is not None:
+            return self.path
+        parent = self.path.parent
+        if create:
+            try:
+                parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+            except OSError as exc:
+                raise WorkspaceError(f"cannot create {parent}: {exc.strerror}") from None
+        if parent.exists():
+            _check_folder(parent, tighten=parent.name == "memfuse")
         try:
-            info = os.lstat(path)
+            os.lstat(self.path)
         except FileNotFoundError:
             if not create:
-                return path
+                return self.path
             try:
-                os.mkdir(path, PRIVATE_DIR)
+                os.mkdir(self.path, PRIVATE_DIR)
             except FileExistsError:
                 pass  # another run made it a moment ago: check what is there now
             except OSError as exc:
-                raise WorkspaceError(f"cannot create {path}: {exc.strerror}") from None
-            info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode):
-            raise UnsafePath(
-                f"{path} is a symbolic link; memfuse keeps its state only in a real folder"
-            )
-        if not stat.S_ISDIR(info.st_mode):
-            raise UnsafePath(f"{path} is not a folder")
-        if info.st_uid != os.geteuid():
-            raise UnsafePath(
-                f"{path} belongs to another user (uid {info.st_uid}); memfuse will not use it"
-            )
-        if stat.S_IMODE(info.st_mode) != PRIVATE_DIR:
+                raise WorkspaceError(f"cannot create {self.path}: {exc.strerror}") from None
+        _check_folder(self.path, tighten=True)
+        fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        opened, named = os.fstat(fd), os.lstat(self.path)
+        if (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
+            os.close(fd)
+            raise UnsafePath(f"{self.path} changed while memfuse opened it")
+        self._fd = fd
+        return self.path
+
+    @property
+    def fd(self) -> int:
+        """The open folder (checked by `ensure`, which this calls)."""
+        if self._fd is None:
+            self.ensure()
+        assert self._fd is not None
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def reach(self, name: str) -> str:
+        """A path that reaches `name` through the open folder, for what can only open by path
+        (SQLite): `/proc/self/fd/N/name` where the system has it, so no component of the
+        folder's own path is looked up again."""
+        fd = self.fd
+        if (_PROC_FD / str(fd)).is_dir():
+            return str(_PROC_FD / str(fd) / name)
+        return str(self.path / name)
+
+    # --- files -------------------------------------------------------------------------
+    def check(self, name: str) -> None:
+        """Refuse an entry of the folder that memfuse must not use (None there is fine)."""
+        try:
+            info = os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        _check_file(self.path / name, info)
+
+    def open(self, name: str, flags: int, *, create: bool = True) -> int:
+        """Open (creating 0600) a file of the folder, relative to the open folder; UnsafePath
+        for a link, a FIFO, a folder, a hard link or another user's file."""
+        path = self.path / name
+        try:
+            fd = os.open(name, flags | _OPEN_FLAGS | (os.O_CREAT if create else 0),
+                         PRIVATE_FILE, dir_fd=self.fd)  # fmt: skip
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath(f"{path} is a symbolic link; memfuse will not use it") from None
+            if exc.errno == errno.ENXIO:
+                raise UnsafePath(f"{path} is a socket or FIFO, not a file") from None
+            if exc.errno == errno.EISDIR:
+                raise UnsafePath(f"{path} is a directory, not a file") from None
+            raise
+        try:
+            _check_file(path, os.fstat(fd))
+        except UnsafePath:
+            os.close(fd)
+            raise
+        return fd
+
+    def read(self, name: str, limit: int) -> bytes:
+        """Up to `limit` + 1 bytes of a file of the folder. FileNotFoundError without it."""
+        fd = self.open(name, os.O_RDONLY, create=False)
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(limit + 1)
+
+    def write(self, name: str, data: bytes) -> None:
+        """Replace a file of the folder atomically (0600): a reader sees the old file or the
+        whole new one; the temp file is made and renamed inside the open folder."""
+        self.check(name)
+        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=self.fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view[: 1 << 20]) :]
+            os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
             with contextlib.suppress(OSError):
-                os.chmod(path, PRIVATE_DIR, follow_symlinks=False)
-        return path
+                os.unlink(tmp, dir_fd=self.fd)
+            raise
+
+    def rename(self, name: str, new: str) -> None:
+        os.rename(name, new, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+
+    def remove(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=self.fd)
+
+    def quarantine(self, name: str, why: str) -> str:
+        """Move an entry memfuse cannot use aside (`name.bad-<time>`), so that this run and the
+        next start it afresh instead of failing on it; the notice says where it went."""
+        stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
+        aside = f"{name}.bad-{stamp}-{secrets.token_hex(2)}"
+        try:
+            self.rename(name, aside)
+        except FileNotFoundError:
+            return ""
+        notice = (
+            f"memfuse's {self.path / name} was not usable ({why}): moved aside to {aside};"
+            " it starts afresh"
+        )
+        self.notices.append(notice)
+        return notice
+
+
+def _check_folder(path: Path, *, tighten: bool) -> None:
+    """A real folder that no one else may write: ours (tightened to 0700 when `tighten`), or,
+    for the folder above the state folder, root's or one with the sticky bit (like /tmp)."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafePath(f"{path} is a symbolic link; memfuse keeps its state in a real folder")
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafePath(f"{path} is not a folder")
+    mine = info.st_uid == os.geteuid()
+    if not mine and (tighten or info.st_uid != 0):
+        owner = info.st_uid
+        raise UnsafePath(f"{path} belongs to another user (uid {owner}); memfuse won't use it")
+    mode = stat.S_IMODE(info.st_mode)
+    if mine and tighten and mode != PRIVATE_DIR:
+        with contextlib.suppress(OSError):
+            os.chmod(path, PRIVATE_DIR, follow_symlinks=False)
+        mode = stat.S_IMODE(os.lstat(path).st_mode)
+    if mode & 0o022 and not (not tighten and mode & stat.S_ISVTX):
+        raise UnsafePath(f"{path} is writable by others (mode {mode:o}); memfuse will not use it")
+
+
+def _check_file(path: Path, info: os.stat_result) -> None:
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafePath(f"{path} is a symbolic link; memfuse will not use it")
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePath(f"{path} is {kind_of(info.st_mode)}, not a file")
+    if info.st_nlink > 1:
+        raise UnsafePath(f"{path} has {info.st_nlink} hard links; memfuse will not use it")
+    if info.st_uid != os.geteuid():
+        raise UnsafePath(f"{path} belongs to another user (uid {info.st_uid})")

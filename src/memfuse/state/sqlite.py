@@ -1,28 +1,130 @@
-"""memfuse's private SQLite files (the ledger, the recall index): opening one safely, and one
-write transaction on a connection opened with `isolation_level=None`."""
+"""memfuse's private SQLite files (the ledger, the recall index): opened so that nothing in them
+that memfuse did not create can run, and nothing can run for long.
+
+A SQLite file can carry code: a trigger fires on the insert memfuse makes, a view named like a
+table runs whatever query it holds (a recursive one never ends). So a file is used only when
+its schema is exactly the one memfuse creates — compared, object by object, with a fresh
+database given the same schema — and every statement runs under a progress handler that
+interrupts it after `STATEMENT_SECONDS`. A file that fails either check is `Foreign`: the
+caller moves it aside and starts afresh (its content is derived or rebuilt from the store).
+
+The file and its sidecars (`-wal`, `-shm`, `-journal`) must be plain files of this user's with
+one link, and SQLite reaches them through the already-open state folder
+(`StateFolder.reach`), never by the folder's path.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
-from memfuse.confine import check_private_file, open_private
+from memfuse.state.folder import StateFolder
 
 SIDECARS = ("", "-wal", "-shm", "-journal")
+STATEMENT_SECONDS = 20.0  # far above any statement memfuse makes; a hard stop for a planted one
+_STEPS = 10_000  # VM instructions between two looks at the clock
 
 
-def open_private_db(path: Path) -> sqlite3.Connection:
-    """A connection to a SQLite file in the state folder, created 0600. The file and its
-    sidecars (`-wal`, `-shm`, `-journal`) are refused when they are links or not regular
-    files: SQLite would otherwise write through them. UnsafePath for those; sqlite3.Error
-    when SQLite cannot use the file."""
+class Foreign(sqlite3.DatabaseError):
+    """The file is not one memfuse made: not SQLite, or a schema that is not memfuse's."""
+
+
+def bound(db: sqlite3.Connection, seconds: float = STATEMENT_SECONDS) -> None:
+    """Interrupt any statement of `db` that runs longer than `seconds` (OperationalError)."""
+    started = [time.monotonic()]
+
+    def begin(_sql: str) -> None:
+        started[0] = time.monotonic()
+
+    def progress() -> int:
+        return int(time.monotonic() - started[0] > seconds)
+
+    db.set_trace_callback(begin)
+    db.set_progress_handler(progress, _STEPS)
+
+
+@functools.cache
+def expected_schema(schema: str) -> frozenset[tuple[str, str, str, str | None]]:
+    """What `sqlite_master` holds after `schema` runs on an empty database."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(schema)
+        return _objects(db)
+    finally:
+        db.close()
+
+
+def _objects(db: sqlite3.Connection) -> frozenset[tuple[str, str, str, str | None]]:
+    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    return frozenset((str(t), str(n), str(tb), None if s is None else " ".join(str(s).split()))
+                     for t, n, tb, s in rows)  # fmt: skip
+
+
+def check_schema(db: sqlite3.Connection, schema: str) -> None:
+    """Foreign unless every object of the database is one `schema` creates (an empty database
+    passes: the schema is then created). Reading the catalogue runs nothing of the file's."""
+    try:
+        found = _objects(db)
+    except sqlite3.DatabaseError as exc:
+        raise Foreign(f"not a SQLite database memfuse can read ({exc})") from None
+    strange = found - expected_schema(schema)
+    if strange:
+        kinds = sorted({f"{kind} {name}" for kind, name, _t, _s in strange})
+        raise Foreign(f"holds what memfuse did not create: {', '.join(kinds[:5])}")
+
+
+def open_private_db(state: StateFolder, name: str, schema: str) -> sqlite3.Connection:
+    """A connection to a SQLite file of the state folder, created 0600, its schema memfuse's
+    own (created when empty), every statement bounded.
+
+    UnsafePath when the file or a sidecar is a link, not a file or hard-linked; Foreign when
+    it is not memfuse's; sqlite3.Error when SQLite cannot use it."""
     for suffix in SIDECARS:
-        check_private_file(Path(f"{path}{suffix}"))
-    os.close(open_private(path, os.O_RDWR))
-    return sqlite3.connect(path, timeout=30, isolation_level=None)
+        state.check(f"{name}{suffix}")
+    os.close(state.open(name, os.O_RDWR))
+    db = sqlite3.connect(state.reach(name), timeout=30, isolation_level=None)
+    try:
+        bound(db)
+        db.execute("PRAGMA trusted_schema = OFF")
+        check_schema(db, schema)
+        db.executescript(schema)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def open_read_only(state: StateFolder, name: str, schema: str) -> sqlite3.Connection | None:
+    """A read-only connection (nothing created, migrated or locked for writing), held to the
+    same checks; None when there is no such file."""
+    for suffix in SIDECARS:
+        state.check(f"{name}{suffix}")
+    try:
+        os.stat(name, dir_fd=state.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    uri = f"file:{state.reach(name)}?mode=ro"
+    db = sqlite3.connect(uri, uri=True, timeout=5, isolation_level=None)
+    try:
+        bound(db)
+        db.execute("PRAGMA trusted_schema = OFF")
+        check_schema(db, schema)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def quarantine_db(state: StateFolder, name: str, why: str) -> str:
+    """Move a database memfuse cannot use aside, with its sidecars; the notice."""
+    notice = state.quarantine(name, why)
+    for suffix in SIDECARS[1:]:
+        state.quarantine(f"{name}{suffix}", why)
+    return notice
 
 
 @contextmanager

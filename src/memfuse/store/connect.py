@@ -7,7 +7,9 @@ The server's entry (mcporter's config or memfuse's `[session]` table) is read on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from memfuse.errors import ConfigError
 from memfuse.settings import Settings
@@ -44,11 +46,11 @@ def choose_transport(settings: Settings, server: Server) -> tuple[str, str]:
 
 
 def connect(
-    settings: Settings, server: Server, server_log: Path | None = None
+    settings: Settings, server: Server, server_log: Callable[[], TextIO] | None = None
 ) -> tuple[Gateway, str]:
     """The transport the settings ask for, and why it was chosen. The session transport is
     imported lazily: only it needs the MCP SDK, and other commands should not pay for it.
-    `server_log` keeps the stderr of a server the session transport starts."""
+    `server_log` opens where the stderr of a server the session transport starts is kept."""
     transport, why = choose_transport(settings, server)
     if transport == "session":
         from memfuse.store.gateway.session import SessionGateway

@@ -74,7 +74,9 @@ class Workspace:
     ) -> None:
         self.root = root
         self.files = WorkspaceFiles(root, read_cap)
-        self.state = StateFolder(state if state is not None else root / ".memfuse")
+        # memfuse's own state: outside the workspace unless told otherwise (memfuse.config);
+        # a Workspace made without one (a test, a benchmark) keeps it in the legacy place.
+        self.state = StateFolder(state if state is not None else self.legacy_state)
 
     # --- the layout ----------------------------------------------------------------------
     @property
@@ -102,6 +104,12 @@ class Workspace:
     @property
     def recent_md(self) -> Path:
         return self.root / "RECENT.md"
+
+    @property
+    def legacy_state(self) -> Path:
+        """Where memfuse kept its state before it moved out of the agent's reach: read once,
+        to migrate it (memfuse.state.legacy), and ignored after that."""
+        return self.root / ".memfuse"
 
     @property
     def config_file(self) -> Path:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memfuse.commands import cron
 from memfuse.settings import Settings
+from memfuse.state.folder import default_state_dir
 from tests.conftest import ROOT
 from tests.fakes import World
 
@@ -17,6 +18,7 @@ EXAMPLE = Settings(
     now=datetime(2026, 12, 3, 12).astimezone(),
     mcporter="mcporter",
     mcporter_config=HOME / ".mcporter" / "mcporter.json",
+    state_dir=default_state_dir(HOME / ".openclaw" / "workspace", {"HOME": str(HOME)}),
 )
 FOUND = {
     "mcporter": str(HOME / ".local/share/mcporter/node_modules/.bin/mcporter"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memfuse.run.results import AlarmData
 from tests.fakes import World
 
@@ -52,10 +54,10 @@ def test_no_success_for_longer_than_the_max_age_escalates(world: World) -> None:
 def test_escalation_is_in_the_envelope_and_configurable_only_by_the_user(world: World) -> None:
     world.journal(DAY, JOURNAL)
     world.gateway.down = "failed"
-    state = world.workspace / ".memfuse"
-    state.mkdir(mode=0o700)
+    config = world.workspace / ".memfuse"
+    config.mkdir()
     # The agent may not silence the alarm from its own workspace.
-    (state / "config.toml").write_text("[alert]\nfailed_runs = 100\n")
+    (config / "config.toml").write_text("[alert]\nfailed_runs = 100\n")
     for at in ("10:00", "11:00"):
         assert world.json("sync", "--now", f"{DAY}T{at}").code == 0
     out = world.json("sync", "--now", f"{DAY}T12:00")
@@ -77,7 +79,7 @@ def test_a_dry_run_or_a_locked_run_is_not_history(world: World) -> None:
     world.gateway.down = "failed"
     for at in ("10:00", "11:00", "12:00"):
         assert world.run("sync", "--dry-run", "-q", "--now", f"{DAY}T{at}").code == 0
-    runs = world.workspace / ".memfuse" / "runs.json"
+    runs = world.state / "runs.json"
     assert not runs.exists() or json.loads(runs.read_text())["sync"] == []
 
 
@@ -124,7 +126,7 @@ def test_status_reports_a_failing_streak_and_a_held_lock(world: World) -> None:
     world.gateway.down = "missing"
     for at in ("10:00", "11:00", "12:00"):
         world.run("sync", "-q", "--now", f"{DAY}T{at}")
-    lock = world.workspace / ".memfuse" / "lock"
+    lock = world.state / "lock"
     fd = os.open(lock, os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX)
     os.write(fd, b"pid 4242 sync\n")
@@ -138,12 +140,22 @@ def test_status_reports_a_failing_streak_and_a_held_lock(world: World) -> None:
     assert "every store call failed in the last 3 runs" in out.data["commands"]["sync"]["alarm"]
 
 
-def test_a_damaged_history_is_a_warning_and_starts_afresh(world: World) -> None:
+@pytest.mark.parametrize("damage", ["not json", "a folder", "nested too deep"])
+def test_a_damaged_history_is_an_alarm_and_starts_afresh(world: World, damage: str) -> None:
+    """The history is what the alarms are computed from: one that cannot be read is itself an
+    alarm (exit 4), and it is moved aside so that the next run's alarms work again."""
     world.journal(DAY, JOURNAL)
-    state = world.workspace / ".memfuse"
-    state.mkdir(mode=0o700)
-    (state / "runs.json").write_text("{not json")
+    state = world.state
+    state.mkdir(parents=True, mode=0o700)
+    runs = state / "runs.json"
+    if damage == "a folder":
+        runs.mkdir()
+    else:
+        runs.write_text("{not json" if damage == "not json" else "[" * 100_000)
+    assert world.json("status", "--now", f"{DAY}T09:00").code == 4
     out = world.json("sync", "--now", f"{DAY}T10:00")
-    assert out.code == 0
-    assert any("run history" in w and "damaged" in w for w in out.envelope["warnings"])
-    assert json.loads((state / "runs.json").read_text())["sync"][0]["status"] == "ok"
+    assert out.code == 4
+    assert "run history" in out.data["alarm"]["reason"]
+    assert json.loads(runs.read_text())["sync"][0]["status"] == "ok"
+    assert [p.name for p in state.glob("runs.json.bad-*")]
+    assert world.json("sync", "--now", f"{DAY}T11:00").code == 0

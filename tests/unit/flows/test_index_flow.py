@@ -31,7 +31,7 @@ def week(world: World) -> int:
 
 
 def ledger_rows(world: World) -> list[tuple[object, ...]]:
-    db = sqlite3.connect(world.workspace / ".memfuse" / "ledger.sqlite3")
+    db = sqlite3.connect(world.state / "ledger.sqlite3")
     try:
         return db.execute("SELECT * FROM entries ORDER BY position").fetchall()
     finally:

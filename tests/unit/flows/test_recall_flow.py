@@ -108,7 +108,7 @@ def test_the_local_index_rereads_only_what_changed(tmp_path: Path) -> None:
     (ws / "memory" / f"{DAY}.md").write_text("- Alpha bravo charlie\n")
     (ws / "memory" / "2026-11-28.md").write_text("- Delta echo foxtrot\n")
     state = ws / ".memfuse"
-    state.mkdir(mode=0o700)
+    state.mkdir(parents=True, mode=0o700)
     workspace, classifier = Workspace(ws), Classifier((), ())
     index = RecallIndex(workspace.state)
     try:
@@ -127,7 +127,7 @@ def test_sync_keeps_the_local_index_current_for_recall(world: World) -> None:
     (world.workspace / "MEMORY.md").write_text("# MEMORY\n- Billing migration by December\n")
     first = world.json("sync", "--now", NOW)
     assert first.data["recall_index_refreshed"] == 2  # the journal and MEMORY.md
-    index = RecallIndex(StateFolder(world.workspace / ".memfuse"))
+    index = RecallIndex(StateFolder(world.state))
     try:  # searchable before any recall ran
         assert [h.location for h in index.search("dark mode", 5)] == [f"memory/{DAY}.md:4"]
     finally:
@@ -139,8 +139,8 @@ def test_sync_keeps_the_local_index_current_for_recall(world: World) -> None:
 
 def test_an_unreadable_local_index_is_rebuilt_with_one_warning(world: World) -> None:
     world.journal(DAY, JOURNAL)
-    state = world.workspace / ".memfuse"
-    state.mkdir(mode=0o700)
+    state = world.state
+    state.mkdir(parents=True, mode=0o700)
     (state / "recall.sqlite3").write_bytes(b"this is not a database" * 100)  # a torn copy
     out = world.json("sync", "--now", NOW)
     assert out.code == 0
@@ -153,35 +153,36 @@ def test_an_unreadable_local_index_is_rebuilt_with_one_warning(world: World) -> 
     assert [w for w in found.envelope["warnings"] if "rebuilt from the Markdown" in w]
 
 
-def test_a_link_in_place_of_the_local_index_is_refused_not_followed(
+def test_a_link_in_place_of_the_local_index_is_moved_aside_not_followed(
     world: World, tmp_path: Path
 ) -> None:
     world.journal(DAY, JOURNAL)
-    state = world.workspace / ".memfuse"
-    state.mkdir(mode=0o700)
+    state = world.state
+    state.mkdir(parents=True, mode=0o700)
     outside = tmp_path / "outside.db"
     outside.write_bytes(b"precious, not a database")
     (state / "recall.sqlite3").symlink_to(outside)
     out = world.json("sync", "--now", NOW)
     assert out.code == 0 and out.data["counts"]["added"] == 3
-    assert out.data["recall_index_refreshed"] is None
-    assert [w for w in out.envelope["warnings"] if "symbolic link" in w]
+    assert out.data["recall_index_refreshed"] == 1  # rebuilt beside the link, not through it
+    assert [w for w in out.envelope["warnings"] if "symbolic link" in w and "moved aside" in w]
     assert outside.read_bytes() == b"precious, not a database"
-    assert (state / "recall.sqlite3").is_symlink()
+    assert not (state / "recall.sqlite3").is_symlink()
+    assert [p for p in state.glob("recall.sqlite3.bad-*") if p.is_symlink()]
 
 
-def test_a_link_in_place_of_the_index_wal_is_refused_like_the_ledgers(
+def test_a_link_in_place_of_the_index_wal_is_moved_aside_like_the_ledgers(
     world: World, tmp_path: Path
 ) -> None:
     world.journal(DAY, JOURNAL)
-    state = world.workspace / ".memfuse"
-    state.mkdir(mode=0o700)
+    state = world.state
+    state.mkdir(parents=True, mode=0o700)
     outside = tmp_path / "outside"
     outside.write_bytes(b"not memfuse's")
     (state / "recall.sqlite3-wal").symlink_to(outside)
     out = world.json("recall", "dark mode", "--now", NOW)
     assert out.code == 0
-    assert out.data["sources"] == ["agent-memory"]
+    assert out.data["sources"] == ["agent-memory", "journals"]
     assert [w for w in out.envelope["warnings"] if "symbolic link" in w]
     assert outside.read_bytes() == b"not memfuse's"
 
@@ -199,7 +200,7 @@ def test_a_stored_result_carries_the_uri_it_was_synced_to(world: World) -> None:
 
 def test_a_damaged_ledger_costs_the_uris_and_one_warning_not_the_answer(world: World) -> None:
     synced(world)
-    (world.workspace / ".memfuse" / "ledger.sqlite3").write_bytes(b"not a database" * 100)
+    (world.state / "ledger.sqlite3").write_bytes(b"not a database" * 100)
     out = world.json("recall", "billing migration", "--now", NOW)
     assert out.code == 0
     top = next(r for r in out.data["results"] if r["content"].startswith("Met Bob"))

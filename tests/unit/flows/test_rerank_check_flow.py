@@ -16,7 +16,7 @@ import pytest
 from memfuse.recall.reranker import open_reranker
 from memfuse.run import runner
 from memfuse.run.context import Seams
-from tests.fakes import Outcome, World
+from tests.fakes import Outcome, World, state_of
 from tests.rerank_server import base_url, serve
 
 KEY = "sk-live-NEVER-PRINT-ME-0123456789"
@@ -45,7 +45,7 @@ def run(world: World, url: str, *args: str, **extra: str) -> Outcome:
 def assert_no_key(outcome: Outcome, workspace: Path) -> None:
     assert KEY not in outcome.stdout
     assert KEY not in outcome.stderr
-    log = workspace / ".memfuse" / "memfuse.log"
+    log = state_of(workspace) / "memfuse.log"
     assert not log.exists() or KEY not in log.read_text()
 
 

@@ -85,13 +85,30 @@ def test_a_memory_md_that_is_a_fifo_is_skipped_with_a_warning(world: World) -> N
     assert any("MEMORY.md" in w and "FIFO" in w for w in out.envelope["warnings"])
 
 
+def test_a_dot_memfuse_link_in_the_workspace_is_neither_followed_nor_a_stop(
+    world: World, decoy: Path
+) -> None:
+    """memfuse's state is not in the workspace: a `.memfuse` the agent made a link changes
+    nothing but the workspace config it would hold, which is skipped with a warning."""
+    world.journal(DAY, "- Shipped the billing fix\n")
+    (decoy / "config.toml").write_text("jobs = 1\n")
+    (world.workspace / ".memfuse").symlink_to(decoy)
+    before = digest(decoy)
+    out = world.json("sync", "--now", NOW)
+    assert out.code == 0, out.stderr
+    assert out.data["counts"]["added"] == 1
+    assert any("outside the workspace" in w and "skipped" in w for w in out.envelope["warnings"])
+    assert digest(decoy) == before
+
+
 def test_a_state_folder_that_is_a_link_is_refused(world: World, decoy: Path) -> None:
     world.journal(DAY, "- Shipped the billing fix\n")
-    (world.workspace / ".memfuse").symlink_to(decoy)
+    world.state.parent.mkdir(parents=True)
+    world.state.symlink_to(decoy)
     before = digest(decoy)
     out = world.run("sync", "--now", NOW)
     assert out.code == 1
-    assert ".memfuse is a symbolic link" in out.stderr
+    assert "is a symbolic link" in out.stderr
     assert digest(decoy) == before
     assert world.gateway.calls == []
 
@@ -99,20 +116,25 @@ def test_a_state_folder_that_is_a_link_is_refused(world: World, decoy: Path) -> 
 def test_state_files_are_private(world: World) -> None:
     world.journal(DAY, "- Shipped the billing fix\n")
     assert world.run("sync", "--now", NOW).code == 0
-    state = world.workspace / ".memfuse"
+    state = world.state
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
     for name in ("ledger.sqlite3", "lock", "memfuse.log"):
         assert stat.S_IMODE((state / name).stat().st_mode) == 0o600, name
 
 
-def test_a_ledger_link_planted_in_the_state_folder_is_refused(world: World, decoy: Path) -> None:
+def test_a_ledger_link_planted_in_the_state_folder_is_moved_aside(
+    world: World, decoy: Path
+) -> None:
     world.journal(DAY, "- Shipped the billing fix\n")
-    (world.workspace / ".memfuse").mkdir(mode=0o700)
-    (world.workspace / ".memfuse" / "ledger.sqlite3").symlink_to(decoy / "new.db")
-    out = world.run("sync", "--now", NOW)
-    assert out.code == 1
-    assert "ledger.sqlite3 is a symbolic link" in out.stderr
+    world.state.mkdir(parents=True, mode=0o700)
+    (world.state / "ledger.sqlite3").symlink_to(decoy / "new.db")
+    out = world.json("sync", "--now", NOW)
+    assert out.code == 0, out.stderr
+    assert any("ledger.sqlite3 is a symbolic link" in w and "moved aside" in w
+               for w in out.envelope["warnings"])  # fmt: skip
     assert not (decoy / "new.db").exists()
+    assert not (world.state / "ledger.sqlite3").is_symlink()
+    assert world.json("sync", "--now", NOW).data["counts"]["unchanged"] == 1
 
 
 def test_keywords_and_caps_from_the_workspace_config_still_apply(world: World) -> None:

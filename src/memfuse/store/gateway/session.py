@@ -13,23 +13,18 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager
-from pathlib import Path
 from typing import Any, TextIO
 
+from memfuse.errors import MemfuseError
 from memfuse.store.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
 from memfuse.store.gateway.spec import ServerSpec
 
+ErrlogOpener = Callable[[], TextIO]
 
-def _open_errlog(path: Path | None) -> TextIO:
-    """The server's stderr log in the state folder (0600, never through a link), else devnull."""
-    if path is not None:
-        from memfuse.confine import open_private
 
-        with contextlib.suppress(OSError):
-            fd = open_private(path, os.O_WRONLY | os.O_APPEND)
-            return open(fd, "a", encoding="utf-8")
+def _devnull() -> TextIO:
     return open(os.devnull, "a", encoding="utf-8")
 
 
@@ -45,10 +40,12 @@ class SessionGateway:
 
     name = "session"
 
-    def __init__(self, spec: ServerSpec, timeout: float = 30.0, errlog: Path | None = None) -> None:
+    def __init__(
+        self, spec: ServerSpec, timeout: float = 30.0, errlog: ErrlogOpener | None = None
+    ) -> None:
         self.spec = spec
         self.timeout = timeout
-        self._errlog_path = errlog
+        self._errlog_open = errlog or _devnull
         self._lock = threading.Lock()
         self._portal_cm: AbstractContextManager[Any] | None = None
         self._portal: Any = None
@@ -93,7 +90,10 @@ class SessionGateway:
             self._portal_cm = start_blocking_portal()
             self._portal = self._portal_cm.__enter__()
         if self._errlog is None:
-            self._errlog = _open_errlog(self._errlog_path)
+            try:
+                self._errlog = self._errlog_open()
+            except (OSError, MemfuseError):
+                self._errlog = _devnull()  # the server's stderr is kept where it can be
         self._session_cm = self._portal.wrap_async_context_manager(self._connect())
         try:
             self._session = self._session_cm.__enter__()

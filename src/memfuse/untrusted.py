@@ -1,0 +1,78 @@
+"""Reading what others wrote, and showing it to a person, safely.
+
+Everything outside memfuse — the store's answers, the reranker's, the workspace's files — may be
+hostile. JSON from them is parsed with a cap on its size and on its nesting (a document nested
+200 000 deep must be one failed call, not a crashed run), and text from them is made safe
+before it reaches a terminal: control characters (an escape sequence can rewrite the screen,
+set the clipboard, or hide a line) and the bidirectional overrides that reorder what a person
+reads are shown as escapes. The JSON envelope keeps every text exact: it escapes them the
+JSON way, which any reader decodes back to the same characters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_DEPTH = 64  # agent-memory's deepest answer nests 5 levels; a reranker's 3
+
+
+class UntrustedJSON(ValueError):
+    """Not JSON memfuse will read: malformed, too large or nested too deep."""
+
+
+def load_json(data: str | bytes, *, limit: int) -> Any:
+    """Parse JSON of at most `limit` bytes and `MAX_DEPTH` levels; UntrustedJSON otherwise."""
+    if len(data) > limit:
+        raise UntrustedJSON(f"{len(data)} bytes, above the limit of {limit}")
+    depth = nesting(data)
+    if depth > MAX_DEPTH:
+        raise UntrustedJSON(f"nested {depth} levels deep, above the limit of {MAX_DEPTH}")
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise UntrustedJSON(str(exc)) from None
+
+
+_STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]', re.DOTALL)
+
+
+def nesting(data: str | bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest (strings skipped), in one pass.
+    Stops counting once past MAX_DEPTH: that is all a caller needs to know."""
+    raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else data
+    depth = deepest = 0
+    for match in _STRING_OR_BRACKET.finditer(raw):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    break
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return deepest
+
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional embeddings,
+# overrides and isolates (U+202A–U+202E, U+2066–U+2069), plus the line and paragraph
+# separators a terminal may take as a new line.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """Text as a terminal may show it: every unsafe character as a visible escape (`\\x1b`,
+    `\\u202e`); tabs and newlines kept."""
+    return _UNSAFE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def json_printable(text: str) -> str:
+    """JSON text with the same characters escaped the JSON way (`\\u001b`): still exact."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
