@@ -117,14 +117,17 @@ def test_failures_map_to_the_same_typed_errors(
     store: StoreServer, transport: str, mode: str, error: Any
 ) -> None:
     store.set_mode(mode)
-    gw = gateway(store, transport, timeout=2)
+    # Only the hang needs a short timeout; the others answer (or die) at once, and a loaded
+    # machine can take 2 s just to start node for mcporter.
+    timeout = 2 if mode == "hang" else 20
+    gw = gateway(store, transport, timeout=timeout)
     started = time.monotonic()
     try:
         with pytest.raises(error):
             gw.call("status", {})
     finally:
         gw.close()
-    assert time.monotonic() - started < 20  # it did not hang (a 2 s timeout, generous for CI)
+    assert time.monotonic() - started < 10 * timeout  # it did not hang
 
 
 def test_prose_answers_are_kept_raw(store: StoreServer, transport: str) -> None:
