@@ -14,6 +14,8 @@ processes (mcporter starts one server per call), FAULT_AFTER is K for the `*-aft
   slow           sleep FAULT_DELAY seconds (default 3) before each tool answer
   noise          print non-protocol lines on stdout before each answer
   prose          answer reflect in prose (like agent-memory 3.x), other tools normally
+  huge           answer tool calls with one line of 20 MiB (a text result that never ends)
+  deep           answer tool calls with JSON text nested 200 000 deep
 """
 
 from __future__ import annotations
@@ -84,6 +86,10 @@ def main() -> None:
                 time.sleep(float(os.environ.get("FAULT_DELAY", "3")))
             elif mode == "noise":
                 out.write(b"debug: this line is not JSON-RPC\n")
+            elif mode == "huge":
+                reply = text_result(message["id"], "x" * (20 << 20))
+            elif mode == "deep":
+                reply = text_result(message["id"], "[" * 200_000 + "]" * 200_000)
             elif mode == "prose" and tool == "reflect":
                 reply = text_result(
                     message["id"], "Sleep cycle complete. Decayed 3 memories; archived 1."

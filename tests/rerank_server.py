@@ -3,7 +3,9 @@ overlap with the query (a deterministic stand-in for a cross-encoder, CJK includ
 
 MODE picks its behaviour: ok, constant (0.5 for every document, like a broken Qwen3
 deployment), error500, error429, truncated (cut-off JSON), wrong-index, stall (never answers
-within the test's timeout). Every request's Authorization header is recorded.
+within the test's timeout), and the hostile ones: slowloris (headers at once, then a byte
+every 0.2 s for ever), huge (an endless body), deep (JSON nested 200 000 deep). Every
+request's Authorization header is recorded.
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ class Handler(BaseHTTPRequestHandler):
         if mode in ("error500", "error429"):
             self._send(int(mode[-3:]), b'{"error": "rerank backend exploded"}')
             return
+        if mode in ("slowloris", "huge"):
+            self._stream(mode)
+            return
+        if mode == "deep":
+            self._send(200, b"[" * 200_000 + b"]" * 200_000)
+            return
         scores = [
             0.5 if mode == "constant" else round(overlap(body.get("query", ""), d), 4) for d in docs
         ]
@@ -61,6 +69,22 @@ class Handler(BaseHTTPRequestHandler):
         results.sort(key=lambda r: -r["relevance_score"])
         payload = json.dumps({"results": results, "model": body.get("model")}).encode()
         self._send(200, payload[: len(payload) // 2] if mode == "truncated" else payload)
+
+    def _stream(self, mode: str) -> None:
+        """An answer that never ends: a byte at a time (slowloris) or as fast as it can go."""
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"results": [')
+            block = b" " * 65536
+            for _ in range(100_000):
+                if mode == "slowloris":
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+                else:
+                    self.wfile.write(block)
 
     def _send(self, status: int, payload: bytes) -> None:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up

@@ -10,7 +10,15 @@ import pytest
 from typer.testing import CliRunner
 
 from memfuse.cli import app
-from memfuse.config import FILE_KEYS, OPTIONS, TRUSTED_KEYS, parse_config
+from memfuse.config import (
+    FILE_KEYS,
+    OPTIONS,
+    TRUSTED_KEYS,
+    Option,
+    defaults,
+    load_settings,
+    parse_config,
+)
 from memfuse.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,3 +79,61 @@ def test_help_and_the_operations_table_show_every_flag_its_variable_and_default(
         assert option.flag[0] in help_text
         assert option.env is not None
         assert re.search(rf"env\s+{option.env}", help_text), option.env
+
+
+LIMITS = [o for o in OPTIONS if o.limit]
+
+
+def _toml(option: Option, value: object) -> str:
+    section, key = option.key or ("", "")
+    return f"[{section}]\n{key} = {value!r}\n" if section else f"{key} = {value!r}\n"
+
+
+def _setting(settings: Settings, option: Option) -> object:
+    value: object = settings
+    for part in option.target.split("."):
+        value = getattr(value, {"session": "session_server"}.get(part, part))
+    return value
+
+
+@pytest.mark.parametrize("option", LIMITS, ids=[o.dotted for o in LIMITS])
+def test_the_workspace_config_can_lower_a_limit_but_never_raise_it(
+    tmp_path: Path, option: Option
+) -> None:
+    """Every limit of the option table (time, workers, bytes, lines): the agent-written file may
+    go below the default, never above (issue 29: `jobs = 100000` started 400 processes)."""
+    assert not option.trusted  # a limit the workspace may not touch at all is a trusted key
+    default = defaults()[option.target]
+    higher, lower = (
+        default * 2 + 1,
+        max(default // 2 if isinstance(default, int) else default / 2, 1),
+    )
+    ws = tmp_path / "ws"
+    (ws / ".memfuse").mkdir(parents=True)
+    env = {"HOME": str(tmp_path)}
+    (ws / ".memfuse" / "config.toml").write_text(_toml(option, higher))
+    raised = load_settings({"workspace": str(ws)}, env)
+    assert _setting(raised, option) == default
+    assert option.dotted in raised.config_refused
+    assert any("may only lower a limit" in n for n in raised.config_notices)
+    (ws / ".memfuse" / "config.toml").write_text(_toml(option, lower))
+    lowered = load_settings({"workspace": str(ws)}, env)
+    assert _setting(lowered, option) == lower
+    assert lowered.config_notices == ()
+
+
+def test_every_budget_of_what_a_run_spends_or_shows_is_a_limit() -> None:
+    """The keys whose raising costs time, memory or the agent's context are all marked."""
+    spending = {"timeout", "jobs", "max_file_mib", "rerank.timeout", "memory_md_max_lines"} | {
+        o.target
+        for o in OPTIONS
+        if o.target.startswith("surface.") and "similarity" not in o.target
+    }
+    assert spending == {o.target for o in LIMITS}
+
+
+def test_a_keyword_list_cannot_grow_past_its_bound() -> None:
+    """90 000 keywords made the regular expression's compile take 23 s (issue 29)."""
+    text = "[classify]\nknowledge = [" + ", ".join(f'"k{n}"' for n in range(201)) + "]\n"
+    _values, problems = parse_config(text, Path("config.toml"))
+    assert problems and "at most 200 keywords" in problems[0]

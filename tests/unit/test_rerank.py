@@ -105,7 +105,8 @@ def test_timeout() -> None:
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [
-        ('{"results": [', "invalid JSON"),
+        ('{"results": [', "unusable JSON"),
+        ("[" * 100_000 + "]" * 100_000, "nested"),
         ('{"results": [{"index": 7, "relevance_score": 0.5}]}', "out of range"),
         ('{"results": [{"index": -1, "relevance_score": 0.5}]}', "out of range"),
         ('{"results": [{"index": 0, "relevance_score": NaN}]}', "finite"),

@@ -52,16 +52,15 @@ def run(ctx: RunContext) -> CommandResult:
     else:
         checks.append(Check("workspace", True, str(ws)))
     journals = ctx.workspace.daily_journals()
-    checks.append(
-        Check(
-            "journals",
-            bool(journals),
-            f"{len(journals)} journal(s), newest {max(journals)}"
-            if journals
-            else f"no memory/YYYY-MM-DD.md under {ws}",
-            critical=False,
-        )
+    odd = ctx.workspace.look_alikes()
+    detail = (
+        f"{len(journals)} journal(s), newest {max(journals)}"
+        if journals
+        else f"no memory/YYYY-MM-DD.md under {ws}"
     )
+    if odd:
+        detail += f"; {len(odd)} name(s) read like a journal but are not, never read: {odd[:3]}"
+    checks.append(Check("journals", bool(journals) and not odd, detail, critical=False))
     files = " + ".join(str(p) for p in s.config_files) or "defaults (no file)"
     checks.append(Check("config", not s.config_refused, files, critical=False))
 

@@ -97,6 +97,11 @@ def read_items(
     chosen = set(scope.select(list(available), s.now.date()))
     chosen |= {d for d in map(date.fromisoformat, also) if d in available}
     named = ctx.reporter.warn if scope.day is not None else None
+    for name in workspace.look_alikes():
+        ctx.reporter.warn(
+            f"{workspace.location(workspace.journal_dir / name)!r} reads like a journal but is"
+            " not one (a journal is named YYYY-MM-DD.md in ASCII digits, a real date): not synced"
+        )
     days_read: list[str] = []
     items: list[Item] = []
     stale: dict[str, Entry] = {}

@@ -8,6 +8,7 @@ errors carry the HTTP status and a short body, never the API key.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -19,9 +20,14 @@ from memfuse.report import Reporter, SecretMasker
 from memfuse.settings import RerankSettings
 from memfuse.store.answers import StoredMemory
 from memfuse.store.decay import priority_of, weighted
+from memfuse.untrusted import UntrustedJSON, load_json
 
 if TYPE_CHECKING:
     import httpx
+
+
+# A rerank answer is a score per document: far below this for any list memfuse sends.
+BODY_LIMIT = 4 << 20
 
 
 class RerankError(MemfuseError):
@@ -86,7 +92,6 @@ class RerankClient:
 
     def rerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> Ranking:
         """Scores for `documents`, best first. An empty list makes no request."""
-        import httpx
 
         if not documents:
             return Ranking((), 0)
@@ -94,30 +99,66 @@ class RerankClient:
             raise RerankError("no API key: set AGENT_MEMORY_RERANK_API_KEY or OPENAI_API_KEY")
         headers = {"Authorization": auth_header(self.settings.api_key)}
         started = time.monotonic()
-        try:
-            response = self._client.post(
-                self.endpoint, json=self.payload(query, documents, top_n), headers=headers
-            )
-        except httpx.TimeoutException:
-            raise RerankError(
-                f"{self.endpoint} did not answer within {self.settings.timeout:g}s"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise RerankError(self._mask(f"{self.endpoint}: {type(exc).__name__}: {exc}")) from None
+        status, body = self._post(self.payload(query, documents, top_n), headers)
         latency = int((time.monotonic() - started) * 1000)
-        if response.status_code >= 400:
-            body = " ".join(response.text.split())[:200]
-            raise RerankError(
-                self._mask(f"{self.endpoint} answered HTTP {response.status_code}: {body}")
-            )
+        text = body.decode("utf-8", errors="replace")
+        if status >= 400:
+            shown = " ".join(text.split())[:200]
+            raise RerankError(self._mask(f"{self.endpoint} answered HTTP {status}: {shown}"))
         try:
-            data = response.json()
-        except ValueError:
-            preview = " ".join(response.text.split())[:120]
+            data = load_json(body, limit=BODY_LIMIT)
+        except UntrustedJSON as exc:
+            preview = " ".join(text.split())[:120]
             raise RerankError(
-                self._mask(f"{self.endpoint} answered invalid JSON: {preview!r}")
+                self._mask(f"{self.endpoint} answered unusable JSON ({exc}): {preview!r}")
             ) from None
         return Ranking(parse_scores(data, documents), latency)
+
+    def _post(self, payload: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes]:
+        """POST and read the answer, the whole exchange bounded: by `timeout` in all (the
+        client's own timeouts are per read, which a server trickling bytes never trips) and by
+        BODY_LIMIT bytes. Past the deadline the client is closed and the call has failed; the
+        exchange's thread ends at its next read."""
+        import httpx
+
+        done: list[tuple[int, bytes]] = []
+        failed: list[BaseException] = []
+
+        def exchange() -> None:
+            try:
+                done.append(self._exchange(payload, headers))
+            except BaseException as exc:  # handed to the caller's thread below
+                failed.append(exc)
+
+        worker = threading.Thread(target=exchange, name="rerank", daemon=True)
+        worker.start()
+        worker.join(self.settings.timeout)
+        if worker.is_alive():
+            self._client.close()
+            raise RerankError(f"{self.endpoint} did not answer within {self.settings.timeout:g}s")
+        if failed:
+            exc = failed[0]
+            if isinstance(exc, RerankError):
+                raise exc
+            if isinstance(exc, httpx.TimeoutException):
+                raise RerankError(
+                    f"{self.endpoint} did not answer within {self.settings.timeout:g}s"
+                ) from None
+            if isinstance(exc, httpx.HTTPError):
+                raise RerankError(
+                    self._mask(f"{self.endpoint}: {type(exc).__name__}: {exc}")
+                ) from None
+            raise exc
+        return done[0]
+
+    def _exchange(self, payload: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes]:
+        with self._client.stream("POST", self.endpoint, json=payload, headers=headers) as answer:
+            body = bytearray()
+            for chunk in answer.iter_bytes():
+                body += chunk
+                if len(body) > BODY_LIMIT:
+                    raise RerankError(f"{self.endpoint} answered more than {BODY_LIMIT >> 20} MiB")
+            return answer.status_code, bytes(body)
 
 
 def parse_scores(data: Any, documents: Sequence[str]) -> tuple[Scored, ...]:

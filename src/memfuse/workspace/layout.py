@@ -16,6 +16,7 @@ it is attacker input. `journals(days)` is the one loop that reads the journals o
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -31,6 +32,17 @@ Warn = Callable[[str], None]
 # Only ASCII digits and a real date name a journal (SPEC §3): `\d` would take other scripts'
 # digits, and `$` a name ending in a newline.
 JOURNAL_NAME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\.md")
+
+
+# What a person would take for a journal's name: other scripts' digits, full-width forms, a
+# trailing space or newline, `.MD`, an impossible date. Never a journal; always reported.
+_LOOSE_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md", re.IGNORECASE)
+
+
+def looks_like_journal(name: str) -> bool:
+    """A name that is not a journal's but reads like one (and could hide a real one)."""
+    loose = unicodedata.normalize("NFKC", name).strip()
+    return _LOOSE_NAME.fullmatch(loose) is not None and journal_date(Path(name)) is None
 
 
 def journal_date(path: Path) -> date | None:
@@ -139,6 +151,14 @@ class Workspace:
             if day is not None:
                 found[day] = path
         return dict(sorted(found.items()))
+
+    def look_alikes(self) -> list[str]:
+        """Names under memory/ that read like a journal's but are not (never read; reported,
+        so that one cannot quietly stand in for the real journal beside it)."""
+        folder = self.journal_dir
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if looks_like_journal(p.name))
 
     def window(self, first: date, last: date) -> list[date]:
         """The days from `first` to `last` (both included) that have a daily journal."""

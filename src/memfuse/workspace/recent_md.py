@@ -83,6 +83,13 @@ def dedupe(records: Iterable[Record], threshold: float) -> list[Record]:
     return kept
 
 
+# Of each section, the best this many times its cap are compared for duplicates: enough that
+# copies cannot crowd out what would be shown, and a bound, so that a window of thousands of
+# bullets costs a sort, not a comparison of every pair.
+CANDIDATES_PER_ENTRY = 4
+CANDIDATES_MIN = 40
+
+
 def choose(records: Iterable[Record], now: datetime, budget: Budget) -> dict[str, list[Record]]:
     """Window, estimate, dedup, rank and cap: the entries of each section, best first."""
     candidates = [
@@ -90,7 +97,11 @@ def choose(records: Iterable[Record], now: datetime, budget: Budget) -> dict[str
         for r in records
         if r.content.strip() and in_window(r, now, budget.window_days)
     ]
-    ranked = sorted(dedupe(candidates, budget.dedup_similarity), key=_rank_key)
+    bounded: list[Record] = []
+    for key, _title, types in SECTIONS:
+        mine = sorted((r for r in candidates if r.type in types), key=_rank_key)
+        bounded += mine[: max(budget.cap(key) * CANDIDATES_PER_ENTRY, CANDIDATES_MIN)]
+    ranked = sorted(dedupe(bounded, budget.dedup_similarity), key=_rank_key)
     # Section caps first, then the overall top-N: with the default caps (8 + 15 + 15 ≤ 40) a
     # flood of one type never starves another section (docs/decisions.md).
     capped = {

@@ -153,3 +153,23 @@ def test_from_recall_survives_a_store_answer_with_odd_fields(http_world: World) 
     assert result.code == 0, result.stderr
     assert result.data["comparison"]["with"][0] == "User prefers dark mode in every editor"
     assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("mode", ["slowloris", "huge", "deep"])
+def test_a_hostile_reranker_costs_recall_and_surface_one_warning(
+    http_world: World, mode: str
+) -> None:
+    """Issue 29: a reranker that trickles bytes, answers without end or nests its JSON 200 000
+    deep held recall and cron's surface for a minute, took memory, or crashed the run."""
+    http_world.journal("2026-11-29", "## 09:00\n- Met Bob about the billing migration\n")
+    now = "2026-11-29T22:00"
+    assert http_world.run("sync", "--now", now).code == 0
+    with serve(mode) as server:
+        env = rerank_env(base_url(server))
+        found = http_world.json("recall", "billing", "--now", now, env=env)
+        written = http_world.json("surface", "--now", now, env=env)
+    assert found.code == 0, found.stderr
+    assert found.data["results"][0]["content"] == "Met Bob about the billing migration"
+    assert found.data["reranked"] is False
+    assert [w for w in found.envelope["warnings"] if w.startswith("rerank failed")]
+    assert written.code == 0 and written.data["source"] == "agent-memory"

@@ -72,3 +72,17 @@ def test_nothing_is_left_behind_in_the_workspace_but_recent_md(offline: World) -
     names = sorted(p.name for p in Path(offline.workspace).iterdir())
     assert names == ["RECENT.md", "memory"]  # memfuse's own state lives outside it
     assert (offline.workspace / "RECENT.md").read_bytes() != OLD
+
+
+def test_a_store_answer_nested_200_000_deep_is_a_failed_call_and_surface_falls_back(
+    offline: World,
+) -> None:
+    """Issue 29: such an answer crashed the run with RecursionError, and no RECENT.md."""
+    offline.gateway.down = None
+    deep = "[" * 200_000 + "]" * 200_000
+    for tool in ("recall", "recall_path"):
+        offline.gateway.texts[tool] = deep
+    out = offline.json("surface", "--now", NOW)
+    assert out.code == 0, out.stderr
+    assert out.data["source"] == "journals"
+    assert (offline.workspace / "RECENT.md").exists()

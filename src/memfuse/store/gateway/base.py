@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memfuse.errors import MemfuseError
+from memfuse.untrusted import UntrustedJSON, load_json
+
+ANSWER_CHARS = 16 << 20  # what one answer may hold (the transports cap what they read too)
 
 
 class GatewayError(MemfuseError):
@@ -67,11 +69,12 @@ class Answer:
 
 
 def parse_answer(tool: str, text: str) -> Answer:
-    """Parse a tool's text; `{"error": …}` becomes ServerError, anything else is kept."""
+    """Parse a tool's text; `{"error": …}` becomes ServerError, anything else is kept (JSON
+    that is malformed, nested too deep or too large is kept as text, never parsed)."""
     stripped = text.strip()
     try:
-        value = json.loads(stripped) if stripped else None
-    except json.JSONDecodeError:
+        value = load_json(stripped, limit=ANSWER_CHARS) if stripped else None
+    except UntrustedJSON:
         value = None
     if isinstance(value, dict) and "error" in value and len(value) <= 2:
         raise ServerError(f"{tool} answered an error: {value['error']}")

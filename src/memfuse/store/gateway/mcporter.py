@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import shlex
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +48,16 @@ class Runner(Protocol):
     ) -> RunOutcome: ...
 
 
+# What one call may answer: far above any agent-memory answer (a year of journal memories is a
+# few MiB), far below what would cost the machine. stderr keeps its last part only.
+ANSWER_LIMIT = 16 << 20
+STDERR_TAIL = 64 << 10
+
+
+class OutputTooLarge(Exception):
+    """The child wrote more than it may on stdout; it was killed."""
+
+
 def run_in_process_group(
     argv: Sequence[str],
     *,
@@ -53,11 +65,14 @@ def run_in_process_group(
     timeout: float,
     env: Mapping[str, str] | None,
     cwd: str | None = None,
+    limit: int = ANSWER_LIMIT,
 ) -> RunOutcome:
     """Run argv in a new session so that a timeout can kill it and every child it spawned.
 
-    stdin is a regular (already unlinked) file, not a pipe: mcporter reads `--args -` in one
-    go and fails with EAGAIN on a pipe that is still being filled, which a large bullet hits.
+    `timeout` bounds the whole call, and at most `limit` bytes of stdout are read: past
+    either, the process group is killed (TimeoutExpired, OutputTooLarge). stdin is a regular
+    (already unlinked) file, not a pipe: mcporter reads `--args -` in one go and fails with
+    EAGAIN on a pipe that is still being filled, which a large bullet hits.
     """
     with tempfile.TemporaryFile() as payload:
         payload.write(stdin)
@@ -72,11 +87,42 @@ def run_in_process_group(
             cwd=cwd,
         )
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = _collect(proc, time.monotonic() + timeout, limit)
         except BaseException:
             kill_process_group(proc)
             raise
     return RunOutcome(proc.returncode, out, err)
+
+
+def _collect(proc: subprocess.Popen[bytes], deadline: float, limit: int) -> tuple[bytes, bytes]:
+    """stdout (at most `limit` bytes) and the tail of stderr, by the deadline, then the exit."""
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    with selectors.DefaultSelector() as selector:
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(proc.args, 0)
+            for key, _events in selector.select(remaining):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    selector.unregister(key.fd)
+                    continue
+                sink = streams[key.fd]
+                sink += chunk
+                if sink is out and len(out) > limit:
+                    raise OutputTooLarge(f"more than {limit >> 20} MiB")
+                if sink is err and len(err) > STDERR_TAIL:
+                    del err[: len(err) - STDERR_TAIL]
+    try:
+        proc.wait(max(deadline - time.monotonic(), 0.01))
+    except subprocess.TimeoutExpired:
+        raise subprocess.TimeoutExpired(proc.args, 0) from None
+    return bytes(out), bytes(err)
 
 
 def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
@@ -199,6 +245,8 @@ class McporterGateway:
             raise CallTimeout(
                 f"{where} did not answer within {self.timeout:g}s; the call was killed"
             ) from None
+        except OutputTooLarge as exc:
+            raise CallFailed(f"{where} answered {exc}; the call was killed") from None
         stdout = outcome.stdout.decode("utf-8", errors="replace")
         if outcome.returncode != 0:
             stderr = outcome.stderr.decode("utf-8", errors="replace")

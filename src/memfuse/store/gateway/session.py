@@ -28,6 +28,43 @@ def _devnull() -> TextIO:
     return open(os.devnull, "a", encoding="utf-8")
 
 
+# One JSON-RPC line from the server may hold at most this many characters: the SDK gathers a
+# line in memory (by repeated concatenation) before it parses it, so a server that answers an
+# endless line would cost memfuse its memory. Past the limit the session is closed.
+LINE_LIMIT = 16 << 20
+_overflowed: list[str] = []  # what the bounded reader saw, for the error it leads to
+
+
+def _bounded_stdout() -> None:
+    """Have the SDK's stdio client read the server's stdout through a reader that ends the
+    session at a line longer than LINE_LIMIT (the SDK offers no such limit of its own)."""
+    import anyio
+    from anyio.streams.text import TextReceiveStream
+    from mcp.client import stdio
+
+    if getattr(getattr(stdio, "TextReceiveStream", None), "bounded", False):
+        return
+
+    class BoundedText(TextReceiveStream):
+        bounded = True
+        _open_line = 0
+
+        async def receive(self) -> str:
+            chunk = await super().receive()
+            newline = chunk.rfind("\n")
+            opened = len(chunk) - newline - 1 if newline >= 0 else self._open_line + len(chunk)
+            self._open_line = opened
+            if self._open_line > LINE_LIMIT:
+                _overflowed.append(f"a line of more than {LINE_LIMIT >> 20} MiB")
+                # Closed, not just left: the SDK drains stdout to its end before it tells the
+                # session, and the server's stdout would not end.
+                await self.transport_stream.aclose()
+                raise anyio.ClosedResourceError  # the SDK's reader ends quietly on this
+            return chunk
+
+    setattr(stdio, "TextReceiveStream", BoundedText)  # noqa: B010 - the SDK's own name for it
+
+
 def _root_cause(exc: BaseException) -> BaseException:
     """The first leaf of an exception group (anyio's task groups wrap what went wrong)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -69,6 +106,7 @@ class SessionGateway:
             encoding_error_handler="replace",
         )
         assert self._errlog is not None
+        _bounded_stdout()
         async with (
             stdio_client(params, errlog=self._errlog) as (read, write),
             ClientSession(read, write) as session,
@@ -158,8 +196,9 @@ class SessionGateway:
                     f"{tool} did not answer within {self.timeout:g}s; the session was closed"
                 ) from None
             self._mark_dead(session, type(cause).__name__)
+            why = f"the server answered {_overflowed.pop()}" if _overflowed else cause
             raise CallFailed(
-                f"{tool} failed over the MCP session: {cause or type(cause).__name__}"
+                f"{tool} failed over the MCP session: {why or type(cause).__name__}"
             ) from None
         text = "\n".join(getattr(item, "text", "") for item in result.content)
         if result.is_error:
