@@ -139,4 +139,21 @@ def setup_log(state: StateFolder, mask: SecretMasker, verbose: bool) -> logging.
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
     logger.addHandler(handler)
+    libraries(handler, mask)
     return logger
+
+
+def libraries(handler: logging.Handler | None = None, mask: SecretMasker | None = None) -> None:
+    """What the libraries memfuse uses log (the MCP SDK warns when a cancel cannot be sent)
+    goes to memfuse's own log, never to stderr: under cron, stderr is mail to a person."""
+    for name in ("mcp", "httpx", "httpcore"):
+        library = logging.getLogger(name)
+        for stale in list(library.handlers):
+            library.removeHandler(stale)
+        for old in list(library.filters):
+            library.removeFilter(old)
+        library.propagate = False
+        library.setLevel(logging.WARNING)
+        library.addHandler(handler or logging.NullHandler())
+        if mask is not None:
+            library.addFilter(_MaskingFilter(mask))

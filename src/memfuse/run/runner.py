@@ -30,7 +30,7 @@ from memfuse.run.context import Advance, RunContext, Seams, no_progress
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
 from memfuse.run.lock import WorkspaceLock
 from memfuse.run.migrate import migrate_legacy
-from memfuse.run.output import CommandResult, failure, setup_log, to_json
+from memfuse.run.output import CommandResult, failure, libraries, setup_log, to_json
 from memfuse.untrusted import json_printable, printable
 
 if TYPE_CHECKING:
@@ -104,6 +104,7 @@ def run(
     # Under -q (cron) warnings go to the log and the run history only: a person is told when
     # the run escalates or fails, not about each best-effort hiccup.
     reporter = Reporter(echo=(lambda _m: None) if common.quiet else _say)
+    libraries()  # until the log is open, what libraries log goes nowhere
     ctx: RunContext | None = None
     refused = False
     try:
