@@ -115,7 +115,8 @@ def doctor(
     """
     from memfuse.commands import doctor as command
 
-    runner.run("doctor", common, command.print_config if print_config else command.run, lock=False)
+    body = command.print_config if print_config else command.run
+    runner.run("doctor", common, body, lock=False, workspace=False)
 
 
 @app.command()
@@ -273,7 +274,9 @@ def rerank_test(
     if (docs or from_recall) and not query:
         raise typer.BadParameter("give a QUERY to rank documents for")
     request = command.Request(query, tuple(docs), top_n, from_recall)
-    runner.run("rerank-test", common, lambda ctx: command.run(ctx, request), lock=False)
+    runner.run(
+        "rerank-test", common, lambda ctx: command.run(ctx, request), lock=False, workspace=False
+    )
 
 
 @app.command()
@@ -337,6 +340,47 @@ def recall(
 
 @app.command()
 @with_common_options
+def where(
+    what: Annotated[
+        str, typer.Argument(help="Some of a bullet's text, its URI, or a journal line (FILE:LINE).")
+    ],
+    *,
+    common: Common,
+) -> None:
+    """Where is this bullet? Its journal line, URI, type, every answer the store gave it, and
+    whether the store holds it now.
+
+    Example: memfuse where "billing migration"; memfuse where memory/2026-12-01.md:7
+    """
+    from memfuse.commands import where as command
+
+    runner.run("where", common, lambda ctx: command.run(ctx, what), lock=False)
+
+
+@app.command()
+@with_common_options
+def rollback(
+    undo: Annotated[
+        bool, typer.Option("--undo", help="Resume syncing; re-send what was withdrawn.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be forgotten; change nothing.")
+    ] = False,
+    *,
+    common: Common,
+) -> None:
+    """Forget every memory memfuse made in the store, and pause sync until --undo.
+
+    Only memfuse's own (the ledger's, or at a journal URI with a memory-sync: source) are
+    forgotten. Example: memfuse rollback --dry-run; memfuse rollback; memfuse rollback --undo
+    """
+    from memfuse.commands import rollback as command
+
+    runner.run("rollback", common, lambda ctx: command.run(ctx, undo=undo), dry_run=dry_run)
+
+
+@app.command()
+@with_common_options
 def classify(
     text: Annotated[str, typer.Argument(help="The bullet text to classify.")],
     *,
@@ -348,7 +392,7 @@ def classify(
     """
     from memfuse.commands import classify as command
 
-    runner.run("classify", common, lambda ctx: command.run(ctx, text), lock=False)
+    runner.run("classify", common, lambda ctx: command.run(ctx, text), lock=False, workspace=False)
 
 
 def _parse_day(text: str | None, option: str) -> date | None:

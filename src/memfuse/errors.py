@@ -13,6 +13,7 @@ class ExitCode(IntEnum):
     USAGE = 2
     STRICT = 3
     ESCALATED = 4  # the store has failed for runs on end, or no success for too long
+    NO_WORKSPACE = 66  # the workspace does not exist or is not a folder (sysexits' EX_NOINPUT)
     LOCKED = 75
 
 
@@ -30,6 +31,12 @@ class ConfigError(MemfuseError):
 
 class WorkspaceError(MemfuseError):
     """The workspace is missing, not a folder, or cannot be written."""
+
+
+class NoWorkspace(WorkspaceError):
+    """The workspace is not there: a typo in the path, an unmounted disk. Never a healthy run."""
+
+    exit_code = ExitCode.NO_WORKSPACE
 
 
 class LockedError(MemfuseError):

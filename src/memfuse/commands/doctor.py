@@ -275,9 +275,9 @@ def _result(
         data["error"] = "critical check(s) failed: " + "; ".join(
             f"{c.name}: {c.detail}" for c in failed
         )
+    code = ExitCode.FATAL if failed else ExitCode.OK
+    if not ctx.settings.workspace.is_dir():
+        code = ExitCode.NO_WORKSPACE  # the same code as every other command gives it
     return CommandResult(
-        command="doctor",
-        data=data,
-        human=tuple(render.doctor(data)),
-        exit_code=ExitCode.FATAL if failed else ExitCode.OK,
+        command="doctor", data=data, human=tuple(render.doctor(data)), exit_code=code
     )

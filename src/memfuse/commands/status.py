@@ -10,7 +10,7 @@ from datetime import datetime
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
-from memfuse.ledger.ledger import LedgerError, outcome_counts
+from memfuse.ledger.ledger import LedgerError, outcome_counts, pending_of, rejected_of
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
@@ -76,9 +76,15 @@ def _recent_view(ctx: RunContext) -> RecentView:
     }
 
 
+SHOWN = 10  # pending and rejected bullets listed; the rest are counted
+
+
 def _ledger_view(ctx: RunContext, syncs: list[RunRecord]) -> LedgerView:
+    state = ctx.workspace.state
     try:
-        counts = outcome_counts(ctx.workspace.state)
+        counts = outcome_counts(state)
+        pending = pending_of(state)
+        rejected = rejected_of(state)
     except (LedgerError, UnsafePath) as exc:
         ctx.reporter.warn(str(exc))
         return {"outcomes": None, "error": str(exc)}
@@ -86,10 +92,12 @@ def _ledger_view(ctx: RunContext, syncs: list[RunRecord]) -> LedgerView:
     view: LedgerView = {
         "outcomes": counts,
         "positions": sum(counts.values()) if counts else 0,
-        "rejected": (counts or {}).get("rejected", 0),
-        "pending_retry": last_counts.get("failed", 0),
+        "rejected": len(rejected),
+        "pending_retry": len(pending),
         "stale": last_counts.get("stale", 0),
+        "pending": [{"position": p, "at": a.at, "reason": a.reason} for p, a in pending[:SHOWN]],
+        "rejections": [{"position": p, "reason": r} for p, r in rejected[:SHOWN]],
     }
     if counts is not None:
-        view["stored"] = sum(v for k, v in counts.items() if k != "rejected")
+        view["stored"] = sum(v for k, v in counts.items() if k not in ("rejected", "withdrawn"))
     return view

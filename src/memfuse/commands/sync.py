@@ -1,18 +1,26 @@
 """`memfuse sync`: journal bullets into agent-memory, one memory per bullet.
 
-Flow: one `status` call (is the store there?) → journals in scope → bullets → classification →
-compare with the ledger → `remember` only what is new or changed (concurrently, under the
-guard) → record each outcome as it arrives.
+Flow: one `status` call (is the store there? does it look reset?) → the journals in scope →
+bullets → classification → compare with the ledger → `remember` only what is new or changed
+(concurrently, under the guard) → record each outcome, and each attempt, as it arrives → note
+the files whose every bullet is settled.
+
+A plain `memfuse sync` reads what changed: every journal file — daily, archived or weekly
+roll-up — whose size or modification time differs from when a run last covered it, and the
+days of every bullet still pending (a failed call, a memory the store lost). A year of
+untouched journals costs a `stat` each: no parse, no store call. `--date`, `--days`, `--since`
+and `--all` name the days instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
 from dataclasses import dataclass
 from datetime import date, timedelta
+from pathlib import Path
 
-from memfuse.ledger.ledger import Entry, Ledger, content_hash
-from memfuse.ledger.reconcile import expected_at_uri, verify_index
+from memfuse.ledger.ledger import PAUSED, Entry, Ledger, content_hash
+from memfuse.ledger.reconcile import verify_index
 from memfuse.recall.index import refresh_index
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -32,24 +40,25 @@ COUNT_KEYS = (
 
 @dataclass(frozen=True)
 class Scope:
-    """Which journals to read: one day, a range ending today, or all of them."""
+    """Which journals to read: what changed (the default), one day, a range ending today, or
+    all of them."""
 
     day: date | None = None
     since: date | None = None
     days: int | None = None
     all: bool = False
 
+    @property
+    def plain(self) -> bool:
+        return not (self.all or self.day or self.since or self.days)
+
     def select(self, available: list[date], today: date) -> list[date]:
         if self.all:
             return available
         if self.day is not None:
             return [self.day]
-        start = self.since
-        if self.days is not None:
-            start = today - timedelta(days=self.days - 1)
-        if start is not None:
-            return [d for d in available if start <= d <= today]
-        return [today]
+        start = self.since or today - timedelta(days=(self.days or 1) - 1)
+        return [d for d in available if start <= d <= today]
 
 
 @dataclass(frozen=True)
@@ -86,41 +95,74 @@ class Item:
         return NewMemory(self.bullet.text, self.memory_type, self.uri, self.position.source)
 
 
-def read_items(
-    ctx: RunContext, scope: Scope, ledger: Ledger | None, also: Iterable[str] = ()
-) -> tuple[list[str], list[Item], dict[str, Entry]]:
-    """The days read (the scope's, and `also` where a journal exists), their bullets as items,
-    and ledger entries whose bullet is gone."""
-    s = ctx.settings
+@dataclass
+class Reading:
+    """What a run read: the days, their bullets as items, the ledger entries whose bullet is
+    gone, and the files read (with the size and time they had), by the day they hold."""
+
+    days: list[str]
+    items: list[Item]
+    stale: dict[str, Entry]
+    files: dict[str, tuple[str, int, int]]
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+def in_scope(
+    ctx: RunContext, scope: Scope, ledger: Ledger | None
+) -> tuple[list[date], dict[str, tuple[int, int]]]:
+    """The days to read, and the (size, time) of each journal file now, by location."""
     workspace = ctx.workspace
-    available = workspace.daily_journals()
-    chosen = set(scope.select(list(available), s.now.date()))
-    chosen |= {d for d in map(date.fromisoformat, also) if d in available}
+    sources = workspace.sources()
+    where = {day: workspace.location(source.path) for day, source in sources.items()}
+    now = {loc: found for loc in set(where.values()) if (found := _stat(workspace.root / loc))}
+    if scope.plain:
+        covered = ledger.covered() if ledger is not None else {}
+        chosen = {day for day, loc in where.items() if covered.get(loc) != now.get(loc)}
+    else:
+        chosen = set(scope.select(list(sources), ctx.settings.now.date()))
+    if ledger is not None:  # what is still pending, whatever its day: lost, or a failed call
+        pending = [
+            *ledger.positions_with("lost"),  # the store lost them: re-sent
+            *ledger.positions_with("resumed"),  # a rollback undone: sent again
+            *(p for p, _attempt in ledger.pending()),  # their last call failed
+        ]
+        chosen |= {pos.day for pos in map(JournalPosition.parse, pending) if pos} & set(sources)
+    return sorted(chosen), now
+
+
+def read_items(ctx: RunContext, scope: Scope, ledger: Ledger | None) -> Reading:
+    """Every bullet of the days in scope, as items against the ledger."""
+    workspace = ctx.workspace
+    days, now = in_scope(ctx, scope, ledger)
     named = ctx.reporter.warn if scope.day is not None else None
     for name in workspace.look_alikes():
         ctx.reporter.warn(
             f"{workspace.location(workspace.journal_dir / name)!r} reads like a journal but is"
             " not one (a journal is named YYYY-MM-DD.md in ASCII digits, a real date): not synced"
         )
-    days_read: list[str] = []
-    items: list[Item] = []
-    stale: dict[str, Entry] = {}
-    for journal in workspace.journals(chosen, ctx.reporter.warn, missing=named):
+    reading = Reading([], [], {}, {})
+    for journal in workspace.journals(days, ctx.reporter.warn, missing=named):
         iso = journal.day.isoformat()
-        days_read.append(iso)
+        reading.days.append(iso)
+        where = workspace.location(journal.path)
+        if where in now:
+            reading.files[iso] = (where, *now[where])
         known = ledger.entries_for([iso]) if ledger is not None else {}
         for position, bullet in journal.positioned():
-            items.append(
-                Item(
-                    position,
-                    bullet,
-                    ctx.classifier.classify(bullet.text),
-                    content_hash(bullet.text),
-                    known.pop(position.key, None),
-                )
+            verdict = ctx.classifier.classify(bullet.text)
+            digest = content_hash(bullet.text)
+            reading.items.append(
+                Item(position, bullet, verdict, digest, known.pop(position.key, None))
             )
-        stale.update(known)
-    return days_read, items, stale
+        reading.stale.update(known)
+    return reading
 
 
 def run(
@@ -137,23 +179,30 @@ def run(
     existing = workspace.state.ledger.exists()
     ledger = Ledger(workspace.state) if not ctx.dry_run or existing else None
     try:
+        paused = ledger.setting(PAUSED) if ledger is not None else None
         # One cheap read first, alone: it tells a reachable store from a dead one even when
         # nothing changed (the run history needs that), and whether the index looks reset.
         probe = ctx.store.status()
         report = None
-        if ledger is not None and (verify or _looks_reset(probe, ledger)):
+        if ledger is not None and not paused and (verify or _looks_reset(probe, ledger)):
             report = verify_index(ctx.store, ledger, s.now, ctx.reporter, mark=not ctx.dry_run)
-        lost_days = ledger.days_with("lost") if ledger is not None else []
-        days, items, stale = read_items(ctx, scope, ledger, also=lost_days)
-        todo = [item for item in items if not item.unchanged]
-        counts["unchanged"] = len(items) - len(todo)
-        counts["stale"] = len(stale)
+        reading = read_items(ctx, scope, ledger)
+        todo = [] if paused else [item for item in reading.items if not item.unchanged]
+        counts["unchanged"] = len(reading.items) - len(todo) if not paused else 0
+        counts["stale"] = len(reading.stale)
         data: SyncData = {
-            "dry_run": ctx.dry_run, "counts": counts, "dates": days, "calls": 0,
-            "stale": [], "rejected": [], "pruned": [],
+            "dry_run": ctx.dry_run, "counts": counts, "dates": reading.days, "calls": 0,
+            "stale": [], "rejected": [], "pruned": [], "scope": _scope_name(scope),
         }  # fmt: skip
-        if not days:
-            data["today_journal"] = str(workspace.journal_path(s.now.date()))
+        if paused:
+            data["paused_since"] = paused
+            ctx.reporter.warn(
+                f"sync is rolled back since {paused}: nothing is sent until"
+                " `memfuse rollback --undo`"
+            )
+        today = workspace.journal_path(s.now.date())
+        if not reading.days and not today.exists():
+            data["today_journal"] = str(today)
         if report is not None:
             data["index"] = report.as_dict()
             data["index_line"] = report.line()
@@ -161,30 +210,55 @@ def run(
             data["explain"] = [
                 {"position": i.position.key, "type": i.verdict.type, "keyword": i.verdict.keyword,
                  "uri": i.uri, "text": i.bullet.text}
-                for i in items
+                for i in reading.items
             ]  # fmt: skip
         if ctx.dry_run:
             data["would_send"] = [dict(item.memory().arguments()) for item in todo]
             data["calls"] = ctx.calls_made
-            return _result(data, stale, rejected=[], pruned=[])
+            return _result(data, reading.stale, rejected=[], pruned=[])
         assert ledger is not None
-        rejected = _send(ctx, ledger, todo, counts)
-        pruned = _prune(ctx, ledger, stale) if prune else []
-        counts["stale"] = len(stale) - len(pruned)
+        rejected, failed_days = _send(ctx, ledger, todo, counts)
+        pruned = _prune(ctx, ledger, reading.stale) if prune and not paused else []
+        counts["stale"] = len(reading.stale) - len(pruned)
+        if not paused:
+            _cover(ledger, reading, failed_days, s.now.isoformat(timespec="seconds"))
+        if report is not None and report.lost:
+            data["lost_left"] = len(ledger.positions_with("lost"))
         data["calls"] = ctx.calls_made
         # The Markdown side of recall, kept current where the journals are read anyway.
         data["recall_index_refreshed"] = refresh_index(workspace, ctx.classifier, ctx.reporter.warn)
-        return _result(data, stale, rejected, pruned)
+        return _result(data, reading.stale, rejected, pruned)
     finally:
         if ledger is not None:
             ledger.close()
 
 
+def _scope_name(scope: Scope) -> str:
+    """What the run was asked to read, in the words of its option."""
+    if scope.plain:
+        return "changed"
+    if scope.all:
+        return "all"
+    if scope.day is not None:
+        return f"date {scope.day}"
+    return f"since {scope.since}" if scope.since else f"days {scope.days}"
+
+
+def _cover(ledger: Ledger, reading: Reading, failed_days: set[str], at: str) -> None:
+    """Note each file read whose bullets all settled: the next plain sync passes over it until
+    it changes. A file with a failed call is left out, so the next run reads it again."""
+    done = [file for day, file in reading.files.items() if day not in failed_days]
+    ledger.cover(done, at)
+    ledger.uncover([file[0] for day, file in reading.files.items() if day in failed_days])
+
+
 def _send(
     ctx: RunContext, ledger: Ledger, todo: list[Item], counts: dict[str, int]
-) -> list[RejectedRow]:
-    """Remember each item concurrently; record every outcome the moment it arrives."""
+) -> tuple[list[RejectedRow], set[str]]:
+    """Remember each item concurrently; record every outcome, and every attempt, the moment it
+    arrives. The rejected bullets, and the days with a failed call."""
     rejected: list[RejectedRow] = []
+    failed_days: set[str] = set()
     now = ctx.settings.now.isoformat(timespec="seconds")
     with ctx.progress("sync", len(todo)) as advance:
         for index, outcome in ctx.store.remember_all([item.memory() for item in todo]):
@@ -193,14 +267,17 @@ def _send(
             lost = item.previous is not None and item.previous.outcome == "lost"
             counts["restored" if lost and action != "failed" else action] += 1
             advance()
+            key = item.position.key
+            ledger.log_attempt(key, now, action, outcome.reason, outcome.memory_id, item.digest)
             if action == "failed":
+                failed_days.add(item.day)
                 continue  # not recorded: the next run retries it
             if action == "rejected":
-                rejected.append({"position": item.position.key, "reason": outcome.reason})
+                rejected.append({"position": key, "reason": outcome.reason})
             memory_id = outcome.memory_id
             ledger.record(
                 Entry(
-                    position=item.position.key,
+                    position=key,
                     day=item.day,
                     content_hash=item.digest,
                     outcome=action,
@@ -211,14 +288,14 @@ def _send(
                 ),
                 now,
             )
-    return rejected
+    return rejected, failed_days
 
 
 def _looks_reset(probe: StoreStatus | None, ledger: Ledger) -> bool:
     """The cheap check: the store holds fewer memories than memfuse alone put there."""
     if probe is None or probe.total is None:
         return False
-    return probe.total < sum(1 for e in ledger.all_entries() if expected_at_uri(e))
+    return probe.total < ledger.expected_count()
 
 
 def _created(ctx: RunContext, item: Item, outcome: str, memory_id: str | None) -> bool:

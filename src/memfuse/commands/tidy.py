@@ -219,4 +219,27 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
             data["index_line"] = index.line()
     if do_archive:
         data["archive"] = archive(ctx)
+    data["counts"] = _counts(data)
     return CommandResult("tidy", data, tuple(render.tidy(data)))
+
+
+def _counts(data: TidyData) -> dict[str, int]:
+    """What the run did, as numbers the run history keeps (`memfuse status` shows them): what
+    reflect reports per phase, the conflicts found, the index's losses, the days archived."""
+    counts: dict[str, int] = {}
+    report = data["reflect"]
+    for phase, values in report.items() if isinstance(report, dict) else ():
+        for key, value in values.items() if isinstance(values, dict) else ():
+            if isinstance(value, int) and not isinstance(value, bool):
+                counts[f"{phase}.{key}"] = value
+    totals = data["reflect_totals"]
+    if totals:
+        counts["store.total"] = totals["after"]
+    items = data["consistency"]["items"]
+    counts["conflicts"] = sum(1 for item in items if item["verdict"] == "conflict")
+    for key in ("lost", "forgotten"):
+        if "index" in data:
+            counts[f"index.{key}"] = data["index"][key]
+    if "archive" in data:
+        counts["archived"] = len(data["archive"]["archived"])
+    return counts

@@ -24,11 +24,19 @@ SCHEMA_VERSION = 1
 
 # Outcomes that settle a position until its text changes.
 # `forgotten`: the store deleted it by its own decay; re-sending would undo its forgetting.
+# `withdrawn`: `memfuse rollback` forgot it on purpose; nothing is re-sent until it is undone.
 # `lost` is not settled: the store lost it (memfuse.ledger.reconcile); the next sync re-sends it.
-SETTLED = {"added", "updated", "merged", "skipped", "rejected", "forgotten"}
+# `resumed` is not settled either: a rollback was undone, so the next sync sends it again.
+SETTLED = {"added", "updated", "merged", "skipped", "rejected", "forgotten", "withdrawn"}
+ATTEMPTS_KEPT = 5  # the last attempts of each position, for `memfuse where`
+PAUSED = "paused"  # the setting `memfuse rollback` leaves while it is in force: sync sends nothing
 _SELECT_ALL = (
     "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
     " synced_at FROM entries"
+)
+_SELECT_SOME = (
+    "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
+    " synced_at FROM entries WHERE position IN (SELECT value FROM json_each(?))"
 )
 _SELECT_DAY = (
     "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
@@ -57,6 +65,17 @@ class Entry:
         return self.content_hash == digest and self.outcome in SETTLED
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """One remember of a bullet, as the store answered it (the reason, its own words)."""
+
+    at: str
+    outcome: str
+    reason: str
+    memory_id: str | None
+    content_hash: str
+
+
 class LedgerError(MemfuseError):
     """The ledger file cannot be opened or is not a memfuse ledger."""
 
@@ -70,6 +89,16 @@ CREATE TABLE IF NOT EXISTS entries (
     created INTEGER NOT NULL DEFAULT 0, synced_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_day ON entries(day);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    covered_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY, position TEXT NOT NULL, at TEXT NOT NULL, outcome TEXT NOT NULL,
+    reason TEXT NOT NULL, memory_id TEXT, content_hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_position ON attempts(position);
+CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -127,6 +156,89 @@ class Ledger:
                 )
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+
+    # --- the files a run covered (a plain sync reads only what changed since) ---------------
+    def covered(self) -> dict[str, tuple[int, int]]:
+        """(size, mtime_ns) of every journal file as the last run that covered it saw it."""
+        rows = self.db.execute("SELECT path, size, mtime_ns FROM files")
+        return {str(path): (int(size), int(mtime)) for path, size, mtime in rows}
+
+    def cover(self, files: Iterable[tuple[str, int, int]], at: str) -> None:
+        """Note files whose every bullet is settled, as they were when read."""
+        rows = [(path, size, mtime, at) for path, size, mtime in files]
+        self._write(
+            "INSERT OR REPLACE INTO files (path, size, mtime_ns, covered_at) VALUES (?, ?, ?, ?)",
+            rows,
+        )
+
+    def uncover(self, paths: Iterable[str]) -> None:
+        self._write("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+
+    # --- attempts: every answer the store gave a bullet, the last few kept ----------------
+    def log_attempt(
+        self, position: str, at: str, outcome: str, reason: str, memory_id: str | None, digest: str
+    ) -> None:
+        """Log one remember's outcome (a failed one too), keeping the last ATTEMPTS_KEPT."""
+        try:
+            with immediate(self.db):
+                self.db.execute(
+                    "INSERT INTO attempts (position, at, outcome, reason, memory_id, content_hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (position, at, outcome, reason[:500], memory_id, digest),
+                )
+                self.db.execute(
+                    "DELETE FROM attempts WHERE position = ? AND id NOT IN (SELECT id FROM"
+                    " attempts WHERE position = ? ORDER BY id DESC LIMIT ?)",
+                    (position, position, ATTEMPTS_KEPT),
+                )
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+
+    def attempts_of(self, position: str) -> list[Attempt]:
+        rows = self.db.execute(
+            "SELECT at, outcome, reason, memory_id, content_hash FROM attempts WHERE position = ?"
+            " ORDER BY id",
+            (position,),
+        )
+        return [Attempt(*row) for row in rows]
+
+    def pending(self) -> list[tuple[str, Attempt]]:
+        """Positions whose last attempt failed and whose text no entry settles since."""
+        return [(str(row[0]), Attempt(*row[1:])) for row in self.db.execute(_PENDING)]
+
+    # --- settings of the ledger itself (a rollback in force) ------------------------------
+    def setting(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str | None) -> None:
+        if value is None:
+            self._write("DELETE FROM settings WHERE key = ?", [(key,)])
+        else:
+            self._write(
+                "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [(key, value)]
+            )
+
+    def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        try:
+            with immediate(self.db):
+                self.db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+
+    def positions_with(self, outcome: str) -> list[str]:
+        rows = self.db.execute("SELECT position FROM entries WHERE outcome = ?", (outcome,))
+        return [str(row[0]) for row in rows]
+
+    def expected_count(self) -> int:
+        """How many memories the store should hold at memfuse's URIs (a count in SQL of what
+        memfuse.ledger.reconcile.expected_at_uri says of each entry)."""
+        row = self.db.execute(
+            "SELECT count(*) FROM entries WHERE uri IS NOT NULL AND outcome NOT IN"
+            " ('forgotten', 'rejected', 'withdrawn', 'resumed')"
+            " AND (outcome IN ('added', 'updated', 'lost') OR created = 1)"
+        ).fetchone()
+        return int(row[0])
 
     def days(self) -> list[str]:
         return [row[0] for row in self.db.execute("SELECT DISTINCT day FROM entries ORDER BY day")]
@@ -203,6 +315,52 @@ def uris_of(state: StateFolder, memory_ids: Iterable[str]) -> dict[str, str]:
         [json.dumps(wanted)],
     )
     return {str(memory_id): str(uri) for memory_id, uri in rows or ()}
+
+
+# The bullets whose last call failed, and no run has stored since: retried by the next sync.
+_PENDING = (
+    "SELECT a.position, a.at, a.outcome, a.reason, a.memory_id, a.content_hash"
+    " FROM attempts a WHERE a.id = (SELECT max(id) FROM attempts WHERE position ="
+    " a.position) AND a.outcome = 'failed' AND NOT EXISTS (SELECT 1 FROM entries e"
+    " WHERE e.position = a.position AND e.content_hash = a.content_hash)"
+    " ORDER BY a.position"
+)
+# The bullets the store's write gate refused, with its last reason.
+_REJECTED = (
+    "SELECT e.position, coalesce((SELECT reason FROM attempts a WHERE a.position ="
+    " e.position ORDER BY a.id DESC LIMIT 1), '') FROM entries e"
+    " WHERE e.outcome = 'rejected' ORDER BY e.position"
+)
+
+
+def entries_of(state: StateFolder, positions: Iterable[str]) -> dict[str, Entry]:
+    """The entries of these positions, read-only (for `memfuse where`)."""
+    rows = _read_only(state, _SELECT_SOME, [json.dumps(sorted(set(positions)))])
+    return {row[0]: _entry(row) for row in rows or ()}
+
+
+def attempts_of(state: StateFolder, positions: Iterable[str]) -> dict[str, list[Attempt]]:
+    """The last attempts of these positions, oldest first, read-only."""
+    rows = _read_only(
+        state,
+        "SELECT position, at, outcome, reason, memory_id, content_hash FROM attempts"
+        " WHERE position IN (SELECT value FROM json_each(?)) ORDER BY id",
+        [json.dumps(sorted(set(positions)))],
+    )
+    found: dict[str, list[Attempt]] = {}
+    for row in rows or ():
+        found.setdefault(str(row[0]), []).append(Attempt(*row[1:]))
+    return found
+
+
+def pending_of(state: StateFolder) -> list[tuple[str, Attempt]]:
+    """Ledger.pending, read-only (for `memfuse status`)."""
+    return [(str(row[0]), Attempt(*row[1:])) for row in _read_only(state, _PENDING) or ()]
+
+
+def rejected_of(state: StateFolder) -> list[tuple[str, str]]:
+    """(position, the store's reason) of every bullet its write gate refused, read-only."""
+    return [(str(p), str(r)) for p, r in _read_only(state, _REJECTED) or ()]
 
 
 def _read_only(

@@ -31,7 +31,7 @@ DELETED_PRIORITY = 3
 
 def expected_at_uri(entry: Entry) -> bool:
     """Whether the store should hold this ledger entry's memory at its URI."""
-    if entry.uri is None or entry.outcome in ("forgotten", "rejected"):
+    if entry.uri is None or entry.outcome in ("forgotten", "rejected", "withdrawn", "resumed"):
         return False
     return entry.outcome in AT_URI or entry.created
 
@@ -59,7 +59,7 @@ class Report:
         parts = []
         if self.lost:
             reset = " (the store was reset?)" if self.present == 0 else ""
-            parts.append(f"{len(self.lost)} lost{reset}, re-sent from the journals")
+            parts.append(f"{len(self.lost)} lost{reset}, to be re-sent from the journals")
         if self.forgotten:
             parts.append(f"{len(self.forgotten)} forgotten by the store's decay, not re-sent")
         return (

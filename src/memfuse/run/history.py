@@ -10,8 +10,11 @@ file without taking the lock.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -33,7 +36,7 @@ class RunRecord:
     command: str
     started: str  # ISO date-time, the run's own clock
     duration_ms: int
-    status: str  # ok | degraded | failed
+    status: str  # ok | degraded | failed | locked (another run held the workspace)
     exit_code: int
     store: str  # ok (some call answered) | failed (every call failed) | idle (no call made)
     calls: int = 0
@@ -48,7 +51,7 @@ class RunRecord:
     @property
     def succeeded(self) -> bool:
         """Did its job with the store reachable (warnings allowed: the store is best-effort)."""
-        return self.status != "failed" and self.store != "failed"
+        return self.status not in ("failed", "locked") and self.store != "failed"
 
     def to_json(self) -> dict[str, Any]:
         value = asdict(self)
@@ -116,6 +119,17 @@ class History:
                 name: [] for name in LIFECYCLE
             }, f"the run history {self.path} cannot be read ({why})"
         return runs, None
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the history for a read and a write: a run refused by the workspace lock adds
+        itself while the run that holds it may be adding itself too."""
+        fd = self.state.open(self.state.RUNS_LOCK, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def append(self, record: RunRecord, runs: dict[str, list[RunRecord]]) -> None:
         """Write `runs` (as just loaded) with `record` added."""

@@ -19,10 +19,12 @@ from memfuse.run.results import (
     RecallData,
     RecentView,
     RerankTestData,
+    RollbackData,
     StatusData,
     SurfaceData,
     SyncData,
     TidyData,
+    WhereData,
 )
 
 SHOWN_AT_MOST = 10  # rejected and stale positions listed by sync; the rest are in --json
@@ -30,15 +32,30 @@ SHOWN_AT_MOST = 10  # rejected and stale positions listed by sync; the rest are 
 
 def sync(data: SyncData) -> list[str]:
     days, counts = data["dates"], data["counts"]
-    if not days:
-        span = f"none; today's journal {data.get('today_journal')} does not exist yet"
+    missing = f"today's journal {data.get('today_journal')} does not exist yet"
+    if not days and data["scope"] == "changed":
+        span = "none changed since the last run" + (
+            f"; {missing}" if "today_journal" in data else ""
+        )
+    elif not days:
+        span = f"none; {missing}" if "today_journal" in data else "none"
     else:
         span = f"{days[0]}..{days[-1]}" if len(days) > 1 else days[0]
     dry = f"dry run, {len(data.get('would_send', []))} to send; " if data["dry_run"] else ""
     tally = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())  # in sync's order
     lines = [f"sync: {len(days)} journal(s) ({span}): {dry}{tally}; {data['calls']} MCP call(s)"]
+    if "paused_since" in data:
+        lines.append(f"  rolled back since {data['paused_since']}: nothing sent"
+                     " (`memfuse rollback --undo` resumes)")  # fmt: skip
     if "index_line" in data:
         lines.append(f"  {data['index_line']}")
+    if "lost_left" in data:
+        left = data["lost_left"]
+        lines.append(
+            f"  restored {counts.get('restored', 0)};"
+            + (f" {left} still lost (no journal holds them now, or their call failed)"
+               if left else " nothing lost remains")
+        )  # fmt: skip
     for row in data.get("explain", []):
         keyword = f" [{row['keyword']}]" if row["keyword"] else ""
         lines.append(f"  {row['position']}  {row['type']}{keyword}  {row['text'][:60]!r}")
@@ -144,6 +161,10 @@ def status(data: StatusData) -> list[str]:
         lines.append(f"  {name:<8} {_command_line(view['last_run'], view['last_success'], now)}")
     lines.append(f"  RECENT.md {_recent_line(data['recent'], now)}")
     lines.append(f"  ledger   {_ledger_line(data['ledger'])}")
+    for row in data["ledger"].get("pending", []):
+        lines.append(f"    pending {row['position']} (failed {row['at'][:16]}: {row['reason']})")
+    for rejected in data["ledger"].get("rejections", []):
+        lines.append(f"    rejected {rejected['position']} ({rejected['reason']})")
     seen = data["generation_seen"]
     lines.append(
         f"  store    agent-memory {data['generation']}.x (as `memfuse doctor` saw it, {seen[:16]})"
@@ -187,8 +208,8 @@ def _ledger_line(ledger: LedgerView) -> str:
         return "no ledger yet (nothing synced)"
     return (
         f"{ledger.get('positions', 0)} bullet(s): {ledger.get('stored', 0)} in the store,"
-        f" {ledger.get('rejected', 0)} rejected by its gate; last sync:"
-        f" {ledger.get('pending_retry', 0)} pending retry, {ledger.get('stale', 0)} stale"
+        f" {ledger.get('rejected', 0)} rejected by its gate, {ledger.get('pending_retry', 0)}"
+        f" pending retry; last sync: {ledger.get('stale', 0)} stale"
     )
 
 
@@ -203,6 +224,53 @@ def ago(moment: datetime, now: datetime) -> str:
     if seconds < 172800:
         return f"{when} ({seconds / 3600:.0f} h ago)"
     return f"{when} ({seconds / 86400:.0f} days ago)"
+
+
+def rollback(data: RollbackData) -> list[str]:
+    if data["undo"]:
+        verb = "would mark" if data["dry_run"] else "marked"
+        return [f"rollback undone: {verb} {data['withdrawn']} bullet(s) to be sent again by the"
+                " next sync"]  # fmt: skip
+    counts = data["counts"]
+    forgotten = counts.get("forget", 0) if data["dry_run"] else counts.get("forgotten", 0)
+    lines = [
+        f"rollback{' (dry run)' if data['dry_run'] else ''}:"
+        f" {'would forget' if data['dry_run'] else 'forgot'} {forgotten} memories memfuse made;"
+        f" {counts.get('not memfuse' + chr(39) + 's', 0)} kept (not memfuse's),"
+        f" {counts.get('gone', 0)} already gone, {counts.get('failed', 0)} failed"
+    ]
+    if data["dry_run"]:
+        lines += [f"  would forget {r['uri']} ({r['memory_id']})"
+                  for r in data["candidates"] if r["outcome"] == "forget"]  # fmt: skip
+    elif data["paused_since"]:
+        lines.append(
+            f"  {data['withdrawn']} bullet(s) withdrawn; sync sends nothing since"
+            f" {data['paused_since']} until `memfuse rollback --undo`"
+        )
+    return lines
+
+
+def where(data: WhereData) -> list[str]:
+    if not data["bullets"]:
+        return [f"where: no bullet matches {data['query']!r} in any journal"]
+    lines = [f"where: {data['matches']} bullet(s) match {data['query']!r}"]
+    if data["matches"] > len(data["bullets"]):
+        lines[0] += f" (the first {len(data['bullets'])} shown)"
+    for row in data["bullets"]:
+        held = {True: "the store holds it", False: "the store does not hold it",
+                None: "the store did not answer"}[row["in_store"]]  # fmt: skip
+        lines += [
+            f"  {row['location']}  {row['position']}  {row['text'][:70]!r}",
+            f"    {row['uri']} ({row['type']}); ledger: {row['outcome'] or 'not settled'}"
+            f"{', created by memfuse' if row['created_by_memfuse'] else ''}; {held}",
+        ]
+        if "store_text" in row:
+            lines.append(f"    at that URI now: {row['store_text'][:70]!r}")
+        lines += [
+            f"    {a['at'][:16]} {a['outcome']}" + (f": {a['reason']}" if a["reason"] else "")
+            for a in row["attempts"]
+        ]
+    return lines
 
 
 def doctor(data: DoctorData) -> list[str]:

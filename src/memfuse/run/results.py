@@ -54,9 +54,12 @@ class PrunedRow(TypedDict):
 
 class SyncData(TypedDict):
     dry_run: bool
+    scope: str  # changed (a plain sync) | all | date D | since D | days N
     counts: dict[str, int]
     dates: list[str]
-    today_journal: NotRequired[str]  # only when no journal was read
+    paused_since: NotRequired[str]  # `memfuse rollback` is in force: nothing was sent
+    lost_left: NotRequired[int]  # after a verification found losses: those not restored yet
+    today_journal: NotRequired[str]  # when no journal was read and today's does not exist
     index: NotRequired[dict[str, int]]  # when the index was verified (--verify, a reset)
     index_line: NotRequired[str]
     explain: NotRequired[list[ExplainRow]]  # --explain
@@ -130,6 +133,7 @@ class ArchiveData(TypedDict):
 
 
 class TidyData(TypedDict):
+    counts: NotRequired[dict[str, int]]  # reflect's per phase ("decay.decayed"), conflicts, …
     dry_run: bool
     reflect: dict[str, Any] | str | None  # counts per phase, prose (3.x), or None (failed)
     reflect_totals: dict[str, int] | None
@@ -180,14 +184,22 @@ class RecentView(TypedDict):
     bytes: NotRequired[int]
 
 
+class PendingRow(TypedDict):
+    position: str
+    at: str  # when the call failed
+    reason: str
+
+
 class LedgerView(TypedDict):
     outcomes: dict[str, int] | None  # None: no ledger yet, or it cannot be read
     error: NotRequired[str]  # why it cannot be read
     positions: NotRequired[int]
     stored: NotRequired[int]
     rejected: NotRequired[int]
-    pending_retry: NotRequired[int]
+    pending_retry: NotRequired[int]  # bullets whose last call failed: the next sync retries
     stale: NotRequired[int]
+    pending: NotRequired[list[PendingRow]]  # the first few, with why their call failed
+    rejections: NotRequired[list[RejectedRow]]  # the first few, with the store's reason
 
 
 class StatusData(TypedDict):
@@ -201,6 +213,55 @@ class StatusData(TypedDict):
     generation: int | None
     generation_seen: str | None  # when `memfuse doctor` saw that generation
     alarms: list[str]
+
+
+# --- where ---------------------------------------------------------------------------------
+
+
+class AttemptRow(TypedDict):
+    at: str
+    outcome: str  # added updated merged skipped rejected failed
+    reason: str  # the store's own words (or why the call failed)
+
+
+class BulletRow(TypedDict):
+    location: str  # memory/2026-12-01.md:7 (or its archived or weekly form)
+    position: str  # YYYY-MM-DD#HHMM-N
+    text: str
+    uri: str  # pinned at its first sync, else the one it would get
+    type: str
+    outcome: str | None  # the ledger's; None: never settled (not sent, or every call failed)
+    memory_id: str | None
+    created_by_memfuse: bool
+    attempts: list[AttemptRow]  # the last few, oldest first
+    in_store: bool | None  # the store holds this text at the URI now; None: it did not answer
+    store_text: NotRequired[str]  # what the store holds at the URI instead (merged, edited)
+
+
+class WhereData(TypedDict):
+    query: str
+    matches: int  # bullets that match; at most 10 are shown
+    bullets: list[BulletRow]
+
+
+# --- rollback ------------------------------------------------------------------------------
+
+
+class RollbackRow(TypedDict):
+    uri: str
+    memory_id: str | None
+    # forgotten | forget (--dry-run: would be) | gone (not in the store) | not memfuse's
+    # (merged into, or someone else's at the URI: kept) | failed (the forget call failed)
+    outcome: str
+
+
+class RollbackData(TypedDict):
+    dry_run: bool
+    undo: bool  # --undo: sync resumes and re-sends what was withdrawn
+    candidates: list[RollbackRow]  # each memory memfuse synced to a journal URI, and its fate
+    counts: dict[str, int]  # memories by outcome
+    withdrawn: int  # ledger positions marked withdrawn (--undo: marked to be sent again)
+    paused_since: str | None  # sync sends nothing since then, until --undo
 
 
 # --- doctor, cron, rerank-test -------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from memfuse.config import load_settings, secrets_in
-from memfuse.errors import ExitCode, MemfuseError, WorkspaceError
+from memfuse.errors import ExitCode, MemfuseError, NoWorkspace
 from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import Advance, RunContext, Seams, no_progress
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
@@ -98,8 +98,11 @@ def run(
     *,
     lock: bool = True,
     dry_run: bool = False,
+    workspace: bool = True,
 ) -> None:
-    """Prepare a run, execute the command, and conclude: every command goes through here."""
+    """Prepare a run, execute the command, and conclude: every command goes through here.
+    `workspace`: the command needs the workspace to exist (all but classify, rerank-test and
+    doctor, which reports it among its checks)."""
     started = time.monotonic()
     # Under -q (cron) warnings go to the log and the run history only: a person is told when
     # the run escalates or fails, not about each best-effort hiccup.
@@ -108,7 +111,7 @@ def run(
     ctx: RunContext | None = None
     refused = False
     try:
-        ctx, refused = _prepare(name, common, reporter, lock=lock, dry_run=dry_run)
+        ctx, refused = _prepare(name, common, reporter, dry_run=dry_run, workspace=workspace)
         if lock and not dry_run:
             with WorkspaceLock(ctx.workspace.state, name, common.wait):
                 result = body(ctx)
@@ -136,13 +139,13 @@ def run(
 
 
 def _prepare(
-    name: str, common: Common, reporter: Reporter, *, lock: bool, dry_run: bool
+    name: str, common: Common, reporter: Reporter, *, dry_run: bool, workspace: bool
 ) -> tuple[RunContext, bool]:
     """Settings, the secret mask, the log and the run's context; and whether the workspace
     config had trusted keys refused. Raises MemfuseError for a run that cannot start."""
     settings = load_settings(common.flags())
     mask = SecretMasker(secrets_in(settings))
-    if lock:
+    if workspace:
         _require_workspace(settings.workspace)
     interactive = sys.stderr.isatty() and not common.quiet and not common.json
     ctx = RunContext(
@@ -211,17 +214,19 @@ def _conclude(
 
 
 def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int) -> Alarm | None:
-    """Add this run to the history; return why it needs a person, if it does."""
+    """Add this run to the history (a run the workspace lock refused too); return why the
+    command needs a person, if it does."""
     settings = ctx.settings
     state = ctx.workspace.state
-    if result.exit_code == ExitCode.LOCKED or not state.exists():
+    if not state.exists():
         return None
+    locked = result.exit_code == ExitCode.LOCKED
     counts = result.data.get("counts")
     record = RunRecord(
         command=name,
         started=settings.now.isoformat(timespec="seconds"),
         duration_ms=duration_ms,
-        status=result.status,
+        status="locked" if locked else result.status,
         exit_code=int(result.exit_code),
         store=ctx.store_outcome,
         calls=ctx.calls_made,
@@ -232,18 +237,20 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
         warning_count=len(ctx.reporter.warnings),
     )
     history = History(state)
-    runs, problem = history.load()
-    alarm = assess([*runs.get(name, []), record], settings.alert_policy, settings.now)
-    if problem:
-        # The history is what the alarms are computed from: losing it is an alarm itself.
-        reason = f"{problem}; it was moved aside and starts afresh, so look at what touched it"
-        alarm = Alarm(name, reason, record.started)
-    if alarm is not None:
-        record = replace(record, exit_code=int(ExitCode.ESCALATED))
     try:
-        history.append(record, runs)
+        with history.locked():
+            runs, problem = history.load()
+            alarm = assess([*runs.get(name, []), record], settings.alert_policy, settings.now)
+            if problem:
+                # The history is what the alarms are computed from: losing it is an alarm itself.
+                why = f"{problem}; it was moved aside and starts afresh, so look at what touched it"
+                alarm = Alarm(name, why, record.started)
+            if alarm is not None and not locked:
+                record = replace(record, exit_code=int(ExitCode.ESCALATED))
+            history.append(record, runs)
     except (OSError, MemfuseError) as exc:
         ctx.reporter.warn(f"cannot record this run in {history.path}: {exc}")
+        return None
     return alarm
 
 
@@ -288,6 +295,6 @@ def _progress_bar(label: str, total: int) -> Iterator[Advance]:
 
 def _require_workspace(workspace: Path) -> None:
     if not workspace.is_dir():
-        raise WorkspaceError(
+        raise NoWorkspace(
             f"workspace {workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
         )

@@ -54,6 +54,7 @@ class StateFolder:
     LEDGER = "ledger.sqlite3"
     RECALL_INDEX = "recall.sqlite3"
     RUNS = "runs.json"
+    RUNS_LOCK = "runs.lock"  # held a moment while a run adds itself (a refused run too)
     LOCK = "lock"
     LOG = "memfuse.log"
     STORE_MEMO = "store.json"

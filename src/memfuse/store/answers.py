@@ -148,7 +148,8 @@ def outcome_of(answer: Mapping[str, Any]) -> Outcome:
     if action == "skipped":
         # An exact duplicate names the memory it duplicates; the write gate names none.
         return Outcome("skipped" if memory_id else "rejected", memory_id, reason)
-    return Outcome("failed", unexpected=f"unexpected remember answer {dict(answer)}")
+    unexpected = f"unexpected remember answer {dict(answer)}"
+    return Outcome("failed", reason=unexpected, unexpected=unexpected)
 
 
 def status_of(answer: Mapping[str, Any]) -> StoreStatus:

@@ -240,19 +240,19 @@ class StoreClient:
 
     # --- writes ------------------------------------------------------------------------
     def remember(self, memory: NewMemory) -> Outcome:
-        answer = self._guard.call("remember", memory.arguments())
-        return self._outcome(answer)
+        answer, why = self._guard.attempt("remember", memory.arguments())
+        return self._outcome(answer, why)
 
     def remember_all(self, memories: Sequence[NewMemory]) -> Iterator[tuple[int, Outcome]]:
         """Remember each, concurrently; (index, outcome) as each call finishes, so the caller
         can record every outcome the moment it arrives."""
         calls = [("remember", m.arguments()) for m in memories]
-        for index, answer in self._guard.as_completed(calls):
-            yield index, self._outcome(answer)
+        for index, (answer, why) in self._guard.as_completed(calls):
+            yield index, self._outcome(answer, why)
 
-    def _outcome(self, answer: dict[str, Any] | None) -> Outcome:
+    def _outcome(self, answer: dict[str, Any] | None, why: str | None = None) -> Outcome:
         if answer is None:
-            return FAILED
+            return Outcome("failed", reason=why or "") if why else FAILED
         outcome = self._reader().outcome(answer)
         if outcome.unexpected is not None and self._generation is None:
             generation = self.generation()  # a generation memfuse reads differently?

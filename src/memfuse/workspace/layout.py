@@ -18,13 +18,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
-from memfuse.workspace.journal import Bullet, ParsedJournal, parse_bytes
+from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse, parse_bytes
 from memfuse.workspace.position import JournalPosition
 
 Warn = Callable[[str], None]
@@ -60,13 +60,29 @@ def monday_of(day: date) -> date:
     return day - timedelta(days=day.weekday())
 
 
+# The forms a day's journal takes, in the order memfuse reads them: the daily itself, the daily
+# moved to memory/archive/ by `tidy --archive`, the day's section of its weekly roll-up.
+DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
+_WEEKLY_SECTION = re.compile(r"^## ([0-9]{4}-[0-9]{2}-[0-9]{2})[ \t]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a day's bullets live now: a file, and which form of the journal it is."""
+
+    day: date
+    path: Path
+    kind: str  # DAILY, ARCHIVED or WEEKLY
+
+
 @dataclass(frozen=True)
 class Journal:
-    """One day's journal, parsed: its bullets, each at its position."""
+    """One day's journal, parsed: its bullets, each at its position, and where it was read."""
 
     day: date
     path: Path
     bullets: tuple[Bullet, ...]
+    kind: str = DAILY
 
     @classmethod
     def parse(cls, day: date, path: Path, raw: bytes) -> Journal:
@@ -142,15 +158,7 @@ class Workspace:
         Whatever the entry is (a FIFO, a link, a folder) it is listed: reading it is what
         refuses it, with a warning, instead of skipping it in silence.
         """
-        folder = self.journal_dir
-        if not folder.is_dir():
-            return {}
-        found = {}
-        for path in folder.iterdir():
-            day = journal_date(path)
-            if day is not None:
-                found[day] = path
-        return dict(sorted(found.items()))
+        return _dated(self.journal_dir)
 
     def look_alikes(self) -> list[str]:
         """Names under memory/ that read like a journal's but are not (never read; reported,
@@ -159,6 +167,27 @@ class Workspace:
         if not folder.is_dir():
             return []
         return sorted(p.name for p in folder.iterdir() if looks_like_journal(p.name))
+
+    def archived_journals(self) -> dict[date, Path]:
+        """The dailies `tidy --archive` moved into memory/archive/, by date."""
+        return _dated(self.archive_dir)
+
+    def weekly_rollups(self) -> dict[date, Path]:
+        """The weekly roll-ups, by the Monday that names them."""
+        return _dated(self.journal_dir / "weekly")
+
+    def sources(self) -> dict[date, Source]:
+        """Each day's journal where it lives now, in every form memfuse produces: the daily,
+        else its archived copy, else (its daily and archived copy both gone) the day's section
+        of its weekly roll-up. The Markdown in all these forms is the truth."""
+        found = {d: Source(d, p, DAILY) for d, p in self.daily_journals().items()}
+        for day, path in self.archived_journals().items():
+            found.setdefault(day, Source(day, path, ARCHIVED))
+        for monday, path in self.weekly_rollups().items():
+            for offset in range(7):
+                day = monday + timedelta(days=offset)
+                found.setdefault(day, Source(day, path, WEEKLY))
+        return dict(sorted(found.items()))
 
     def window(self, first: date, last: date) -> list[date]:
         """The days from `first` to `last` (both included) that have a daily journal."""
@@ -172,17 +201,56 @@ class Workspace:
         A journal that may not be read costs one warning; one that does not exist is passed
         over, or told to `missing` when the caller asked for that day by name.
         """
-        available = self.daily_journals()
+        available = self.sources()
         for day in sorted(set(days)):
-            path = available.get(day, self.journal_path(day))
+            source = available.get(day, Source(day, self.journal_path(day), DAILY))
             try:
-                parsed = self.read_journal(path, warn)
+                parsed = self.read_source(source, warn)
             except FileNotFoundError:
                 if missing is not None:
-                    missing(f"no journal for {day}: {path} does not exist")
+                    missing(f"no journal for {day}: {source.path} does not exist")
                 continue
             if parsed is not None:
-                yield Journal(day, path, parsed.bullets)
+                yield Journal(day, source.path, parsed.bullets, source.kind)
+
+    def read_source(self, source: Source, warn: Warn) -> ParsedJournal | None:
+        """A day's journal in the form `source` names; FileNotFoundError when it is not there
+        (a weekly roll-up without the day's section included)."""
+        if source.kind != WEEKLY:
+            return self.read_journal(source.path, warn)
+        sections = self.read_weekly(source.path, warn)
+        if source.day not in sections:
+            raise FileNotFoundError(source.path)
+        return sections[source.day]
+
+    def read_weekly(self, path: Path, warn: Warn) -> dict[date, ParsedJournal]:
+        """Each day's section of a weekly roll-up, parsed as that day's journal (the roll-up
+        shifted its headings below the `## YYYY-MM-DD` line, so timed sections keep their
+        keys and the bullets their positions)."""
+        try:
+            raw = self.files.read(path)
+        except UnsafePath as exc:
+            warn(f"{exc}; skipped")
+            return {}
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise
+            warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
+            return {}
+        text, _replaced = decode(raw)
+        heads = list(_WEEKLY_SECTION.finditer(text))
+        found: dict[date, ParsedJournal] = {}
+        for n, head in enumerate(heads):
+            try:
+                day = date.fromisoformat(head[1])
+            except ValueError:
+                continue
+            end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
+            body = text[head.end() : end]
+            offset = text.count("\n", 0, head.end())  # lines are the weekly file's own
+            bullets = tuple(replace(b, line=b.line + offset) for b in parse(body))
+            found.setdefault(day, ParsedJournal(bullets, replaced_bytes=False))
+        return found
 
     def read_journal(self, path: Path, warn: Warn) -> ParsedJournal | None:
         """A journal parsed, or None after one warning when it cannot or may not be read.
@@ -217,3 +285,15 @@ class Workspace:
         except OSError as exc:
             warn(f"cannot read MEMORY.md: {exc.strerror or exc}; skipped")
             return None
+
+
+def _dated(folder: Path) -> dict[date, Path]:
+    """The entries of a folder named like a journal, by date ({} without the folder)."""
+    if not folder.is_dir():
+        return {}
+    found = {}
+    for path in folder.iterdir():
+        day = journal_date(path)
+        if day is not None:
+            found[day] = path
+    return dict(sorted(found.items()))

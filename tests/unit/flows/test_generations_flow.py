@@ -105,7 +105,7 @@ def test_5x_refuses_a_short_bullet_and_merges_a_near_duplicate(world: World) -> 
     memory = world.gateway.direct("recall_path", {"uri": f"event://journal/{DAY}#1400-1"})
     assert memory["found"] is True  # 5.x attaches the merged write's URI
     assert "；" in memory["memory"]["content"]
-    again = world.json("sync", "--verify", "--now", NOW)
+    again = world.json("sync", "--verify", "--date", DAY, "--now", NOW)
     assert again.data["index"]["lost"] == 0
     assert again.data["counts"]["unchanged"] == 3
 
@@ -250,7 +250,7 @@ def test_a_sixth_generation_is_one_entry_in_the_store_client(
     out = world.json("sync", "--now", NOW)
     assert out.code == 0, out.stderr
     assert out.data["counts"]["added"] == 4
-    assert world.json("sync", "--now", NOW).data["counts"]["unchanged"] == 4
+    assert world.json("sync", "--date", DAY, "--now", NOW).data["counts"]["unchanged"] == 4
     assert world.json("doctor", "--now", NOW).data["generation"] == 6
     assert world.json("surface", "--now", NOW).data["source"] == "agent-memory"
     assert world.json("tidy", "--now", NOW).data["reflect"] is not None

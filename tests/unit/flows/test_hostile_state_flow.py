@@ -49,7 +49,7 @@ def test_a_planted_sqlite_file_is_moved_aside_not_run(world: World, kind: str, n
     assert out.data["counts"]["added"] == 2
     assert any("moved aside" in w and name in w for w in out.envelope["warnings"])
     assert world.json("recall", "billing", "--now", NOW).data["results"]
-    again = world.json("sync", "--now", NOW)
+    again = world.json("sync", "--date", DAY, "--now", NOW)
     assert (again.code, again.data["counts"]["unchanged"]) == (0, 2)
 
 
@@ -162,7 +162,7 @@ def test_terminal_escapes_in_a_bullet_are_shown_not_obeyed(world: World, name: s
     sequence = ESCAPES[name]
     world.journal(DAY, f"- Met Bob about billing {sequence} tomorrow\n")
     assert world.run("sync", "--now", NOW).code == 0
-    for argv in (("recall", "billing"), ("surface", "--stdout"), ("sync", "--explain")):
+    for argv in (("recall", "billing"), ("surface", "--stdout"), ("sync", "--explain", "--all")):
         out = world.run(*argv, "--now", NOW)
         shown = out.stdout + out.stderr
         assert not any(ch in shown for ch in "\x1b\x07\x9b\u202e"), (argv, shown)

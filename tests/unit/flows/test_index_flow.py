@@ -68,8 +68,9 @@ def test_the_reset_is_said_in_one_line(world: World) -> None:
     lines = [line for line in out.stdout.splitlines() if line.strip().startswith("index:")]
     assert lines == [
         "  index: 12 of 12 memories memfuse stored are gone from the store:"
-        " 12 lost (the store was reset?), re-sent from the journals"
+        " 12 lost (the store was reset?), to be re-sent from the journals"
     ]
+    assert "  restored 12; nothing lost remains" in out.stdout.splitlines()
 
 
 def test_memories_forgotten_behind_memfuses_back_are_restored_by_verify(world: World) -> None:

@@ -35,10 +35,14 @@ READ_ONLY: list[tuple[tuple[str, ...], Renderer]] = [
     (("recall", "billing migration"), render.recall),
     (("status",), render.status),
     (("doctor",), render.doctor),
+    (("where", "billing"), render.where),
+    (("where", "ok"), render.where),
+    (("rollback", "--dry-run"), render.rollback),
 ]
 SHAPES: dict[str, Any] = {
     "sync": results.SyncData, "surface": results.SurfaceData, "tidy": results.TidyData,
     "recall": results.RecallData, "status": results.StatusData, "doctor": results.DoctorData,
+    "where": results.WhereData, "rollback": results.RollbackData,
 }  # fmt: skip
 
 

@@ -27,9 +27,11 @@ def test_sync_sends_each_bullet_once_and_a_resync_calls_nothing(world: World) ->
     }
     before = len(world.gateway.calls)
     again = world.json("sync", "--now", NOW)
-    assert again.data["counts"]["unchanged"] == 3
+    assert again.data["dates"] == []  # a plain sync reads only what changed: nothing did
     assert again.data["calls"] == 1  # the status probe only: nothing is re-sent
     assert world.gateway.calls[before:] == [("status", {})]
+    named = world.json("sync", "--date", DAY, "--now", NOW)  # read by name: all unchanged
+    assert (named.data["counts"]["unchanged"], named.data["calls"]) == (3, 1)
 
 
 def test_sync_with_the_store_down_loses_nothing(world: World) -> None:

@@ -134,7 +134,7 @@ def test_a_ledger_link_planted_in_the_state_folder_is_moved_aside(
                for w in out.envelope["warnings"])  # fmt: skip
     assert not (decoy / "new.db").exists()
     assert not (world.state / "ledger.sqlite3").is_symlink()
-    assert world.json("sync", "--now", NOW).data["counts"]["unchanged"] == 1
+    assert world.json("sync", "--date", DAY, "--now", NOW).data["counts"]["unchanged"] == 1
 
 
 def test_keywords_and_caps_from_the_workspace_config_still_apply(world: World) -> None:

@@ -25,6 +25,7 @@ from memfuse.store.gateway.base import (
 )
 
 Call = tuple[str, Mapping[str, Any]]
+Tried = tuple[dict[str, Any] | None, str | None]  # the answer, or None and why it failed
 
 
 # After this many failures in a row that say the store is unreachable (not a per-call error),
@@ -81,14 +82,18 @@ class Guard:
     ) -> Answer | None:
         """Any answer, JSON or text; None (and a warning) when the call failed. Server errors
         whose message holds one of `tolerate` are expected answers, returned as JSON."""
+        return self._answer(tool, arguments, tolerate)[0]
+
+    def _answer(
+        self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
+    ) -> tuple[Answer | None, str | None]:
+        """The answer, or None and why (the warning given)."""
         if self.tripped:
             with self._lock:
                 self.skipped += 1
-            self.reporter.warn(
-                f"skipped the remaining store calls (retried by the next run): {self._cause}",
-                guard=True,
-            )
-            return None
+            why = f"skipped the remaining store calls (retried by the next run): {self._cause}"
+            self.reporter.warn(why, guard=True)
+            return None, why
         with self._lock:
             self.calls += 1
         started = time.monotonic()
@@ -96,10 +101,10 @@ class Guard:
             answer = self._first_alone(tool, arguments)
         except GatewayError as exc:
             self._debug(tool, started, type(exc).__name__)
-            return self._failed(tool, exc, tolerate)
+            return self._failed(tool, exc, tolerate), str(exc)
         self._debug(tool, started, "ok")
         self._note()
-        return answer
+        return answer, None
 
     def _first_alone(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
         if not self._opened:
@@ -130,31 +135,37 @@ class Guard:
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
     ) -> dict[str, Any] | None:
         """A JSON object answer; None (and a warning) for any failure or a non-JSON answer."""
-        answer = self.answer(tool, arguments, tolerate)
+        return self.attempt(tool, arguments, tolerate)[0]
+
+    def attempt(
+        self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
+    ) -> Tried:
+        """A JSON object answer, or None and why the call failed (the warning given)."""
+        answer, why = self._answer(tool, arguments, tolerate)
         if answer is None:
-            return None
+            return None, why or "no answer"
         try:
-            return answer.require_object()
+            return answer.require_object(), None
         except BadOutput as exc:
             self.reporter.warn(str(exc), guard=True)
-            return None
+            return None, str(exc)
 
     def call_many(self, calls: Sequence[Call]) -> list[dict[str, Any] | None]:
         """Independent calls, run concurrently on up to `jobs` workers; results in order."""
         results: list[dict[str, Any] | None] = [None] * len(calls)
-        for index, result in self.as_completed(calls):
+        for index, (result, _why) in self.as_completed(calls):
             results[index] = result
         return results
 
-    def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, dict[str, Any] | None]]:
-        """Yield (index, result) as each call finishes, so the caller can record progress
-        in its own thread while the other calls are still running."""
+    def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, Tried]]:
+        """Yield (index, (result, why it failed)) as each call finishes, so the caller can
+        record progress in its own thread while the other calls are still running."""
         if self.jobs == 1 or len(calls) < 2:
             for index, call in enumerate(calls):
-                yield index, self.call(*call)
+                yield index, self.attempt(*call)
             return
         with ThreadPoolExecutor(max_workers=min(self.jobs, len(calls))) as pool:
-            futures = {pool.submit(self.call, *call): i for i, call in enumerate(calls)}
+            futures = {pool.submit(self.attempt, *call): i for i, call in enumerate(calls)}
             try:
                 for future in as_completed(futures):
                     yield futures[future], future.result()
