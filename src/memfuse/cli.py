@@ -316,7 +316,9 @@ def cron(
 @app.command()
 @with_common_options
 def recall(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[
+        str | None, typer.Argument(help="What to look for (not with --batch).", show_default=False)
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Results to show.")] = 10,
     types: Annotated[
         list[str] | None,
@@ -325,17 +327,42 @@ def recall(
     days: Annotated[
         int | None, typer.Option("--days", min=1, help="Only what is from the last N days.")
     ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch", help="One question per line of stdin; one JSON envelope per line out."
+        ),
+    ] = False,
+    without: Annotated[
+        list[str] | None,
+        typer.Option("--without", hidden=True, help="Switch a stage off (for the benchmark)."),
+    ] = None,
     *,
     common: Common,
 ) -> None:
-    """One ranked search over the store and the journals/MEMORY.md, with provenance.
+    """One ranked search over the journals/MEMORY.md and the store, with provenance.
 
-    Example: memfuse recall "billing migration" --limit 5 --json
+    Example: memfuse recall "billing migration" --limit 5 --json; or, many at once,
+    memfuse recall --batch < questions.txt (one JSON envelope per line, one store session)
     """
+    import sys
+    from dataclasses import replace
+
     from memfuse.commands import recall as command
 
-    request = command.Request(query, limit, tuple(types or ()), days)
-    runner.run("recall", common, lambda ctx: command.run(ctx, request), lock=False)
+    off = frozenset(without or ())
+    if off - set(command.STAGES):
+        raise typer.BadParameter(f"stages are {', '.join(command.STAGES)}", param_hint="--without")
+    if batch == (query is not None):
+        raise typer.BadParameter("give a QUERY, or --batch and the questions on stdin")
+    request = command.Request(query or "", limit, tuple(types or ()), days, off)
+    if batch:
+        # The output is JSON lines whatever --json says: one envelope per question.
+        lines = (line.rstrip("\n") for line in sys.stdin)
+        common = replace(common, json=False)
+        runner.run("recall", common, lambda ctx: command.run_batch(ctx, request, lines), lock=False)
+    else:
+        runner.run("recall", common, lambda ctx: command.run(ctx, request), lock=False)
 
 
 @app.command()

@@ -1,24 +1,30 @@
-"""`memfuse recall QUERY`: one ranked answer from the store and the Markdown, for the agent.
+"""`memfuse recall QUERY`: one ranked answer from the Markdown and the store, for the agent.
 
-Candidates from the store's `recall` (2 × limit, at most 20) and from the local full-text index
-of the journals and MEMORY.md (memfuse.recall.index) are merged by reciprocal rank fusion, a
-bullet and the memory synced from it counted once; the external reranker re-scores them when
-one is configured (any failure: one warning, the fused order), and agent-memory's local
-weighting (priority, vitality) orders the reranked result; without a reranker the fused rank
-stands (docs/decisions.md 66). With the store down the local index answers
-alone, and `data.sources` says so.
+Candidates from the local full-text index of the Markdown in every form (memfuse.recall.index:
+journals daily, archived and rolled up, and MEMORY.md) and from the store's own `recall` (2 ×
+limit, at most 20) are merged by weighted reciprocal rank fusion, a bullet and the memory synced
+from it counted once; the local index weighs more, having measured better (docs/recall-quality.md).
+The external reranker re-scores them when one is configured (any failure: one warning, the fused
+order), and agent-memory's local weighting (priority, vitality) orders the reranked result;
+without a reranker the fused rank stands (docs/decisions.md 66). With the store down the local
+index answers alone, and `data.sources` says so.
+
+`--batch` answers one question per line of stdin, one JSON envelope per line, in order, with
+one store session and one index for them all.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.ledger.ledger import LedgerError, uris_of
-from memfuse.recall.index import REBUILT, Hit, RecallIndex
+from memfuse.recall.index import REBUILT, Hit, RecallIndex, Stages
 from memfuse.recall.reranker import SearchResult, local_weighting
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -27,9 +33,16 @@ from memfuse.run.results import RecallData, RecallRow
 from memfuse.store.answers import StoredMemory
 from memfuse.store.decay import priority_of
 from memfuse.text.similarity import fold_whitespace
+from memfuse.untrusted import json_printable
 
 RRF_K = 60
 STORE_CANDIDATES_MAX = 20
+LOCAL_CANDIDATES = 50  # the local index is cheap to ask deep: fusion and filters need room
+# How much a rank of each list counts in the fusion (measured: docs/recall-quality.md).
+LOCAL_WEIGHT = 1.0
+STORE_WEIGHT = 0.5
+# The stages `--without` can switch off, for the benchmark that measures each one.
+STAGES = ("store", "index", "near", "dates", "rerank")
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,7 @@ class Request:
     limit: int = 10
     types: tuple[str, ...] = ()
     days: int | None = None
+    without: frozenset[str] = field(default_factory=frozenset)
 
 
 @dataclass
@@ -54,20 +68,92 @@ class Candidate:
     sources: tuple[str, ...] = ()
 
 
+class Searcher:
+    """What every question of a run is asked of: the local index, opened and brought up to
+    date once (a batch of 500 pays for it once)."""
+
+    def __init__(self, ctx: RunContext, request: Request) -> None:
+        self.ctx = ctx
+        self.index: RecallIndex | None = None
+        if "index" in request.without:
+            return
+        try:
+            self.index = RecallIndex(ctx.workspace.state)
+        except (MemfuseError, OSError) as exc:
+            ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
+            return
+        if self.index.rebuilt:
+            ctx.reporter.warn(REBUILT)
+        self.index.refresh(ctx.workspace, ctx.classifier, ctx.reporter.warn)
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+
+
 def run(ctx: RunContext, request: Request) -> CommandResult:
+    searcher = Searcher(ctx, request)
+    try:
+        data = answer(ctx, searcher, request)
+    finally:
+        searcher.close()
+    # The answer is the product, for an agent's prompt: printed even under -q.
+    return CommandResult("recall", data, payload="\n".join(render.recall(data)))
+
+
+def run_batch(ctx: RunContext, request: Request, questions: Iterable[str]) -> CommandResult:
+    """One JSON envelope per question, in order, each with its own warnings and time."""
+    searcher = Searcher(ctx, request)
+    lines: list[str] = []
+    answered = 0
+    try:
+        for question in questions:
+            lines.append(_envelope(ctx, searcher, replace(request, query=question.strip())))
+            answered += 1
+    finally:
+        searcher.close()
+    data = {"queries": answered}
+    return CommandResult("recall", data, payload="\n".join(lines))
+
+
+def _envelope(ctx: RunContext, searcher: Searcher, request: Request) -> str:
+    started, store_before = time.monotonic(), ctx.store_ms
+    seen = len(ctx.reporter.warnings)
+    failures = ctx.reporter.guard_failures
+    if not request.query:
+        data: dict[str, object] = {"error": "an empty line is not a question"}
+        status, code = "failed", 2
+    else:
+        data = dict(answer(ctx, searcher, request))
+        data["store_ms"] = ctx.store_ms - store_before
+        status, code = ("degraded" if ctx.reporter.guard_failures > failures else "ok"), 0
+    envelope = {
+        "command": "recall", "status": status, "exit_code": code, "data": data,
+        "warnings": ctx.reporter.warnings[seen:],
+        "duration_ms": int((time.monotonic() - started) * 1000),
+    }  # fmt: skip
+    return json_printable(json.dumps(envelope, ensure_ascii=False))
+
+
+def answer(ctx: RunContext, searcher: Searcher, request: Request) -> RecallData:
     s = ctx.settings
     pool = min(2 * request.limit, STORE_CANDIDATES_MAX)
     candidates: dict[str, Candidate] = {}
     sources: list[str] = []
-    if _from_store(ctx, request.query, pool, candidates):
+    if "store" not in request.without and _from_store(ctx, request.query, pool, candidates):
         sources.append("agent-memory")
-    if _from_index(ctx, request.query, pool, candidates):
+    if searcher.index is not None:
+        stages = Stages(near="near" not in request.without, dates="dates" not in request.without)
+        depth = max(LOCAL_CANDIDATES, pool)
+        for hit in searcher.index.search(request.query, depth, s.now.date(), stages):
+            _add_local(candidates, hit)
         sources.append("journals")
 
     _address(ctx, candidates.values())
     kept = {k: c for k, c in candidates.items() if _wanted(c, request, s.now)}
     results = [_as_result(k, c) for k, c in sorted(kept.items(), key=lambda kc: -kc[1].fused)]
-    rerank = bool(results) and ctx.reranking.wanted(opted_in=True)  # recall's always is
+    rerank = bool(results) and "rerank" not in request.without
+    rerank = rerank and ctx.reranking.wanted(opted_in=True)  # recall's always is
     reranked = ctx.reranking.results(request.query, results) if rerank else None
     # agent-memory's weighting (priority boost × vitality) is applied to a relevance score that
     # spreads (the reranker's); on fused ranks (1/61 vs 1/62) it would only sort by type.
@@ -76,9 +162,12 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     else:
         ranked = results[: request.limit]
     rows = [_row(kept[r.id], r) for r in ranked]
-    if "agent-memory" not in sources:
+    if "agent-memory" not in sources and "store" not in request.without:
         ctx.reporter.warn("the store did not answer: results come from the journals alone")
-    return _result(request, rows, sources, reranked=reranked is not None)
+    return {
+        "query": request.query, "results": rows, "sources": sources,
+        "reranked": reranked is not None,
+    }  # fmt: skip
 
 
 def _from_store(ctx: RunContext, query: str, pool: int, candidates: dict[str, Candidate]) -> bool:
@@ -106,34 +195,6 @@ def _address(ctx: RunContext, candidates: Iterable[Candidate]) -> None:
         unnamed[memory_id].uri = uri
 
 
-def _from_index(ctx: RunContext, query: str, pool: int, candidates: dict[str, Candidate]) -> bool:
-    """The local index of the Markdown, refreshed first; False when it cannot be used."""
-    try:
-        index = RecallIndex(ctx.workspace.state)
-    except (MemfuseError, OSError) as exc:
-        ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
-        return False
-    try:
-        if index.rebuilt:
-            ctx.reporter.warn(REBUILT)
-        index.refresh(ctx.workspace, ctx.classifier, ctx.reporter.warn)
-        for hit in index.search(query, pool):
-            _add_local(candidates, hit)
-    finally:
-        index.close()
-    return True
-
-
-def _result(
-    request: Request, rows: list[RecallRow], sources: list[str], *, reranked: bool
-) -> CommandResult:
-    data: RecallData = {
-        "query": request.query, "results": rows, "sources": sources, "reranked": reranked
-    }  # fmt: skip
-    # The answer is the product, for an agent's prompt: printed even under -q.
-    return CommandResult("recall", data, payload="\n".join(render.recall(data)))
-
-
 def _key(content: str) -> str:
     return fold_whitespace(content).casefold()
 
@@ -142,7 +203,7 @@ def _add_store(candidates: dict[str, Candidate], memory: StoredMemory, rank: int
     if not memory.content:
         return
     c = candidates.setdefault(_key(memory.content), Candidate(memory.content, memory.type))
-    c.fused += 1 / (RRF_K + rank)
+    c.fused += STORE_WEIGHT / (RRF_K + rank)
     c.id = memory.id or c.id
     c.uri = memory.uri or c.uri
     c.vitality = memory.vitality if memory.vitality is not None else c.vitality
@@ -152,7 +213,7 @@ def _add_store(candidates: dict[str, Candidate], memory: StoredMemory, rank: int
 
 def _add_local(candidates: dict[str, Candidate], hit: Hit) -> None:
     c = candidates.setdefault(_key(hit.content), Candidate(hit.content, hit.type))
-    c.fused += 1 / (RRF_K + hit.rank)
+    c.fused += LOCAL_WEIGHT / (RRF_K + hit.rank)
     c.location = c.location or hit.location
     c.date = c.date or hit.day
     if c.updated_at is None and hit.day:

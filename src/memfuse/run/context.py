@@ -113,6 +113,10 @@ class RunContext:
         return self._store.calls if self._store is not None else 0
 
     @property
+    def store_ms(self) -> int:
+        return self._store.busy_ms if self._store is not None else 0
+
+    @property
     def store_outcome(self) -> str:
         """ok (the store answered), failed (calls were due, none answered) or idle."""
         return self._store.outcome if self._store is not None else "idle"

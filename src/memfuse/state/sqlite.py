@@ -33,6 +33,10 @@ class Foreign(sqlite3.DatabaseError):
     """The file is not one memfuse made: not SQLite, or a schema that is not memfuse's."""
 
 
+class Outdated(Foreign):
+    """The file is memfuse's own, from a former version whose schema cannot be added to."""
+
+
 def bound(db: sqlite3.Connection, seconds: float = STATEMENT_SECONDS) -> None:
     """Interrupt any statement of `db` that runs longer than `seconds` (OperationalError)."""
     started = [time.monotonic()]
@@ -64,20 +68,25 @@ def _objects(db: sqlite3.Connection) -> frozenset[tuple[str, str, str, str | Non
                      for t, n, tb, s in rows)  # fmt: skip
 
 
-def check_schema(db: sqlite3.Connection, schema: str) -> None:
+def check_schema(db: sqlite3.Connection, schema: str, former: tuple[str, ...] = ()) -> None:
     """Foreign unless every object of the database is one `schema` creates (an empty database
-    passes: the schema is then created). Reading the catalogue runs nothing of the file's."""
+    passes: the schema is then created); Outdated when they are all a `former` schema's.
+    Reading the catalogue runs nothing of the file's."""
     try:
         found = _objects(db)
     except sqlite3.DatabaseError as exc:
         raise Foreign(f"not a SQLite database memfuse can read ({exc})") from None
+    if any(found and found <= expected_schema(old) for old in former):
+        raise Outdated("memfuse's own, from a former version")
     strange = found - expected_schema(schema)
     if strange:
         kinds = sorted({f"{kind} {name}" for kind, name, _t, _s in strange})
         raise Foreign(f"holds what memfuse did not create: {', '.join(kinds[:5])}")
 
 
-def open_private_db(state: StateFolder, name: str, schema: str) -> sqlite3.Connection:
+def open_private_db(
+    state: StateFolder, name: str, schema: str, *, former: tuple[str, ...] = ()
+) -> sqlite3.Connection:
     """A connection to a SQLite file of the state folder, created 0600, its schema memfuse's
     own (created when empty), every statement bounded.
 
@@ -90,7 +99,7 @@ def open_private_db(state: StateFolder, name: str, schema: str) -> sqlite3.Conne
     try:
         bound(db)
         db.execute("PRAGMA trusted_schema = OFF")
-        check_schema(db, schema)
+        check_schema(db, schema, former)
         db.executescript(schema)
     except BaseException:
         db.close()

@@ -105,6 +105,11 @@ class StoreClient:
         return self._guard.calls
 
     @property
+    def busy_ms(self) -> int:
+        """Milliseconds spent waiting on the store (what a run's own time leaves out)."""
+        return int(self._guard.busy * 1000)
+
+    @property
     def outcome(self) -> str:
         """ok (the store answered), failed (calls were due, none answered) or idle."""
         g = self._guard

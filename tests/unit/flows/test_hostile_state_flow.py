@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -91,10 +92,13 @@ def test_a_state_folder_swapped_for_a_link_mid_run_gets_no_write(
     (elsewhere / "notes.txt").write_text("the user's file\n")
     state = world.state
 
+    swapping = threading.Lock()  # remember calls run on several threads at once
+
     def swap(tool: str, _arguments: object) -> None:
-        if tool == "remember" and not (state.parent / "moved").exists():
-            state.rename(state.parent / "moved")
-            state.symlink_to(elsewhere)
+        with swapping:
+            if tool == "remember" and not (state.parent / "moved").exists():
+                state.rename(state.parent / "moved")
+                state.symlink_to(elsewhere)
 
     world.gateway.hook = swap
     out = world.json("sync", "--now", NOW)

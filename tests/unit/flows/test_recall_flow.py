@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from memfuse.recall.index import RecallIndex
@@ -12,6 +13,7 @@ from tests.fakes import World
 
 DAY = "2026-11-29"
 NOW = f"{DAY}T22:00"
+TODAY = date.fromisoformat(DAY)
 JOURNAL = (
     "## 09:30\n- Met Bob about the billing migration cutover plan\n"
     "- ok\n"  # the store's gate refuses it
@@ -116,8 +118,8 @@ def test_the_local_index_rereads_only_what_changed(tmp_path: Path) -> None:
         assert index.refresh(workspace, classifier, print) == 0
         (ws / "memory" / "2026-11-28.md").unlink()
         index.refresh(workspace, classifier, print)
-        assert index.search("delta", 5) == []
-        assert [h.location for h in index.search("bravo", 5)] == [f"memory/{DAY}.md:1"]
+        assert index.search("delta", 5, TODAY) == []
+        assert [h.location for h in index.search("bravo", 5, TODAY)] == [f"memory/{DAY}.md:1"]
     finally:
         index.close()
 
@@ -129,7 +131,8 @@ def test_sync_keeps_the_local_index_current_for_recall(world: World) -> None:
     assert first.data["recall_index_refreshed"] == 2  # the journal and MEMORY.md
     index = RecallIndex(StateFolder(world.state))
     try:  # searchable before any recall ran
-        assert [h.location for h in index.search("dark mode", 5)] == [f"memory/{DAY}.md:4"]
+        hits = index.search("dark mode", 5, TODAY)  # the bullet, then its section's neighbours
+        assert hits[0].location == f"memory/{DAY}.md:4"
     finally:
         index.close()
     assert world.json("sync", "--now", NOW).data["recall_index_refreshed"] == 0

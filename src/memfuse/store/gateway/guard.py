@@ -50,6 +50,7 @@ class Guard:
         self.calls = 0
         self.skipped = 0
         self.reached = 0  # calls the store answered (a server-side error included)
+        self.busy = 0.0  # seconds spent waiting on calls (summed over threads)
         self._lock = threading.Lock()
         # The run's first call goes alone: a server starting on a fresh database sets up its
         # schema, and several doing that at once can fail one of them.
@@ -118,7 +119,10 @@ class Guard:
 
     def _debug(self, tool: str, started: float, outcome: str) -> None:
         # Never the arguments: journal text is private and can be large.
-        ms = (time.monotonic() - started) * 1000
+        spent = time.monotonic() - started
+        with self._lock:
+            self.busy += spent
+        ms = spent * 1000
         self.reporter.logger.debug("%s via %s: %s in %.0f ms", tool, self.gateway.name, outcome, ms)
 
     def _failed(self, tool: str, exc: GatewayError, tolerate: tuple[str, ...]) -> Answer | None:
