@@ -26,6 +26,9 @@ import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+from sections import replace_section
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -47,23 +50,26 @@ def bullet(rng: random.Random, n: int) -> str:
     return f"{' '.join(words)} — ticket OPS-{n:05d} step {rng.randint(1, 999)}"
 
 
-def make_workspace(root: Path, bullets: int, seed: int = 7) -> tuple[Path, date]:
-    """`bullets` bullets over journals of 40, ending on the returned day."""
+def make_workspace(
+    root: Path, bullets: int, seed: int = 7, per_journal: int = PER_JOURNAL
+) -> tuple[Path, date]:
+    """`bullets` bullets over journals of `per_journal` (three sessions each), ending on the
+    returned day."""
     rng = random.Random(seed)
     ws = root / "workspace"
     (ws / "memory").mkdir(parents=True)
-    days = -(-bullets // PER_JOURNAL)
+    days = -(-bullets // per_journal)
     last = date(2026, 11, 30)
     n = 0
     for d in range(days):
         day = last - timedelta(days=days - 1 - d)
-        lines = []
+        lines, written = [], 0
         for section in ("09:30", "14:00", "22:00"):
             lines.append(f"## {section}")
-            for _ in range(PER_JOURNAL // 3 + 1):
-                if n < bullets and len([x for x in lines if x.startswith("-")]) < PER_JOURNAL:
+            for _ in range(per_journal // 3 + 1):
+                if n < bullets and written < per_journal:
                     lines.append(f"- {bullet(rng, n)}")
-                    n += 1
+                    n, written = n + 1, written + 1
         (ws / "memory" / f"{day}.md").write_text("\n".join(lines) + "\n")
     return ws, last
 
@@ -187,6 +193,12 @@ def raw_session(server: Server, ws: Path) -> tuple[float, int]:
 
 def run_sync(server: Server, ws: Path, *extra: str) -> tuple[float, dict[str, object]]:
     """`memfuse sync` with no transport flag (the default, `auto`), as a user runs it."""
+    seconds, envelope = sync_envelope(server, ws, *extra)
+    return seconds, envelope["data"]
+
+
+def sync_envelope(server: Server, ws: Path, *extra: str) -> tuple[float, dict[str, Any]]:
+    """run_sync's wall seconds and whole envelope."""
     argv = [MEMFUSE, "sync", "-w", str(ws), "--mcporter", MCPORTER, "--mcporter-config",
             str(server.config), "--server", server.name, "--now", "2026-11-30T23:00", "--json",
             *extra]  # fmt: skip
@@ -194,7 +206,7 @@ def run_sync(server: Server, ws: Path, *extra: str) -> tuple[float, dict[str, ob
     envelope = json.loads(done.stdout)
     if envelope["status"] != "ok":
         raise SystemExit(f"sync {extra} was {envelope['status']}: {envelope['warnings'][:3]}")
-    return seconds, envelope["data"]
+    return seconds, envelope
 
 
 def rebuild(root: Path, n: int) -> list[tuple[str, float, int]]:
@@ -218,72 +230,165 @@ def rebuild(root: Path, n: int) -> list[tuple[str, float, int]]:
     ]  # fmt: skip
 
 
-def recall_speed(root: Path) -> list[str]:
-    """`memfuse recall` over a year of journals (session transport, an empty store): the first
-    run builds the local index, the next ones only check what changed."""
-    ws, last = make_workspace(root / "recall-year", 365 * PER_JOURNAL, seed=13)
-    server = reference_server(root / "recall-year", "recall")
+def state_bytes(ws: Path) -> int:
+    """The size of memfuse's state folder for a workspace (ledgers, history, recall index)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from memfuse.state.folder import default_state_dir
+
+    folder = default_state_dir(ws, os.environ)
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def touch(journal: Path, n: int) -> None:
+    """The agent adds one bullet to a journal."""
+    with journal.open("a", encoding="utf-8") as fh:
+        fh.write(f"- a late note number {n} about the staging cutover\n")
+
+
+def year_rows(root: Path) -> list[str]:
+    """A year of journals synced into the reference server: the plain sync after one old
+    journal changed (issue 25), and recall, one question and a batch of 500 (issue 27)."""
+    server = reference_server(root / "year-store", "year")
+    ws, last = make_workspace(root / "year-store", 365 * PER_JOURNAL, seed=13)
+    run_sync(server, ws, "--all")
+    changed = ws / "memory" / f"{last - timedelta(days=200)}.md"  # a journal of last spring
+    touch(changed, 0)
+    year_s, year = sync_envelope(server, ws)
+    assert year["data"]["counts"]["added"] == 1, year["data"]["counts"]
+    one_server = reference_server(root / "one-store", "one")
+    one_ws = root / "one-store" / "workspace"
+    (one_ws / "memory").mkdir(parents=True)
+    shutil.copy(changed, one_ws / "memory" / changed.name)
+    run_sync(one_server, one_ws, "--all")
+    touch(one_ws / "memory" / changed.name, 1)
+    one_s, one = sync_envelope(one_server, one_ws)
+    assert one["data"]["counts"]["added"] == 1, one["data"]["counts"]
+    year_own, one_own = (e["duration_ms"] - e["store_ms"] for e in (year, one))
+
+    now = ["--now", f"{last}T23:00"]
     argv = [MEMFUSE, "recall", "billing migration rollback", "-w", str(ws), "--mcporter-config",
-            str(server.config), "--now", f"{last}T23:00", "-q"]  # fmt: skip
-    first, _ = timed(argv)
-    warm = statistics.median(timed(argv)[0] for _ in range(5))
+            str(server.config), *now, "-q"]  # fmt: skip
+    single = statistics.median(timed(argv)[0] for _ in range(5))
+    rng = random.Random(5)
+    questions = [" ".join(rng.sample(WORDS, 3)) for _ in range(500)]
+    batch = [MEMFUSE, "recall", "--batch", "-w", str(ws), "--mcporter-config", str(server.config),
+             *now]  # fmt: skip
+    batch_s, done = timed(batch, stdin=("\n".join(questions) + "\n").encode())
+    envelopes = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(envelopes) == 500 and all(e["status"] == "ok" for e in envelopes)
+    own = sorted(e["duration_ms"] - e["data"]["store_ms"] for e in envelopes)
+    store = statistics.median(e["data"]["store_ms"] for e in envelopes)
     status = [MEMFUSE, "status", "-w", str(ws), "-q"]  # start-up and nothing else, for scale
     startup = statistics.median(timed(status)[0] for _ in range(5))
-    sys.path.insert(0, str(ROOT / "src"))
-    from memfuse.recall.index import RecallIndex
-    from memfuse.text.classify import Classifier
-    from memfuse.workspace.layout import Workspace
-
-    def own_work() -> float:
-        started = time.perf_counter()
-        workspace = Workspace(ws)
-        index = RecallIndex(workspace.state)
-        index.refresh(workspace, Classifier((), ()), lambda _m: None)
-        index.search("billing migration rollback", 20)
-        index.close()
-        return time.perf_counter() - started
-
-    own = statistics.median(own_work() for _ in range(5))
-    lookup = ledger_lookup(root / "ledger-year", 365 * PER_JOURNAL)
+    ten = ten_years(root, questions[:100])
     return [
-        "\n### Recall (issue 16), a year of journals (365 × 40 bullets), session transport\n",
+        "\n### A year of journals (365 × 40 = 14 600 bullets), reference server, session\n",
         "| measure | wall |",
         "|---|---:|",
-        f"| first `memfuse recall` (builds the local index of 14 600 bullets) | {first * 1000:.0f} ms |",
-        f"| next `memfuse recall`, nothing changed, median of 5 | {warm * 1000:.0f} ms |",
-        f"| of which memfuse's own work: index check of 366 files + search, median of 5 | {own * 1000:.0f} ms |",
-        f"| and the URIs of 20 stored results from a ledger of 14 600 entries, median of 5 | {lookup * 1000:.1f} ms |",
+        f"| plain `memfuse sync`, one journal of 200 days ago changed (one bullet added) | {year_s * 1000:.0f} ms, of which memfuse's own {year_own} ms |",
+        f"| plain `memfuse sync` of a workspace of that one journal, one bullet added | {one_s * 1000:.0f} ms, of which memfuse's own {one_own} ms |",
+        f"| the year's sync against the one journal's | {year_s / one_s:.2f}× the wall, {year_own / max(one_own, 1):.2f}× memfuse's own |",
+        f"| one `memfuse recall`, the index current, median of 5 | {single * 1000:.0f} ms |",
+        f"| `memfuse recall --batch`, 500 questions, one store session | {batch_s:.1f} s ({batch_s * 1000 / 500:.0f} ms a question) |",
+        f"| of which memfuse's own time per question (duration less the store's), median / 95th percentile | {statistics.median(own):.0f} ms / {own[int(len(own) * 0.95)]:.0f} ms |",
+        f"| and the store's recall per question, median | {store:.0f} ms |",
         f"| `memfuse status -q` (start-up alone), median of 5 | {startup * 1000:.0f} ms |",
+        f"| 10×: ten years (146 000 bullets), the journals alone (`--without store`): building the index | {ten[0]:.1f} s |",
+        f"| 10×: memfuse's own time per question over 100 of the questions, median / 95th percentile | {ten[1]:.0f} ms / {ten[2]:.0f} ms |",
         "",
-        "The rest of a warm recall is starting the store's server and the MCP session, and the"
-        " store's own recall. After a sync the index is already current (sync refreshes it),"
-        " so the agent's first recall is a warm one. Quality (hit@1, hit@5, MRR with and"
-        " without a reranker) is in docs/recall-quality.md, from benchmarks/recall_eval.py.",
+        "A plain sync `stat`s every journal against the ledger's record and reads only the one"
+        " that changed, so over a year it costs the one journal's work plus a `stat` a file."
+        " The rest of one recall is starting the store's server and its MCP session; a batch"
+        " pays that once. At 10× the index (a row above) a question's own time grows with the"
+        " bullets its words match (FTS5 ranks every row that holds a term), roughly tenfold for"
+        " common words; 100× was not measured, and would scale the same way: a workspace that"
+        " large should ask with fewer, rarer words or accept a slower answer. The index file"
+        " grows with the bullets; it is derived and can be deleted.",
     ]
 
 
-def ledger_lookup(root: Path, entries: int) -> float:
-    """recall's read-only ledger query (memfuse.ledger.ledger.uris_of) for 20 memory ids, in seconds."""
-    from memfuse.ledger.ledger import Ledger, uris_of
-    from memfuse.state.folder import StateFolder
-    from memfuse.state.sqlite import immediate
+def own_and_wall(runs: int, argv: list[str]) -> tuple[float, float]:
+    """Median wall seconds of `runs` runs, and median of memfuse's own seconds (the envelope's
+    duration less the time a store call was in flight, server start included)."""
+    walls, owns = [], []
+    for _ in range(runs):
+        seconds, done = timed([*argv, "--json"])
+        envelope = json.loads(done.stdout)
+        if envelope["status"] != "ok":
+            raise SystemExit(f"{argv[1]} was {envelope['status']}: {envelope['warnings'][:3]}")
+        walls.append(seconds)
+        owns.append((envelope["duration_ms"] - envelope["store_ms"]) / 1000)
+    return statistics.median(walls), statistics.median(owns)
 
-    state = StateFolder(root / "workspace" / ".memfuse")
-    state.path.mkdir(parents=True, mode=0o700)
-    ledger = Ledger(state)  # its schema; the rows in one transaction (set-up, not measured)
-    rows = [(f"d#0930-{n}", "2026-11-30", f"h{n}", "added", f"event://journal/d#0930-{n}",
-             "event", f"id-{n}", 1, "2026-11-30T22:00:00") for n in range(entries)]  # fmt: skip
-    with immediate(ledger.db):
-        ledger.db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    ledger.close()
-    wanted = [f"id-{n}" for n in range(0, entries, entries // 20)][:20]
 
-    def once() -> float:
-        started = time.perf_counter()
-        assert len(uris_of(state, wanted)) == 20
-        return time.perf_counter() - started
+def ten_years(root: Path, questions: list[str]) -> tuple[float, float, float]:
+    """The local index at 10× a year, without a store (the reference server would take the
+    benchmark's hour to take 146 000 remembers): build seconds, and the median and 95th
+    percentile of memfuse's own milliseconds per question."""
+    ws, last = make_workspace(root / "ten-years", 3650 * PER_JOURNAL, seed=17)
+    batch = [MEMFUSE, "recall", "--batch", "-w", str(ws), "--without", "store",
+             "--now", f"{last}T23:00"]  # fmt: skip
+    build, done = timed(batch, stdin=b"warm up\n")
+    _s, done = timed(batch, stdin=("\n".join(questions) + "\n").encode())
+    own = sorted(json.loads(line)["duration_ms"] for line in done.stdout.splitlines())
+    assert len(own) == len(questions)
+    return build, statistics.median(own), own[int(len(own) * 0.95)]
 
-    return statistics.median(once() for _ in range(5))
+
+def scale_rows(root: Path) -> list[str]:
+    """100 large journals at two sizes (4 000 and 16 000 bullets): surface, a sync with nothing
+    to send, and the state folder after a month of one-bullet syncs (issue 29)."""
+    rows = []
+    measured: dict[int, dict[str, tuple[float, float]]] = {}
+    for per in (40, 160):
+        label = f"scale{per}"
+        server = reference_server(root / label, label)
+        ws, last = make_workspace(root / label, 100 * per, seed=per, per_journal=per)
+        run_sync(server, ws, "--all")
+        common = ["-w", str(ws), "--transport", "session", "--mcporter-config", str(server.config),
+                  "--now", f"{last}T23:00"]  # fmt: skip
+        measured[per] = {
+            "surface": own_and_wall(3, [MEMFUSE, "surface", *common]),
+            "sync": own_and_wall(3, [MEMFUSE, "sync", *common]),
+        }
+        for key, what in (("surface", "`memfuse surface`"),
+                          ("sync", "plain `memfuse sync`, nothing to send")):  # fmt: skip
+            wall, own = measured[per][key]
+            rows.append(
+                f"| {100 * per} bullets: {what}, median of 3 | {wall * 1000:.0f} ms | {own * 1000:.0f} ms |"
+            )
+        if per == 40:
+            before = state_bytes(ws)
+            journal = ws / "memory" / f"{last}.md"
+            for n in range(30):
+                touch(journal, n)
+                run_sync(server, ws)
+            rows.append(
+                f"| {100 * per} bullets: the state folder before, and after 30 syncs of one added bullet each | {before / 1024:.0f} KiB → {state_bytes(ws) / 1024:.0f} KiB | |"
+            )
+
+    def ratio(key: str, which: int) -> str:
+        return f"{measured[160][key][which] / measured[40][key][which]:.2f}×"
+
+    return [
+        "\n### 100 large journals (issue 29), reference server, session\n",
+        "| measure | wall | memfuse's own |",
+        "|---|---:|---:|",
+        *rows,
+        "",
+        "memfuse's own time is the envelope's `duration_ms` less its `store_ms` (the wall time a"
+        " store call was in flight, the server's start included). Four times the bullets (40 →"
+        f" 160 a journal) costs surface {ratio('surface', 0)} in wall time and"
+        f" {ratio('surface', 1)} of memfuse's own; a sync with nothing to send"
+        f" {ratio('sync', 0)} and {ratio('sync', 1)}. Surface asks the store for a bounded"
+        " number of candidates (four times a section's cap) and reads the journals of its last"
+        " days; a plain sync with nothing changed reads no journal, only `stat`s each against"
+        " the ledger. What grows is the store's own work on a larger database. 10× and 100× the"
+        " journals: memfuse's part grows with the count of journal files (one `stat` each), not"
+        " with their bullets. The state folder grows by the rows of the bullets added, not with"
+        " how often a journal is touched (five attempts kept per bullet; the recall index merges"
+        " and frees its pages after each refresh).",
+    ]
 
 
 def median_of(runs: int, argv: list[str]) -> float:
@@ -341,17 +446,22 @@ def main() -> None:
         "--rebuild", type=int, nargs="*", default=[1000, 10000], help="rebuild sizes to measure"
     )
     parser.add_argument(
-        "--only-recall", action="store_true",
-        help="measure only the recall rows and replace that section of docs/performance.md",
+        "--only", choices=sorted(SECTIONS),
+        help="measure one section and replace it in docs/performance.md",
     )  # fmt: skip
     options = parser.parse_args()
     n = options.bullets
-    if options.only_recall:
+    # memfuse's state for the benchmark's workspaces stays in the benchmark's folder.
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="memfuse-bench-state-")
+    if options.only:
+        title, measure = SECTIONS[options.only]
         with tempfile.TemporaryDirectory(prefix="memfuse-bench-") as tmp:
-            rows = recall_speed(Path(tmp))
+            rows = measure(Path(tmp))
         print("\n".join(rows))
         if not options.no_write:
-            replace_section("### Recall", rows)
+            replace_section(
+                ROOT / "docs" / "performance.md", title, "\n".join(rows), before="### Start-up"
+            )
         return
     out: list[str] = []
     say = lambda line: (print(line, flush=True), out.append(line))  # noqa: E731
@@ -412,8 +522,9 @@ def main() -> None:
                 ratio = f"{seconds / limit_r:.2f}×" if "verify" not in name else "–"
                 say(f"| {name} | {seconds:.2f} | {calls} | {ratio} |")
 
-        for line in recall_speed(root):
-            say(line)
+        for _title, measure in SECTIONS.values():
+            for line in measure(root):
+                say(line)
 
         say("\n### Start-up, parsing, memory, surface\n")
         say("| measure | value |")
@@ -459,20 +570,10 @@ def main() -> None:
         write_report(n, out)
 
 
-def replace_section(title: str, rows: list[str]) -> None:
-    """Put `rows` in place of the section starting with `title` (or before the start-up one)."""
-    path = ROOT / "docs" / "performance.md"
-    text = path.read_text()
-    block = "\n".join(rows).strip("\n") + "\n"
-    start = text.find(title)
-    if start >= 0:
-        end = text.find("\n### ", start + 1)
-        text = text[:start] + block + (text[end:] if end >= 0 else "")
-    else:
-        anchor = text.find("### Start-up")
-        text = text[:anchor] + block + "\n" + text[anchor:] if anchor >= 0 else text + "\n" + block
-    path.write_text(text)
-    print(f"\nupdated {path}")
+SECTIONS = {
+    "year": ("### A year of journals", year_rows),
+    "scale": ("### 100 large journals", scale_rows),
+}
 
 
 DEVELOPMENT_TITLE = "## Development"

@@ -1,7 +1,7 @@
 """Recall quality, measured: hit@1, hit@5 and MRR on a small bilingual evaluation set.
 
     .venv/bin/python benchmarks/recall_eval.py [--stand-in] [--no-write]
-    # prints, and writes docs/recall-quality.md
+    # prints, and replaces its section of docs/recall-quality.md
 
 The set (benchmarks/recall_eval/queries.json) is queries over examples/workspace with the text
 fragments of their relevant bullets. The workspace is synced into a fresh reference server,
@@ -23,6 +23,8 @@ import sys
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
+
+from sections import replace_section
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMFUSE = str(Path(sys.executable).parent / "memfuse")
@@ -113,7 +115,7 @@ def main() -> None:
         from datetime import datetime
 
         head = (
-            "# Recall quality\n\n"
+            "## The bilingual example set\n\n"
             f"Measured by `benchmarks/recall_eval.py` on {datetime.now():%Y-%m-%d %H:%M}"
             " against the reference server (`.venv/bin/python benchmarks/recall_eval.py` to"
             " reproduce). A hit is a result containing one of the query's relevant fragments"
@@ -125,11 +127,12 @@ def main() -> None:
             head += (
                 "The stand-in row (`--stand-in`) is the tests' loopback reranker, which scores a"
                 " document by the share of the query's terms it contains: it exercises the"
-                " reranking path offline and deterministically. It is not a cross-encoder, and"
-                " it ranks worse than BM25 with agent-memory's weighting here; what a real"
-                " reranker does on this set is measured only where one is configured.\n\n"
+                " reranking path offline and deterministically. It is not a cross-encoder; what"
+                " a real reranker does on this set is measured only where one is"
+                " configured.\n\n"
             )
-        (ROOT / "docs" / "recall-quality.md").write_text(head + "\n".join(lines) + "\n")
+        path = ROOT / "docs" / "recall-quality.md"
+        replace_section(path, "## The bilingual example set", head + "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -199,11 +199,15 @@ class World:
         path.write_text(text, encoding="utf-8")
         return path
 
-    def run(self, *args: str, env: Mapping[str, str] | None = None) -> Outcome:
+    def run(
+        self, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
+    ) -> Outcome:
         from memfuse.cli import app
 
         argv = [*args, "-w", str(self.workspace)]
-        result = CliRunner().invoke(app, argv, env=dict(env or {}), catch_exceptions=False)
+        result = CliRunner().invoke(
+            app, argv, input=stdin, env=dict(env or {}), catch_exceptions=False
+        )
         return Outcome(result.exit_code, result.stdout, result.stderr)
 
     def json(self, *args: str, env: Mapping[str, str] | None = None) -> Outcome:

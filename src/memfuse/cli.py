@@ -355,12 +355,23 @@ def recall(
         raise typer.BadParameter(f"stages are {', '.join(command.STAGES)}", param_hint="--without")
     if batch == (query is not None):
         raise typer.BadParameter("give a QUERY, or --batch and the questions on stdin")
+    if query is not None and len(query) > command.QUESTION_MAX:
+        raise typer.BadParameter(
+            f"a question longer than {command.QUESTION_MAX} characters is not one",
+            param_hint="QUERY",
+        )
     request = command.Request(query or "", limit, tuple(types or ()), days, off)
     if batch:
-        # The output is JSON lines whatever --json says: one envelope per question.
-        lines = (line.rstrip("\n") for line in sys.stdin)
-        common = replace(common, json=False)
-        runner.run("recall", common, lambda ctx: command.run_batch(ctx, request, lines), lock=False)
+        # The output is JSON lines whatever --json says: one envelope per question, printed
+        # as it is answered.
+        lines = command.questions(sys.stdin)
+        common = replace(common, json=False, quiet=True)
+        runner.run(
+            "recall",
+            common,
+            lambda ctx: command.run_batch(ctx, request, lines, runner.print_line),
+            lock=False,
+        )
     else:
         runner.run("recall", common, lambda ctx: command.run(ctx, request), lock=False)
 

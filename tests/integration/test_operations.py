@@ -3,8 +3,10 @@ docs name everything `--help` shows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import select
 import shlex
 import subprocess
 import sys
@@ -111,3 +113,33 @@ def test_a_reader_that_closes_the_pipe_ends_nothing_but_the_output(
         os.close(write)
     assert done.stderr == b""
     assert done.returncode == code
+
+
+def test_recall_batch_answers_as_asked_and_stops_when_no_one_reads(tmp_path: Path) -> None:
+    """An agent can ask, read the answer, and ask again; and `yes … | memfuse recall --batch |
+    head -1` ends instead of answering forever into a closed pipe."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-11-20.md").write_text("## 10:00\n- Alice prefers dark mode\n")
+    env = {**os.environ, "HOME": str(tmp_path), "MEMFUSE_WORKSPACE": str(ws)}
+    argv = [str(BIN / "memfuse"), "recall", "--batch", "--without", "store"]
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env, text=True, bufsize=1,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("dark mode\n")
+        proc.stdin.flush()
+        ready, _w, _x = select.select([proc.stdout], [], [], 60)
+        assert ready, "no answer while the question's stdin is still open"
+        first = proc.stdout.readline()
+        assert '"Alice prefers dark mode"' in first
+        proc.stdout.close()  # the reader goes away; the asker does not
+        with contextlib.suppress(BrokenPipeError):
+            for _ in range(100_000):
+                proc.stdin.write("dark mode\n")
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0

@@ -2,8 +2,12 @@
 
 Candidates from the local full-text index of the Markdown in every form (memfuse.recall.index:
 journals daily, archived and rolled up, and MEMORY.md) and from the store's own `recall` (2 ×
-limit, at most 20) are merged by weighted reciprocal rank fusion, a bullet and the memory synced
-from it counted once; the local index weighs more, having measured better (docs/recall-quality.md).
+limit, at most 20) are merged by reciprocal rank fusion, a bullet and the memory synced from it
+counted once. Who ranks what (measured: docs/recall-quality.md, decisions 93): a bullet is ranked
+by the local index, which searches the same text better than the store does; the store's vote
+for it would only pull the order towards its weaker ranking. A memory the Markdown does not
+hold (the agent stored it itself) is ranked by the store alone, at the local index's weight;
+a synced bullet the local index did not find comes after what it did.
 The external reranker re-scores them when one is configured (any failure: one warning, the fused
 order), and agent-memory's local weighting (priority, vitality) orders the reranked result;
 without a reranker the fused rank stands (docs/decisions.md 66). With the store down the local
@@ -17,9 +21,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TextIO
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
@@ -29,18 +34,23 @@ from memfuse.recall.reranker import SearchResult, local_weighting
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
-from memfuse.run.results import RecallData, RecallRow
+from memfuse.run.results import RecallBatchData, RecallData, RecallRow
 from memfuse.store.answers import StoredMemory
 from memfuse.store.decay import priority_of
 from memfuse.text.similarity import fold_whitespace
 from memfuse.untrusted import json_printable
+from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX
 
 RRF_K = 60
 STORE_CANDIDATES_MAX = 20
 LOCAL_CANDIDATES = 50  # the local index is cheap to ask deep: fusion and filters need room
-# How much a rank of each list counts in the fusion (measured: docs/recall-quality.md).
+# How much a rank counts in the fusion (measured: docs/recall-quality.md, decisions 93): the
+# local index's ranks; the store's for a memory the Markdown does not hold; the store's for a
+# synced bullet the local index did not return (after its candidates, in the store's order).
 LOCAL_WEIGHT = 1.0
-STORE_WEIGHT = 0.5
+STORE_OWN_WEIGHT = 1.0
+STORE_SYNCED_WEIGHT = 0.5
+QUESTION_MAX = 2000  # characters: a question, not a document (every term of it is searched)
 # The stages `--without` can switch off, for the benchmark that measures each one.
 STAGES = ("store", "index", "near", "dates", "rerank")
 
@@ -66,6 +76,8 @@ class Candidate:
     vitality: float = 1.0
     updated_at: datetime | None = None
     sources: tuple[str, ...] = ()
+    store_rank: int | None = None
+    synced: bool = False  # the store's copy of a journal bullet (its URI or source says so)
 
 
 class Searcher:
@@ -101,19 +113,35 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     return CommandResult("recall", data, payload="\n".join(render.recall(data)))
 
 
-def run_batch(ctx: RunContext, request: Request, questions: Iterable[str]) -> CommandResult:
-    """One JSON envelope per question, in order, each with its own warnings and time."""
+def run_batch(
+    ctx: RunContext, request: Request, questions: Iterable[str], emit: Callable[[str], bool]
+) -> CommandResult:
+    """One JSON envelope per question, in order, each with its own warnings and time, each
+    printed (`emit`) as soon as it is answered: an agent may ask, read, and ask again. The
+    batch ends with its input, or when no one reads the answers any more (emit says False)."""
     searcher = Searcher(ctx, request)
-    lines: list[str] = []
     answered = 0
     try:
         for question in questions:
-            lines.append(_envelope(ctx, searcher, replace(request, query=question.strip())))
             answered += 1
+            line = _envelope(ctx, searcher, replace(request, query=question))
+            if not emit(ctx.reporter.mask(line)):
+                break
     finally:
         searcher.close()
-    data = {"queries": answered}
-    return CommandResult("recall", data, payload="\n".join(lines))
+    data: RecallBatchData = {"queries": answered}
+    return CommandResult("recall", data)
+
+
+def questions(stream: TextIO) -> Iterator[str]:
+    """The lines of a batch, each cut at QUESTION_MAX + 1 characters (a longer one is refused
+    by its envelope, and what is left of it read and dropped): memory stays bounded whatever
+    is piped in."""
+    while line := stream.readline(QUESTION_MAX + 1):
+        if len(line) > QUESTION_MAX and not line.endswith("\n"):
+            while (rest := stream.readline(65536)) and not rest.endswith("\n"):
+                pass
+        yield line.rstrip("\n").strip()
 
 
 def _envelope(ctx: RunContext, searcher: Searcher, request: Request) -> str:
@@ -122,6 +150,9 @@ def _envelope(ctx: RunContext, searcher: Searcher, request: Request) -> str:
     failures = ctx.reporter.guard_failures
     if not request.query:
         data: dict[str, object] = {"error": "an empty line is not a question"}
+        status, code = "failed", 2
+    elif len(request.query) > QUESTION_MAX:
+        data = {"error": f"a question longer than {QUESTION_MAX} characters is not one"}
         status, code = "failed", 2
     else:
         data = dict(answer(ctx, searcher, request))
@@ -150,6 +181,8 @@ def answer(ctx: RunContext, searcher: Searcher, request: Request) -> RecallData:
         sources.append("journals")
 
     _address(ctx, candidates.values())
+    for c in candidates.values():
+        c.fused += _store_share(c, index_answered=searcher.index is not None)
     kept = {k: c for k, c in candidates.items() if _wanted(c, request, s.now)}
     results = [_as_result(k, c) for k, c in sorted(kept.items(), key=lambda kc: -kc[1].fused)]
     rerank = bool(results) and "rerank" not in request.without
@@ -203,12 +236,26 @@ def _add_store(candidates: dict[str, Candidate], memory: StoredMemory, rank: int
     if not memory.content:
         return
     c = candidates.setdefault(_key(memory.content), Candidate(memory.content, memory.type))
-    c.fused += STORE_WEIGHT / (RRF_K + rank)
+    c.store_rank = rank if c.store_rank is None else min(c.store_rank, rank)
+    c.synced = c.synced or (memory.source or "").startswith(SOURCE_PREFIX)
     c.id = memory.id or c.id
     c.uri = memory.uri or c.uri
     c.vitality = memory.vitality if memory.vitality is not None else c.vitality
     c.updated_at = memory.updated_at or c.updated_at
     c.sources = (*c.sources, "store")
+
+
+def _store_share(c: Candidate, *, index_answered: bool) -> float:
+    """What the store's rank adds to a candidate's fused score (the module's docstring)."""
+    if c.store_rank is None:
+        return 0.0
+    if not index_answered:
+        return 1.0 / (RRF_K + c.store_rank)  # the store's order stands
+    if "journal" in c.sources:
+        return 0.0  # the local index ranked this text already
+    synced = c.synced or (c.uri or "").startswith(JOURNAL_PREFIXES)
+    weight = STORE_SYNCED_WEIGHT if synced else STORE_OWN_WEIGHT
+    return weight / (RRF_K + c.store_rank)
 
 
 def _add_local(candidates: dict[str, Candidate], hit: Hit) -> None:

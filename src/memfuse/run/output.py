@@ -45,7 +45,7 @@ class CommandResult:
             return "failed"
         return "degraded" if self.guard_failures else "ok"
 
-    def envelope(self, duration_ms: int) -> dict[str, Any]:
+    def envelope(self, duration_ms: int, store_ms: int = 0) -> dict[str, Any]:
         return {
             "command": self.command,
             "status": self.status,
@@ -53,6 +53,7 @@ class CommandResult:
             "data": dict(self.data),
             "warnings": list(self.warnings),
             "duration_ms": duration_ms,
+            "store_ms": store_ms,
         }
 
 

@@ -167,6 +167,13 @@ class RecallData(TypedDict):
     reranked: bool
 
 
+class RecallBatchData(TypedDict):
+    """`recall --batch`: each question's envelope is printed as it is answered (with its own
+    RecallData and `store_ms`); the run itself records how many were asked."""
+
+    queries: int
+
+
 # --- status --------------------------------------------------------------------------------
 
 

@@ -60,6 +60,18 @@ def _out(text: str) -> None:
         _reader_gone(1)
 
 
+def print_line(text: str) -> bool:
+    """One line of a result that streams (recall --batch), on stdout now; False when the
+    reader is gone, so that the run stops asking (`… --batch | head -1` must end)."""
+    try:
+        typer.echo(json_printable(text))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _reader_gone(1)
+        return False
+    return True
+
+
 def _reader_gone(fd: int) -> None:
     """The reader closed the pipe (`memfuse doctor | head -3`): like the Unix tools memfuse sits
     among, stop writing there without a word. The descriptor is pointed at /dev/null, so the
@@ -199,7 +211,7 @@ def _conclude(
             result = replace(result, data=data, exit_code=ExitCode.ESCALATED)
     # The reporter saw every warning of the run, whichever layer raised it.
     result = replace(result, warnings=tuple(reporter.warnings))
-    envelope = result.envelope(duration_ms)
+    envelope = result.envelope(duration_ms, ctx.store_ms if ctx is not None else 0)
     reporter.info(
         f"end {name} status={envelope['status']} exit={envelope['exit_code']} "
         f"warnings={len(result.warnings)} in {duration_ms} ms"

@@ -50,7 +50,9 @@ class Guard:
         self.calls = 0
         self.skipped = 0
         self.reached = 0  # calls the store answered (a server-side error included)
-        self.busy = 0.0  # seconds spent waiting on calls (summed over threads)
+        self.busy = 0.0  # seconds of the run's wall time with a call in flight
+        self._in_flight = 0
+        self._since = 0.0
         self._lock = threading.Lock()
         # The run's first call goes alone: a server starting on a fresh database sets up its
         # schema, and several doing that at once can fail one of them.
@@ -95,14 +97,22 @@ class Guard:
             why = f"skipped the remaining store calls (retried by the next run): {self._cause}"
             self.reporter.warn(why, guard=True)
             return None, why
+        started = time.monotonic()
         with self._lock:
             self.calls += 1
-        started = time.monotonic()
+            if self._in_flight == 0:
+                self._since = started
+            self._in_flight += 1
         try:
             answer = self._first_alone(tool, arguments)
         except GatewayError as exc:
             self._debug(tool, started, type(exc).__name__)
             return self._failed(tool, exc, tolerate), str(exc)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                if self._in_flight == 0:
+                    self.busy += time.monotonic() - self._since
         self._debug(tool, started, "ok")
         self._note()
         return answer, None
@@ -119,10 +129,7 @@ class Guard:
 
     def _debug(self, tool: str, started: float, outcome: str) -> None:
         # Never the arguments: journal text is private and can be large.
-        spent = time.monotonic() - started
-        with self._lock:
-            self.busy += spent
-        ms = spent * 1000
+        ms = (time.monotonic() - started) * 1000
         self.reporter.logger.debug("%s via %s: %s in %.0f ms", tool, self.gateway.name, outcome, ms)
 
     def _failed(self, tool: str, exc: GatewayError, tolerate: tuple[str, ...]) -> Answer | None:
