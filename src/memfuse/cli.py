@@ -282,35 +282,59 @@ def rerank_test(
 @app.command()
 @with_common_options
 def cron(
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="crontab|systemd|launchd|openclaw",
+            help="The scheduler: crontab, systemd user timers (catch up missed runs), launchd"
+            " (macOS) or OpenClaw's own cron jobs.",
+        ),
+    ] = "crontab",
     archive: Annotated[
         bool, typer.Option("--archive", help="Let tidy roll old journals into weekly files.")
     ] = False,
-    check: Annotated[
-        bool, typer.Option("--check", help="Run each memfuse line as cron would, --dry-run.")
+    install: Annotated[
+        bool,
+        typer.Option(
+            "--install", help="Put the schedule in place beside what is there (shows the change)."
+        ),
     ] = False,
-    crontab: Annotated[
+    remove: Annotated[
+        bool, typer.Option("--remove", help="Take memfuse's schedule out, and nothing else.")
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Run each memfuse job as its scheduler would, --dry-run."),
+    ] = False,
+    file: Annotated[
         str | None,
         typer.Argument(
-            help="With --check: the crontab file to check (- for stdin).", show_default=False
+            help="With --check: the schedule to check (a crontab, a unit/plist file or folder,"
+            " an OpenClaw jobs list; - for stdin). Default: the one memfuse prints.",
+            show_default=False,
         ),
     ] = None,
     *,
     common: Common,
 ) -> None:
-    """Print a crontab for this machine, or check one the way cron would run it.
+    """Print the schedule of memfuse's runs for this machine's scheduler; install it beside
+    what is there, remove it, or check a schedule the way its scheduler would run it.
 
-    Example: memfuse cron > memfuse.cron && memfuse cron --check memfuse.cron
+    Example: memfuse cron --install; memfuse cron --format systemd --install;
+    memfuse cron --check memfuse.cron
     """
     from memfuse.commands import cron as command
 
-    if crontab is not None and not check:
-        raise typer.BadParameter("a CRONTAB file is read only with --check")
-    runner.run(
-        "cron",
-        common,
-        lambda ctx: command.run(ctx, archive=archive, check_file=crontab, do_check=check),
-        lock=False,
-    )
+    if fmt not in command.FORMATS:
+        raise typer.BadParameter(f"one of {', '.join(command.FORMATS)}", param_hint="--format")
+    if file is not None and not check:
+        raise typer.BadParameter("a FILE is read only with --check")
+    if sum((install, remove, check)) > 1:
+        raise typer.BadParameter("one of --install, --remove and --check at a time")
+    request = command.Request(fmt, archive, install, remove, check, file)
+    runner.run("cron", common, lambda ctx: command.run(ctx, request), lock=False)
 
 
 @app.command()

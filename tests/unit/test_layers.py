@@ -154,7 +154,7 @@ FLOORS = (
     ("config",),
     ("workspace",),
     ("state", "store", "refserver"),
-    ("confine",),
+    ("confine", "schedule"),
     ("text", "settings", "report", "errors", "untrusted", "__init__"),
 )
 

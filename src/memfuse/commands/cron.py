@@ -1,17 +1,27 @@
-"""`memfuse cron`: a crontab for this machine, and `--check` to run it the way cron would.
+"""`memfuse cron`: the five scheduled runs, for the scheduler this machine uses.
 
-The crontab names every program by its absolute path (this memfuse, the mcporter and node it
-found), passes the workspace and mcporter config in effect as flags, runs each job with `-q`
-and redirects nothing: memfuse logs by itself, and what a quiet run prints (a person is needed)
-goes to cron's mail.
+One description (`RUNS`: sync at 14:00 and 22:00, surface five minutes after each, tidy at
+03:00) becomes a schedule for this workspace (memfuse.schedule.Schedule: every program by its
+absolute path, the settings in effect as flags, `-q`, nothing redirected) and is rendered as a
+crontab block, systemd user timers (which catch up a run missed while the machine slept),
+launchd agents or OpenClaw's own cron jobs (`--format`).
 
-`--check` reads a crontab (this one, or a file), and runs each memfuse job line as cron would:
-an empty environment plus the crontab's own assignments, its PATH, no shell, `--dry-run --json`
-added. A line fails the check when its run would fail or leave the store unreachable.
+`--install` puts it in place without replacing what is there: the crontab gets memfuse's
+marked block merged in (the previous crontab is kept in the state folder and the change shown
+as a diff); unit and plist files are written only over files memfuse wrote itself; OpenClaw
+jobs are replaced by name, memfuse's names only. `--remove` takes them out the same way. Each
+install records the schedule in the state folder, which `memfuse status` checks runs against.
+
+`--check [FILE]` reads a schedule (the one printed, or a file: a crontab, a unit or plist file
+or folder of them, an OpenClaw jobs list) and runs each memfuse job as the scheduler would: an
+empty environment plus the job's own, no shell, `--dry-run --json` added. A job fails the check
+when its run would fail or leave the store unreachable.
 """
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import json
 import os
 import pwd
@@ -20,57 +30,64 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
-from memfuse.errors import ConfigError, ExitCode
+from memfuse.commands import status
+from memfuse.confine import UnsafePath, write_atomic
+from memfuse.errors import ConfigError, ExitCode, MemfuseError
 from memfuse.run import render
 from memfuse.run.context import RunContext
-from memfuse.run.history import LIFECYCLE
 from memfuse.run.output import CommandResult
-from memfuse.run.results import CronCheckData, CronLine, CrontabData
+from memfuse.run.results import CronCheckData, CronData, CronJobCheck
+from memfuse.schedule import (
+    Job,
+    ParseError,
+    Run,
+    Schedule,
+    ScheduleError,
+    crontab,
+    launchd,
+    openclaw,
+    systemd,
+)
 from memfuse.settings import Settings
 
+Format = Literal["crontab", "systemd", "launchd", "openclaw"]
+FORMATS: tuple[Format, ...] = ("crontab", "systemd", "launchd", "openclaw")
 CRON_DEFAULT_PATH = "/usr/bin:/bin"
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 CHECK_TIMEOUT_FLOOR = 120.0
+TOOL_TIMEOUT = 60.0  # crontab, systemctl, launchctl, openclaw: each call
+LOCK_WAIT = 300  # seconds a scheduled run waits for another's workspace lock
+SCHEDULE_FILE = status.SCHEDULE_FILE  # the installed schedule, which `status` checks runs against
+LIFECYCLE = ("sync", "surface", "tidy")
 
 
 @dataclass(frozen=True)
-class Job:
-    schedule: str
-    argv: tuple[str, ...]
+class Planned:
+    """One of memfuse's scheduled commands: when, and why."""
+
+    command: str
+    times: tuple[tuple[int, int], ...]
     comment: str
 
 
-@dataclass(frozen=True)
-class Crontab:
-    env: tuple[tuple[str, str], ...]
-    jobs: tuple[Job, ...]
-    notes: tuple[str, ...]
-    failed_runs: int
-    max_age_hours: float
-    log: str
+# The one description every scheduler's files are rendered from.
+RUNS = (
+    Planned("sync", ((14, 0), (22, 0)), "14:00 and 22:00: journal bullets into agent-memory"),
+    Planned("surface", ((14, 5), (22, 5)), "14:05 and 22:05: RECENT.md for the next sessions"),
+    Planned("tidy", ((3, 0),), "03:00: the store's sleep cycle, MEMORY.md check and backup"),
+)
 
-    def render(self) -> str:
-        lines = [
-            "# memfuse: the memory lifecycle from cron, printed by `memfuse cron` for this host.",
-            "# Install with `crontab -e` and merge these lines with what is there.",
-            "# With -q a run prints nothing unless a person is needed (the store failed in"
-            f" {self.failed_runs} runs",
-            f"# in a row, no success for {self.max_age_hours:g} h, or a fatal error); cron mails"
-            " what it prints, so",
-            "# point MAILTO at a mailbox someone reads. Nothing is redirected: every run logs to",
-            f"# {self.log} (rotated) and records itself for `memfuse status`.",
-            *(f"# note: {note}" for note in self.notes),
-            *(f"{name}={value}" for name, value in self.env),
-            "# MAILTO=you@example.org",
-        ]
-        for job in self.jobs:
-            command = shlex.join(job.argv).replace("%", "\\%")  # % is a newline to cron
-            lines += ["", f"# {job.comment}", f"{job.schedule} {command}"]
-        return "\n".join(lines) + "\n"
+
+def label_for(workspace: Path) -> str:
+    """The name of this workspace's schedule: memfuse's own, and another workspace's never."""
+    real = os.path.realpath(workspace)
+    return "memfuse-" + hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:10]
 
 
 def memfuse_command() -> list[str]:
@@ -90,28 +107,27 @@ def build(
     archive: bool = False,
     memfuse: list[str] | None = None,
     which: Callable[[str], str | None] = shutil.which,
-) -> Crontab:
-    """The crontab for these settings, on this machine."""
+) -> Schedule:
+    """The schedule for these settings, on this machine."""
     notes: list[str] = []
     memfuse = memfuse or memfuse_command()
     mcporter = shlex.split(settings.mcporter) or ["mcporter"]
     found = which(mcporter[0])
     if found:
         mcporter[0] = str(Path(found).absolute())
-    else:
+    elif settings.transport == "mcporter":
         notes.append(f"{mcporter[0]!r} was not found on this PATH: install mcporter first")
     node = which("node")
-    if node is None:
+    if node is None and settings.transport == "mcporter":
         notes.append("node was not found on this PATH: mcporter needs it")
     folders = [str(Path(p).parent) for p in (node, mcporter[0], memfuse[0]) if p and "/" in p]
     path = ":".join(dict.fromkeys([*folders, *SYSTEM_PATH]))
 
     defaults = {f.name: f.default for f in fields(Settings)}
-    state = settings.state_dir
     options = ["--workspace", str(settings.workspace), "--mcporter", shlex.join(mcporter)]
-    if state is not None:
-        # Named, not left to the environment: cron's has no XDG_STATE_HOME a shell might set.
-        options += ["--state-dir", str(state)]
+    if settings.state_dir is not None:
+        # Named, not left to the environment: a scheduler's has no XDG_STATE_HOME.
+        options += ["--state-dir", str(settings.state_dir)]
     if settings.mcporter_config is not None:
         options += ["--mcporter-config", str(settings.mcporter_config)]
     for name in ("server", "transport"):
@@ -120,148 +136,445 @@ def build(
             options += [f"--{name}", str(value)]
     if settings.rerank.enabled:
         notes.append(
-            "the reranker's key comes from the environment, which cron does not have: add"
-            " AGENT_MEMORY_RERANK_API_KEY=… below, or recall runs without the reranker"
+            "the reranker's key comes from the environment, which a scheduler does not have:"
+            " add AGENT_MEMORY_RERANK_API_KEY to the schedule's environment, or recall runs"
+            " without the reranker"
         )
-    tidy = ["tidy", "-q", *(["--archive"] if archive else [])]
-    jobs = (
-        Job("0 14,22 * * *", (*memfuse, "sync", "-q", "--wait", "300", *options),
-            "14:00 and 22:00: journal bullets into agent-memory"),
-        Job("5 14,22 * * *", (*memfuse, "surface", "-q", "--wait", "300", *options),
-            "14:05 and 22:05: RECENT.md for the next sessions"),
-        Job("0 3 * * *", (*memfuse, *tidy, *options),
-            "03:00: the store's sleep cycle, MEMORY.md check and backup"
-            + (", weekly roll-up" if archive else "")),
-    )  # fmt: skip
+    runs = []
+    for planned in RUNS:
+        extra = ["--archive"] if planned.command == "tidy" and archive else []
+        comment = planned.comment + (", weekly roll-up" if extra else "")
+        argv = (*memfuse, planned.command, "-q", "--wait", str(LOCK_WAIT), *extra, *options)
+        runs.append(Run(planned.command, argv, planned.times, comment))
     env = (("SHELL", "/bin/sh"), ("PATH", path))
-    log = str(state / "memfuse.log") if state is not None else "memfuse's state folder"
-    return Crontab(
-        env, jobs, tuple(notes), settings.alert_failed_runs, settings.alert_max_age_hours, log
-    )
+    return Schedule(tuple(runs), env, label_for(settings.workspace), tuple(notes))
 
 
-# --- checking a crontab --------------------------------------------------------------------
+def files_of(schedule: Schedule, fmt: Format, settings: Settings) -> dict[str, str]:
+    """{file name: text} of the schedule in one format."""
+    if fmt == "crontab":
+        block = crontab.render(
+            schedule,
+            failed_runs=settings.alert_failed_runs,
+            max_age_hours=settings.alert_max_age_hours,
+        )
+        return {"crontab": block}
+    if fmt == "systemd":
+        return systemd.render(schedule)
+    if fmt == "launchd":
+        out = str(settings.state_dir / "launchd.out") if settings.state_dir else None
+        return launchd.render(schedule, output_path=out)
+    return openclaw.render(schedule, payload="command")
 
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
-_OPERATORS = set(";|&<>()")
+
+def _printed(files: dict[str, str]) -> str:
+    if list(files) == ["crontab"]:
+        return files["crontab"].rstrip("\n")
+    shown = "\n".join(f"# ==> {name} <==\n{text.rstrip()}\n" for name, text in files.items())
+    return shown.rstrip("\n")
+
+
+# --- where each scheduler keeps its files --------------------------------------------------
+
+
+def _home() -> Path:
+    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+
+
+def units_dir() -> Path:
+    config = os.environ.get("XDG_CONFIG_HOME") or str(_home() / ".config")
+    return Path(config) / "systemd" / "user"
+
+
+def agents_dir() -> Path:
+    return _home() / "Library" / "LaunchAgents"
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    fmt: Format = "crontab"
+    archive: bool = False
+    install: bool = False
+    remove: bool = False
+    check: bool = False
+    file: str | None = None
+
+
+def run(ctx: RunContext, request: Request) -> CommandResult:
+    s = ctx.settings
+    try:
+        schedule = build(s, archive=request.archive)
+        files = files_of(schedule, request.fmt, s)
+    except ScheduleError as exc:
+        raise ConfigError(f"no {request.fmt} schedule can run this: {exc}") from None
+    if request.check:
+        return _check(ctx, schedule, files, request)
+    if request.install or request.remove:
+        installer = Installer(ctx, schedule, request.fmt)
+        done = installer.remove(files) if request.remove else installer.install(files)
+        data: CronData = {
+            "format": request.fmt, "label": schedule.label, "files": files,
+            "text": _printed(files), "notes": list(schedule.notes), "changes": done,
+        }  # fmt: skip
+        return CommandResult("cron", data, tuple(render.cron_install(data)))
+    data = {
+        "format": request.fmt, "label": schedule.label, "files": files,
+        "text": _printed(files), "notes": list(schedule.notes), "changes": [],
+    }  # fmt: skip
+    return CommandResult("cron", data, payload=data["text"])
+
+
+class Installer:
+    """Put a schedule in place for one scheduler, or take it out, leaving the user's own
+    entries as they were. Every change is said in `changes` (and a crontab's as a diff)."""
+
+    def __init__(self, ctx: RunContext, schedule: Schedule, fmt: Format) -> None:
+        self.ctx = ctx
+        self.schedule = schedule
+        self.fmt = fmt
+        self.changes: list[str] = []
+
+    def install(self, files: dict[str, str]) -> list[str]:
+        getattr(self, f"_install_{self.fmt}")(files)
+        self._record(installed=True)
+        return self.changes
+
+    def remove(self, files: dict[str, str]) -> list[str]:
+        getattr(self, f"_remove_{self.fmt}")(files)
+        self._record(installed=False)
+        return self.changes
+
+    # crontab: the marked block, merged into `crontab -l`, through `crontab -`.
+
+    def _current_crontab(self) -> str:
+        done = _tool(["crontab", "-l"], check=False)
+        if done.returncode != 0:
+            if "no crontab" in done.stderr.lower():
+                return ""
+            raise MemfuseError(f"crontab -l failed: {_tail(done.stderr)}")
+        return done.stdout
+
+    def _install_crontab(self, files: dict[str, str]) -> None:
+        current = self._current_crontab()
+        try:
+            merged = crontab.merge(current, files["crontab"])
+        except ScheduleError as exc:
+            raise MemfuseError(str(exc)) from None
+        self._replace_crontab(current, merged)
+
+    def _remove_crontab(self, _files: dict[str, str]) -> None:
+        current = self._current_crontab()
+        try:
+            kept = crontab.remove(current, self.schedule.label)
+        except ScheduleError as exc:
+            raise MemfuseError(str(exc)) from None
+        self._replace_crontab(current, kept)
+
+    def _replace_crontab(self, current: str, new: str) -> None:
+        if new == current:
+            self.changes.append("the crontab already holds this schedule: nothing changed")
+            return
+        if current:
+            kept = self._backup("crontab", current)
+            self.changes.append(f"the crontab as it was is kept in {kept}")
+        _tool(["crontab", "-"], stdin=new)
+        diff = difflib.unified_diff(
+            current.splitlines(), new.splitlines(), "crontab (before)", "crontab (now)", lineterm=""
+        )
+        self.changes += list(diff)
+
+    def _backup(self, name: str, text: str) -> str:
+        state = self.ctx.workspace.state
+        state.ensure()
+        stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
+        state.write(f"{name}.before-{stamp}", text.encode("utf-8"))
+        return str(state.path / f"{name}.before-{stamp}")
+
+    # systemd and launchd: files in a folder, written only over memfuse's own.
+
+    def _install_systemd(self, files: dict[str, str]) -> None:
+        folder = units_dir()
+        self._write_own(folder, files, lambda text, _name: self._is_ours_systemd(text))
+        if shutil.which("systemctl") is None:
+            self.changes.append(
+                "systemctl is not on this PATH: run `systemctl --user daemon-reload` and"
+                " `systemctl --user enable --now` each .timer yourself"
+            )
+            return
+        _tool(["systemctl", "--user", "daemon-reload"])
+        timers = [name for name in files if name.endswith(".timer")]
+        _tool(["systemctl", "--user", "enable", "--now", *timers])
+        self.changes.append(f"enabled {', '.join(timers)}")
+        self.changes.append(
+            "user timers run while your user manager does: `loginctl enable-linger` keeps it"
+            " running when you are logged out"
+        )
+
+    def _remove_systemd(self, files: dict[str, str]) -> None:
+        folder = units_dir()
+        timers = [name for name in files if name.endswith(".timer")]
+        if shutil.which("systemctl") is not None:
+            _tool(["systemctl", "--user", "disable", "--now", *timers], check=False)
+        self._remove_own(folder, files, lambda text, _name: self._is_ours_systemd(text))
+        if shutil.which("systemctl") is not None:
+            _tool(["systemctl", "--user", "daemon-reload"], check=False)
+
+    def _is_ours_systemd(self, text: str) -> bool:
+        return systemd.is_generated(text, self.schedule.label)
+
+    def _install_launchd(self, files: dict[str, str]) -> None:
+        folder = agents_dir()
+        self._write_own(folder, files, launchd.is_generated)
+        if shutil.which("launchctl") is None:
+            self.changes.append("launchctl is not on this PATH: load the agents yourself")
+            return
+        domain = f"gui/{os.getuid()}"
+        for name in files:
+            label = name.removesuffix(".plist")
+            _tool(["launchctl", "bootout", f"{domain}/{label}"], check=False)
+            _tool(["launchctl", "bootstrap", domain, str(folder / name)])
+            self.changes.append(f"loaded {label}")
+
+    def _remove_launchd(self, files: dict[str, str]) -> None:
+        folder = agents_dir()
+        if shutil.which("launchctl") is not None:
+            for name in files:
+                label = name.removesuffix(".plist")
+                _tool(["launchctl", "bootout", f"gui/{os.getuid()}/{label}"], check=False)
+        self._remove_own(folder, files, launchd.is_generated)
+
+    def _write_own(
+        self, folder: Path, files: dict[str, str], ours: Callable[[str, str], bool]
+    ) -> None:
+        foreign = [
+            name for name in files
+            if (text := _read_text(folder / name)) is not None and not ours(text, name)
+        ]  # fmt: skip
+        if foreign:
+            raise MemfuseError(
+                f"{', '.join(str(folder / n) for n in foreign)} exist and memfuse did not write"
+                " them: move them away or remove them first (nothing was changed)"
+            )
+        for name, text in files.items():
+            target = folder / name
+            if _read_text(target) == text:
+                continue
+            try:
+                write_atomic(folder, target, text.encode("utf-8"), mode=0o644, create_parents=True)
+            except (OSError, UnsafePath) as exc:
+                raise MemfuseError(f"cannot write {target}: {exc}") from None
+            self.changes.append(f"wrote {target}")
+        if not self.changes:
+            self.changes.append(f"{folder} already holds this schedule: nothing changed")
+
+    def _remove_own(
+        self, folder: Path, files: Iterable[str], ours: Callable[[str, str], bool]
+    ) -> None:
+        for name in files:
+            text = _read_text(folder / name)
+            if text is None:
+                continue
+            if not ours(text, name):
+                self.changes.append(f"left {folder / name}: memfuse did not write it")
+                continue
+            (folder / name).unlink()
+            self.changes.append(f"removed {folder / name}")
+
+    # OpenClaw: jobs replaced by name through its own CLI; the Gateway owns its files.
+
+    def _openclaw_ours(self) -> list[str]:
+        """The ids of the Gateway's jobs that carry this schedule's names."""
+        done = _tool(["openclaw", "cron", "list", "--all", "--json"])
+        try:
+            listed = json.loads(done.stdout[:16_000_000])
+        except ValueError:
+            raise MemfuseError("`openclaw cron list --json` did not answer JSON") from None
+        jobs = listed.get("jobs") if isinstance(listed, dict) else listed
+        names = set(openclaw.job_names(self.schedule))
+        return [
+            str(job.get("id") or job.get("jobId"))
+            for job in (jobs if isinstance(jobs, list) else [])
+            if isinstance(job, dict) and job.get("name") in names
+        ]
+
+    def _install_openclaw(self, _files: dict[str, str]) -> None:
+        self._remove_openclaw(_files)
+        for argv in openclaw.add_commands(self.schedule, payload="command"):
+            _tool(list(argv))
+            self.changes.append(f"added the OpenClaw job {argv[argv.index('--name') + 1]}")
+
+    def _remove_openclaw(self, _files: dict[str, str]) -> None:
+        if shutil.which("openclaw") is None:
+            raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
+        for job_id in self._openclaw_ours():
+            _tool(["openclaw", "cron", "rm", job_id])
+            self.changes.append(f"removed the OpenClaw job {job_id}")
+
+    def _record(self, *, installed: bool) -> None:
+        """The schedule in the state folder, for `status` to tell a missed run by."""
+        state = self.ctx.workspace.state
+        state.ensure()
+        if not installed:
+            state.remove(SCHEDULE_FILE)
+            return
+        record = {
+            "format": self.fmt,
+            "label": self.schedule.label,
+            "runs": {r.name: [f"{h:02d}:{m:02d}" for h, m in r.times] for r in self.schedule.runs},
+        }
+        state.write(SCHEDULE_FILE, json.dumps(record, indent=2).encode("utf-8"))
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(1 << 20).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise MemfuseError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _tool(
+    argv: list[str], *, stdin: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """A scheduler's own command (crontab, systemctl, launchctl, openclaw), bounded in time."""
+    try:
+        done = subprocess.run(
+            argv, input=stdin, capture_output=True, text=True, timeout=TOOL_TIMEOUT,
+            stdin=None if stdin is not None else subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    except FileNotFoundError:
+        raise MemfuseError(f"{argv[0]} is not on this PATH") from None
+    except subprocess.TimeoutExpired:
+        raise MemfuseError(f"{shlex.join(argv[:3])} did not finish in {TOOL_TIMEOUT:g} s") from None
+    if check and done.returncode != 0:
+        raise MemfuseError(f"{shlex.join(argv[:4])} failed: {_tail(done.stderr or done.stdout)}")
+    return done
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"
+
+
+# --- checking a schedule -------------------------------------------------------------------
+
 _STDERR_AWAY = re.compile(r"(^|\s)(2>|&>|>&)")
 
 
-@dataclass
-class LineCheck:
-    number: int
-    line: str
-    ok: bool = True
-    problems: list[str] = field(default_factory=list)
-    command: str | None = None
-
-    def as_dict(self) -> CronLine:
-        return {
-            "line": self.number,
-            "text": self.line,
-            "command": self.command,
-            "ok": self.ok,
-            "problems": self.problems,
-        }
+def read_jobs(fmt: Format, text_or_files: str | dict[str, str]) -> list[Job]:
+    """The jobs a scheduler's text or files hold."""
+    if fmt == "crontab":
+        assert isinstance(text_or_files, str)
+        return crontab.parse(text_or_files)
+    if fmt == "openclaw":
+        assert isinstance(text_or_files, str)
+        return openclaw.parse(text_or_files)
+    files = {text_or_files: ""} if isinstance(text_or_files, str) else text_or_files
+    return systemd.parse(files) if fmt == "systemd" else launchd.parse(files)
 
 
-def parse(text: str) -> list[tuple[int, str, dict[str, str], str]]:
-    """The job lines of a crontab: (line number, line, environment so far, command)."""
-    env: dict[str, str] = {}
-    found = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        assignment = _ASSIGNMENT.match(line)
-        if assignment:
-            value = assignment.group(2).strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            env[assignment.group(1)] = value
-            continue
-        if line.startswith("@"):
-            parts = line.split(None, 1)
-            command = parts[1] if len(parts) > 1 else ""
-        else:
-            parts = line.split(None, 5)
-            command = parts[5] if len(parts) > 5 else ""
-        command = re.split(r"(?<!\\)%", command, maxsplit=1)[0].replace("\\%", "%")
-        found.append((number, line, dict(env), command))
-    return found
+def _source(fmt: Format, file: str | None, files: dict[str, str]) -> tuple[list[Job], str]:
+    if file is None:
+        text = files["crontab"] if fmt == "crontab" else None
+        if fmt == "openclaw":
+            text = next(iter(files.values()))
+        what = f"the {fmt} schedule `memfuse cron` prints"
+        return read_jobs(fmt, text if text is not None else files), what
+    if fmt in ("crontab", "openclaw"):
+        if file == "-":
+            return read_jobs(fmt, sys.stdin.read(1 << 22)), "stdin"
+        return read_jobs(fmt, _must_read(Path(file))), file
+    path = Path(file)
+    suffixes = (".service", ".timer") if fmt == "systemd" else (".plist",)
+    names = sorted(p for p in path.iterdir() if p.suffix in suffixes) if path.is_dir() else [path]
+    found = {p.name: _must_read(p) for p in names}
+    if fmt == "systemd":  # a service's timer sits beside it
+        for p in names:
+            timer = p.with_suffix(".timer")
+            if p.suffix == ".service" and timer.name not in found and timer.exists():
+                found[timer.name] = _must_read(timer)
+    return read_jobs(fmt, found), file
 
 
-def _memfuse_argv(command: str) -> tuple[list[str], dict[str, str], str | None]:
-    """(argv up to the first shell operator, leading VAR=value assignments, the subcommand)."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    tokens = list(lexer)
-    argv: list[str] = []
-    for token in tokens:
-        if set(token) <= _OPERATORS:
-            break
-        argv.append(token)
-    assigned: dict[str, str] = {}
-    while argv and _ASSIGNMENT.match(argv[0]) and "/" not in argv[0].split("=", 1)[0]:
-        name, value = argv.pop(0).split("=", 1)
-        assigned[name] = value
+def _must_read(path: Path) -> str:
+    text = _read_text(path)
+    if text is None:
+        raise ConfigError(f"{path} does not exist")
+    return text
+
+
+def _check(
+    ctx: RunContext, schedule: Schedule, files: dict[str, str], request: Request
+) -> CommandResult:
+    try:
+        jobs, source = _source(request.fmt, request.file, files)
+    except ParseError as exc:
+        raise ConfigError(f"cannot read the {request.fmt} schedule: {exc}") from None
+    timeout = max(CHECK_TIMEOUT_FLOOR, ctx.settings.timeout * 6)
+    checks = [c for job in jobs if (c := check_job(job, timeout)) is not None]
+    if request.fmt == "systemd":
+        checks += _systemd_verify(files if request.file is None else None)
+    failed = [c for c in checks if not c["ok"]]
+    code = ExitCode.FATAL if failed or not checks else ExitCode.OK
+    data: CronCheckData = {"format": request.fmt, "source": source, "jobs": checks}
+    if code != ExitCode.OK:
+        data["error"] = (
+            f"{len(failed)} scheduled job(s) would fail" if checks else "no memfuse job found"
+        )
+    return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
+
+
+def _memfuse_sub(argv: tuple[str, ...]) -> str | None:
+    """The lifecycle subcommand a job's argv runs, None when it is not a memfuse job."""
     start = 1
-    if len(argv) >= 3 and argv[1:3] == ["-m", "memfuse"] and _is_python(argv[0]):
+    if len(argv) >= 3 and argv[1:3] == ("-m", "memfuse") and _is_python(argv[0]):
         start = 3
     elif not argv or Path(argv[0]).name != "memfuse":
-        return argv, assigned, None
+        return None
     sub = next((a for a in argv[start:] if not a.startswith("-")), None)
-    return argv, assigned, sub if sub in LIFECYCLE else None
+    return sub if sub in LIFECYCLE else None
 
 
 def _is_python(program: str) -> bool:
     return re.fullmatch(r"python(3(\.\d+)?)?", Path(program).name) is not None
 
 
-def check(text: str, timeout: float) -> list[LineCheck]:
-    """Run every memfuse job of a crontab as cron would, with --dry-run."""
+def check_job(job: Job, timeout: float) -> CronJobCheck | None:
+    """Run one memfuse job as its scheduler would, with --dry-run; None for other jobs."""
+    if _memfuse_sub(job.argv) is None:
+        return None
     user = pwd.getpwuid(os.getuid())
-    results = []
-    for number, line, env, command in parse(text):
-        argv, assigned, sub = _memfuse_argv(command)
-        if sub is None:
-            continue
-        result = LineCheck(number, line, command=shlex.join(argv))
-        base = {
-            "HOME": user.pw_dir,
-            "LOGNAME": user.pw_name,
-            "USER": user.pw_name,
-            "SHELL": "/bin/sh",
-            "PATH": CRON_DEFAULT_PATH,
-        }
-        run_env = {**base, **env, **assigned}
-        if _STDERR_AWAY.search(command):
-            result.problems.append(
-                "stderr is redirected away from cron's mail: a run that needs a person could"
-                " never tell anyone (leave stderr alone; memfuse keeps its own log)"
-            )
-        program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=run_env["PATH"])
-        if program is None:
-            result.problems.append(f"{argv[0]} is not on this crontab's PATH ({run_env['PATH']})")
-        else:
-            result.problems += _run_line([program, *argv[1:]], run_env, timeout)
-        result.ok = not result.problems
-        results.append(result)
-    return results
+    base = {"HOME": user.pw_dir, "LOGNAME": user.pw_name, "USER": user.pw_name,
+            "SHELL": "/bin/sh", "PATH": CRON_DEFAULT_PATH}  # fmt: skip
+    env = {**base, **dict(job.env)}
+    problems: list[str] = []
+    if _STDERR_AWAY.search(job.command):
+        problems.append(
+            "stderr is redirected away from the scheduler's mail: a run that needs a person"
+            " could never tell anyone (leave stderr alone; memfuse keeps its own log)"
+        )
+    first = job.argv[0]
+    program = first if "/" in first else shutil.which(first, path=env["PATH"])
+    if program is None:
+        problems.append(f"{first} is not on this job's PATH ({env['PATH']})")
+    else:
+        problems += _dry_run([program, *job.argv[1:]], env, timeout)
+    return {"job": job.source, "command": shlex.join(job.argv), "when": job.when,
+            "ok": not problems, "problems": problems}  # fmt: skip
 
 
-def _run_line(argv: list[str], env: dict[str, str], timeout: float) -> list[str]:
+def _dry_run(argv: list[str], env: dict[str, str], timeout: float) -> list[str]:
     trial = [a for a in argv if a not in ("-q", "--quiet")] + ["--dry-run", "--json"]
     try:
         done = subprocess.run(
-            trial,
-            env=env,
-            cwd=env["HOME"] if os.path.isdir(env["HOME"]) else "/",
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
+            trial, env=env, cwd=env["HOME"] if os.path.isdir(env["HOME"]) else "/",
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         return [f"did not finish within {timeout:g}s"]
     except OSError as exc:
@@ -269,46 +582,41 @@ def _run_line(argv: list[str], env: dict[str, str], timeout: float) -> list[str]
     try:
         envelope = json.loads(done.stdout)
     except ValueError:
-        tail = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        return [f"exit {done.returncode}: {tail[-1] if tail else 'no output'}"]
+        return [f"exit {done.returncode}: {_tail(done.stderr.decode('utf-8', 'replace'))}"]
     if envelope.get("status") == "ok" and done.returncode == 0:
         return []
     data = envelope.get("data", {})
     warnings = [str(w) for w in envelope.get("warnings", [])]
     reason = str(data.get("error") or (warnings[0] if warnings else envelope.get("status")))
-    problems = [f"would {'fail' if done.returncode else 'degrade'}: {reason}"]
+    problem = f"would {'fail' if done.returncode else 'degrade'}: {reason}"
     if "exit 127" in reason and "node" in reason:
-        problems[0] = f"node is not on this crontab's PATH ({env['PATH']}): {reason}"
-    return problems
+        problem = f"node is not on this job's PATH ({env['PATH']}): {reason}"
+    return [problem]
 
 
-def run(ctx: RunContext, *, archive: bool, check_file: str | None, do_check: bool) -> CommandResult:
-    s = ctx.settings
-    crontab = build(s, archive=archive)
-    if not do_check:
-        text = crontab.render()
-        printed: CrontabData = {"text": text, "notes": list(crontab.notes)}
-        return CommandResult("cron", printed, payload=text.rstrip("\n"))
-    if check_file is None:
-        text, source = crontab.render(), "the crontab `memfuse cron` prints"
-    else:
-        text, source = _read_crontab(check_file)
-    timeout = max(CHECK_TIMEOUT_FLOOR, s.timeout * 6)
-    checks = check(text, timeout)
-    failed = [c for c in checks if not c.ok]
-    code = ExitCode.FATAL if failed or not checks else ExitCode.OK
-    data: CronCheckData = {"source": source, "lines": [c.as_dict() for c in checks]}
-    if code != ExitCode.OK:
-        data["error"] = (
-            f"{len(failed)} crontab line(s) would fail" if checks else "no memfuse job line found"
-        )
-    return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
+def _systemd_verify(files: dict[str, str] | None) -> list[CronJobCheck]:
+    """`systemd-analyze verify` of the generated units, where the tool exists: systemd's own
+    parser must find nothing to say about them."""
+    tool = shutil.which("systemd-analyze")
+    if tool is None or files is None:
+        return []
+    import tempfile
 
-
-def _read_crontab(name: str) -> tuple[str, str]:
-    if name == "-":
-        return sys.stdin.read(), "stdin"
-    try:
-        return Path(name).read_text(encoding="utf-8"), name
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the crontab {name}: {exc}") from None
+    with tempfile.TemporaryDirectory(prefix="memfuse-units-") as tmp:
+        for name, text in files.items():
+            Path(tmp, name).write_text(text, encoding="utf-8")
+        units = sorted(str(Path(tmp, n)) for n in files)
+        try:
+            done = subprocess.run(
+                [tool, "verify", "--man=no", *units], capture_output=True, text=True,
+                timeout=TOOL_TIMEOUT, check=False, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problems = [f"could not run: {exc}"]
+        else:
+            said = [line for line in done.stderr.splitlines() if tmp in line]
+            problems = [line.replace(tmp + "/", "") for line in said]
+            if done.returncode != 0 and not problems:
+                problems = [_tail(done.stderr)]
+    return [{"job": "systemd-analyze verify", "command": f"{tool} verify", "when": "",
+             "ok": not problems, "problems": problems}]  # fmt: skip

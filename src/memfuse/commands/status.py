@@ -6,7 +6,8 @@ Exits ESCALATED when something needs a person, so `memfuse status -q` is a monit
 from __future__ import annotations
 
 import os
-from datetime import datetime
+import re
+from datetime import datetime, time, timedelta
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
@@ -18,6 +19,9 @@ from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
 from memfuse.state.memo import last_generation
+from memfuse.untrusted import UntrustedJSON, load_json
+
+SCHEDULE_FILE = "schedule.json"  # written by `memfuse cron --install` (memfuse.commands.cron)
 
 
 def run(ctx: RunContext) -> CommandResult:
@@ -27,12 +31,20 @@ def run(ctx: RunContext) -> CommandResult:
     lost = [problem] if problem else []  # the history itself cannot be read: an alarm
     alarms: list[Alarm] = []
     commands: dict[str, CommandView] = {}
+    schedule = _installed_schedule(ctx)
     for name in LIFECYCLE:
         records = runs.get(name, [])
         alarm = assess(records, s.alert_policy, s.now, current=False)
         if alarm is not None:
             alarms.append(alarm)
         commands[name] = _command_view(records, alarm)
+        missed = _missed(schedule.get(name, ()), records, s.now)
+        commands[name]["missed"] = missed.isoformat(timespec="minutes") if missed else None
+        if missed is not None:
+            ctx.reporter.warn(
+                f"{name} missed its {missed:%H:%M} run (none since {missed.isoformat()}):"
+                " is the scheduler running it?"
+            )
     seen = last_generation(state)
     data: StatusData = {
         "workspace": str(s.workspace),
@@ -56,7 +68,46 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
         "last_run": records[-1].to_json() if records else None,
         "last_success": successes[-1].started if successes else None,
         "alarm": alarm.reason if alarm else None,
+        "missed": None,
     }
+
+
+MISSED_AFTER = timedelta(hours=1)  # a scheduled run may wait for the lock, then run a while
+_TIME = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
+
+
+def _installed_schedule(ctx: RunContext) -> dict[str, tuple[time, ...]]:
+    """The daily times `memfuse cron --install` recorded, by command ({} when none was, or the
+    file is not memfuse's: it is state, read as untrusted all the same)."""
+    try:
+        raw = ctx.workspace.state.read(SCHEDULE_FILE, 64 * 1024)
+        record = load_json(raw, limit=64 * 1024)
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnsafePath, UntrustedJSON) as exc:
+        ctx.reporter.warn(f"the installed schedule cannot be read ({exc}): missed runs unchecked")
+        return {}
+    runs = record.get("runs") if isinstance(record, dict) else None
+    found: dict[str, tuple[time, ...]] = {}
+    for name, times in runs.items() if isinstance(runs, dict) else ():
+        if name in LIFECYCLE and isinstance(times, list):
+            matched = [m for t in times[:48] if isinstance(t, str) and (m := _TIME.fullmatch(t))]
+            found[name] = tuple(time(int(m[1]), int(m[2])) for m in matched)
+    return found
+
+
+def _missed(times: tuple[time, ...], records: list[RunRecord], now: datetime) -> datetime | None:
+    """The latest scheduled time at least MISSED_AFTER ago that no run followed."""
+    due = [
+        datetime.combine(now.date() - timedelta(days=back), t, tzinfo=now.tzinfo)
+        for back in (0, 1) for t in times
+    ]  # fmt: skip
+    passed = [d for d in due if d <= now - MISSED_AFTER]
+    if not passed:
+        return None
+    latest = max(passed)
+    last = records[-1].at if records else None
+    return latest if last is None or last < latest else None
 
 
 def _recent_view(ctx: RunContext) -> RecentView:

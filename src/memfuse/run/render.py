@@ -14,6 +14,7 @@ from memfuse.run.history import RunRecord
 from memfuse.run.results import (
     CheckRow,
     CronCheckData,
+    CronData,
     DoctorData,
     LedgerView,
     RecallData,
@@ -159,6 +160,8 @@ def status(data: StatusData) -> list[str]:
     lines = [f"memfuse status — {data['workspace']}"]
     for name, view in data["commands"].items():
         lines.append(f"  {name:<8} {_command_line(view['last_run'], view['last_success'], now)}")
+        if view.get("missed"):
+            lines.append(f"           missed its scheduled run of {view['missed']}")
     lines.append(f"  RECENT.md {_recent_line(data['recent'], now)}")
     lines.append(f"  ledger   {_ledger_line(data['ledger'])}")
     for row in data["ledger"].get("pending", []):
@@ -285,13 +288,20 @@ def _verdict(check: CheckRow) -> str:
 
 
 def cron_check(data: CronCheckData) -> list[str]:
-    lines = [f"cron --check: {data['source']}"]
-    if not data["lines"]:
-        lines.append("  no memfuse job line found")
-    for c in data["lines"]:
+    lines = [f"cron --check ({data['format']}): {data['source']}"]
+    if not data["jobs"]:
+        lines.append("  no memfuse job found")
+    for c in data["jobs"]:
         verdict = "ok" if c["ok"] else "FAIL"
-        lines.append(f"  line {c['line']}: {verdict}  {c['text'][:90]}")
+        lines.append(f"  {c['job']}: {verdict}  {c['command'][:90]}")
         lines += [f"    {problem}" for problem in c["problems"]]
+    return lines
+
+
+def cron_install(data: CronData) -> list[str]:
+    lines = [f"cron ({data['format']}, {data['label']}):"]
+    lines += [f"  note: {note}" for note in data["notes"]]
+    lines += [f"  {change}" for change in data["changes"]]
     return lines
 
 

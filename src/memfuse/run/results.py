@@ -181,6 +181,9 @@ class CommandView(TypedDict):
     last_run: dict[str, Any] | None  # the run record (memfuse.run.history.RunRecord)
     last_success: str | None
     alarm: str | None
+    # The installed schedule's time (ISO, with its zone) this command has not run since, an
+    # hour after it passed; None when on time or no schedule was installed (`memfuse cron`).
+    missed: str | None
 
 
 class RecentView(TypedDict):
@@ -293,22 +296,29 @@ class PrintConfigData(TypedDict):
     text: str  # the payload
 
 
-class CrontabData(TypedDict):
-    text: str  # the payload
+class CronData(TypedDict):
+    """`memfuse cron` printing or installing a schedule."""
+
+    format: str
+    label: str  # the schedule's name: its crontab markers, unit and job names start with it
+    files: dict[str, str]  # file name -> text ("crontab" for the crontab block)
+    text: str  # the payload: the crontab block, or each file under a `# ==> name <==` line
     notes: list[str]
+    changes: list[str]  # with --install/--remove: what was done (a crontab's diff included)
 
 
-class CronLine(TypedDict):
-    line: int
-    text: str
-    command: str | None
+class CronJobCheck(TypedDict):
+    job: str  # where the scheduler's text holds it: "line 12", a unit or job name
+    command: str
+    when: str
     ok: bool
     problems: list[str]
 
 
 class CronCheckData(TypedDict):
+    format: str
     source: str
-    lines: list[CronLine]
+    jobs: list[CronJobCheck]
     error: NotRequired[str]
 
 

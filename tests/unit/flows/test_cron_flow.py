@@ -1,12 +1,20 @@
-"""`memfuse cron`: the crontab it prints, how --check reads one, and the docs that must agree."""
+"""`memfuse cron`: the schedule in every format, installed beside what is there, checked the
+way each scheduler runs it, and the docs that must agree."""
 
 from __future__ import annotations
 
+import json
+import plistlib
 import re
+import shutil
+import stat
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from memfuse.commands import cron
+from memfuse.schedule import crontab
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from tests.conftest import ROOT
@@ -24,83 +32,89 @@ FOUND = {
     "mcporter": str(HOME / ".local/share/mcporter/node_modules/.bin/mcporter"),
     "node": "/usr/bin/node",
 }
+USERS_CRONTAB = "MAILTO=me@example.invalid\n# my backup\n30 1 * * * /usr/bin/backup --all\n"
 
 
 def example_crontab(**options: bool) -> str:
-    built = cron.build(
+    schedule = cron.build(
         EXAMPLE, memfuse=[str(HOME / ".local/bin/memfuse")], which=FOUND.get, **options
     )
-    return built.render()
+    return cron.files_of(schedule, "crontab", EXAMPLE)["crontab"]
+
+
+def job_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if re.match(r"^[0-9]", line)]
 
 
 def test_the_crontab_names_everything_absolutely_and_redirects_nothing() -> None:
     text = example_crontab()
-    jobs = [line for line in text.splitlines() if re.match(r"^[0-9]", line)]
+    jobs = job_lines(text)
     assert [line.split()[6] for line in jobs] == ["sync", "surface", "tidy"]
     assert [" ".join(line.split()[:5]) for line in jobs] == [
         "0 14,22 * * *", "5 14,22 * * *", "0 3 * * *",
     ]  # fmt: skip
     for line in jobs:
         assert line.split()[5] == "/home/agent/.local/bin/memfuse"
-        assert " -q" in line
+        assert " -q --wait 300 " in line  # runs that meet wait for the lock, tidy too
         assert "--workspace /home/agent/.openclaw/workspace" in line
         assert f"--mcporter {FOUND['mcporter']}" in line
         assert "--mcporter-config /home/agent/.mcporter/mcporter.json" in line
         assert ">" not in line and "2>&1" not in line and "||" not in line
         assert "--archive" not in line
+    label = cron.label_for(EXAMPLE.workspace)
+    assert text.splitlines()[0] == f"# >>> memfuse {label} >>>"
+    assert text.splitlines()[-1] == f"# <<< memfuse {label} <<<"
     path = re.search(r"^PATH=(.*)$", text, re.M)
     assert path is not None
     assert path.group(1).split(":")[:3] == [
         "/usr/bin", "/home/agent/.local/share/mcporter/node_modules/.bin", "/home/agent/.local/bin",
     ]  # fmt: skip
-    assert "--archive" in example_crontab(archive=True).splitlines()[-1]
+    assert "--archive" in job_lines(example_crontab(archive=True))[-1]
 
 
 def test_a_percent_sign_is_escaped_and_read_back() -> None:
     settings = Settings(workspace=Path("/srv/100%/ws"), now=EXAMPLE.now)
-    text = cron.build(settings, memfuse=["/opt/memfuse"], which=FOUND.get).render()
-    assert "/srv/100\\%/ws" in text
-    commands = [c for _n, _l, _e, c in cron.parse(text)]
-    assert all("--workspace /srv/100%/ws" in c for c in commands)
+    schedule = cron.build(settings, memfuse=["/opt/memfuse"], which=FOUND.get)
+    text = cron.files_of(schedule, "crontab", settings)["crontab"]
+    assert "100%" not in text.replace("\\%", "")  # every % escaped: cron reads it as a newline
+    assert all("/srv/100%/ws" in job.argv for job in crontab.parse(text))
 
 
-def test_check_skips_lines_that_are_not_memfuse_jobs_and_reads_assignments() -> None:
+def test_check_reads_assignments_and_runs_only_memfuse_jobs() -> None:
     text = (
         'PATH = "/opt/bin:/usr/bin"\n'
         "MAILTO=ops@example.invalid\n"
         "0 1 * * * /usr/bin/backup --all\n"
         "@daily MEMFUSE_WORKSPACE=/w memfuse tidy -q\n"
-        "0 14 * * * memfuse sync -q >> /w/.memfuse/cron.log 2>&1 || echo failed\n"
+        "0 14 * * * memfuse sync -q >> /w/cron.log 2>&1 || echo failed\n"
     )
-    jobs = cron.parse(text)
-    assert [n for n, *_ in jobs] == [3, 4, 5]
-    assert jobs[0][2] == {"PATH": "/opt/bin:/usr/bin", "MAILTO": "ops@example.invalid"}
-    argv, assigned, sub = cron._memfuse_argv(jobs[1][3])
-    assert (argv, assigned, sub) == (["memfuse", "tidy", "-q"], {"MEMFUSE_WORKSPACE": "/w"}, "tidy")
-    argv, _assigned, sub = cron._memfuse_argv(jobs[2][3])
-    assert argv == ["memfuse", "sync", "-q"] and sub == "sync"  # the shell part is not run
-    assert cron._memfuse_argv("/usr/bin/backup --all")[2] is None
-    assert cron._memfuse_argv("/usr/bin/python3 -m memfuse sync -q")[2] == "sync"
-    assert cron._memfuse_argv("/bin/rm -m memfuse sync")[2] is None  # only python -m memfuse
+    jobs = crontab.parse(text)
+    assert [j.source for j in jobs] == ["line 3", "line 4", "line 5"]
+    assert dict(jobs[0].env) == {"PATH": "/opt/bin:/usr/bin", "MAILTO": "ops@example.invalid"}
+    assert jobs[1].argv == ("memfuse", "tidy", "-q") and ("MEMFUSE_WORKSPACE", "/w") in jobs[1].env
+    assert jobs[2].argv == ("memfuse", "sync", "-q")  # the shell part is not run
+    assert [cron._memfuse_sub(j.argv) for j in jobs] == [None, "tidy", "sync"]
+    assert cron._memfuse_sub(("/usr/bin/python3", "-m", "memfuse", "sync")) == "sync"
+    assert cron._memfuse_sub(("/bin/rm", "-m", "memfuse", "sync")) is None
 
 
 def test_check_flags_stderr_sent_away_from_cron_mail(world: World, tmp_path: Path) -> None:
-    crontab = tmp_path / "old.cron"
-    crontab.write_text(
+    old = tmp_path / "old.cron"
+    old.write_text(
         "PATH=/nonexistent\n0 14 * * * memfuse sync -q >> /w/cron.log 2>&1 || echo failed\n"
     )
-    out = world.run("cron", "--check", str(crontab))
+    out = world.run("cron", "--check", str(old))
     assert out.code == 1
     assert "line 2: FAIL" in out.stdout
-    assert "stderr is redirected away from cron's mail" in out.stdout
-    assert "memfuse is not on this crontab's PATH (/nonexistent)" in out.stdout
+    assert "stderr is redirected away from the scheduler's mail" in out.stdout
+    assert "memfuse is not on this job's PATH (/nonexistent)" in out.stdout
 
 
 def test_cron_prints_the_crontab_even_under_quiet(world: World) -> None:
     out = world.run("cron", "-q", "--archive")
     assert out.code == 0
     assert f"--workspace {world.workspace}" in out.stdout
-    assert "tidy -q --archive" in out.stdout
+    assert "tidy -q --wait 300 --archive" in out.stdout
 
 
 def test_the_example_crontab_is_what_memfuse_cron_prints() -> None:
@@ -109,10 +123,224 @@ def test_the_example_crontab_is_what_memfuse_cron_prints() -> None:
 
 
 def test_the_docs_show_the_same_schedule_and_flags_as_memfuse_cron() -> None:
-    jobs = [line for line in example_crontab().splitlines() if re.match(r"^[0-9]", line)]
     operations = (ROOT / "docs" / "operations.md").read_text()
-    for line in jobs:
+    for line in job_lines(example_crontab()):
         fields = line.split()
         schedule = " ".join(fields[:5])
         flags = " ".join(fields[6 : fields.index("--workspace")])
         assert f"| `{schedule}` | `memfuse {flags}` |" in operations, (schedule, flags)
+
+
+# --- installing beside what is there -------------------------------------------------------
+
+
+def tool(bin_dir: Path, name: str, script: str) -> None:
+    """A stand-in for a scheduler's command on PATH, recording its calls."""
+    path = bin_dir / name
+    path.write_text(f'#!/bin/sh\necho "$0 $*" >> {bin_dir}/calls\n{script}\n')
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+@pytest.fixture
+def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    return bin_dir
+
+
+def fake_crontab(bin_dir: Path, current: str | None) -> Path:
+    table = bin_dir / "table"
+    if current is not None:
+        table.write_text(current)
+    tool(
+        bin_dir,
+        "crontab",
+        f"""
+if [ "$1" = -l ]; then
+    [ -f {table} ] || {{ echo "no crontab for agent" >&2; exit 1; }}
+    cat {table}
+else
+    cat > {table}
+fi""",
+    )
+    return table
+
+
+def test_install_merges_into_the_users_crontab_keeps_a_copy_and_shows_the_change(
+    world: World, tools: Path
+) -> None:
+    table = fake_crontab(tools, USERS_CRONTAB)
+    out = world.json("cron", "--install")
+    assert out.code == 0, out.stdout
+    installed = table.read_text()
+    assert installed.startswith(USERS_CRONTAB)  # the user's lines, byte for byte, first
+    assert [job.argv[1] for job in crontab.parse(installed)[1:]] == ["sync", "surface", "tidy"]
+    changes = out.data["changes"]
+    assert any(c.startswith("+0 14,22 * * * ") for c in changes)  # the diff
+    kept = next(c for c in changes if "kept in" in c).split("kept in ")[1]
+    assert Path(kept).read_text() == USERS_CRONTAB
+    again = world.json("cron", "--install")
+    assert "nothing changed" in again.data["changes"][0]
+    assert table.read_text() == installed
+    removed = world.json("cron", "--remove")
+    assert removed.code == 0 and table.read_text() == USERS_CRONTAB
+
+
+def test_install_into_no_crontab_at_all(world: World, tools: Path) -> None:
+    table = fake_crontab(tools, None)
+    assert world.json("cron", "--install").code == 0
+    assert len(crontab.parse(table.read_text())) == 3
+
+
+def test_a_broken_marker_pair_is_refused_not_guessed(world: World, tools: Path) -> None:
+    label = cron.label_for(world.workspace)
+    broken = USERS_CRONTAB + f"# >>> memfuse {label} >>>\n0 1 * * * /usr/bin/mine\n"
+    table = fake_crontab(tools, broken)
+    out = world.json("cron", "--install")
+    assert out.code == 1 and "markers" in out.data["error"]
+    assert table.read_text() == broken
+
+
+def test_systemd_timers_are_written_beside_the_users_units_and_enabled(
+    world: World, tools: Path, tmp_path: Path
+) -> None:
+    tool(tools, "systemctl", "exit 0")
+    units = tmp_path / "config" / "systemd" / "user"
+    units.mkdir(parents=True)
+    (units / "backup.timer").write_text("[Timer]\nOnCalendar=daily\n")
+    out = world.json("cron", "--format", "systemd", "--install")
+    assert out.code == 0, out.stdout
+    label = cron.label_for(world.workspace)
+    written = sorted(p.name for p in units.iterdir())
+    assert written == sorted(
+        ["backup.timer"]
+        + [f"{label}-{run}.{kind}" for run in ("sync", "surface", "tidy")
+           for kind in ("service", "timer")]
+    )  # fmt: skip
+    assert "Persistent=true" in (units / f"{label}-tidy.timer").read_text()  # catch-up
+    calls = (tools / "calls").read_text()
+    assert "--user daemon-reload" in calls and "enable --now" in calls
+    assert (units / "backup.timer").read_text() == "[Timer]\nOnCalendar=daily\n"
+    checked = world.json("cron", "--format", "systemd", "--check", str(units))
+    assert [j["job"] for j in checked.data["jobs"] if j["job"] != "systemd-analyze verify"] == [
+        f"{label}-{run}.service" for run in ("surface", "sync", "tidy")
+    ]
+    assert world.json("cron", "--format", "systemd", "--remove").code == 0
+    assert sorted(p.name for p in units.iterdir()) == ["backup.timer"]
+
+
+def test_a_unit_memfuse_did_not_write_is_never_overwritten(
+    world: World, tools: Path, tmp_path: Path
+) -> None:
+    tool(tools, "systemctl", "exit 0")
+    units = tmp_path / "config" / "systemd" / "user"
+    units.mkdir(parents=True)
+    mine = units / f"{cron.label_for(world.workspace)}-sync.service"
+    mine.write_text("[Service]\nExecStart=/usr/bin/mine\n")
+    out = world.json("cron", "--format", "systemd", "--install")
+    assert out.code == 1 and "memfuse did not write" in out.data["error"]
+    assert mine.read_text() == "[Service]\nExecStart=/usr/bin/mine\n"
+    assert sorted(p.name for p in units.iterdir()) == [mine.name]  # nothing else either
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
+def test_the_generated_units_pass_systemd_analyze_verify(world: World) -> None:
+    out = world.json("cron", "--format", "systemd", "--check")
+    verify = next(j for j in out.data["jobs"] if j["job"] == "systemd-analyze verify")
+    assert verify["ok"], verify["problems"]
+
+
+def test_launchd_agents_are_property_lists_with_the_runs_times(
+    world: World, tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cron, "agents_dir", lambda: tmp_path / "LaunchAgents")
+    tool(tools, "launchctl", "exit 0")
+    out = world.json("cron", "--format", "launchd", "--install")
+    assert out.code == 0, out.stdout
+    plists = {p.name: plistlib.loads(p.read_bytes()) for p in (tmp_path / "LaunchAgents").iterdir()}
+    by_run = {job["ProgramArguments"][1]: job for job in plists.values()}
+    assert by_run["sync"]["StartCalendarInterval"] == [
+        {"Hour": 14, "Minute": 0}, {"Hour": 22, "Minute": 0},
+    ]  # fmt: skip
+    assert all(f"{job['Label']}.plist" in plists for job in plists.values())
+    assert "bootstrap" in (tools / "calls").read_text()
+    checked = world.json("cron", "--format", "launchd", "--check", str(tmp_path / "LaunchAgents"))
+    assert len(checked.data["jobs"]) == 3
+
+
+def test_openclaw_jobs_are_replaced_by_name_and_the_users_left(world: World, tools: Path) -> None:
+    label = cron.label_for(world.workspace)
+    listed = {"jobs": [{"id": "j1", "name": "morning-brief"},
+                       {"id": "j2", "name": f"{label}-sync"}]}  # fmt: skip
+    tool(
+        tools,
+        "openclaw",
+        f"""
+case "$2" in
+    list) echo '{json.dumps(listed)}' ;;
+    *) exit 0 ;;
+esac""",
+    )
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    calls = (tools / "calls").read_text().splitlines()
+    assert [c.split()[1:4] for c in calls if " rm " in c] == [["cron", "rm", "j2"]]
+    added = [c for c in calls if " add " in c]
+    assert len(added) == 3  # a job per run: each run's times share their minute
+    assert all(f"--name {label}-" in c for c in added)
+    printed = world.json("cron", "--format", "openclaw")
+    jobs = json.loads(next(iter(printed.data["files"].values())))
+    for job in jobs:  # the shape of OpenClaw's cron.add (docs/automation/cron-jobs.md)
+        assert set(job) >= {"name", "schedule", "sessionTarget", "payload", "delivery"}
+        assert job["schedule"]["kind"] == "cron" and len(job["schedule"]["expr"].split()) == 5
+        assert job["payload"]["kind"] == "command" and job["payload"]["argv"][1] in cron.LIFECYCLE
+
+
+def test_an_installed_schedule_is_recorded_for_status(world: World, tools: Path) -> None:
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install").code == 0
+    record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
+    assert record["runs"]["tidy"] == ["03:00"] and record["format"] == "crontab"
+    assert world.json("cron", "--remove").code == 0
+    assert not (world.state / cron.SCHEDULE_FILE).exists()
+
+
+def test_the_hostile_workspace_path_survives_every_format(tmp_path: Path) -> None:
+    """A folder name with quotes, `%`, `$` and spaces reaches memfuse as it is, in each."""
+    odd = tmp_path / 'it\'s 100% "$HOME" a b'
+    settings = Settings(workspace=odd, now=EXAMPLE.now)
+    schedule = cron.build(settings, memfuse=["/opt/memfuse"], which=FOUND.get)
+    for fmt in cron.FORMATS:
+        files = cron.files_of(schedule, fmt, settings)
+        text = files["crontab"] if fmt == "crontab" else next(iter(files.values()))
+        source: str | dict[str, str] = text if fmt in ("crontab", "openclaw") else files
+        jobs = cron.read_jobs(fmt, source)
+        assert jobs and all(str(odd) in job.argv for job in jobs), fmt
+
+
+def test_status_flags_a_tidy_that_missed_its_schedule_before_the_escalation(
+    world: World, tools: Path
+) -> None:
+    """The laptop slept through 03:00: an hour later status says so, a day before the alarm."""
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install").code == 0
+    assert world.run("tidy", "-q", "--now", "2026-12-02T03:00").code == 0
+    on_time = world.json("status", "--now", "2026-12-03T03:30")
+    assert on_time.data["commands"]["tidy"]["missed"] is None  # 03:00 today is not late yet
+    late = world.json("status", "--now", "2026-12-03T09:00")
+    assert late.code == 0  # not an alarm yet: the 24 h escalation stays the one that pages
+    assert late.data["commands"]["tidy"]["missed"].startswith("2026-12-03T03:00")
+    assert any("tidy missed its 03:00 run" in w for w in late.envelope["warnings"])
+    assert "missed its scheduled run" in world.run("status", "--now", "2026-12-03T09:00").stdout
+    assert world.run("tidy", "-q", "--now", "2026-12-03T09:05").code == 0
+    assert (
+        world.json("status", "--now", "2026-12-03T09:10").data["commands"]["tidy"]["missed"] is None
+    )
+
+
+def test_without_an_installed_schedule_nothing_is_missed(world: World) -> None:
+    assert world.run("tidy", "-q", "--now", "2026-12-01T03:00").code == 0
+    out = world.json("status", "--now", "2026-12-01T20:00")
+    assert all(view["missed"] is None for view in out.data["commands"].values())

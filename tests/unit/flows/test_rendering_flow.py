@@ -104,7 +104,8 @@ def test_rerank_test_text_is_its_data_rendered(lived_in: World) -> None:
 
 PAYLOADS = [
     (("surface", "--stdout"), results.SurfaceData),
-    (("cron",), results.CrontabData),
+    (("cron",), results.CronData),
+    (("cron", "--format", "systemd"), results.CronData),
     (("doctor", "--print-config"), results.PrintConfigData),
 ]
 

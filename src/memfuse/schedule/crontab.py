@@ -1,0 +1,334 @@
+"""The crontab block: memfuse's runs between two marker lines, merged into the user's crontab.
+
+Install story: read the current crontab (`crontab -l`; none yet is an empty text), `merge` the
+block into it, and feed the result to `crontab -` — the only way to change a user crontab. The
+merge replaces the lines between this label's markers (or appends the block), and leaves every
+other line byte for byte as it was, so installing never touches what the user wrote.
+
+Quoting follows what cron itself does with a line (cronie/vixie `load_env` and `do_command`):
+an unescaped `%` ends the command and starts its stdin, and a backslash takes the next character
+with it whatever it is — so a `%` is written `\\%` outside any backslash of the argument's own,
+and the shell then sees the word single-quoted. Environment lines are not shell: their value
+runs to the end of the line unless it is wrapped in one kind of quote, with no escapes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memfuse.schedule.runs import Job, ParseError, Schedule, ScheduleError, merge_adjacent
+
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
+_MARKER = re.compile(r"# (>>>|<<<) memfuse ([a-z0-9-]+) \1")
+_ASSIGNMENT = re.compile(r"([^\s='\"#][^\s=]*)[ \t]*=[ \t]*(.*)")
+_FIVE_FIELDS = re.compile(r"([^ \t]+)[ \t]+" * 5 + r"(.*)")  # minute hour day month weekday
+_NICKNAMES = {"@daily": ((0, 0),), "@midnight": ((0, 0),)}
+_OPERATORS = set(";|&<>()")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CSPACE = " \t\r\v\f"  # what C's isspace() skips and trims in cron's parser
+
+
+def begin_marker(label: str) -> str:
+    return f"# >>> memfuse {label} >>>"
+
+
+def end_marker(label: str) -> str:
+    return f"# <<< memfuse {label} <<<"
+
+
+def render(schedule: Schedule, *, failed_runs: int = 3, max_age_hours: float = 24.0) -> str:
+    """The block for this schedule, markers included, ending with a newline."""
+    lines = [
+        begin_marker(schedule.label),
+        "# memfuse: the memory lifecycle from cron, written by memfuse for this host.",
+        "# memfuse rewrites only the lines between these two markers; edit outside them. The",
+        "# SHELL and PATH below also apply to the lines under this block: keep it at the end.",
+        "# With -q a run prints nothing unless a person is needed (the store failed in"
+        f" {failed_runs} runs",
+        f"# in a row, no success for {max_age_hours:g} h, or a fatal error); cron mails what it"
+        " prints, so",
+        "# point MAILTO at a mailbox someone reads. Nothing is redirected: every run logs to",
+        "# memfuse.log in its state folder (rotated) and records itself for `memfuse status`.",
+        *(f"# note: {note}" for note in schedule.notes),
+        *(env_line(name, value) for name, value in schedule.env),
+        "# MAILTO=you@example.org",
+    ]
+    for run in schedule.runs:
+        lines += ["", f"# {run.comment}"]
+        lines += [f"{when} {command_line(run.argv)}" for when in cron_times(run.times)]
+    lines.append(end_marker(schedule.label))
+    return "\n".join(lines) + "\n"
+
+
+def command_line(argv: tuple[str, ...]) -> str:
+    """The argv as one cron command field: sh words, each `%` escaped for cron."""
+    return " ".join(_word(arg) for arg in argv)
+
+
+def _word(arg: str) -> str:
+    if _SAFE_WORD.fullmatch(arg):
+        return arg
+    quoted = "'" + arg.replace("'", "'\"'\"'") + "'"
+    # `'\%'` closes the quote first, so the backslash cron sees is never the argument's own.
+    return quoted.replace("%", "'\\%'")
+
+
+def env_line(name: str, value: str) -> str:
+    """NAME=value as cron reads it: quoted only when the bare value would change."""
+    bare = value == value.strip(_CSPACE) and value[:1] not in ("'", '"') and value != ""
+    if bare:
+        return f"{name}={value}"
+    for quote in ('"', "'"):
+        if quote not in value:
+            return f"{name}={quote}{value}{quote}"
+    raise ScheduleError(
+        f"cron cannot set {name} to {value!r}: it starts with a quote or has blanks at an end,"
+        " and holds both kinds of quote"
+    )
+
+
+def cron_times(times: tuple[tuple[int, int], ...]) -> list[str]:
+    """The five time fields for daily times: one line per minute, its hours as a list."""
+    by_minute: dict[int, list[int]] = {}
+    for hour, minute in sorted(times):
+        by_minute.setdefault(minute, []).append(hour)
+    return [f"{m} {','.join(map(str, hours))} * * *" for m, hours in sorted(by_minute.items())]
+
+
+# --- installing into the user's crontab ----------------------------------------------------
+
+
+def merge(existing: str, block: str) -> str:
+    """`existing` with this block's label's previous block replaced by `block`, or `block`
+    appended; every other line is returned byte for byte.
+
+    A begin marker without its end (or two blocks of one label) is refused rather than guessed
+    at: a wrong guess would delete lines the user wrote.
+    """
+    label = _block_label(block)
+    lines = existing.split("\n")
+    span = _find_block(lines, label)
+    new = block.rstrip("\n").split("\n")
+    if span is None:
+        if not existing:
+            return block
+        return existing + ("" if existing.endswith("\n") else "\n") + block
+    start, end = span
+    rest = lines[end + 1 :] or [""]  # the end marker was the last line, with no newline
+    return "\n".join([*lines[:start], *new, *rest])
+
+
+def remove(existing: str, label: str) -> str:
+    """`existing` without this label's block; unchanged when there is none."""
+    lines = existing.split("\n")
+    span = _find_block(lines, label)
+    if span is None:
+        return existing
+    start, end = span
+    return "\n".join([*lines[:start], *lines[end + 1 :]])
+
+
+def _block_label(block: str) -> str:
+    first = block.split("\n", 1)[0]
+    found = _MARKER.fullmatch(first)
+    if not found or found.group(1) != ">>>":
+        raise ScheduleError("a memfuse block starts with its begin marker line")
+    label = found.group(2)
+    if not block.rstrip("\n").endswith("\n" + end_marker(label)):
+        raise ScheduleError("a memfuse block ends with its end marker line")
+    return label
+
+
+def _find_block(lines: list[str], label: str) -> tuple[int, int] | None:
+    starts = [i for i, line in enumerate(lines) if line.strip() == begin_marker(label)]
+    ends = [i for i, line in enumerate(lines) if line.strip() == end_marker(label)]
+    if not starts and not ends:
+        return None
+    if len(starts) == 1 and len(ends) == 1 and starts[0] < ends[0]:
+        return starts[0], ends[0]
+    raise ScheduleError(
+        f"the crontab's memfuse {label} markers are not one begin line followed by one end line"
+        f" (begin at lines {[i + 1 for i in starts]}, end at {[i + 1 for i in ends]}):"
+        " fix them with `crontab -e` first"
+    )
+
+
+# --- reading a crontab back ----------------------------------------------------------------
+
+
+def parse(text: str) -> list[Job]:
+    """Every job line of a crontab, with the environment cron gives it, as cron reads it.
+
+    Lines are split on newlines only (a carriage return is part of a line to cron), an
+    environment line applies to the lines after it, and a job's argv ends at the first shell
+    operator; leading `NAME=value` words of the command join its environment.
+    """
+    env: dict[str, str] = {}
+    jobs: list[Job] = []
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.lstrip(_CSPACE)
+        if not line or line.startswith("#"):
+            continue
+        assignment = parse_env_line(line)
+        if assignment is not None:
+            env[assignment[0]] = assignment[1]
+            continue
+        when, times, field = _split_job(line, number)
+        command = cron_command(field)
+        argv, assigned = split_command(command, f"line {number}")
+        job_env = tuple({**env, **assigned}.items())
+        jobs.append(Job(f"line {number}", argv, job_env, times, when, command))
+    return merge_adjacent(jobs)
+
+
+def parse_env_line(line: str) -> tuple[str, str] | None:
+    """(name, value) when cron takes the line as an environment setting, else None."""
+    found = _ASSIGNMENT.fullmatch(line)
+    if not found:
+        return None
+    name, value = found.group(1), found.group(2)
+    if value[:1] in ("'", '"'):
+        close = value.find(value[0], 1)
+        if close < 0 or value[close + 1 :].strip(_CSPACE):
+            return None
+        return name, value[1:close]
+    return name, value.rstrip(_CSPACE)
+
+
+def _split_job(line: str, number: int) -> tuple[str, tuple[tuple[int, int], ...], str]:
+    if line.startswith("@"):
+        parts = line.split(None, 1)
+        nickname = parts[0]
+        return nickname, _NICKNAMES.get(nickname, ()), parts[1] if len(parts) > 1 else ""
+    found = _FIVE_FIELDS.fullmatch(line)
+    if not found:
+        raise ParseError(f"line {number} is neither an assignment nor a job: {line!r}")
+    fields = found.groups()[:5]
+    return " ".join(fields), daily_times(*fields), found.group(6)
+
+
+def cron_command(field: str) -> str:
+    """The command cron hands to the shell: up to the first unescaped `%`, with `\\%` as `%`."""
+    out: list[str] = []
+    escaped = False
+    for ch in field:
+        if escaped:
+            escaped = False
+            if ch == "%":
+                out[-1] = "%"
+                continue
+        elif ch == "\\":
+            escaped = True
+        elif ch == "%":
+            break
+        out.append(ch)
+    return "".join(out)
+
+
+def split_command(command: str, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """(argv up to the first shell operator, the leading NAME=value words) of a sh command.
+
+    Quotes and backslashes are undone as sh does; `$`, backquotes, globs and `~` are kept as
+    written (a check runs the words literally). A redirection's file descriptor (`2>`) is not
+    an argument.
+    """
+    words = _sh_words(command, where)
+    assigned: dict[str, str] = {}
+    while words:
+        text, first_quoted = words[0]
+        name, eq, value = text.partition("=")
+        if not (eq and _NAME.fullmatch(name) and len(name) < first_quoted):
+            break
+        assigned[name] = value
+        words.pop(0)
+    if not words:
+        raise ParseError(f"{where}: no command to run: {command!r}")
+    return tuple(text for text, _ in words), assigned
+
+
+def _sh_words(command: str, where: str) -> list[tuple[str, int]]:
+    """The words before the first unquoted operator or comment: (text, index of the first
+    character that came from quoting, or the text's length when none did)."""
+    words: list[tuple[str, int]] = []
+    i, n = 0, len(command)
+    while i < n:
+        while i < n and command[i] in " \t":
+            i += 1
+        if i >= n or command[i] in _OPERATORS or command[i] == "#":
+            break
+        text: list[str] = []
+        first_quoted: int | None = None
+        while i < n and command[i] not in " \t" and command[i] not in _OPERATORS:
+            ch = command[i]
+            if ch in "'\"\\" and first_quoted is None:
+                first_quoted = len("".join(text))
+            if ch == "'":
+                close = command.find("'", i + 1)
+                if close < 0:
+                    raise ParseError(f"{where}: unterminated single quote: {command!r}")
+                text.append(command[i + 1 : close])
+                i = close + 1
+            elif ch == '"':
+                i = _double_quoted(command, i + 1, text, where)
+            elif ch == "\\":
+                text.append(command[i + 1 : i + 2])
+                i += 2
+            else:
+                text.append(ch)
+                i += 1
+        word = "".join(text)
+        if i < n and command[i] in "<>" and first_quoted is None and word.isdigit():
+            break  # `2>file`: the digits name a file descriptor
+        words.append((word, len(word) if first_quoted is None else first_quoted))
+    return words
+
+
+def _double_quoted(command: str, i: int, text: list[str], where: str) -> int:
+    """Append a double-quoted string's text (from just after its quote); return the index after
+    the closing quote. Inside, a backslash escapes only `$`, a backquote, `"` and itself."""
+    while i < len(command):
+        ch = command[i]
+        if ch == '"':
+            return i + 1
+        if ch == "\\" and i + 1 < len(command) and command[i + 1] in '$`"\\':
+            text.append(command[i + 1])
+            i += 2
+            continue
+        text.append(ch)
+        i += 1
+    raise ParseError(f"{where}: unterminated double quote: {command!r}")
+
+
+def daily_times(
+    minute: str, hour: str, day: str = "*", month: str = "*", weekday: str = "*"
+) -> tuple[tuple[int, int], ...]:
+    """The (hour, minute) pairs of a daily schedule; () when it is not every day."""
+    if (day, month, weekday) != ("*", "*", "*"):
+        return ()
+    minutes, hours = _field(minute, 59), _field(hour, 23)
+    if minutes is None or hours is None:
+        return ()
+    return tuple(sorted((h, m) for h in hours for m in minutes))
+
+
+def _field(text: str, top: int) -> set[int] | None:
+    found: set[int] = set()
+    for item in text.split(","):
+        span, slash, step_text = item.partition("/")
+        if slash and not (step_text.isdigit() and int(step_text) > 0):
+            return None
+        step = int(step_text) if slash else 1
+        if span == "*":
+            low, high = 0, top
+        elif re.fullmatch(r"\d+", span):
+            low = high = int(span)
+            if slash:  # "5/10": from 5 to the end, every 10
+                high = top
+        elif re.fullmatch(r"\d+-\d+", span):
+            low, high = map(int, span.split("-"))
+        else:
+            return None
+        if not 0 <= low <= high <= top:
+            return None
+        found.update(range(low, high + 1, step))
+    return found

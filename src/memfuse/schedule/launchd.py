@@ -1,0 +1,118 @@
+"""launchd (macOS) agents: one property list per run, written with plistlib.
+
+Install story: write each `<Label>.plist` into `~/Library/LaunchAgents/` (refusing to replace a
+file there that `is_generated` does not recognise), then load it into the user's GUI domain:
+`launchctl bootout gui/$(id -u)/<Label>` (ignore "not loaded") and
+`launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/<Label>.plist`. launchd passes
+ProgramArguments to the program as they are (no shell, no `%` or `$`), so nothing is quoted.
+
+Missed runs: launchd starts a StartCalendarInterval job whose time passed while the Mac was
+asleep once, when it wakes (several missed times become one run); a time that passed while it
+was shut down is not made up. There is no KeepAlive or RunAtLoad: a run is one command that
+ends. Without StandardOutPath/StandardErrorPath what a quiet run prints (a person is needed)
+goes nowhere, so `output_path` names a file for it.
+"""
+
+from __future__ import annotations
+
+import plistlib
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+from xml.parsers.expat import ExpatError
+
+from memfuse.schedule.runs import Job, ParseError, Run, Schedule, ScheduleError
+
+DOMAIN = "org.memfuse"
+_NOT_A_PLIST = (plistlib.InvalidFileException, ValueError, ExpatError)
+_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+
+
+def job_label(schedule: Schedule, run: Run, domain: str = DOMAIN) -> str:
+    """The reverse-DNS Label of a run's job, also its file name without `.plist`."""
+    if not _DOMAIN.fullmatch(domain):
+        raise ScheduleError(f"not a reverse-DNS domain: {domain!r}")
+    return f"{domain}.{schedule.label}.{run.name}"
+
+
+def render(
+    schedule: Schedule, *, domain: str = DOMAIN, output_path: str | None = None
+) -> dict[str, str]:
+    """{file name: XML property list} for each run."""
+    files = {}
+    for run in schedule.runs:
+        label = job_label(schedule, run, domain)
+        job: dict[str, Any] = {
+            "Label": label,
+            "ProgramArguments": list(run.argv),
+            "EnvironmentVariables": dict(schedule.env),
+            "StartCalendarInterval": [{"Hour": h, "Minute": m} for h, m in run.times],
+        }
+        if output_path is not None:
+            job["StandardOutPath"] = job["StandardErrorPath"] = output_path
+        try:
+            text = plistlib.dumps(job, fmt=plistlib.FMT_XML, sort_keys=False).decode("utf-8")
+        except ValueError as exc:  # XML 1.0 has no way to write most control characters
+            raise ScheduleError(f"launchd job {label}: {exc}") from None
+        files[f"{label}.plist"] = text
+    return files
+
+
+def is_generated(content: str | bytes, file_name: str, domain: str = DOMAIN) -> bool:
+    """Whether an existing agent file is one memfuse wrote: a property list whose Label is
+    its file name and starts with memfuse's domain (plists have no room for a marker)."""
+    try:
+        job = plistlib.loads(content.encode("utf-8") if isinstance(content, str) else content)
+    except _NOT_A_PLIST:
+        return False
+    label = job.get("Label") if isinstance(job, dict) else None
+    return (
+        isinstance(label, str) and f"{label}.plist" == file_name and label.startswith(f"{domain}.")
+    )
+
+
+def parse(files: Mapping[str, str | bytes]) -> list[Job]:
+    """The job of each property list: its program and arguments, environment and times."""
+    return [_job(name, content) for name, content in files.items()]
+
+
+def _job(name: str, content: str | bytes) -> Job:
+    try:
+        job = plistlib.loads(content.encode("utf-8") if isinstance(content, str) else content)
+    except _NOT_A_PLIST as exc:
+        raise ParseError(f"{name}: not a property list: {exc}") from None
+    if not isinstance(job, dict):
+        raise ParseError(f"{name}: the property list is not a dictionary")
+    argv = job.get("ProgramArguments") or []
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise ParseError(f"{name}: ProgramArguments is not a list of strings")
+    program = job.get("Program")
+    if isinstance(program, str):  # launchd runs Program, with ProgramArguments as its argv
+        argv = [program, *argv[1:]]
+    if not argv:
+        raise ParseError(f"{name}: neither Program nor ProgramArguments")
+    env = job.get("EnvironmentVariables") or {}
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise ParseError(f"{name}: EnvironmentVariables is not a dictionary of strings")
+    intervals = job.get("StartCalendarInterval", [])
+    intervals = [intervals] if isinstance(intervals, dict) else intervals
+    times = _daily_times(intervals)
+    when = ", ".join(f"{h:02}:{m:02}" for h, m in times) if times else repr(intervals)
+    return Job(name, tuple(argv), tuple(env.items()), times, when, shlex.join(argv))
+
+
+def _daily_times(intervals: object) -> tuple[tuple[int, int], ...]:
+    """(hour, minute) pairs when every interval names exactly an Hour and a Minute; ()
+    otherwise (a missing key means "every", which is not a daily time)."""
+    if not isinstance(intervals, list) or not intervals:
+        return ()
+    times = set()
+    for interval in intervals:
+        if not isinstance(interval, dict) or set(interval) != {"Hour", "Minute"}:
+            return ()
+        hour, minute = interval["Hour"], interval["Minute"]
+        if type(hour) is not int or type(minute) is not int:
+            return ()
+        times.add((hour, minute))
+    return tuple(sorted(times))

@@ -1,0 +1,223 @@
+"""OpenClaw's own cron (the Gateway scheduler; formerly Clawdbot/Moltbot): a job per run.
+
+Schema source. The job shape is the `cron.add` parameters of OpenClaw's docs page
+docs/automation/cron-jobs.md, section "JSON schema for tool calls" (openclaw/openclaw, stored
+at commit 001978f7002940af65e02388381f5feaec92d2f7; published at
+https://docs.openclaw.ai/automation/cron-jobs), checked against the `CronJob`, `CronSchedule`
+and `CronPayload` types of src/cron/types.ts in the same repository:
+`{name, description?, enabled?, schedule: {kind: "cron", expr, tz?}, sessionTarget: "isolated",
+wakeMode, payload: {kind: "agentTurn", message, timeoutSeconds?}, delivery: {mode, bestEffort?}}`.
+The CLI flags of `add_commands` are those of src/cli/cron-cli/register.cron-options.ts. Newer
+releases also take a `command` payload that runs an argv on the Gateway host with no model in
+between (`--command-argv`, stored as `{kind: "command", argv, env?}` by
+src/cli/cron-cli/register.cron-add.ts); `payload="command"` writes that instead. Neither shape
+was checked against a running Gateway.
+
+An agent-turn job asks the agent, in a fresh isolated session, to run the command with its exec
+tool: the command is one line of the message, `exec: <sh command>`, with the schedule's
+environment as leading NAME=value words. The agent has to obey, exec has to be allowed on the
+Gateway host (not a sandbox) without an approval prompt, and the workspace path is read by a
+model; the command payload avoids all three where it exists.
+
+Install story: `openclaw cron add …` per job (`add_commands`), or the Gateway `cron.add` tool
+or RPC with each of `jobs()`. Job names start with the label: before adding, remove the jobs
+`openclaw cron list --all --json` shows under this label's names (`job_names`), and nothing
+else. The Gateway owns ~/.openclaw/cron/jobs.json and rewrites it; it is never written here.
+Times without `tz` are the Gateway host's local time.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any, Literal
+
+from memfuse.schedule.crontab import cron_times, daily_times, split_command
+from memfuse.schedule.runs import Job, ParseError, Run, Schedule, merge_adjacent
+
+EXEC_PREFIX = "exec: "
+TIMEOUT_SECONDS = 900  # sync and surface may wait 300 s for the workspace lock, then run
+Payload = Literal["agent", "command"]
+
+
+def jobs_file(schedule: Schedule) -> str:
+    return f"{schedule.label}.openclaw-cron.json"
+
+
+def job_names(schedule: Schedule) -> list[str]:
+    """The names this schedule's jobs get: what an installer may remove and nothing else."""
+    return [name for run in schedule.runs for name, _ in _exprs(schedule, run)]
+
+
+def render(
+    schedule: Schedule,
+    *,
+    tz: str | None = None,
+    announce: bool = True,
+    payload: Payload = "agent",
+) -> dict[str, str]:
+    """{file name: a JSON list of `cron.add` parameters}, one entry per job."""
+    listed = jobs(schedule, tz=tz, announce=announce, payload=payload)
+    return {jobs_file(schedule): json.dumps(listed, indent=2, ensure_ascii=False) + "\n"}
+
+
+def jobs(
+    schedule: Schedule,
+    *,
+    tz: str | None = None,
+    announce: bool = True,
+    payload: Payload = "agent",
+) -> list[dict[str, Any]]:
+    """The `cron.add` parameters of every job: one per run, or per distinct minute of a run
+    (a job has one cron expression)."""
+    found = []
+    for run in schedule.runs:
+        for name, expr in _exprs(schedule, run):
+            found.append(
+                {
+                    "name": name,
+                    "description": run.comment,
+                    "enabled": True,
+                    "schedule": {"kind": "cron", "expr": expr, **({"tz": tz} if tz else {})},
+                    "sessionTarget": "isolated",
+                    "wakeMode": "next-heartbeat",
+                    "payload": _payload(schedule, run, name, payload),
+                    "delivery": {"mode": "announce", "bestEffort": True}
+                    if announce
+                    else {"mode": "none"},
+                }
+            )
+    return found
+
+
+def add_commands(
+    schedule: Schedule,
+    *,
+    openclaw: str = "openclaw",
+    tz: str | None = None,
+    announce: bool = True,
+    payload: Payload = "agent",
+) -> list[tuple[str, ...]]:
+    """The `openclaw cron add` argv of every job (run each without a shell)."""
+    commands = []
+    for job in jobs(schedule, tz=tz, announce=announce, payload=payload):
+        body = job["payload"]
+        if body["kind"] == "command":
+            what = ["--command-argv", json.dumps(body["argv"], ensure_ascii=False)]
+            for name, value in body["env"].items():
+                what += ["--command-env", f"{name}={value}"]
+        else:
+            what = ["--message", body["message"]]
+        delivery = ["--announce", "--best-effort-deliver"] if announce else ["--no-deliver"]
+        commands.append(
+            (
+                openclaw, "cron", "add",
+                "--name", job["name"],
+                "--description", job["description"],
+                "--cron", job["schedule"]["expr"],
+                *(["--tz", tz] if tz else []),
+                "--session", "isolated",
+                "--wake", "next-heartbeat",
+                *what,
+                "--timeout-seconds", str(TIMEOUT_SECONDS),
+                *delivery,
+            )
+        )  # fmt: skip
+    return commands
+
+
+def exec_command(schedule: Schedule, run: Run) -> str:
+    """The run as one sh command line, its environment as leading NAME=value words."""
+    env = [f"{name}={shlex.quote(value)}" for name, value in schedule.env]
+    return " ".join([*env, shlex.join(run.argv)])
+
+
+def message(schedule: Schedule, run: Run, name: str) -> str:
+    """The agent's prompt: one exact command, nothing to interpret, NO_REPLY when quiet."""
+    return (
+        f"[{name}] Scheduled memfuse maintenance. Run the command on the `exec:` line below"
+        " exactly once with the exec tool on the Gateway host, unchanged and without a"
+        " sandbox. Then reply with exactly what it printed, or NO_REPLY if it printed"
+        " nothing. Do nothing else.\n"
+        f"{EXEC_PREFIX}{exec_command(schedule, run)}"
+    )
+
+
+def _payload(schedule: Schedule, run: Run, name: str, kind: Payload) -> dict[str, Any]:
+    if kind == "command":
+        return {
+            "kind": "command",
+            "argv": list(run.argv),
+            "env": dict(schedule.env),
+            "timeoutSeconds": TIMEOUT_SECONDS,
+        }
+    return {
+        "kind": "agentTurn",
+        "message": message(schedule, run, name),
+        "timeoutSeconds": TIMEOUT_SECONDS,
+    }
+
+
+def _exprs(schedule: Schedule, run: Run) -> list[tuple[str, str]]:
+    exprs = cron_times(run.times)
+    base = schedule.unit_name(run)
+    return [(base if i == 0 else f"{base}-{i + 1}", expr) for i, expr in enumerate(exprs)]
+
+
+# --- reading jobs back ---------------------------------------------------------------------
+
+
+def parse(text: str) -> list[Job]:
+    """The command jobs in OpenClaw cron JSON: `render`'s list, `openclaw cron list --json`
+    or the Gateway's jobs.json (`{"jobs": [...]}`). Jobs with no command (an agent turn
+    without an `exec:` line, a system event) are not memfuse's and are left out."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ParseError(f"not JSON: {exc}") from None
+    listed = data.get("jobs") if isinstance(data, dict) else data
+    if not isinstance(listed, list):
+        raise ParseError("expected a list of jobs, or an object with a 'jobs' list")
+    found = [job for entry in listed if (job := _job(entry)) is not None]
+    return merge_adjacent(found)
+
+
+def _job(entry: object) -> Job | None:
+    if not isinstance(entry, dict):
+        raise ParseError(f"a job is an object, not {entry!r}")
+    name = str(entry.get("name") or entry.get("id") or "?")
+    body = entry.get("payload") or {}
+    schedule = entry.get("schedule") or {}
+    expr = schedule.get("expr") if schedule.get("kind") == "cron" else None
+    when = expr if isinstance(expr, str) else json.dumps(schedule)
+    fields = when.split()
+    times = daily_times(*fields) if expr and len(fields) == 5 else ()
+    if body.get("kind") == "agentTurn":
+        command = _exec_line(str(body.get("message", "")), name)
+        if command is None:
+            return None
+        argv, env = split_command(command, name)
+        return Job(name, argv, tuple(env.items()), times, when, command)
+    if body.get("kind") == "command":
+        argv, env = _command_payload(body, name)
+        return Job(name, argv, tuple(env.items()), times, when, shlex.join(argv))
+    return None
+
+
+def _exec_line(text: str, name: str) -> str | None:
+    lines = [line for line in text.split("\n") if line.startswith(EXEC_PREFIX)]
+    if len(lines) > 1:
+        raise ParseError(f"{name}: more than one '{EXEC_PREFIX}' line")
+    return lines[0].removeprefix(EXEC_PREFIX) if lines else None
+
+
+def _command_payload(body: dict[str, Any], name: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """argv and env of a command payload: `argv` as the CLI stores it, or the `command` and
+    `args` of the Gateway's command runner (both shapes exist in OpenClaw's history)."""
+    argv = body.get("argv") or [body.get("command"), *(body.get("args") or [])]
+    env = body.get("env") or {}
+    if not all(isinstance(a, str) for a in argv) or not isinstance(env, dict):
+        raise ParseError(f"{name}: a command payload without a list of strings to run")
+    if not all(isinstance(v, str) for v in env.values()):
+        raise ParseError(f"{name}: a command payload's env is not strings")
+    return tuple(argv), env
