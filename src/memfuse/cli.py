@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import os
+import sys
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -18,6 +20,7 @@ import typer
 
 from memfuse import __version__
 from memfuse.config import FLAG_OPTIONS
+from memfuse.errors import ExitCode
 from memfuse.run import runner
 from memfuse.run.runner import Common
 
@@ -102,20 +105,68 @@ def _root(
 @app.command()
 @with_common_options
 def doctor(
+    show_config: Annotated[
+        bool, typer.Option("--show-config", help="Print every setting in effect after the checks.")
+    ] = False,
     print_config: Annotated[
         bool,
-        typer.Option("--print-config", help="Print a ready mcporter config for agent-memory."),
+        typer.Option(
+            "--print-config",
+            help="Print a new mcporter config holding agent-memory's entry (for a file of its"
+            " own; to add it to an existing one, use --install-config).",
+        ),
     ] = False,
+    install_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--install-config",
+            metavar="FILE",
+            help="Add agent-memory's entry to this mcporter config, keeping every other server;"
+            " the file as it was is kept beside it and the change shown.",
+        ),
+    ] = None,
+    server_js: Annotated[
+        Path | None,
+        typer.Option(
+            "--server-js",
+            metavar="PATH",
+            help="agent-memory's server.js, for the entry (default: npm's usual places).",
+        ),
+    ] = None,
+    server_version: Annotated[
+        str | None,
+        typer.Option(
+            "--server-version",
+            metavar="X.Y",
+            help="agent-memory's version, for the entry's capacities (default: its package.json).",
+        ),
+    ] = None,
     *,
     common: Common,
 ) -> None:
-    """Check the workspace, mcporter, the server and the reranker; show the configuration.
+    """Check the workspace, the server's entry, the server and the reranker; or write the
+    server's mcporter entry.
 
-    Example: memfuse doctor --workspace ~/.openclaw/workspace
+    Example: memfuse doctor; memfuse doctor --install-config ~/.mcporter/mcporter.json
     """
     from memfuse.commands import doctor as command
 
-    body = command.print_config if print_config else command.run
+    setup = command.ServerSetup(server_js, server_version)
+    if print_config and install_config is not None:
+        raise typer.BadParameter("--print-config or --install-config, not both")
+    if (server_js or server_version) and not (print_config or install_config):
+        raise typer.BadParameter(
+            "--server-js and --server-version shape the entry that"
+            " --print-config or --install-config writes"
+        )
+    body: Callable[[Any], Any]
+    if install_config is not None:
+        target = install_config
+        body = lambda ctx: command.install_config(ctx, setup, target)  # noqa: E731
+    elif print_config:
+        body = lambda ctx: command.print_config(ctx, setup)  # noqa: E731
+    else:
+        body = lambda ctx: command.run(ctx, show_config=show_config)  # noqa: E731
     runner.run("doctor", common, body, lock=False, workspace=False)
 
 
@@ -469,7 +520,40 @@ def _parse_day(text: str | None, option: str) -> date | None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. A usage error is one message on stderr and exit 2, as
+    typer gives it; under --json, also the envelope on stdout, so a caller that parses stdout
+    always has one."""
     if os.environ.get("NO_COLOR"):
         os.environ.setdefault("TERM", "dumb")
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except Exception as exc:
+        message, exit_code = getattr(exc, "format_message", None), getattr(exc, "exit_code", None)
+        if not callable(message) or not isinstance(exit_code, int):
+            if type(exc).__name__ == "Abort":  # Ctrl-C at a prompt
+                raise SystemExit(1) from None
+            raise
+        if "--json" in sys.argv[1:]:
+            _usage_envelope(str(message()), exit_code)
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        raise SystemExit(exit_code) from None
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
+
+
+def _usage_envelope(message: str, exit_code: int) -> None:
+    from memfuse.run.output import CommandResult
+    from memfuse.run.runner import print_line
+    from memfuse.untrusted import printable
+
+    words = [a for a in sys.argv[1:] if not a.startswith("-")]
+    command = words[0] if words and words[0] in _command_names() else "memfuse"
+    data = {"error": printable(message), "usage": True}
+    result = CommandResult(command, data, exit_code=ExitCode(exit_code))
+    print_line(json.dumps(result.envelope(0), ensure_ascii=False))
+
+
+def _command_names() -> set[str]:
+    return {c.name or c.callback.__name__ for c in app.registered_commands if c.callback}

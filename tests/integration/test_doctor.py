@@ -23,7 +23,8 @@ def test_doctor_json_reports_every_check_ok(store: StoreServer, workspace: Path)
     assert result.exit_code == 0, result.stdout
     assert envelope["command"] == "doctor" and envelope["status"] == "ok"
     assert {c["name"]: c["ok"] for c in envelope["data"]["checks"]} == {
-        "workspace": True, "journals": True, "config": True, "transport": True, "mcporter": True,
+        "workspace": True, "journals": True, "config": True, "mcporter-config": True,
+        "transport": True, "mcporter": True,
         "generation": True,
         "server": True, "tools": True, "reranker": True,
     }  # fmt: skip
@@ -52,3 +53,20 @@ def test_no_api_key_in_doctor_output_or_log(
     log = (state_of(workspace) / "memfuse.log").read_text()
     assert "doctor" in log and SECRET not in log
     assert "status via session: ok in" in log  # -v: one debug line per store call
+
+
+def test_a_server_that_will_not_start_shows_its_own_error(
+    store: StoreServer, workspace: Path
+) -> None:
+    """A database folder that does not exist: before, `did not open: Connection closed`, the
+    cause only in a log file nobody was told about; now the server's last words are in the
+    FAIL line."""
+    store.write_config(AGENT_MEMORY_DB="/nonexistent/folder/agent-memory.db")
+    result = CliRunner().invoke(
+        app, ["doctor", "-w", str(workspace), *store.cli_args("session"), "--json"]
+    )
+    assert result.exit_code == 1
+    server = next(c for c in json.loads(result.stdout)["data"]["checks"] if c["name"] == "server")
+    assert not server["ok"]
+    assert "the server said:" in server["detail"]
+    assert "unable to open database file" in server["detail"]

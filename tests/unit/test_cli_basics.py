@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memfuse import __version__
@@ -69,3 +70,28 @@ def test_shell_completion_completes_subcommands() -> None:
         check=False,
     )
     assert done.stdout.split() == ["surface"]
+
+
+def test_a_usage_error_under_json_still_prints_an_envelope(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A caller that parses stdout always gets one: exit 2, the error, `usage` true."""
+    import json
+
+    from memfuse.cli import main
+
+    monkeypatch.setattr("sys.argv", ["memfuse", "sync", "--days", "soon", "--json"])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    envelope = json.loads(out)
+    assert envelope["schema"] == 2 and envelope["command"] == "sync"
+    assert envelope["status"] == "failed" and envelope["exit_code"] == 2
+    assert "--days" in envelope["data"]["error"] and envelope["data"]["usage"] is True
+    assert "--days" in err  # and the message for people, as before
+    monkeypatch.setattr("sys.argv", ["memfuse", "sync", "--days", "soon"])
+    with pytest.raises(SystemExit):
+        main()
+    out, _err = capsys.readouterr()
+    assert out == ""  # without --json, stdout stays empty

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import re
@@ -10,22 +11,24 @@ import shlex
 import shutil
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memfuse.errors import ExitCode, MemfuseError
+from memfuse.confine import UnsafePath, write_atomic
+from memfuse.errors import ConfigError, ExitCode, MemfuseError
 from memfuse.ledger.ledger import Ledger
 from memfuse.ledger.reconcile import judge
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.history import History
 from memfuse.run.output import CommandResult
-from memfuse.run.results import CheckRow, DoctorData, PrintConfigData
-from memfuse.settings import mask_secret
+from memfuse.run.results import CheckRow, DoctorData, InstallConfigData, PrintConfigData
+from memfuse.settings import Settings, mask_secret
 from memfuse.state.memo import note_generation
 from memfuse.store.answers import StoreStatus
 from memfuse.store.client import NEEDED_TOOLS, StoreError
+from memfuse.store.server_entry import mcporter_config_path, strip_jsonc
 from memfuse.workspace.position import JOURNAL_PREFIXES
 
 
@@ -40,7 +43,7 @@ class Check:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "critical": self.critical}
 
 
-def run(ctx: RunContext) -> CommandResult:
+def run(ctx: RunContext, *, show_config: bool = False) -> CommandResult:
     s = ctx.settings
     checks: list[Check] = []
     extra: dict[str, int] = {}
@@ -63,7 +66,35 @@ def run(ctx: RunContext) -> CommandResult:
     checks.append(Check("journals", bool(journals) and not odd, detail, critical=False))
     files = " + ".join(str(p) for p in s.config_files) or "defaults (no file)"
     checks.append(Check("config", not s.config_refused, files, critical=False))
+    entry = _server_entry_check(ctx)
+    if entry is not None:
+        checks.append(entry)
+        if not entry.ok and entry.critical:
+            return _result(ctx, checks, show_config=show_config)
+    if ws.is_dir():  # the state folder keeps the server's stderr, for a failure to quote
+        with contextlib.suppress(OSError, MemfuseError):
+            ctx.workspace.state.ensure()
 
+    if not _store_checks(ctx, checks, extra):
+        return _result(ctx, checks, show_config=show_config)
+    rr = s.rerank
+    used_by = ", ".join(
+        ["recall"] + [n for n, on in (("surface", rr.surface), ("tidy", rr.tidy)) if on]
+    )
+    detail = (
+        f"{rr.provider} {rr.model} at {rr.base_url}, key {mask_secret(rr.api_key)};"
+        f" reranks {used_by}"
+        if rr.enabled
+        else f"disabled (provider {rr.provider}, key {mask_secret(rr.api_key)})"
+    )
+    checks.append(Check("reranker", True, detail, critical=False))
+    return _result(ctx, checks, extra, show_config=show_config)
+
+
+def _store_checks(ctx: RunContext, checks: list[Check], extra: dict[str, int]) -> bool:
+    """The transport, mcporter, the server and what it offers; False when the rest of the
+    checks cannot run (mcporter itself is missing)."""
+    s = ctx.settings
     store = ctx.store
     checks.append(Check("transport", True, f"{store.transport} ({ctx.transport_why})", False))
     if store.transport == "mcporter":
@@ -76,12 +107,18 @@ def run(ctx: RunContext) -> CommandResult:
         )
         checks.append(Check("mcporter", version is not None, detail))
         if version is None:
-            return _result(ctx, checks)
+            return False
     status = store.status()
     if status is None:
         detail = f"{s.server} did not answer status: {_last(ctx)}"
+        said = ctx.server_said()
+        if said:
+            detail += f"; the server said: {said}"
         if re.search(r"ENOENT|[Uu]nknown (MCP )?server|not found in", detail):
-            detail += "; `memfuse doctor --print-config` prints a ready mcporter config for it"
+            detail += (
+                "; `memfuse doctor --install-config FILE` adds a ready entry for it to an"
+                " mcporter config"
+            )
         checks.append(Check("server", False, detail))
     else:
         by_type = ", ".join(f"{k} {v}" for k, v in sorted(status.by_type.items()))
@@ -91,18 +128,7 @@ def run(ctx: RunContext) -> CommandResult:
         index = _index_health(ctx)
         if index is not None:
             checks.append(index)
-    rr = s.rerank
-    used_by = ", ".join(
-        ["recall"] + [n for n, on in (("surface", rr.surface), ("tidy", rr.tidy)) if on]
-    )
-    detail = (
-        f"{rr.provider} {rr.model} at {rr.base_url}, key {mask_secret(rr.api_key)};"
-        f" reranks {used_by}"
-        if rr.enabled
-        else f"disabled (provider {rr.provider}, key {mask_secret(rr.api_key)})"
-    )
-    checks.append(Check("reranker", True, detail, critical=False))
-    return _result(ctx, checks, extra)
+    return True
 
 
 # Where the npm commands of the README (and npm's usual global prefixes) put agent-memory.
@@ -115,38 +141,146 @@ NPM_ROOTS = (
 )
 
 
-def mcporter_config(server: str, home: Path) -> tuple[dict[str, Any], str | None]:
-    """A ready mcporter config for agent-memory, and a note when its server.js was not found."""
-    candidates = [Path(root.replace("~", str(home), 1)) / SERVER_JS for root in NPM_ROOTS]
-    found = next((c for c in candidates if c.is_file()), None)
-    node = shutil.which("node") or "node"
-    entry = {
-        "command": node,
-        "args": [str(found or candidates[0])],
-        "env": {
-            "AGENT_MEMORY_DB": str(home / ".openclaw" / "agent-memory.db"),
-            # 3.x and later ingest ~/.openclaw/workspace on their own, behind memfuse's back.
-            "AGENT_MEMORY_AUTO_INGEST": "0",
-        },
+@dataclass(frozen=True)
+class ServerSetup:
+    """How to start agent-memory: where its server.js is and which generation it is."""
+
+    server_js: Path | None = None  # None: looked for under NPM_ROOTS
+    version: str | None = None  # None: read from its package.json
+
+
+def server_entry(
+    settings: Settings, home: Path, setup: ServerSetup
+) -> tuple[dict[str, Any], list[str]]:
+    """A ready mcporter entry for agent-memory, and what the reader should know about it.
+
+    The entry turns off 3.x+'s own ingestion of ~/.openclaw/workspace (memfuse syncs it), and
+    for 4.x and 5.x raises the capacities the surface window needs (docs/operations.md: a
+    journal writes ~15 events a day; 5.x keeps 50 by default, 4.x 200 memories in all)."""
+    if setup.server_js is not None:
+        found = setup.server_js.expanduser().absolute()
+        if not found.is_file():
+            raise ConfigError(f"--server-js {setup.server_js}: no such file")
+    else:
+        candidates = [Path(root.replace("~", str(home), 1)) / SERVER_JS for root in NPM_ROOTS]
+        looked = next((c for c in candidates if c.is_file()), None)
+        if looked is None:
+            raise ConfigError(
+                f"agent-memory's server.js was not found under {', '.join(NPM_ROOTS)}: install"
+                " it (npm install --prefix ~/.local/share/agent-memory @smyslenny/agent-memory)"
+                " or give its path with --server-js"
+            )
+        found = looked
+    notes: list[str] = []
+    version = setup.version or _package_version(found)
+    major = _major(version)
+    env = {
+        "AGENT_MEMORY_DB": str(home / ".openclaw" / "agent-memory.db"),
+        "AGENT_MEMORY_AUTO_INGEST": "0",
     }
-    note = None
-    if found is None:
-        note = (
-            f"agent-memory's server.js was not found under {', '.join(NPM_ROOTS)}; install it"
-            f" (npm install --prefix ~/.local/share/agent-memory @smyslenny/agent-memory) or"
-            f" edit the path in args"
+    events = 15 * settings.surface.window_days * 2  # twice what the window's journals write
+    if major is not None and major >= 5:
+        env["AGENT_MEMORY_MAX_EVENT"] = str(max(50, events))
+        env["AGENT_MEMORY_MAX_MEMORIES"] = str(max(350, events + 300))
+    elif major == 4:
+        env["AGENT_MEMORY_MAX_MEMORIES"] = str(max(200, events + 150))
+    if major is None:
+        notes.append(
+            "agent-memory's version is unknown (no package.json beside server.js, no"
+            " --server-version): the entry sets no capacity; doctor checks it once it runs"
         )
-    return {"mcpServers": {server: entry}, "imports": []}, note
+    node = shutil.which("node") or "node"
+    entry = {"command": node, "args": [str(found)], "env": env}
+    if version:
+        notes.append(f"agent-memory {version} at {found}")
+    return entry, notes
 
 
-def print_config(ctx: RunContext) -> CommandResult:
+def _read_config(target: Path) -> tuple[str, dict[str, Any]]:
+    """An mcporter config's text and parsed object ({"mcpServers": {}} when new or empty)."""
+    try:
+        before = target.read_text(encoding="utf-8") if target.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {target}: {exc}") from None
+    if not before.strip():
+        return before, {"mcpServers": {}}
+    try:
+        config = json.loads(strip_jsonc(before))
+    except ValueError as exc:
+        raise ConfigError(f"{target} is not JSON ({exc}): fix it first; nothing changed") from None
+    if not isinstance(config, dict) or not isinstance(config.setdefault("mcpServers", {}), dict):
+        raise ConfigError(f"{target} has no mcpServers object: nothing changed")
+    return before, config
+
+
+def _write(target: Path, path: Path, text: str, otherwise: str) -> None:
+    try:
+        write_atomic(target.parent, path, text.encode("utf-8"), mode=0o600, create_parents=True)
+    except (OSError, UnsafePath) as exc:
+        raise ConfigError(f"cannot write {path}: {exc}; {otherwise}") from None
+
+
+def _package_version(server_js: Path) -> str | None:
+    """The version in the package.json of the package server.js belongs to (dist/mcp/…)."""
+    for folder in list(server_js.parents)[:4]:
+        candidate = folder / "package.json"
+        try:
+            data = json.loads(candidate.read_bytes()[: 1 << 20])
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("version"), str):
+            return str(data["version"])[:40]
+    return None
+
+
+def _major(version: str | None) -> int | None:
+    found = re.match(r"\s*v?(\d+)", version or "")
+    return int(found[1]) if found else None
+
+
+def print_config(ctx: RunContext, setup: ServerSetup) -> CommandResult:
+    """A new mcporter config holding only agent-memory's entry (for a file of memfuse's own;
+    `--install-config` adds the entry to an existing file instead)."""
     home = Path(os.environ.get("HOME") or Path.home())
-    config, note = mcporter_config(ctx.settings.server, home)
-    if note:
-        ctx.reporter.warn(note)
+    entry, notes = server_entry(ctx.settings, home, setup)
+    for note in notes:
+        ctx.reporter.info(note)
+    config = {"mcpServers": {ctx.settings.server: entry}}
     text = json.dumps(config, indent=2)
     data: PrintConfigData = {"mcporter_config": config, "text": text}
     return CommandResult("doctor", data, payload=text)
+
+
+def install_config(ctx: RunContext, setup: ServerSetup, target: Path) -> CommandResult:
+    """Add (or replace) agent-memory's entry in an mcporter config, keeping every other server
+    and setting; the file as it was is kept beside it and the change shown as a diff."""
+    s = ctx.settings
+    home = Path(os.environ.get("HOME") or Path.home())
+    entry, notes = server_entry(s, home, setup)
+    target = target.expanduser().absolute()
+    before, config = _read_config(target)
+    config["mcpServers"][s.server] = entry
+    after = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+    changes = list(notes)
+    backup = None
+    if after == before:
+        changes.append(f"{target} already holds this entry: nothing changed")
+    else:
+        if before:
+            stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
+            backup = target.with_name(f"{target.name}.before-memfuse-{stamp}")
+            _write(target, backup, before, "nothing changed")
+            changes.append(f"{target} as it was is kept in {backup}")
+        _write(target, target, after, "the file is as it was")
+        changes += difflib.unified_diff(
+            before.splitlines(), after.splitlines(), f"{target} (before)", f"{target} (now)",
+            lineterm="",
+        )  # fmt: skip
+    if "//" in before or "/*" in before:
+        changes.append("the file had comments (JSONC): the rewritten file has none; the copy does")
+    data: InstallConfigData = {"path": str(target), "backup": str(backup) if backup else None,
+                               "entry": entry, "changes": changes}  # fmt: skip
+    return CommandResult("doctor", data, tuple(render.install_config(data)))
 
 
 def _tool_checks(ctx: RunContext, status: StoreStatus, extra: dict[str, int]) -> list[Check]:
@@ -257,17 +391,59 @@ def _index_health(ctx: RunContext) -> Check | None:
     return Check("index", not report.lost, detail, critical=False)
 
 
+def _server_entry_check(ctx: RunContext) -> Check | None:
+    """The mcporter config the store's entry is read from: present, JSON, and holding the
+    server. An empty or broken file is a FAIL with the fix, not a transport error later."""
+    s = ctx.settings
+    if s.session_server is not None:
+        return None  # the [session] table names the server itself
+    path = mcporter_config_path(s, os.environ)
+    fix = f"`memfuse doctor --install-config {path or '~/.mcporter/mcporter.json'}`"
+    if path is None:
+        return Check(
+            "mcporter-config", False,
+            f"none given or found (~/.mcporter/mcporter.json): {fix} writes one with the"
+            f" {s.server} entry", critical=False,
+        )  # fmt: skip
+    try:
+        raw = path.read_bytes()[: 1 << 22]
+    except OSError as exc:
+        return Check("mcporter-config", False, f"{path} cannot be read: {exc.strerror}; {fix}")
+    if not raw.strip():
+        return Check("mcporter-config", False, f"{path} is empty; {fix} writes the entry")
+    try:
+        data = json.loads(strip_jsonc(raw.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return Check("mcporter-config", False, f"{path} is not JSON ({exc}); fix it, or {fix}")
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict) or not isinstance(servers.get(s.server), dict):
+        named = sorted(servers) if isinstance(servers, dict) else []
+        return Check(
+            "mcporter-config", False,
+            f"{path} has no server {s.server!r} (it has {named or 'none'}); {fix} adds it"
+            " beside the others",
+        )  # fmt: skip
+    return Check(
+        "mcporter-config", True, f"{path}: {s.server} → {servers[s.server].get('command')}", False
+    )
+
+
 def _last(ctx: RunContext) -> str:
     return ctx.reporter.warnings[-1] if ctx.reporter.warnings else "no answer"
 
 
 def _result(
-    ctx: RunContext, checks: list[Check], extra: dict[str, int] | None = None
+    ctx: RunContext,
+    checks: list[Check],
+    extra: dict[str, int] | None = None,
+    *,
+    show_config: bool = False,
 ) -> CommandResult:
     failed = [c for c in checks if c.critical and not c.ok]
     data: DoctorData = {
         "checks": [c.as_dict() for c in checks],
         "config": dict(ctx.settings.describe()),
+        "config_shown": show_config,
     }
     if extra and "generation" in extra:
         data["generation"] = extra["generation"]

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TextIO
 
 from memfuse.confine import UnsafePath
-from memfuse.errors import MemfuseError
+from memfuse.errors import ExitCode, MemfuseError
 from memfuse.ledger.ledger import LedgerError, uris_of
 from memfuse.recall.index import REBUILT, Hit, RecallIndex, Stages
 from memfuse.recall.reranker import SearchResult, local_weighting
@@ -145,24 +145,26 @@ def questions(stream: TextIO) -> Iterator[str]:
 
 
 def _envelope(ctx: RunContext, searcher: Searcher, request: Request) -> str:
+    """One question's envelope, the shape of every run's (memfuse.run.output)."""
     started, store_before = time.monotonic(), ctx.store_ms
     seen = len(ctx.reporter.warnings)
     failures = ctx.reporter.guard_failures
+    code = ExitCode.OK
     if not request.query:
         data: dict[str, object] = {"error": "an empty line is not a question"}
-        status, code = "failed", 2
+        code = ExitCode.USAGE
     elif len(request.query) > QUESTION_MAX:
         data = {"error": f"a question longer than {QUESTION_MAX} characters is not one"}
-        status, code = "failed", 2
+        code = ExitCode.USAGE
     else:
         data = dict(answer(ctx, searcher, request))
-        data["store_ms"] = ctx.store_ms - store_before
-        status, code = ("degraded" if ctx.reporter.guard_failures > failures else "ok"), 0
-    envelope = {
-        "command": "recall", "status": status, "exit_code": code, "data": data,
-        "warnings": ctx.reporter.warnings[seen:],
-        "duration_ms": int((time.monotonic() - started) * 1000),
-    }  # fmt: skip
+        data["store_ms"] = ctx.store_ms - store_before  # kept here too, where 1 had it
+    result = CommandResult(
+        "recall", data, warnings=tuple(ctx.reporter.warnings[seen:]),
+        guard_failures=ctx.reporter.guard_failures - failures, exit_code=code,
+    )  # fmt: skip
+    duration = int((time.monotonic() - started) * 1000)
+    envelope = result.envelope(duration, ctx.store_ms - store_before)
     return json_printable(json.dumps(envelope, ensure_ascii=False))
 
 

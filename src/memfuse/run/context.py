@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from memfuse.errors import MemfuseError
 from memfuse.recall.reranker import open_reranker
 from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.report import Reporter
@@ -19,6 +20,7 @@ from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
 from memfuse.text.classify import Classifier
+from memfuse.untrusted import printable
 from memfuse.workspace.layout import Workspace
 
 if TYPE_CHECKING:
@@ -34,6 +36,10 @@ GatewayFactory = Callable[[Settings, Server, Callable[[], TextIO] | None], tuple
 @contextlib.contextmanager
 def no_progress(_label: str, _total: int) -> Iterator[Advance]:
     yield lambda: None
+
+
+SERVER_LOG_MAX = 1 << 20  # the session server's stderr log is cut back above 1 MiB…
+SERVER_LOG_KEEP = 256 * 1024  # …to its last 256 KiB
 
 
 @dataclass
@@ -54,6 +60,7 @@ class RunContext:
     verbose: bool = False
     transport_why: str | None = None  # why the gateway took its transport, once opened
     _store: StoreClient | None = None
+    _server_log_start: int | None = None
 
     @functools.cached_property
     def server(self) -> Server:
@@ -81,9 +88,38 @@ class RunContext:
         return self._store
 
     def _server_log(self) -> TextIO:
-        """Where the stderr of a server the session transport starts goes (0600, appended)."""
+        """Where the stderr of a server the session transport starts goes (0600, appended;
+        cut to its last SERVER_LOG_KEEP bytes once above SERVER_LOG_MAX, so it cannot grow
+        run after run). Where this run's part starts is kept for `server_said`."""
         state = self.workspace.state
-        return open(state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND), "a+", encoding="utf-8")
+        fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND)
+        size = os.fstat(fd).st_size
+        if size > SERVER_LOG_MAX:
+            kept = os.pread(fd, SERVER_LOG_KEEP, size - SERVER_LOG_KEEP)
+            os.ftruncate(fd, 0)
+            os.write(fd, kept)
+            size = len(kept)
+        self._server_log_start = size
+        return open(fd, "a+", encoding="utf-8", errors="replace")
+
+    def server_said(self, lines: int = 3) -> str | None:
+        """The last lines the server wrote on stderr during this run (session transport), for
+        a failure to show its cause; None when it wrote nothing memfuse kept."""
+        if self._server_log_start is None:
+            return None
+        state = self.workspace.state
+        try:
+            fd = state.open(state.SERVER_LOG, os.O_RDONLY, create=False)
+        except (OSError, MemfuseError):
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            start = max(self._server_log_start, size - 4096)
+            tail = os.pread(fd, size - start, start).decode("utf-8", "replace")
+        finally:
+            os.close(fd)
+        said = [line.strip() for line in tail.splitlines() if line.strip()][-lines:]
+        return printable(" | ".join(said))[:600] if said else None
 
     def _env(self) -> dict[str, str] | None:
         server = self.server

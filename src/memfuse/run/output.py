@@ -24,6 +24,11 @@ LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 
 
+# The envelope's shape: raised when a key changes meaning or goes away (added keys do not).
+# 2: `schema`, `store_ms`, and `status` "escalated" for exit 4 (it said "ok" before).
+ENVELOPE_SCHEMA = 2
+
+
 @dataclass(frozen=True)
 class CommandResult:
     """What a command produced and how it went: `data` for `--json` (typed per command in
@@ -41,12 +46,20 @@ class CommandResult:
 
     @property
     def status(self) -> str:
-        if self.exit_code not in (ExitCode.OK, ExitCode.STRICT, ExitCode.ESCALATED):
+        """What the exit code says, in a word: `ok` (0, nothing went wrong), `degraded` (0, or
+        3 under --strict: a store call failed and the job was done all the same), `escalated`
+        (4: a person is needed) or `failed` (any other code)."""
+        if self.exit_code == ExitCode.ESCALATED:
+            return "escalated"
+        if self.exit_code == ExitCode.STRICT:
+            return "degraded"
+        if self.exit_code != ExitCode.OK:
             return "failed"
         return "degraded" if self.guard_failures else "ok"
 
     def envelope(self, duration_ms: int, store_ms: int = 0) -> dict[str, Any]:
         return {
+            "schema": ENVELOPE_SCHEMA,
             "command": self.command,
             "status": self.status,
             "exit_code": int(self.exit_code),

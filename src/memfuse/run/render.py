@@ -16,6 +16,7 @@ from memfuse.run.results import (
     CronCheckData,
     CronData,
     DoctorData,
+    InstallConfigData,
     LedgerView,
     RecallData,
     RecentView,
@@ -278,9 +279,14 @@ def where(data: WhereData) -> list[str]:
 
 def doctor(data: DoctorData) -> list[str]:
     lines = [f"{_verdict(c)}  {c['name']:<9} {c['detail']}" for c in data["checks"]]
-    lines.append("")
-    lines += [f"  {name} = {value}" for name, value in data["config"].items()]
+    if data["config_shown"]:
+        lines.append("")
+        lines += [f"  {name} = {value}" for name, value in data["config"].items()]
     return lines
+
+
+def install_config(data: InstallConfigData) -> list[str]:
+    return [f"mcporter config {data['path']}:", *(f"  {c}" for c in data["changes"])]
 
 
 def _verdict(check: CheckRow) -> str:

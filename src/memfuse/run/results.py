@@ -287,8 +287,18 @@ class CheckRow(TypedDict):
 class DoctorData(TypedDict):
     checks: list[CheckRow]
     config: dict[str, str]
+    config_shown: bool  # --show-config: the settings are printed after the checks
     generation: NotRequired[int]  # when the server listed its tools
     error: NotRequired[str]  # a critical check failed
+
+
+class InstallConfigData(TypedDict):
+    """`doctor --install-config FILE`: agent-memory's entry merged into an mcporter config."""
+
+    path: str
+    backup: str | None  # the file as it was, kept beside it (None: there was none, or no change)
+    entry: dict[str, Any]
+    changes: list[str]  # notes, then the diff
 
 
 class PrintConfigData(TypedDict):

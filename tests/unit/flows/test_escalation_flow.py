@@ -62,7 +62,7 @@ def test_escalation_is_in_the_envelope_and_configurable_only_by_the_user(world: 
         assert world.json("sync", "--now", f"{DAY}T{at}").code == 0
     out = world.json("sync", "--now", f"{DAY}T12:00")
     assert out.code == 4
-    assert out.envelope["status"] == "degraded"
+    assert out.envelope["status"] == "escalated"  # agrees with exit 4
     assert out.data["alarm"]["since"].startswith(f"{DAY}T10:00")
     assert set(out.data["alarm"]) == set(AlarmData.__required_keys__)
     assert any("alert.failed_runs: not applied" in w for w in out.envelope["warnings"])

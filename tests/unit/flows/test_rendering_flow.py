@@ -106,7 +106,7 @@ PAYLOADS = [
     (("surface", "--stdout"), results.SurfaceData),
     (("cron",), results.CronData),
     (("cron", "--format", "systemd"), results.CronData),
-    (("doctor", "--print-config"), results.PrintConfigData),
+    (("doctor", "--print-config", "--server-js", __file__), results.PrintConfigData),
 ]
 
 

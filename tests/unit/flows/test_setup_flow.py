@@ -1,0 +1,101 @@
+"""Setting up never overwrites a file the user owns: the server's mcporter entry is merged into
+an existing config (a copy kept, the change shown), and a config that cannot serve is a FAIL
+with the fix, not an `ok` line that hides an exception."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import World
+
+OTHER = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"]}},
+         "imports": ["cursor", "claude-code"]}  # fmt: skip
+
+
+@pytest.fixture
+def server_js(tmp_path: Path) -> Path:
+    """agent-memory as npm installs it: dist/mcp/server.js beside its package.json."""
+    package = tmp_path / "node_modules" / "@smyslenny" / "agent-memory"
+    (package / "dist" / "mcp").mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "@smyslenny/agent-memory", "version": "5.1.0"}')
+    js = package / "dist" / "mcp" / "server.js"
+    js.write_text("// the server\n")
+    return js
+
+
+def test_the_entry_is_merged_beside_the_users_servers_with_a_copy_and_a_diff(
+    world: World, tmp_path: Path, server_js: Path
+) -> None:
+    config = tmp_path / "mcporter.json"
+    config.write_text(json.dumps(OTHER, indent=2))
+    out = world.json("doctor", "--install-config", str(config), "--server-js", str(server_js))
+    assert out.code == 0, out.stdout
+    merged = json.loads(config.read_text())
+    assert merged["mcpServers"]["github"] == OTHER["mcpServers"]["github"]
+    assert merged["imports"] == ["cursor", "claude-code"]  # editor imports stay on
+    entry = merged["mcpServers"]["agent-memory"]
+    assert entry["args"] == [str(server_js)]
+    assert entry["env"]["AGENT_MEMORY_AUTO_INGEST"] == "0"
+    assert int(entry["env"]["AGENT_MEMORY_MAX_EVENT"]) >= 15 * 7  # 5.x keeps 50 by default
+    assert json.loads(Path(out.data["backup"]).read_text()) == OTHER
+    assert any(c.startswith('+    "agent-memory"') for c in out.data["changes"])
+    assert any("agent-memory 5.1.0" in c for c in out.data["changes"])
+    again = world.json("doctor", "--install-config", str(config), "--server-js", str(server_js))
+    assert again.data["backup"] is None and "nothing changed" in again.data["changes"][-1]
+
+
+def test_a_new_config_file_is_created_with_the_entry_alone(
+    world: World, tmp_path: Path, server_js: Path
+) -> None:
+    config = tmp_path / "new" / "mcporter.json"
+    out = world.json("doctor", "--install-config", str(config), "--server-js", str(server_js),
+                     "--server-version", "2.2.0")  # fmt: skip
+    assert out.code == 0
+    written = json.loads(config.read_text())
+    assert list(written["mcpServers"]) == ["agent-memory"] and "imports" not in written
+    assert "AGENT_MEMORY_MAX_EVENT" not in written["mcpServers"]["agent-memory"]["env"]  # 2.x
+    assert config.stat().st_mode & 0o077 == 0
+
+
+def test_a_config_that_is_not_json_is_left_alone(
+    world: World, tmp_path: Path, server_js: Path
+) -> None:
+    config = tmp_path / "mcporter.json"
+    config.write_text('{"mcpServers": {"github": ')
+    out = world.json("doctor", "--install-config", str(config), "--server-js", str(server_js))
+    assert out.code == 2 and "is not JSON" in out.data["error"]
+    assert config.read_text() == '{"mcpServers": {"github": '
+
+
+def test_print_config_refuses_to_guess_a_server_it_cannot_find(world: World) -> None:
+    out = world.run("doctor", "--print-config")
+    assert out.code == 2 and out.stdout == ""  # `> file` leaves nothing half-made to read
+    assert "--server-js" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("", "is empty"), ("{not json", "is not JSON"), ('{"mcpServers": {}}', "has no server")],
+)
+def test_an_empty_or_broken_mcporter_config_is_a_fail_with_the_fix(
+    world: World, tmp_path: Path, text: str, said: str
+) -> None:
+    config = tmp_path / "mcporter.json"
+    config.write_text(text)
+    out = world.json("doctor", "--mcporter-config", str(config))
+    assert out.code == 1
+    check = next(c for c in out.data["checks"] if c["name"] == "mcporter-config")
+    assert not check["ok"] and check["critical"] and said in check["detail"]
+    assert f"memfuse doctor --install-config {config}" in check["detail"]
+    assert not [c for c in out.data["checks"] if c["name"] == "transport"]  # stopped there
+
+
+def test_the_settings_dump_is_behind_a_flag(world: World) -> None:
+    plain = world.run("doctor").stdout
+    assert "  timeout = " not in plain
+    shown = world.run("doctor", "--show-config").stdout
+    assert "  timeout = " in shown
+    assert world.json("doctor").data["config"]["timeout"]  # JSON always carries it
