@@ -64,21 +64,43 @@ _COMMON_PARAMS = _SETTING_PARAMS + _RUN_PARAMS
 _SETTING_NAMES = [p.name for p in _SETTING_PARAMS]
 _RUN_NAMES = [p.name for p in _RUN_PARAMS]
 
+# Every command takes these; the rest only where they change what the command does.
+_ALWAYS = ("workspace", "state_dir", "json_output", "quiet", "verbose", "now")
+_STORE = ("mcporter", "mcporter_config", "server", "transport", "timeout")
+_LIFECYCLE = (*_STORE, "jobs", "strict", "wait")
+OPTIONS_OF: dict[str, tuple[str, ...]] = {
+    "doctor": _STORE,
+    "status": (),  # reads the state folder only
+    "sync": _LIFECYCLE,
+    "surface": _LIFECYCLE,
+    "tidy": _LIFECYCLE,
+    "rollback": (*_STORE, "jobs", "wait"),
+    "recall": (*_STORE, "strict"),
+    "where": _STORE,
+    "cron": _STORE,  # written into each scheduled job
+    "rerank_test": _STORE,  # --from-recall asks the store
+    "classify": (),
+}
+_RUN_DEFAULTS = {"strict": False, "wait": None}
+
 
 def with_common_options(func: Callable[..., None]) -> Callable[..., None]:
-    """Add the common options to a command; the command receives them as `common: Common`."""
+    """Add the common options this command takes (OPTIONS_OF) to it; the command receives them
+    as `common: Common`, an option it does not take as unset."""
     signature = inspect.signature(func, eval_str=True)
     own = [p for p in signature.parameters.values() if p.name != "common"]
+    taken = {*_ALWAYS, *OPTIONS_OF[func.__name__]}
+    params = [p for p in _COMMON_PARAMS if p.name in taken]
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> None:
-        settings = {name: kwargs.pop(name) for name in _SETTING_NAMES}
-        run = {name: kwargs.pop(name) for name in _RUN_NAMES}
+        settings = {name: kwargs.pop(name, None) for name in _SETTING_NAMES}
+        run = {name: kwargs.pop(name, _RUN_DEFAULTS.get(name)) for name in _RUN_NAMES}
         run["json"] = run.pop("json_output")
         func(**kwargs, common=Common(settings, **run))
 
-    wrapper.__signature__ = signature.replace(parameters=own + _COMMON_PARAMS)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + _COMMON_PARAMS}
+    wrapper.__signature__ = signature.replace(parameters=own + params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in own + params}
     del wrapper.__wrapped__  # typer must see the new signature, not the original's
     return wrapper
 
@@ -211,7 +233,12 @@ def sync(
         typer.Option("--verify", help="Check the store against the ledger; re-send what it lost."),
     ] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what would be sent; call nothing.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Show what would be sent; write nothing, and ask the store only read-only"
+            " questions (its status; with --verify, its listings).",
+        ),
     ] = False,
     *,
     common: Common,
@@ -246,7 +273,10 @@ def surface(
         bool, typer.Option("--stdout", help="Print the file instead of writing RECENT.md.")
     ] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Build RECENT.md but write nothing.")
+        bool,
+        typer.Option(
+            "--dry-run", help="Build RECENT.md from the store's answers, but write nothing."
+        ),
     ] = False,
     *,
     common: Common,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -40,14 +41,13 @@ def test_malformed_user_config_file_exits_2_naming_file_and_key(tmp_path: Path) 
     assert str(user) in result.stderr and "'jobs'" in result.stderr
 
 
-def test_a_refused_workspace_key_is_one_warning_and_strict_exits_3(tmp_path: Path) -> None:
-    (tmp_path / ".memfuse").mkdir()
-    (tmp_path / ".memfuse" / "config.toml").write_text('mcporter = "/tmp/x.sh"\n')
-    result = CliRunner().invoke(app, ["classify", "-w", str(tmp_path), "记住"])
-    assert result.exit_code == 0
+def test_a_refused_workspace_key_is_one_warning_and_strict_exits_3(world: Any) -> None:
+    (world.workspace / ".memfuse").mkdir()
+    (world.workspace / ".memfuse" / "config.toml").write_text('mcporter = "/tmp/x.sh"\n')
+    result = world.run("classify", "记住")
+    assert result.code == 0
     assert result.stderr.count("not applied") == 1 and "mcporter" in result.stderr
-    strict = CliRunner().invoke(app, ["classify", "-w", str(tmp_path), "--strict", "记住"])
-    assert strict.exit_code == 3
+    assert world.run("sync", "--strict").code == 3  # the store answered; the refusal counts
 
 
 def test_shell_completion_completes_subcommands() -> None:

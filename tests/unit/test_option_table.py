@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_bad_flag_is_refused_like_a_bad_variable(
     tmp_path: Path, argv: list[str], message: str
 ) -> None:
-    result = CliRunner().invoke(app, ["status", "-w", str(tmp_path), *argv])
+    result = CliRunner().invoke(app, ["sync", "--dry-run", "-w", str(tmp_path), *argv])
     assert result.exit_code == 2, result.stdout
     assert message in result.stderr
     assert "Traceback" not in result.stderr

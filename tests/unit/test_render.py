@@ -71,8 +71,8 @@ def test_status_says_when_a_failing_command_last_succeeded() -> None:
     never = {**failing, "last_success": None}
     lines = render.status(_status(commands={"sync": failing, "surface": never}))
     assert lines[1] == (
-        "  sync     last run 2026-11-29 14:00 (8 h ago): ok, store failed (2 added);"
-        " last success 2026-11-27 22:00 (2 days ago)"
+        "  sync     last run 2026-11-29 14:00 +00:00 (8 h ago): ok, store failed (2 added);"
+        " last success 2026-11-27 22:00 +00:00 (2 days ago)"  # times carry their zone
     )
     assert lines[2].endswith("; no success")
 
@@ -89,7 +89,9 @@ def test_status_names_an_unreadable_ledger_a_held_lock_and_the_alarm() -> None:
     )
     assert "  ledger   the ledger is damaged: file is not a database" in lines
     assert "  lock     held by pid 4242 (memfuse sync)" in lines
-    assert "  store    agent-memory 4.x (as `memfuse doctor` saw it, 2026-11-28T03:00)" in lines
+    assert (
+        "  store    agent-memory 4.x (as `memfuse doctor` saw it, 2026-11-28 03:00 +00:00)" in lines
+    )
     assert lines[-1] == "needs a person: sync: 3 failed runs in a row"
 
 

@@ -189,4 +189,17 @@ def _last_success(successes: list[RunRecord]) -> str:
 
 
 def _when(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M")
+    return stamp(moment)
+
+
+def stamp(moment: datetime | str) -> str:
+    """`2026-12-03 14:05 +01:00`: a moment to the minute, with its zone (the run's clock, which
+    may not be the reader's)."""
+    if isinstance(moment, str):
+        try:
+            moment = datetime.fromisoformat(moment)
+        except ValueError:
+            return str(moment)[:25]
+    offset = moment.strftime("%z")  # +0100, or "" when the moment has no zone
+    zone = f" {offset[:3]}:{offset[3:5]}" if offset else ""
+    return moment.strftime("%Y-%m-%d %H:%M") + zone

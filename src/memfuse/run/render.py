@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memfuse.run.history import RunRecord
+from memfuse.run.history import RunRecord, stamp
 from memfuse.run.results import (
     CheckRow,
     CronCheckData,
@@ -166,12 +166,13 @@ def status(data: StatusData) -> list[str]:
     lines.append(f"  RECENT.md {_recent_line(data['recent'], now)}")
     lines.append(f"  ledger   {_ledger_line(data['ledger'])}")
     for row in data["ledger"].get("pending", []):
-        lines.append(f"    pending {row['position']} (failed {row['at'][:16]}: {row['reason']})")
+        lines.append(f"    pending {row['position']} (failed {stamp(row['at'])}: {row['reason']})")
     for rejected in data["ledger"].get("rejections", []):
         lines.append(f"    rejected {rejected['position']} ({rejected['reason']})")
     seen = data["generation_seen"]
     lines.append(
-        f"  store    agent-memory {data['generation']}.x (as `memfuse doctor` saw it, {seen[:16]})"
+        f"  store    agent-memory {data['generation']}.x"
+        f" (as `memfuse doctor` saw it, {stamp(seen)})"
         if data["generation"] is not None and seen is not None
         else "  store    generation unknown (run `memfuse doctor`)"
     )
@@ -220,7 +221,7 @@ def _ledger_line(ledger: LedgerView) -> str:
 def ago(moment: datetime, now: datetime) -> str:
     """`2026-12-03 14:05 (3 h ago)`: a moment and how long before `now` it was."""
     seconds = (now - moment).total_seconds()
-    when = moment.strftime("%Y-%m-%d %H:%M")
+    when = stamp(moment)
     if seconds < 0:
         return when
     if seconds < 3600:
@@ -271,7 +272,7 @@ def where(data: WhereData) -> list[str]:
         if "store_text" in row:
             lines.append(f"    at that URI now: {row['store_text'][:70]!r}")
         lines += [
-            f"    {a['at'][:16]} {a['outcome']}" + (f": {a['reason']}" if a["reason"] else "")
+            f"    {stamp(a['at'])} {a['outcome']}" + (f": {a['reason']}" if a["reason"] else "")
             for a in row["attempts"]
         ]
     return lines
