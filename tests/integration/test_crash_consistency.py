@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from benchmarks.bench import bullet
 from typer.testing import CliRunner
 
 from memfuse.cli import app
@@ -25,9 +24,23 @@ DAY = "2026-11-29"
 SEED = 20261202
 
 
+WORDS = (
+    "billing invoice replication cutover runbook postmortem standup roadmap staging deploy "
+    "rollback migration dashboard latency webhook queue alert review pairing incident cache "
+    "schema index offsite finance Alice Bob Carol Dana Jonas Priya Mia Berlin Lisbon Hamburg"
+).split()
+CJK = "今天 开会 讨论 迁移 发布 回滚 监控 告警 复盘 文档 测试 数据库 队列 缓存 延迟".split()
+
+
 def journal(n: int, rng: random.Random) -> list[str]:
-    """n distinct bullets (the benchmark's generator): the store never merges two of them."""
-    return [bullet(rng, i) for i in range(n)]
+    """n distinct bullets, each with its own ticket number: the store never merges two of them.
+    (Tests do not import benchmarks/: those are scripts, run from their own folder.)"""
+    bullets = []
+    for i in range(n):
+        words = rng.sample(WORDS, 6) + rng.sample(CJK, 2)
+        rng.shuffle(words)
+        bullets.append(f"{' '.join(words)} — ticket OPS-{i:05d} step {rng.randint(1, 999)}")
+    return bullets
 
 
 def sync_argv(ws: Path, store: StoreServer, transport: str) -> list[str]:
