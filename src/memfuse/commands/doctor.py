@@ -28,7 +28,13 @@ from memfuse.settings import Settings, mask_secret
 from memfuse.state.memo import note_generation
 from memfuse.store.answers import StoreStatus
 from memfuse.store.client import NEEDED_TOOLS, StoreError
-from memfuse.store.server_entry import mcporter_config_path, strip_jsonc
+from memfuse.store.server_entry import (
+    CONFIG_MAX,
+    mcporter_config_path,
+    read_config,
+    strip_jsonc,
+)
+from memfuse.untrusted import load_json
 from memfuse.workspace.position import JOURNAL_PREFIXES
 
 
@@ -199,13 +205,15 @@ def server_entry(
 def _read_config(target: Path) -> tuple[str, dict[str, Any]]:
     """An mcporter config's text and parsed object ({"mcpServers": {}} when new or empty)."""
     try:
-        before = target.read_text(encoding="utf-8") if target.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
+        before = read_config(target)
+    except FileNotFoundError:
+        before = ""
+    except OSError as exc:
         raise ConfigError(f"cannot read {target}: {exc}") from None
     if not before.strip():
         return before, {"mcpServers": {}}
     try:
-        config = json.loads(strip_jsonc(before))
+        config = load_json(strip_jsonc(before), limit=CONFIG_MAX)
     except ValueError as exc:
         raise ConfigError(f"{target} is not JSON ({exc}): fix it first; nothing changed") from None
     if not isinstance(config, dict) or not isinstance(config.setdefault("mcpServers", {}), dict):
@@ -225,8 +233,8 @@ def _package_version(server_js: Path) -> str | None:
     for folder in list(server_js.parents)[:4]:
         candidate = folder / "package.json"
         try:
-            data = json.loads(candidate.read_bytes()[: 1 << 20])
-        except (OSError, ValueError):
+            data = json.loads(read_config(candidate))
+        except (OSError, ValueError, ConfigError):
             continue
         if isinstance(data, dict) and isinstance(data.get("version"), str):
             return str(data["version"])[:40]
@@ -406,14 +414,16 @@ def _server_entry_check(ctx: RunContext) -> Check | None:
             f" {s.server} entry", critical=False,
         )  # fmt: skip
     try:
-        raw = path.read_bytes()[: 1 << 22]
-    except OSError as exc:
-        return Check("mcporter-config", False, f"{path} cannot be read: {exc.strerror}; {fix}")
+        raw = read_config(path)
+    except FileNotFoundError:
+        return Check("mcporter-config", False, f"{path} does not exist; {fix} writes it")
+    except (OSError, ConfigError) as exc:
+        return Check("mcporter-config", False, f"{path} cannot be read: {exc}; {fix}")
     if not raw.strip():
         return Check("mcporter-config", False, f"{path} is empty; {fix} writes the entry")
     try:
-        data = json.loads(strip_jsonc(raw.decode("utf-8")))
-    except (UnicodeDecodeError, ValueError) as exc:
+        data = load_json(strip_jsonc(raw), limit=CONFIG_MAX)
+    except ValueError as exc:
         return Check("mcporter-config", False, f"{path} is not JSON ({exc}); fix it, or {fix}")
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict) or not isinstance(servers.get(s.server), dict):

@@ -8,17 +8,35 @@ expansion; the lookup order is the `--mcporter-config` file, `$MCPORTER_CONFIG`,
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from memfuse.confine import UnsafePath, read_file
 from memfuse.errors import ConfigError
 from memfuse.settings import SessionServer, Settings
 from memfuse.store.gateway.spec import ServerSpec
+from memfuse.untrusted import load_json
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+CONFIG_MAX = 4 * 1024 * 1024  # an mcporter config is a few KiB; this bounds a hostile one
+
+
+def read_config(path: Path) -> str:
+    """An mcporter config's text: a regular file (a FIFO or a device would hang or flood the
+    read), at most CONFIG_MAX bytes, UTF-8. A link is followed wherever it leads: dotfiles are
+    often linked in from elsewhere. FileNotFoundError when there is none; ConfigError else."""
+    try:
+        raw = read_file(Path("/"), path.absolute(), CONFIG_MAX)
+    except UnsafePath as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text: {exc}") from None
 
 
 def strip_jsonc(text: str) -> str:
@@ -34,7 +52,8 @@ def strip_jsonc(text: str) -> str:
             out.append(text[i : j + 1])
             i = j + 1
         elif text.startswith("//", i):
-            i = text.find("\n", i) if "\n" in text[i:] else n
+            end = text.find("\n", i)  # not `in text[i:]`: a copy per comment is quadratic
+            i = n if end < 0 else end
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             i = n if end < 0 else end + 2
@@ -74,7 +93,7 @@ def server_spec(settings: Settings, env: Mapping[str, str] | None = None) -> Ser
             " [session] table in the memfuse config"
         )
     try:
-        data = json.loads(strip_jsonc(path.read_text(encoding="utf-8")))
+        data = load_json(strip_jsonc(read_config(path)), limit=CONFIG_MAX)
         entry = data["mcpServers"][settings.server]
         command = expand(str(entry["command"]), env)
     except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -99,3 +99,25 @@ def test_the_settings_dump_is_behind_a_flag(world: World) -> None:
     shown = world.run("doctor", "--show-config").stdout
     assert "  timeout = " in shown
     assert world.json("doctor").data["config"]["timeout"]  # JSON always carries it
+
+
+def test_a_fifo_in_place_of_the_config_is_refused_without_hanging(
+    world: World, tmp_path: Path
+) -> None:
+    import os
+
+    config = tmp_path / "mcporter.json"
+    os.mkfifo(config)  # a read of it would wait forever for a writer
+    out = world.json("doctor", "--mcporter-config", str(config))
+    assert out.code == 1
+    check = next(c for c in out.data["checks"] if c["name"] == "mcporter-config")
+    assert "FIFO" in check["detail"]
+
+
+def test_a_config_nested_past_any_sense_is_a_fail_not_a_crash(world: World, tmp_path: Path) -> None:
+    config = tmp_path / "mcporter.json"
+    config.write_text("[" * 100_000 + "]" * 100_000)
+    out = world.json("doctor", "--mcporter-config", str(config))
+    assert out.code == 1 and "Traceback" not in out.stderr
+    check = next(c for c in out.data["checks"] if c["name"] == "mcporter-config")
+    assert "is not JSON" in check["detail"]
