@@ -299,10 +299,14 @@ def year_rows(root: Path) -> list[str]:
         "A plain sync `stat`s every journal against the ledger's record and reads only the one"
         " that changed, so over a year it costs the one journal's work plus a `stat` a file."
         " The rest of one recall is starting the store's server and its MCP session; a batch"
-        " pays that once. At 10× the index (a row above) a question's own time grows with the"
-        " bullets its words match (FTS5 ranks every row that holds a term), roughly tenfold for"
-        " common words; 100× was not measured, and would scale the same way: a workspace that"
-        " large should ask with fewer, rarer words or accept a slower answer. The index file"
+        " pays that once. The questions are three words of the generator's 36-word vocabulary,"
+        " so each word is in one bullet of six and a question matches most of them, by their own"
+        " words or their neighbours': the worst case for FTS5, which ranks every row that"
+        " holds a term (on LoCoMo's real conversations a question costs"
+        " 7 ms, docs/recall-quality.md). At 10× (the rows above) a question's own time grew"
+        f" {ten[1] / max(statistics.median(own), 1):.1f}× for 10× the bullets: linear in the"
+        " bullets its words match. 100× was not measured; growing the same way it would be"
+        " about a second a question on this vocabulary. The index file"
         " grows with the bullets; it is derived and can be deleted.",
     ]
 
@@ -457,8 +461,12 @@ def main() -> None:
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="memfuse-bench-state-")
     if options.only:
         title, measure = SECTIONS[options.only]
+        started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="memfuse-bench-") as tmp:
             rows = measure(Path(tmp))
+        took = time.monotonic() - started
+        rows.insert(1, f"Measured on {datetime.now():%Y-%m-%d %H:%M} in {took:.0f} s on {machine()}"
+                       f" by `.venv/bin/python benchmarks/bench.py --only {options.only}`.\n")  # fmt: skip
         print("\n".join(rows))
         if not options.no_write:
             replace_section(
