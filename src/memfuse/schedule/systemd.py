@@ -17,7 +17,7 @@ in it ("Executable name contains special characters").
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from memfuse.schedule.runs import Job, ParseError, Run, Schedule, ScheduleError
 
@@ -296,24 +296,25 @@ def _escape(value: str, i: int, where: str) -> tuple[str, int]:
 
 def _specifiers(word: str, where: str) -> str:
     """`%%` is a percent sign; any other specifier depends on the host and is refused."""
-    out, i = [], 0
-    while i < len(word):
-        if word[i] == "%":
-            if word[i + 1 : i + 2] != "%":
-                raise ParseError(f"{where}: specifier %{word[i + 1 : i + 2]} is not supported")
-            i += 1
-        out.append(word[i])
-        i += 1
-    return "".join(out)
+    return _undouble(word, "%", lambda after: f"{where}: specifier %{after} is not supported")
 
 
 def _dollars(word: str, where: str) -> str:
     """`$$` is a dollar sign; a variable would come from the manager's environment."""
+    return _undouble(
+        word, "$", lambda _after: f"{where}: environment variables in ExecStart= are not supported"
+    )
+
+
+def _undouble(word: str, mark: str, refusal: Callable[[str], str]) -> str:
+    """`word` with each doubled `mark` made single; a single `mark` is a ParseError, told by
+    `refusal` of the character after it."""
     out, i = [], 0
     while i < len(word):
-        if word[i] == "$":
-            if word[i + 1 : i + 2] != "$":
-                raise ParseError(f"{where}: environment variables in ExecStart= are not supported")
+        if word[i] == mark:
+            after = word[i + 1 : i + 2]
+            if after != mark:
+                raise ParseError(refusal(after))
             i += 1
         out.append(word[i])
         i += 1
