@@ -560,12 +560,36 @@ def check_job(job: Job, timeout: float) -> CronJobCheck | None:
         )
     first = job.argv[0]
     program = first if "/" in first else shutil.which(first, path=env["PATH"])
+    ours = memfuse_command()
     if program is None:
         problems.append(f"{first} is not on this job's PATH ({env['PATH']})")
+    elif not _same_program([program, *job.argv[1:]], ours):
+        # A job file may be the agent's: only this very memfuse is ever run to check one.
+        problems.append(
+            f"runs {shlex.join([program, *job.argv[1 : len(ours)]])}, not this memfuse"
+            f" ({shlex.join(ours)}): not run; `memfuse cron` prints the line to use"
+        )
     else:
-        problems += _dry_run([program, *job.argv[1:]], env, timeout)
+        dropped = sorted(k for k in env if k.startswith(_LOADER_VARIABLES))
+        if dropped:
+            problems.append(
+                f"sets {', '.join(dropped)}: a variable that changes what Python or the loader"
+                " runs; not passed to the trial, and not something memfuse's schedule sets"
+            )
+        trial_env = {k: v for k, v in env.items() if k not in dropped}
+        problems += _dry_run([*ours, *job.argv[len(ours) :]], trial_env, timeout)
     return {"job": job.source, "command": shlex.join(job.argv), "when": job.when,
             "ok": not problems, "problems": problems}  # fmt: skip
+
+
+_LOADER_VARIABLES = ("LD_", "DYLD_", "PYTHON", "VIRTUAL_ENV", "NODE_OPTIONS")
+
+
+def _same_program(argv: list[str], ours: list[str]) -> bool:
+    """Whether `argv` starts with this memfuse's own command (the same files, links resolved)."""
+    if len(argv) < len(ours) or argv[1 : len(ours)] != ours[1:]:
+        return False
+    return os.path.realpath(argv[0]) == os.path.realpath(ours[0])
 
 
 def _dry_run(argv: list[str], env: dict[str, str], timeout: float) -> list[str]:

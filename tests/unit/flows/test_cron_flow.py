@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import plistlib
 import re
+import shlex
 import shutil
 import stat
 from datetime import datetime
@@ -344,3 +345,29 @@ def test_without_an_installed_schedule_nothing_is_missed(world: World) -> None:
     assert world.run("tidy", "-q", "--now", "2026-12-01T03:00").code == 0
     out = world.json("status", "--now", "2026-12-01T20:00")
     assert all(view["missed"] is None for view in out.data["commands"].values())
+
+
+def test_check_never_runs_a_program_that_is_only_named_memfuse(
+    world: World, tmp_path: Path
+) -> None:
+    """A job file may be the agent's: a script called memfuse, or this memfuse with a
+    PYTHONPATH of the agent's, must not run with the user's rights."""
+    pwned = tmp_path / "pwned"
+    fake = tmp_path / "bin" / "memfuse"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\ntouch {pwned}\n")
+    fake.chmod(0o755)
+    evil = tmp_path / "evil" / "memfuse"
+    evil.mkdir(parents=True)
+    (evil / "__init__.py").write_text(f"open({str(pwned)!r}, 'w').close()\n")
+    ours = shlex.join(cron.memfuse_command())
+    jobs = tmp_path / "jobs.cron"
+    jobs.write_text(
+        f"0 14 * * * {fake} sync -q\n"
+        f"0 22 * * * PYTHONPATH={evil.parent} {ours} sync -q -w {world.workspace}\n"
+    )
+    out = world.json("cron", "--check", str(jobs))
+    assert not pwned.exists()
+    problems = [p for job in out.data["jobs"] for p in job["problems"]]
+    assert any("not this memfuse" in p and "not run" in p for p in problems)
+    assert any("sets PYTHONPATH" in p for p in problems)
