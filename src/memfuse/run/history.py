@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from memfuse.confine import UnsafePath
@@ -61,6 +61,10 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> RunRecord:
+        """A record as stored; ValueError for one whose time has no zone (it could not be
+        compared with now, and every later run would fail on it)."""
+        if datetime.fromisoformat(str(value["started"])).utcoffset() is None:
+            raise ValueError(f"a run started at {str(value['started'])[:40]!r}, without a zone")
         return cls(
             command=str(value["command"]),
             started=str(value["started"]),
@@ -141,6 +145,9 @@ class History:
         self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
 
 
+FUTURE_SLACK = timedelta(hours=1)  # clocks that disagree a little are not an alarm
+
+
 def assess(
     records: list[RunRecord], policy: Policy, now: datetime, *, current: bool = True
 ) -> Alarm | None:
@@ -154,6 +161,13 @@ def assess(
         return None
     last = records[-1]
     name = last.command
+    ahead = next((r for r in records if r.at > now + FUTURE_SLACK), None)
+    if ahead is not None:  # it would hide every other alarm: itself one
+        why = (
+            f"the run history holds a run dated {_when(ahead.at)}, after now (a wrong clock, or"
+            f" an edited file): delete {StateFolder.RUNS} in the state folder"
+        )
+        return Alarm(name, why, ahead.started)
     if not current and now - last.at > 2 * policy.max_age:
         return Alarm(name, f"no run since {_when(last.at)} (is cron running it?)", last.started)
     if last.succeeded:

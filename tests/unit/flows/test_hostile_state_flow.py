@@ -6,6 +6,7 @@ these stand for a legacy `.memfuse/`, a mistaken --state-dir, or anything else t
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -174,3 +175,25 @@ def test_terminal_escapes_in_a_bullet_are_shown_not_obeyed(world: World, name: s
     envelope = world.json("recall", "billing", "--now", NOW)
     assert any(sequence in r["content"] for r in envelope.data["results"])  # JSON: exact
     assert not any(ch in envelope.stdout for ch in "\x1b\x07\x9b\u202e")
+
+
+@pytest.mark.parametrize(
+    ("started", "said"), [("2099-01-01T00:00:00+00:00", "after now"), ("2026-11-01T00:00:00", "")]
+)
+def test_a_history_dated_in_the_future_or_without_a_zone_is_an_alarm(
+    world: World, started: str, said: str
+) -> None:
+    """Before: a run dated 2099 silenced `no run since` for good; one without a zone made
+    every sync crash in its assessment, so the history was never replaced."""
+    world.journal(DAY, JOURNAL)
+    world.state.mkdir(parents=True, mode=0o700)
+    record = {"started": started, "duration_ms": 5, "status": "ok", "exit_code": 0,
+              "store": "ok"}  # fmt: skip
+    planted = {name: [{**record, "command": name}] for name in ("sync", "surface", "tidy")}
+    (world.state / "runs.json").write_text(json.dumps(planted))
+    status = world.json("status", "-q", "--now", "2026-12-20T12:00")
+    assert status.code == 4, status.stdout
+    assert said in status.stdout + json.dumps(status.envelope)
+    out = world.json("sync", "--now", NOW)
+    assert out.code in (0, 4), out.stderr  # it runs, and it records itself
+    assert out.data["counts"]["added"] == 2
