@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 Transport = Literal["auto", "mcporter", "session"]
 
@@ -129,12 +130,27 @@ class Settings:
                     shown = getattr(value, sub.name)
                     if sub.name == "api_key":
                         shown = mask_secret(shown)
+                    elif sub.name == "base_url":
+                        shown = mask_url(str(shown))
                     rows.append((f"{f.name}.{sub.name}", str(shown)))
                 continue
+            if isinstance(value, SessionServer):  # its env is where a server's token lives
+                env = {name: mask_secret(v) for name, v in value.env}
+                value = f"{value.command} {' '.join(value.args)} env={env} cwd={value.cwd}"
             if isinstance(value, tuple) and value and isinstance(value[0], str | Path):
                 value = ", ".join(str(v) for v in value)
             rows.append((f.name, str(value)))
         return rows
+
+
+def mask_url(url: str) -> str:
+    """A URL with any password in it and its query's values masked (`user:pw@`, `?key=…`)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "****@" + netloc.rsplit("@", 1)[1]
+    query = "&".join(f"{k}=****" for k, _v in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def mask_secret(secret: str | None) -> str:

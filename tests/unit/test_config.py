@@ -175,3 +175,18 @@ def test_now_accepts_iso_and_rejects_nonsense(tmp_path: Path) -> None:
     assert (settings.now.year, settings.now.hour, settings.now.minute) == (2026, 22, 5)
     with pytest.raises(ConfigError, match="--now"):
         load_settings({"now": "yesterday"}, {"HOME": str(tmp_path)})
+
+
+def test_the_settings_dump_masks_a_servers_env_and_a_urls_password(tmp_path: Path) -> None:
+    """`doctor --json` always carries the settings: a token there would reach any log."""
+    _user_file(
+        tmp_path,
+        '[session]\ncommand = "node"\nenv = { AGENT_MEMORY_TOKEN = "tok_SUPERSECRET_123456" }\n'
+        '[rerank]\nbase_url = "https://user:hunter2pass@rerank.example.invalid/v1?key=abc123"\n',
+    )
+    rows = dict(load_settings({}, {"HOME": str(tmp_path)}).describe())
+    dump = " ".join(rows.values())
+    for secret in ("SUPERSECRET", "hunter2pass", "abc123"):
+        assert secret not in dump
+    assert "AGENT_MEMORY_TOKEN" in rows["session_server"]
+    assert rows["rerank.base_url"] == "https://****@rerank.example.invalid/v1?key=****"
