@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from memfuse.commands import status
-from memfuse.confine import UnsafePath, write_atomic
+from memfuse.confine import UnsafePath, read_file, write_atomic
 from memfuse.errors import ConfigError, ExitCode, MemfuseError
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -429,13 +429,16 @@ class Installer:
 
 
 def _read_text(path: Path) -> str | None:
+    """A schedule file's text (at most 1 MiB); a FIFO or a device is refused, never waited on."""
     try:
-        with path.open("rb") as handle:
-            return handle.read(1 << 20).decode("utf-8", errors="replace")
+        raw = read_file(Path("/"), path.absolute(), 1 << 20)
     except FileNotFoundError:
         return None
+    except UnsafePath as exc:
+        raise MemfuseError(f"cannot read {path}: {exc}") from None
     except OSError as exc:
         raise MemfuseError(f"cannot read {path}: {exc.strerror}") from None
+    return raw.decode("utf-8", errors="replace")
 
 
 def _tool(

@@ -371,3 +371,15 @@ def test_check_never_runs_a_program_that_is_only_named_memfuse(
     problems = [p for job in out.data["jobs"] for p in job["problems"]]
     assert any("not this memfuse" in p and "not run" in p for p in problems)
     assert any("sets PYTHONPATH" in p for p in problems)
+
+
+def test_a_fifo_where_a_schedule_file_is_read_is_refused_not_waited_on(
+    world: World, tmp_path: Path
+) -> None:
+    import os
+
+    fifo = tmp_path / "jobs.cron"
+    os.mkfifo(fifo)  # a blocking read would wait for a writer forever
+    out = world.json("cron", "--check", str(fifo))
+    assert out.code != 0
+    assert "FIFO" in out.data["error"] or "regular file" in out.data["error"]
