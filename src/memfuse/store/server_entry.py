@@ -40,8 +40,10 @@ def read_config(path: Path) -> str:
 
 
 def strip_jsonc(text: str) -> str:
-    """JSON with comments and trailing commas → JSON (strings are left intact)."""
+    """JSON with comments and trailing commas → JSON (strings are left intact, byte for byte:
+    a comma before a bracket inside a value is the value's)."""
     out: list[str] = []
+    comma: int | None = None  # where in `out` the last comma outside strings went
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -50,7 +52,7 @@ def strip_jsonc(text: str) -> str:
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
             out.append(text[i : j + 1])
-            i = j + 1
+            comma, i = None, j + 1
         elif text.startswith("//", i):
             end = text.find("\n", i)  # not `in text[i:]`: a copy per comment is quadratic
             i = n if end < 0 else end
@@ -58,9 +60,13 @@ def strip_jsonc(text: str) -> str:
             end = text.find("*/", i + 2)
             i = n if end < 0 else end + 2
         else:
+            if c in "}]" and comma is not None:
+                out[comma] = ""  # a trailing comma
+            if not c.isspace():
+                comma = len(out) if c == "," else None
             out.append(c)
             i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+    return "".join(out)
 
 
 def expand(value: str, env: Mapping[str, str]) -> str:

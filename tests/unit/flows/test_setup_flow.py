@@ -121,3 +121,19 @@ def test_a_config_nested_past_any_sense_is_a_fail_not_a_crash(world: World, tmp_
     assert out.code == 1 and "Traceback" not in out.stderr
     check = next(c for c in out.data["checks"] if c["name"] == "mcporter-config")
     assert "is not JSON" in check["detail"]
+
+
+def test_install_config_keeps_other_servers_values_byte_for_byte() -> None:
+    """Before: the trailing-comma rule ran inside strings, and `pa,}ss` was written back as
+    `pa}ss` in another server's entry."""
+    import json
+
+    from memfuse.store.server_entry import strip_jsonc
+
+    text = (
+        '{ "mcpServers": { "gh": { "command": "gh-mcp", "args": ["--scopes=repo, ]",],'
+        ' // a comment, ]\n "env": { "DB_PASSWORD": "pa,}ss" /* x */, }, }, }, }'
+    )
+    parsed = json.loads(strip_jsonc(text))
+    assert parsed["mcpServers"]["gh"]["args"] == ["--scopes=repo, ]"]
+    assert parsed["mcpServers"]["gh"]["env"] == {"DB_PASSWORD": "pa,}ss"}
