@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memfuse.confine import UnsafePath
@@ -161,7 +161,9 @@ def assess(
         return None
     last = records[-1]
     name = last.command
-    ahead = next((r for r in records if r.at > now + FUTURE_SLACK), None)
+    # After the real clock too: a run given an earlier --now is not told of later real runs.
+    latest = max(now, datetime.now(UTC)) + FUTURE_SLACK
+    ahead = next((r for r in records if r.at > latest), None)
     if ahead is not None:  # it would hide every other alarm: itself one
         why = (
             f"the run history holds a run dated {_when(ahead.at)}, after now (a wrong clock, or"
