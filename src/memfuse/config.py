@@ -14,6 +14,7 @@ from dataclasses import MISSING, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from memfuse.errors import ConfigError
 from memfuse.settings import (
@@ -493,10 +494,20 @@ def _session_server(values: Mapping[str, Any]) -> SessionServer | None:
     )
 
 
+SECRET_NAMES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")  # a session env value is masked
+
+
 def secrets_in(settings: Settings, env: Mapping[str, str] | None = None) -> list[str]:
-    """Every secret value a run must never print: the rerank key and any *_API_KEY."""
+    """Every secret value a run must never print: the rerank key, a password or query value
+    in its URL, the session server's env values, and any *_API_KEY or *_TOKEN."""
     env = os.environ if env is None else env
     found = {v for k, v in env.items() if k.upper().endswith(("_API_KEY", "_TOKEN")) and v}
     if settings.rerank.api_key:
         found.add(settings.rerank.api_key)
+    if settings.session_server is not None:  # a server's token is passed in its env
+        found.update(
+            v for name, v in settings.session_server.env if name.upper().endswith(SECRET_NAMES)
+        )
+    url = urlsplit(settings.rerank.base_url)
+    found.update(v for v in (url.password, *(v for _k, v in parse_qsl(url.query))) if v)
     return sorted((s for s in found if len(s) >= 6), key=len, reverse=True)

@@ -190,3 +190,16 @@ def test_the_settings_dump_masks_a_servers_env_and_a_urls_password(tmp_path: Pat
         assert secret not in dump
     assert "AGENT_MEMORY_TOKEN" in rows["session_server"]
     assert rows["rerank.base_url"] == "https://****@rerank.example.invalid/v1?key=****"
+
+
+def test_a_session_token_and_a_url_password_are_masked_everywhere(tmp_path: Path) -> None:
+    """Not only in the settings dump: the masker of every message and log line knows them."""
+    _user_file(
+        tmp_path,
+        '[session]\ncommand = "node"\nenv = { AGENT_MEMORY_TOKEN = "tok_SUPERSECRET_123456",'
+        ' AGENT_MEMORY_DB = "/home/me/memory.db" }\n'
+        '[rerank]\nbase_url = "https://user:hunter2pass@rerank.example.invalid/v1?key=abc123"\n',
+    )
+    found = secrets_in(load_settings({}, {"HOME": str(tmp_path)}), {})
+    assert {"tok_SUPERSECRET_123456", "hunter2pass", "abc123"} <= set(found)
+    assert "/home/me/memory.db" not in found  # a path is not a secret, and stays readable

@@ -233,7 +233,7 @@ def _package_version(server_js: Path) -> str | None:
     for folder in list(server_js.parents)[:4]:
         candidate = folder / "package.json"
         try:
-            data = json.loads(read_config(candidate))
+            data = load_json(read_config(candidate), limit=CONFIG_MAX)
         except (OSError, ValueError, ConfigError):
             continue
         if isinstance(data, dict) and isinstance(data.get("version"), str):
