@@ -10,6 +10,7 @@ every call is recorded for assertions. `World` wires both fakes into the CLI thr
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -72,9 +73,12 @@ class FakeGateway:
     closed: int = 0
     generation: int = 2  # which agent-memory the reference store answers as (2..5)
     caps: dict[str, int | None] | None = None  # 4.x/5.x capacity limits; None: the defaults
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def store(self) -> Store:
+        """The reference store, opened for one call; `call` and `direct` take `lock` around
+        it, so the concurrent `remember` calls of a sync cannot race on the file."""
         return Store(
             str(self.db_path), "default", self.clock, gate=self.gate,
             generation=self.generation,
@@ -90,7 +94,12 @@ class FakeGateway:
             raise FAILURES[kind](f"{tool}: injected {kind}")
         if tool in self.texts:
             return parse_answer(tool, self.texts[tool])
-        result = call_tool(self.store, tool, arguments)
+        with self.lock:
+            store = self.store
+            try:
+                result = call_tool(store, tool, arguments)
+            finally:
+                store.db.close()
         text = "\n".join(item["text"] for item in result["content"])
         if result.get("isError"):
             raise CallFailed(f"{tool} failed: {text[:300]}")
@@ -108,7 +117,12 @@ class FakeGateway:
 
     def direct(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Arrange or inspect the store without recording a call."""
-        return direct_call(self.store, tool, arguments)
+        with self.lock:
+            store = self.store
+            try:
+                return direct_call(store, tool, arguments)
+            finally:
+                store.db.close()
 
     def count(self, tool: str) -> int:
         return sum(1 for name, _ in self.calls if name == tool)
