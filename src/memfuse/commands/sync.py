@@ -144,8 +144,8 @@ def read_items(ctx: RunContext, scope: Scope, ledger: Ledger | None) -> Reading:
     named = ctx.reporter.warn if scope.day is not None else None
     for name in workspace.look_alikes():
         ctx.reporter.warn(
-            f"{workspace.location(workspace.journal_dir / name)!r} reads like a journal but is"
-            " not one (a journal is named YYYY-MM-DD.md in ASCII digits, a real date): not synced"
+            f"{name!r} reads like a journal but is not one (a journal is named YYYY-MM-DD.md in"
+            " ASCII digits, a real date from 1900 to 2999): not synced"
         )
     reading = Reading([], [], {}, {})
     for journal in workspace.journals(days, ctx.reporter.warn, missing=named):

@@ -34,8 +34,14 @@ Warn = Callable[[str], None]
 JOURNAL_NAME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\.md")
 
 
+# The days a journal may be for. A journal dated far from any agent's life (`0001-01-01`,
+# `9999-12-31`) is named and skipped: every window, week and neighbour memfuse computes from a
+# day then stays a real date (docs/decisions.md 106).
+FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
+
 # What a person would take for a journal's name: other scripts' digits, full-width forms, a
-# trailing space or newline, `.MD`, an impossible date. Never a journal; always reported.
+# trailing space or newline, `.MD`, an impossible or extreme date. Never a journal; always
+# reported.
 _LOOSE_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md", re.IGNORECASE)
 
 
@@ -51,9 +57,10 @@ def journal_date(path: Path) -> date | None:
     if match is None:
         return None
     try:
-        return date(int(match[1]), int(match[2]), int(match[3]))
+        day = date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError:
         return None
+    return day if FIRST_DAY <= day <= LAST_DAY else None
 
 
 def monday_of(day: date) -> date:
@@ -161,12 +168,14 @@ class Workspace:
         return _dated(self.journal_dir)
 
     def look_alikes(self) -> list[str]:
-        """Names under memory/ that read like a journal's but are not (never read; reported,
-        so that one cannot quietly stand in for the real journal beside it)."""
-        folder = self.journal_dir
-        if not folder.is_dir():
-            return []
-        return sorted(p.name for p in folder.iterdir() if looks_like_journal(p.name))
+        """Names under memory/, memory/weekly/ and memory/archive/ that read like a journal's
+        but are not (never read; reported, so that one cannot quietly stand in for the real
+        journal beside it), as locations."""
+        found: list[str] = []
+        for folder in (self.journal_dir, self.journal_dir / "weekly", self.archive_dir):
+            if folder.is_dir() and not folder.is_symlink():
+                found += [self.location(p) for p in folder.iterdir() if looks_like_journal(p.name)]
+        return sorted(found)
 
     def archived_journals(self) -> dict[date, Path]:
         """The dailies `tidy --archive` moved into memory/archive/, by date."""
@@ -241,9 +250,8 @@ class Workspace:
         heads = list(_WEEKLY_SECTION.finditer(text))
         found: dict[date, ParsedJournal] = {}
         for n, head in enumerate(heads):
-            try:
-                day = date.fromisoformat(head[1])
-            except ValueError:
+            day = journal_date(Path(f"{head[1]}.md"))
+            if day is None:
                 continue
             end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
             body = text[head.end() : end]
