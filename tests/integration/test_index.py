@@ -72,7 +72,13 @@ def test_five_memories_deleted_behind_memfuses_back_are_restored_by_verify(
     assert code == 0
     assert result["data"]["counts"]["restored"] == 5
     assert result["data"]["counts"]["added"] == 0
-    assert result["data"]["index"] == {"expected": 10, "present": 5, "lost": 5, "forgotten": 0}
+    assert result["data"]["index"] == {
+        "expected": 10,
+        "present": 5,
+        "lost": 5,
+        "forgotten": 0,
+        "altered": 0,
+    }
     assert len(uris(store)) == 10
     assert store.direct("status")["total"] == 10
 

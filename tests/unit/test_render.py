@@ -12,7 +12,8 @@ NOW = "2026-11-29T22:00:00+00:00"
 def _sync(**extra: object) -> SyncData:
     data: SyncData = {
         "dry_run": False, "counts": {"added": 0, "rejected": 0}, "dates": ["2026-11-29"],
-        "calls": 3, "stale": [], "rejected": [], "pruned": [],
+        "calls": 3, "stale": [], "rejected": [], "pruned": [], "scope": "changed",
+        "plan": {"send": [], "unchanged": 0, "stale": [], "prune": [], "resend": []},
     }  # fmt: skip
     data.update(extra)  # type: ignore[typeddict-item]
     return data
@@ -28,9 +29,14 @@ def test_sync_lists_ten_refusals_and_leaves_the_rest_to_json() -> None:
 
 def test_sync_tally_follows_the_counts_and_says_a_dry_run() -> None:
     data = _sync(dry_run=True, would_send=[{"uri": "event://journal/x", "content": "Met Bob"}])
-    head, sent = render.sync(data)
+    data["plan"]["send"] = ["2026-11-29#0000-1"]
+    head, plan, sent = render.sync(data)
     assert head == (
         "sync: 1 journal(s) (2026-11-29): dry run, 1 to send; 0 added, 0 rejected; 3 MCP call(s)"
+    )
+    assert plan == (
+        "  plan: 1 to send, 0 unchanged, 0 stale (0 to prune),"
+        " 0 to send again (they share a memory with a change)"
     )
     assert sent == "  would send event://journal/x  'Met Bob'"
 

@@ -1,9 +1,14 @@
 """`memfuse sync`: journal bullets into agent-memory, one memory per bullet.
 
-Flow: one `status` call (is the store there? does it look reset?) → the journals in scope →
-bullets → classification → compare with the ledger → `remember` only what is new or changed
-(concurrently, under the guard) → record each outcome, and each attempt, as it arrives → note
-the files whose every bullet is settled.
+A run reads, plans, then acts. Reading: one `status` call (is the store there? does it look
+reset?), the journals in scope, their bullets classified and set against the ledger. Planning
+(`plan`, a pure function of what was read): what to send (new or changed, or pending), what is
+unchanged, what is stale (gone from its journal) and, with `--prune`, dropped — and what to
+send again afterwards: the bullets the store keeps in one memory with a bullet sent or pruned
+(agent-memory answers an exact duplicate `skipped` and folds a near one into an existing
+memory, `merged`), whose text the change would otherwise take out of the store. Acting: the
+plan's calls, concurrently, each outcome recorded the moment it arrives; `--dry-run` shows the
+plan instead.
 
 A plain `memfuse sync` reads what changed: every journal file — daily, archived or weekly
 roll-up — whose size or modification time differs from when a run last covered it, and the
@@ -15,6 +20,7 @@ and `--all` name the days instead.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -106,6 +112,69 @@ class Reading:
     files: dict[str, tuple[str, int, int]]
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a sync will do, decided before any call that changes the store."""
+
+    send: tuple[Item, ...]  # new, changed or pending bullets
+    unchanged: int
+    stale: dict[str, Entry]  # ledger entries whose bullet is gone from its journal
+    prune: tuple[Entry, ...]  # of those, what --prune drops
+    resend: tuple[Item, ...]  # unchanged bullets sharing a memory with one sent or pruned
+    paused: str | None
+
+    def as_dict(self) -> dict[str, list[str] | int | str | None]:
+        return {
+            "send": [i.position.key for i in self.send],
+            "unchanged": self.unchanged,
+            "stale": sorted(self.stale),
+            "prune": [e.position for e in self.prune],
+            "resend": [i.position.key for i in self.resend],
+            "paused": self.paused,
+        }
+
+
+def touched(reading: Reading, *, prune: bool) -> set[str]:
+    """The memories a plan may change: those of the bullets to send, and with `prune` those of
+    the stale bullets memfuse created (pure)."""
+    ids = {i.previous.memory_id for i in reading.items if not i.unchanged and i.previous}
+    if prune:
+        ids |= {e.memory_id for e in reading.stale.values() if e.created}
+    return {i for i in ids if i}
+
+
+def plan(
+    reading: Reading,
+    sharing: Mapping[str, Sequence[Entry]],
+    *,
+    paused: str | None,
+    prune: bool,
+) -> Plan:
+    """What to do about what was read (pure). `sharing`: the ledger entries of each memory
+    `touched` names. A bullet that shares a memory with one sent (its memory rewritten) or
+    pruned (its memory deleted) is sent again after them, as its own memory if the store now
+    takes it as one: editing or deleting one bullet never takes another's text out."""
+    if paused:
+        return Plan((), 0, dict(reading.stale), (), (), paused)
+    send = tuple(i for i in reading.items if not i.unchanged)
+    dropped = tuple(e for _, e in sorted(reading.stale.items())) if prune else ()
+    changed = {i.position.key for i in send} | set(reading.stale)
+    ids = {i.previous.memory_id for i in send if i.previous} | {
+        e.memory_id for e in dropped if e.created
+    }
+    by_position = {i.position.key: i for i in reading.items}
+    resend: dict[str, Item] = {}
+    for memory_id in sorted(i for i in ids if i):
+        for entry in sharing.get(memory_id, ()):
+            item = by_position.get(entry.position)
+            if entry.position not in changed and item is not None:
+                resend.setdefault(entry.position, item)
+    return Plan(
+        send, len(reading.items) - len(send), dict(reading.stale), dropped,
+        tuple(resend.values()), None,
+    )  # fmt: skip
+
+
 def _stat(path: Path) -> tuple[int, int] | None:
     try:
         info = os.stat(path)
@@ -148,12 +217,28 @@ def read_items(ctx: RunContext, scope: Scope, ledger: Ledger | None) -> Reading:
             " ASCII digits, a real date from 1900 to 2999): not synced"
         )
     reading = Reading([], [], {}, {})
-    for journal in workspace.journals(days, ctx.reporter.warn, missing=named):
+    read_days(ctx, reading, days, now, ledger, missing=named)
+    return reading
+
+
+def read_days(
+    ctx: RunContext,
+    reading: Reading,
+    days: Iterable[date],
+    now: Mapping[str, tuple[int, int]],
+    ledger: Ledger | None,
+    *,
+    missing: Callable[[str], None] | None = None,
+) -> None:
+    """Add the bullets of these days to what a run read."""
+    workspace = ctx.workspace
+    for journal in workspace.journals(days, ctx.reporter.warn, missing=missing):
         iso = journal.day.isoformat()
         reading.days.append(iso)
         where = workspace.location(journal.path)
-        if where in now:
-            reading.files[iso] = (where, *now[where])
+        found = now.get(where) or _stat(journal.path)
+        if found is not None:
+            reading.files[iso] = (where, *found)
         known = ledger.entries_for([iso]) if ledger is not None else {}
         for position, bullet in journal.positioned():
             verdict = ctx.classifier.classify(bullet.text)
@@ -162,7 +247,6 @@ def read_items(ctx: RunContext, scope: Scope, ledger: Ledger | None) -> Reading:
                 Item(position, bullet, verdict, digest, known.pop(position.key, None))
             )
         reading.stale.update(known)
-    return reading
 
 
 def run(
@@ -185,14 +269,22 @@ def run(
         probe = ctx.store.status()
         report = None
         if ledger is not None and not paused and (verify or _looks_reset(probe, ledger)):
-            report = verify_index(ctx.store, ledger, s.now, ctx.reporter, mark=not ctx.dry_run)
+            report = verify_index(
+                ctx.store, ledger, s.now, ctx.reporter, mark=not ctx.dry_run,
+                texts=_every_bullet(ctx),
+            )  # fmt: skip
         reading = read_items(ctx, scope, ledger)
-        todo = [] if paused else [item for item in reading.items if not item.unchanged]
-        counts["unchanged"] = len(reading.items) - len(todo) if not paused else 0
+        sharing: dict[str, list[Entry]] = {}
+        if ledger is not None and not paused:
+            sharing = ledger.sharing(touched(reading, prune=prune))
+            _read_siblings(ctx, reading, sharing, ledger)
+        the_plan = plan(reading, sharing, paused=paused, prune=prune)
+        counts["unchanged"] = the_plan.unchanged
         counts["stale"] = len(reading.stale)
         data: SyncData = {
             "dry_run": ctx.dry_run, "counts": counts, "dates": reading.days, "calls": 0,
             "stale": [], "rejected": [], "pruned": [], "scope": _scope_name(scope),
+            "plan": the_plan.as_dict(),
         }  # fmt: skip
         if paused:
             data["paused_since"] = paused
@@ -213,12 +305,14 @@ def run(
                 for i in reading.items
             ]  # fmt: skip
         if ctx.dry_run:
-            data["would_send"] = [dict(item.memory().arguments()) for item in todo]
+            data["would_send"] = [
+                dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend
+            ]
             data["calls"] = ctx.calls_made
             return _result(data, reading.stale, rejected=[], pruned=[])
         assert ledger is not None
-        rejected, failed_days = _send(ctx, ledger, todo, counts)
-        pruned = _prune(ctx, ledger, reading.stale) if prune and not paused else []
+        rejected, failed_days, pruned = apply(ctx, ledger, the_plan, counts)
+        data["resent"] = len(the_plan.resend)
         counts["stale"] = len(reading.stale) - len(pruned)
         if not paused:
             _cover(ledger, reading, failed_days, s.now.isoformat(timespec="seconds"))
@@ -231,6 +325,48 @@ def run(
     finally:
         if ledger is not None:
             ledger.close()
+
+
+def apply(
+    ctx: RunContext, ledger: Ledger, the_plan: Plan, counts: dict[str, int]
+) -> tuple[list[RejectedRow], set[str], list[PrunedRow]]:
+    """Carry out a plan: send, prune, then send again what shared a memory with either. The
+    rejected bullets, the days with a failed call (their files are read again next run), and
+    what was pruned."""
+    rejected, failed_days = _send(ctx, ledger, list(the_plan.send), counts)
+    pruned = _prune(ctx, ledger, the_plan.prune)
+    if the_plan.resend:
+        more, failed = _send(ctx, ledger, list(the_plan.resend), counts)
+        rejected += more
+        failed_days |= failed
+    return rejected, failed_days, pruned
+
+
+def _every_bullet(ctx: RunContext) -> dict[str, str]:
+    """The text of every bullet in the journals, by position: what a verification checks the
+    store's memories against."""
+    workspace = ctx.workspace
+    return {
+        position.key: bullet.text
+        for journal in workspace.journals(workspace.sources(), ctx.reporter.warn)
+        for position, bullet in journal.positioned()
+    }
+
+
+def _read_siblings(
+    ctx: RunContext, reading: Reading, sharing: Mapping[str, Sequence[Entry]], ledger: Ledger
+) -> None:
+    """Read the days of the bullets that share a memory with one this run may change, when
+    they are not read already: the plan needs their text to send them again."""
+    read = set(reading.days)
+    wanted = {
+        pos.day
+        for entries in sharing.values()
+        for e in entries
+        if e.day not in read and (pos := JournalPosition.parse(e.position)) is not None
+    }
+    if wanted:
+        read_days(ctx, reading, sorted(wanted), {}, ledger)
 
 
 def _scope_name(scope: Scope) -> str:
@@ -313,15 +449,21 @@ def _created(ctx: RunContext, item: Item, outcome: str, memory_id: str | None) -
     return False
 
 
-def _prune(ctx: RunContext, ledger: Ledger, stale: dict[str, Entry]) -> list[PrunedRow]:
+def _prune(ctx: RunContext, ledger: Ledger, stale: Sequence[Entry]) -> list[PrunedRow]:
+    """Drop the stale entries; delete the memories memfuse created for them, unless a bullet
+    still in a journal shares one now (a send of this run may have been answered `skipped`
+    onto it): that memory is only released, its text kept."""
+    dropping = {e.position for e in stale}
+    shared = ledger.sharing({e.memory_id for e in stale if e.created and e.memory_id})
     pruned: list[PrunedRow] = []
-    for position, entry in sorted(stale.items()):
-        if entry.created and entry.memory_id and not ctx.store.forget(entry.memory_id):
+    for entry in stale:
+        position = entry.position
+        others = [e for e in shared.get(entry.memory_id or "", ()) if e.position not in dropping]
+        delete = entry.created and bool(entry.memory_id) and not others
+        if delete and not ctx.store.forget(str(entry.memory_id)):
             continue  # kept in the ledger: the next --prune tries again
         ledger.forget(position)
-        pruned.append(
-            {"position": position, "memory_id": entry.memory_id, "deleted": entry.created}
-        )
+        pruned.append({"position": position, "memory_id": entry.memory_id, "deleted": delete})
     return pruned
 
 

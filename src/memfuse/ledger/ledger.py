@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,11 @@ _SELECT_ALL = (
 _SELECT_SOME = (
     "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
     " synced_at FROM entries WHERE position IN (SELECT value FROM json_each(?))"
+)
+_SELECT_SHARING = (
+    "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
+    " synced_at FROM entries WHERE memory_id IN (SELECT value FROM json_each(?))"
+    " AND outcome NOT IN ('forgotten', 'withdrawn', 'rejected') ORDER BY position"
 )
 _SELECT_DAY = (
     "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
@@ -89,6 +94,7 @@ CREATE TABLE IF NOT EXISTS entries (
     created INTEGER NOT NULL DEFAULT 0, synced_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_day ON entries(day);
+CREATE INDEX IF NOT EXISTS entries_memory ON entries(memory_id);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     covered_at TEXT NOT NULL
@@ -139,6 +145,19 @@ class Ledger:
 
     def all_entries(self) -> list[Entry]:
         return [_entry(row) for row in self.db.execute(_SELECT_ALL)]
+
+    def sharing(self, memory_ids: Collection[str]) -> dict[str, list[Entry]]:
+        """The entries whose memory is one of these, by memory id: the bullets the store holds
+        in one memory (an exact duplicate answered `skipped`, a near one `merged`). Entries the
+        store no longer holds for memfuse (forgotten, withdrawn, rejected) are left out."""
+        if not memory_ids:
+            return {}
+        rows = self.db.execute(_SELECT_SHARING, (json.dumps(sorted(memory_ids)),))
+        found: dict[str, list[Entry]] = {}
+        for row in rows:
+            entry = _entry(row)
+            found.setdefault(str(entry.memory_id), []).append(entry)
+        return found
 
     def days_with(self, outcome: str) -> list[str]:
         rows = self.db.execute(

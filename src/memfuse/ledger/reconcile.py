@@ -13,18 +13,21 @@ re-send or a ledger rewrite.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 
-from memfuse.ledger.ledger import Entry, Ledger
+from memfuse.ledger.ledger import Entry, Ledger, content_hash
 from memfuse.report import Reporter
+from memfuse.store.answers import StoredMemory
 from memfuse.store.client import StoreClient
 from memfuse.store.decay import priority_of, vitality
 from memfuse.workspace.position import JOURNAL_PREFIXES
 
 # Outcomes after which the memory sits at its pinned URI (a skip or a merge may sit elsewhere).
 AT_URI = frozenset({"added", "updated", "lost"})
+# Outcomes after which the store holds the bullet's text in some memory.
+HOLDING = frozenset({"added", "updated", "merged", "skipped"})
 DELETE_BELOW = 0.05  # agent-memory 2.2's reflect deletes P3 memories below this vitality
 DELETED_PRIORITY = 3
 
@@ -44,6 +47,7 @@ class Report:
     present: int
     lost: tuple[Entry, ...]
     forgotten: tuple[Entry, ...]
+    altered: int = 0  # of `lost`, those present but no longer holding their bullet's text
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -51,6 +55,7 @@ class Report:
             "present": self.present,
             "lost": len(self.lost),
             "forgotten": len(self.forgotten),
+            "altered": self.altered,
         }
 
     def line(self) -> str:
@@ -60,11 +65,15 @@ class Report:
         if self.lost:
             reset = " (the store was reset?)" if self.present == 0 else ""
             parts.append(f"{len(self.lost)} lost{reset}, to be re-sent from the journals")
+            if self.altered:
+                parts.append(f"{self.altered} of them still there but no longer holding the text")
         if self.forgotten:
             parts.append(f"{len(self.forgotten)} forgotten by the store's decay, not re-sent")
+        gone = self.expected - self.present
+        where = " or no longer hold their text" if self.altered else ""
         return (
-            f"index: {self.expected - self.present} of {self.expected} memories memfuse stored"
-            f" are gone from the store: {'; '.join(parts)}"
+            f"index: {gone} of {self.expected} memories memfuse stored are gone from the"
+            f" store{where}: {'; '.join(parts)}"
         )
 
 
@@ -105,19 +114,69 @@ NOT_LISTED = (
 )
 
 
+def unheld(
+    entries: Iterable[Entry], memories: Iterable[StoredMemory], texts: Mapping[str, str]
+) -> list[Entry]:
+    """The entries whose bullet's text the store's memory no longer holds (pure).
+
+    `texts`: each bullet's text now, by position. A bullet the store keeps in a memory of its
+    own, or in one it shares with others (a duplicate `skipped`, a near one `merged`), is held
+    while that memory's content contains its text, whitespace aside. An entry whose bullet
+    changed since is left to the sync that sends it; one whose memory is not among
+    `memories` is left to `judge` (at its URI) or cannot be checked (merged into a memory
+    outside the journal prefixes)."""
+    entries = list(entries)
+    by_id = {m.id: m for m in memories if m.id}
+    by_uri = {m.uri: m for m in memories if m.uri}
+    # A listing may not name ids: a shared memory is found at the URI of the bullet that made it.
+    home = {e.memory_id: e.uri for e in entries if e.memory_id and expected_at_uri(e)}
+    found: list[Entry] = []
+    for entry in entries:
+        text = texts.get(entry.position)
+        if text is None or entry.content_hash != content_hash(text):
+            continue
+        if entry.outcome not in HOLDING or not entry.memory_id:
+            continue
+        memory = by_id.get(entry.memory_id) or by_uri.get(home.get(entry.memory_id) or "")
+        if memory is not None and _squeezed(text) not in _squeezed(memory.content):
+            found.append(entry)
+    return found
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
 def verify_index(
-    store: StoreClient, ledger: Ledger, now: datetime, reporter: Reporter, *, mark: bool = True
+    store: StoreClient,
+    ledger: Ledger,
+    now: datetime,
+    reporter: Reporter,
+    *,
+    mark: bool = True,
+    texts: Mapping[str, str] | None = None,
 ) -> Report | None:
     """Compare the store with the ledger; with `mark`, mark what it lost (re-sent by the next
-    sync) and what it forgot (never re-sent). None, one warning, and nothing changed, when the
-    store could not be listed."""
-    listed = store.uris_under(JOURNAL_PREFIXES)
-    if listed is None:
+    sync) and what it forgot (never re-sent). With `texts` (every bullet's text now, by
+    position), a memory that no longer holds its bullet's text counts as lost too. None, one
+    warning, and nothing changed, when the store could not be listed."""
+    memories = store.memories_under(JOURNAL_PREFIXES)
+    if memories is None:
         reporter.warn(NOT_LISTED)
         return None
-    report = judge(ledger.all_entries(), listed, now)
+    entries = ledger.all_entries()
+    report = judge(entries, {m.uri for m in memories if m.uri}, now)
     if report.lost:
         report = _evicted_by_capacity(store, report)
+    if texts is not None:
+        missing = {e.position for e in report.lost}
+        altered = tuple(e for e in unheld(entries, memories, texts) if e.position not in missing)
+        if altered:
+            reporter.info(
+                f"index: {len(altered)} bullet(s) whose text the store's memory no longer"
+                " holds (a shared memory rewritten?): to be re-sent"
+            )
+            report = replace(report, lost=report.lost + altered, altered=len(altered))
     if mark:
         ledger.mark((e.position for e in report.lost), "lost")
         ledger.mark((e.position for e in report.forgotten), "forgotten")
@@ -133,4 +192,4 @@ def _evicted_by_capacity(store: StoreClient, report: Report) -> Report:
         return report
     gone = tuple(e for e in report.lost if e.uri in evicted)
     lost = tuple(e for e in report.lost if e.uri not in evicted)
-    return Report(report.expected, report.present, lost, report.forgotten + gone)
+    return replace(report, lost=lost, forgotten=report.forgotten + gone)

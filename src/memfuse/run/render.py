@@ -46,6 +46,18 @@ def sync(data: SyncData) -> list[str]:
     dry = f"dry run, {len(data.get('would_send', []))} to send; " if data["dry_run"] else ""
     tally = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())  # in sync's order
     lines = [f"sync: {len(days)} journal(s) ({span}): {dry}{tally}; {data['calls']} MCP call(s)"]
+    plan = data["plan"]
+    if data["dry_run"]:
+        lines.append(
+            f"  plan: {len(plan['send'])} to send, {plan['unchanged']} unchanged,"
+            f" {len(plan['stale'])} stale ({len(plan['prune'])} to prune),"
+            f" {len(plan['resend'])} to send again (they share a memory with a change)"
+        )
+    elif data.get("resent"):
+        lines.append(
+            f"  sent again {data['resent']} bullet(s) that shared a memory with a changed or"
+            " pruned one, so their text stays in the store"
+        )
     if "paused_since" in data:
         lines.append(f"  rolled back since {data['paused_since']}: nothing sent"
                      " (`memfuse rollback --undo` resumes)")  # fmt: skip

@@ -64,6 +64,8 @@ class SyncData(TypedDict):
     index_line: NotRequired[str]
     explain: NotRequired[list[ExplainRow]]  # --explain
     would_send: NotRequired[list[dict[str, Any]]]  # --dry-run: the remember arguments
+    plan: dict[str, Any]  # positions to send, stale, to prune, to send again (commands.sync.Plan)
+    resent: NotRequired[int]  # bullets sent again because they shared a memory with a change
     calls: int
     recall_index_refreshed: NotRequired[int | None]  # not under --dry-run
     stale: list[StaleRow]

@@ -202,14 +202,19 @@ class StoreClient:
         return found[0] if found else None
 
     def uris_under(self, prefixes: Sequence[str]) -> set[str] | None:
-        """Every URI the store holds under these prefixes, listed concurrently; None when any
-        listing failed (a partial view must never pass for the whole)."""
+        """Every URI the store holds under these prefixes; None when any listing failed."""
+        memories = self.memories_under(prefixes)
+        return None if memories is None else {m.uri for m in memories if m.uri}
+
+    def memories_under(self, prefixes: Sequence[str]) -> list[StoredMemory] | None:
+        """Every memory the store holds under these prefixes, listed concurrently; None when
+        any listing failed (a partial view must never pass for the whole)."""
         listings = self.concurrently(*(lambda p=p: self.listing(p) for p in prefixes))
-        found: set[str] = set()
+        found: list[StoredMemory] = []
         for listing in listings:
             if listing is None:
                 return None
-            found |= {m.uri for m in listing if m.uri}
+            found += listing
         return found
 
     def evicted(self, missing: Collection[str]) -> set[str]:

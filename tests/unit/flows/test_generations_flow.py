@@ -198,7 +198,13 @@ def test_4x_eviction_at_its_limit_is_forgotten_not_resent(world: World, tmp_path
     assert len(world.gateway.journal_uris()) == 2
     sent = world.gateway.count("remember")
     out = world.json("sync", "--verify", "--mcporter-config", str(config), "--now", NOW)
-    assert out.data["index"] == {"expected": 4, "present": 2, "lost": 0, "forgotten": 2}
+    assert out.data["index"] == {
+        "expected": 4,
+        "present": 2,
+        "lost": 0,
+        "forgotten": 2,
+        "altered": 0,
+    }
     assert world.gateway.count("remember") == sent
 
 

@@ -49,7 +49,13 @@ def test_a_deleted_database_is_restored_by_the_next_plain_sync_exactly_once(
     assert out.code == 0
     assert out.data["counts"]["restored"] == total
     assert out.data["counts"]["added"] == 0
-    assert out.data["index"] == {"expected": total, "present": 0, "lost": total, "forgotten": 0}
+    assert out.data["index"] == {
+        "expected": total,
+        "present": 0,
+        "lost": total,
+        "forgotten": 0,
+        "altered": 0,
+    }
     assert world.gateway.journal_uris() == before
     assert world.gateway.count("remember") == 2 * total  # each one re-sent once
 
@@ -107,7 +113,13 @@ def test_memories_the_store_deleted_by_decay_are_forgotten_not_resent(world: Wor
     assert out.data["counts"]["restored"] == 0
     assert world.gateway.count("remember") == sent
     again = world.json("sync", "--verify", "--now", later.strftime("%Y-%m-%dT%H:%M"))
-    assert again.data["index"] == {"expected": 6, "present": 6, "lost": 0, "forgotten": 0}
+    assert again.data["index"] == {
+        "expected": 6,
+        "present": 6,
+        "lost": 0,
+        "forgotten": 0,
+        "altered": 0,
+    }
     assert world.gateway.count("remember") == sent
 
 

@@ -28,3 +28,81 @@ def test_an_extreme_date_is_named_and_skipped_by_every_command(world: World) -> 
     down = world.json("recall", "time", "--now", NOW)
     assert down.code == 0, down.stderr
     assert "internal error" not in down.stderr
+
+
+NOTE = "Remember to rotate the staging database credentials every month"
+NEAR = "Remember to rotate the staging database credentials every single month"
+OTHER = "Bob asked for the quarterly report draft by Thursday afternoon"
+
+
+def _held(world: World) -> str:
+    """Every journal memory's text, joined: what the store holds of the journals."""
+    return "\n".join(world.gateway.journal_uris().values())
+
+
+def test_editing_a_bullet_never_takes_its_duplicates_text_out_of_the_store(world: World) -> None:
+    world.journal("2026-11-28", f"- {NOTE}\n")
+    world.journal(DAY, f"- {NOTE}\n")
+    first = world.json("sync", "--now", NOW)
+    assert (first.data["counts"]["added"], first.data["counts"]["skipped"]) == (1, 1)
+    world.journal("2026-11-28", f"- {OTHER}\n")  # the first copy is edited
+    edited = world.json("sync", "--now", NOW)
+    assert edited.code == 0, edited.stderr
+    assert edited.data["resent"] == 1
+    held = _held(world)
+    assert OTHER in held and NOTE in held  # both bullets' text is in the store
+    assert world.json("sync", "--now", NOW).data["calls"] == 1  # and it settles
+
+
+def test_a_near_duplicate_merged_into_an_edited_bullet_stays_in_the_store(world: World) -> None:
+    world.journal(DAY, f"## 09:00\n- {NOTE}\n\n## 10:00\n- {NEAR}\n")
+    first = world.json("sync", "--now", NOW)
+    assert first.data["counts"]["merged"] == 1, first.data["counts"]
+    world.journal(DAY, f"## 09:00\n- {OTHER}\n\n## 10:00\n- {NEAR}\n")
+    world.json("sync", "--now", NOW)
+    held = _held(world)
+    assert OTHER in held and NEAR in held
+
+
+def test_pruning_a_deleted_bullet_keeps_the_text_of_its_duplicate(world: World) -> None:
+    world.journal("2026-11-28", f"- {NOTE}\n- {OTHER}\n")
+    world.journal(DAY, f"- {NOTE}\n")
+    world.json("sync", "--now", NOW)
+    world.journal("2026-11-28", f"- {OTHER}\n")  # the first copy deleted: OTHER moves up
+    pruned = world.json("sync", "--prune", "--now", NOW)
+    assert pruned.code == 0, pruned.stderr
+    held = _held(world)
+    assert NOTE in held and OTHER in held
+
+
+def test_verify_finds_a_shared_memory_rewritten_and_sends_the_bullet_again(world: World) -> None:
+    world.journal("2026-11-28", f"- {NOTE}\n")
+    world.journal(DAY, f"- {NOTE}\n")
+    world.json("sync", "--now", NOW)
+    # The store rewrites the shared memory behind memfuse's back (as a sync before this fix
+    # did when the first copy was edited): the second bullet's text is gone.
+    world.gateway.direct(
+        "remember", {"content": OTHER, "uri": "knowledge://journal/2026-11-28#0000-1"}
+    )
+    assert NOTE not in _held(world)
+    plain = world.json("sync", "--now", NOW)
+    assert plain.data["calls"] == 1  # a plain sync trusts the ledger
+    verified = world.json("sync", "--verify", "--now", NOW)
+    assert verified.code == 0, verified.stderr
+    assert verified.data["index"]["altered"] == 2  # the first bullet's text changed too
+    assert "no longer holding the text" in verified.stdout
+    assert NOTE in _held(world)
+
+
+def test_a_dry_run_shows_the_plan_and_sends_nothing(world: World) -> None:
+    world.journal("2026-11-28", f"- {NOTE}\n")
+    world.journal(DAY, f"- {NOTE}\n")
+    world.json("sync", "--now", NOW)
+    world.journal("2026-11-28", f"- {OTHER}\n")
+    before = world.gateway.count("remember")
+    dry = world.json("sync", "--dry-run", "--now", NOW)
+    assert dry.data["plan"]["send"] == ["2026-11-28#0000-1"]
+    assert dry.data["plan"]["resend"] == [f"{DAY}#0000-1"]
+    assert world.gateway.count("remember") == before
+    text = world.run("sync", "--dry-run", "--now", NOW).stdout
+    assert "plan: 1 to send, 1 unchanged, 0 stale (0 to prune), 1 to send again" in text
