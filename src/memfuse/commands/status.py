@@ -11,7 +11,13 @@ from datetime import datetime, time, timedelta
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
-from memfuse.ledger.ledger import LedgerError, outcome_counts, pending_of, rejected_of
+from memfuse.ledger.ledger import (
+    LedgerError,
+    outcome_counts,
+    pending_of,
+    rejected_of,
+    unreadable_of,
+)
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
@@ -58,8 +64,22 @@ def run(ctx: RunContext) -> CommandResult:
         "generation_seen": seen[1] if seen else None,
         "alarms": [a.line() for a in alarms] + [f"memfuse needs a person: {p}" for p in lost],
     }
+    data["alarms"] += _unreadable_alarms(ctx)
     code = ExitCode.ESCALATED if data["alarms"] else ExitCode.OK
     return CommandResult("status", data, tuple(render.status(data)), exit_code=code)
+
+
+def _unreadable_alarms(ctx: RunContext) -> list[str]:
+    """Each journal the last syncs could not read, until one reads it (or it is gone)."""
+    try:
+        found = unreadable_of(ctx.workspace.state)
+    except (LedgerError, UnsafePath):
+        return []  # the ledger's own trouble is told by the ledger view
+    return [
+        f"memfuse needs a person: the journal {path} cannot be read since {since}, so its"
+        f" bullets are not in the store ({why}); fix or convert it (UTF-8, a regular file)"
+        for path, why, since in found[:SHOWN]
+    ]
 
 
 def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:

@@ -11,7 +11,7 @@ plan's calls, concurrently, each outcome recorded the moment it arrives; `--dry-
 plan instead.
 
 A plain `memfuse sync` reads what changed: every journal file — daily, archived or weekly
-roll-up — whose size or modification time differs from when a run last covered it, and the
+roll-up — whose size, times or inode differ from when a run last covered it, and the
 days of every bullet still pending (a failed call, a memory the store lost). A year of
 untouched journals costs a `stat` each: no parse, no store call. `--date`, `--days`, `--since`
 and `--all` name the days instead.
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-from memfuse.ledger.ledger import PAUSED, Entry, Ledger, content_hash
+from memfuse.ledger.ledger import PAUSED, Entry, Ledger, Stamp, content_hash
 from memfuse.ledger.reconcile import verify_index
 from memfuse.recall.index import refresh_index
 from memfuse.run import render
@@ -109,7 +109,8 @@ class Reading:
     days: list[str]
     items: list[Item]
     stale: dict[str, Entry]
-    files: dict[str, tuple[str, int, int]]
+    files: dict[str, tuple[str, Stamp]]  # by day: its file's location and stamp when read
+    unreadable: dict[str, str] = field(default_factory=dict)  # location -> why
 
 
 @dataclass(frozen=True)
@@ -175,18 +176,18 @@ def plan(
     )  # fmt: skip
 
 
-def _stat(path: Path) -> tuple[int, int] | None:
+def _stat(path: Path) -> Stamp | None:
     try:
         info = os.stat(path)
     except OSError:
         return None
-    return info.st_size, info.st_mtime_ns
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
 
 
 def in_scope(
     ctx: RunContext, scope: Scope, ledger: Ledger | None
-) -> tuple[list[date], dict[str, tuple[int, int]]]:
-    """The days to read, and the (size, time) of each journal file now, by location."""
+) -> tuple[list[date], dict[str, Stamp]]:
+    """The days to read, and the stamp of each journal file now, by location."""
     workspace = ctx.workspace
     sources = workspace.sources()
     where = {day: workspace.location(source.path) for day, source in sources.items()}
@@ -225,20 +226,26 @@ def read_days(
     ctx: RunContext,
     reading: Reading,
     days: Iterable[date],
-    now: Mapping[str, tuple[int, int]],
+    now: Mapping[str, Stamp],
     ledger: Ledger | None,
     *,
     missing: Callable[[str], None] | None = None,
 ) -> None:
     """Add the bullets of these days to what a run read."""
     workspace = ctx.workspace
-    for journal in workspace.journals(days, ctx.reporter.warn, missing=missing):
+
+    def unreadable(path: Path, why: str) -> None:
+        reading.unreadable[workspace.location(path)] = why
+
+    for journal in workspace.journals(
+        days, ctx.reporter.warn, missing=missing, unreadable=unreadable
+    ):
         iso = journal.day.isoformat()
         reading.days.append(iso)
         where = workspace.location(journal.path)
         found = now.get(where) or _stat(journal.path)
         if found is not None:
-            reading.files[iso] = (where, *found)
+            reading.files[iso] = (where, found)
         known = ledger.entries_for([iso]) if ledger is not None else {}
         for position, bullet in journal.positioned():
             verdict = ctx.classifier.classify(bullet.text)
@@ -314,8 +321,10 @@ def run(
         rejected, failed_days, pruned = apply(ctx, ledger, the_plan, counts)
         data["resent"] = len(the_plan.resend)
         counts["stale"] = len(reading.stale) - len(pruned)
+        at = s.now.isoformat(timespec="seconds")
         if not paused:
-            _cover(ledger, reading, failed_days, s.now.isoformat(timespec="seconds"))
+            _cover(ledger, reading, failed_days, at)
+        _note_unreadable(ctx, ledger, reading, at)
         if report is not None and report.lost:
             data["lost_left"] = len(ledger.positions_with("lost"))
         data["calls"] = ctx.calls_made
@@ -378,6 +387,15 @@ def _scope_name(scope: Scope) -> str:
     if scope.day is not None:
         return f"date {scope.day}"
     return f"since {scope.since}" if scope.since else f"days {scope.days}"
+
+
+def _note_unreadable(ctx: RunContext, ledger: Ledger, reading: Reading, at: str) -> None:
+    """Keep the journals that could not be read on record (an alarm in `status`), and clear
+    those read since or gone."""
+    root = ctx.workspace.root
+    gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(root / p)]
+    read = [file[0] for file in reading.files.values()]
+    ledger.note_unreadable(reading.unreadable, read, gone, at)
 
 
 def _cover(ledger: Ledger, reading: Reading, failed_days: set[str], at: str) -> None:

@@ -25,6 +25,7 @@ from memfuse.run.results import (
 )
 from memfuse.store.answers import Reflection
 from memfuse.text.consistency import Finding, check
+from memfuse.workspace.journal import decode
 from memfuse.workspace.layout import Journal
 from memfuse.workspace.memory_md import memory_md_facts
 from memfuse.workspace.rollup import roll_up
@@ -62,7 +63,7 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> C
         }
     assert memories is not None
     assert memory_md is not None
-    text = memory_md.decode("utf-8", errors="replace")
+    text = decode(memory_md)[0]
     facts = memory_md_facts(text)
     findings = check(memories, facts, s.consistent_similarity, s.related_similarity)
     conflicts = sum(f.verdict == "conflict" for f in findings)
@@ -104,7 +105,7 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
     s = ctx.settings
     if raw is None:
         return {"exists": False, "lines": 0, "backup": None, "over_limit": False}
-    lines = len(raw.decode("utf-8", errors="replace").splitlines())
+    lines = len(decode(raw)[0].splitlines())
     backup = ctx.workspace.memory_md_backup(s.now.date())
     made = False
     if not backup.exists() and not ctx.dry_run:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_private_db, open_read_only, quarantine_db
 
 SCHEMA_VERSION = 1
+Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns and inode
 
 # Outcomes that settle a position until its text changes.
 # `forgotten`: the store deleted it by its own decay; re-sending would undo its forgetting.
@@ -105,6 +106,13 @@ CREATE TABLE IF NOT EXISTS attempts (
 );
 CREATE INDEX IF NOT EXISTS attempts_position ON attempts(position);
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS stamps (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL, covered_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS unreadable (
+    path TEXT PRIMARY KEY, reason TEXT NOT NULL, since TEXT NOT NULL
+);
 """
 
 
@@ -177,21 +185,48 @@ class Ledger:
             raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
 
     # --- the files a run covered (a plain sync reads only what changed since) ---------------
-    def covered(self) -> dict[str, tuple[int, int]]:
-        """(size, mtime_ns) of every journal file as the last run that covered it saw it."""
-        rows = self.db.execute("SELECT path, size, mtime_ns FROM files")
-        return {str(path): (int(size), int(mtime)) for path, size, mtime in rows}
+    # A file's stamp is (size, mtime_ns, ctime_ns, inode): an editor, `rsync -t` or `git
+    # checkout` that puts an old modification time back still changes the status-change time
+    # or the inode. The table `files` (size and mtime alone) is no longer read: after an
+    # upgrade, the first plain sync reads every journal once, and sends what changed.
+    def covered(self) -> dict[str, Stamp]:
+        """The stamp of every journal file as the last run that covered it saw it."""
+        rows = self.db.execute("SELECT path, size, mtime_ns, ctime_ns, inode FROM stamps")
+        return {str(row[0]): (int(row[1]), int(row[2]), int(row[3]), int(row[4])) for row in rows}
 
-    def cover(self, files: Iterable[tuple[str, int, int]], at: str) -> None:
+    def cover(self, files: Iterable[tuple[str, Stamp]], at: str) -> None:
         """Note files whose every bullet is settled, as they were when read."""
-        rows = [(path, size, mtime, at) for path, size, mtime in files]
+        rows = [(path, *stamp, at) for path, stamp in files]
         self._write(
-            "INSERT OR REPLACE INTO files (path, size, mtime_ns, covered_at) VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO stamps (path, size, mtime_ns, ctime_ns, inode, covered_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             rows,
         )
 
     def uncover(self, paths: Iterable[str]) -> None:
-        self._write("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+        self._write("DELETE FROM stamps WHERE path = ?", [(p,) for p in paths])
+
+    # --- journals a sync could not read (an alarm in `status` until they can be) ----------
+    def note_unreadable(
+        self, found: Mapping[str, str], read: Iterable[str], gone: Iterable[str], at: str
+    ) -> None:
+        """Record the journal files that could not be read (by location, with why; the first
+        time kept), and clear those read since and those gone from the workspace."""
+        try:
+            with immediate(self.db):
+                self.db.executemany(
+                    "INSERT INTO unreadable (path, reason, since) VALUES (?, ?, ?)"
+                    " ON CONFLICT (path) DO UPDATE SET reason = excluded.reason",
+                    [(path, reason[:500], at) for path, reason in found.items()],
+                )
+                self.db.executemany(
+                    "DELETE FROM unreadable WHERE path = ?", [(p,) for p in {*read, *gone}]
+                )
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+
+    def unreadable_paths(self) -> list[str]:
+        return [str(row[0]) for row in self.db.execute("SELECT path FROM unreadable")]
 
     # --- attempts: every answer the store gave a bullet, the last few kept ----------------
     def log_attempt(
@@ -375,6 +410,15 @@ def attempts_of(state: StateFolder, positions: Iterable[str]) -> dict[str, list[
 def pending_of(state: StateFolder) -> list[tuple[str, Attempt]]:
     """Ledger.pending, read-only (for `memfuse status`)."""
     return [(str(row[0]), Attempt(*row[1:])) for row in _read_only(state, _PENDING) or ()]
+
+
+def unreadable_of(state: StateFolder) -> list[tuple[str, str, str]]:
+    """(location, why, since when) of every journal the last syncs could not read."""
+    known = _read_only(state, "SELECT 1 FROM sqlite_master WHERE name = 'unreadable'")
+    if not known:  # a ledger from before the table: no sync since has written it
+        return []
+    rows = _read_only(state, "SELECT path, reason, since FROM unreadable ORDER BY path")
+    return [(str(p), str(r), str(s)) for p, r, s in rows or ()]
 
 
 def rejected_of(state: StateFolder) -> list[tuple[str, str]]:

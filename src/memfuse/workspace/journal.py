@@ -38,14 +38,29 @@ class ParsedJournal:
     replaced_bytes: bool  # the file was not valid UTF-8; bad bytes became U+FFFD
 
 
+# Byte-order marks and the encodings they announce, longest first (UTF-32's little-endian
+# mark begins with UTF-16's). Editors on Windows save "Unicode" as UTF-16 with a mark.
+_MARKS = (
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
+
+
 def decode(raw: bytes) -> tuple[str, bool]:
-    """Bytes → text: BOM dropped, invalid UTF-8 replaced (and reported), newlines unified."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    """Bytes → text: UTF-8, or UTF-16/UTF-32 announced by a byte-order mark (the mark
+    dropped); invalid bytes replaced (and reported); newlines unified."""
+    encoding = "utf-8"
+    for mark, named in _MARKS:
+        if raw.startswith(mark):
+            raw, encoding = raw[len(mark) :], named
+            break
     try:
-        text, replaced = raw.decode("utf-8"), False
+        text, replaced = raw.decode(encoding), False
     except UnicodeDecodeError:
-        text, replaced = raw.decode("utf-8", errors="replace"), True
+        text, replaced = raw.decode(encoding, errors="replace"), True
     return text.replace("\r\n", "\n").replace("\r", "\n"), replaced
 
 

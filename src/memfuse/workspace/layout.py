@@ -203,22 +203,36 @@ class Workspace:
         return [d for d in self.daily_journals() if first <= d <= last]
 
     def journals(
-        self, days: Iterable[date], warn: Warn, *, missing: Warn | None = None
+        self,
+        days: Iterable[date],
+        warn: Warn,
+        *,
+        missing: Warn | None = None,
+        unreadable: Callable[[Path, str], None] | None = None,
     ) -> Iterator[Journal]:
         """The daily journals of these days that can be read, oldest first, each parsed.
 
-        A journal that may not be read costs one warning; one that does not exist is passed
-        over, or told to `missing` when the caller asked for that day by name.
+        A journal that may not be read costs one warning (and is told to `unreadable`, with
+        why); one that does not exist is passed over, or told to `missing` when the caller
+        asked for that day by name.
         """
         available = self.sources()
         for day in sorted(set(days)):
             source = available.get(day, Source(day, self.journal_path(day), DAILY))
+            problems: list[str] = []
+
+            def note(message: str, problems: list[str] = problems) -> None:
+                problems.append(message)
+                warn(message)
+
             try:
-                parsed = self.read_source(source, warn)
+                parsed = self.read_source(source, note)
             except FileNotFoundError:
-                if missing is not None:
+                parsed = None
+                if missing is not None and not problems:
                     missing(f"no journal for {day}: {source.path} does not exist")
-                continue
+            if parsed is None and problems and unreadable is not None:
+                unreadable(source.path, problems[-1])
             if parsed is not None:
                 yield Journal(day, source.path, parsed.bullets, source.kind)
 

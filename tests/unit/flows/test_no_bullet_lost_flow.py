@@ -3,6 +3,8 @@ duplicates, a lost ledger."""
 
 from __future__ import annotations
 
+import os
+
 from tests.fakes import World
 
 DAY = "2026-11-29"
@@ -106,3 +108,49 @@ def test_a_dry_run_shows_the_plan_and_sends_nothing(world: World) -> None:
     assert world.gateway.count("remember") == before
     text = world.run("sync", "--dry-run", "--now", NOW).stdout
     assert "plan: 1 to send, 1 unchanged, 0 stale (0 to prune), 1 to send again" in text
+
+
+def test_a_journal_saved_as_utf16_or_utf32_is_synced(world: World) -> None:
+    text = f"## 09:00\n- {NOTE}\n- {OTHER}\n"
+    (world.workspace / "memory").mkdir(parents=True, exist_ok=True)
+    (world.workspace / "memory" / f"{DAY}.md").write_bytes(text.encode("utf-16"))
+    (world.workspace / "memory" / "2026-11-28.md").write_bytes(
+        b"\x00\x00\xfe\xff" + f"- {NEAR}\n".encode("utf-32-be")
+    )
+    synced = world.json("sync", "--now", NOW)
+    assert synced.code == 0, synced.stderr
+    held = _held(world)
+    assert NOTE in held and OTHER in held and NEAR in held
+    assert "UTF-8" not in synced.stderr
+
+
+def test_a_journal_that_cannot_be_read_is_an_alarm_until_it_is_fixed(world: World) -> None:
+    world.journal("2026-11-28", f"- {NOTE}\n")
+    folder = world.workspace / "memory" / f"{DAY}.md"
+    folder.mkdir()  # a folder where the journal should be
+    assert world.json("sync", "--now", NOW).code == 0
+    status = world.json("status", "--now", NOW)
+    assert status.code == 4
+    assert any(f"memory/{DAY}.md cannot be read" in a for a in status.data["alarms"])
+    again = world.json("sync", "--now", NOW)  # still there: still an alarm, not a one-time line
+    assert f"memory/{DAY}.md" in again.stderr
+    assert world.json("status", "--now", NOW).code == 4
+    folder.rmdir()
+    world.journal(DAY, f"- {OTHER}\n")
+    world.json("sync", "--now", NOW)
+    fixed = world.json("status", "--now", NOW)
+    assert not any("cannot be read" in a for a in fixed.data["alarms"]), fixed.data["alarms"]
+
+
+def test_a_same_size_edit_with_its_old_mtime_put_back_is_synced(world: World) -> None:
+    path = world.journal(DAY, f"- {NOTE}\n")
+    world.json("sync", "--now", NOW)
+    before = path.stat()
+    edited = NOTE.replace("month", "weeks")  # the same length
+    assert len(edited) == len(NOTE)
+    path.write_text(f"- {edited}\n", encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as rsync -t would
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    synced = world.json("sync", "--now", NOW)
+    assert synced.data["dates"] == [DAY]
+    assert edited in _held(world)
