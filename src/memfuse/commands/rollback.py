@@ -12,7 +12,7 @@ by the next sync. `--dry-run` lists what would be forgotten and changes nothing.
 
 from __future__ import annotations
 
-from memfuse.ledger.ledger import PAUSED, Entry, Ledger
+from memfuse.ledger.ledger import PAUSED, Entry, Ledger, paused_since, set_paused
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -57,7 +57,7 @@ def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
         "candidates": rows,
         "counts": _count(rows),
         "withdrawn": 0,
-        "paused_since": ledger.setting(PAUSED),
+        "paused_since": ledger.setting(PAUSED) or paused_since(ctx.workspace.state),
     }
     failed = data["counts"].get("failed", 0)
     if not ctx.dry_run and not failed:
@@ -65,6 +65,7 @@ def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
         ledger.mark(positions, "withdrawn")
         since = ctx.settings.now.isoformat(timespec="seconds")
         ledger.set_setting(PAUSED, data["paused_since"] or since)
+        set_paused(ctx.workspace.state, data["paused_since"] or since)
         data["withdrawn"], data["paused_since"] = len(positions), data["paused_since"] or since
     elif failed:
         ctx.reporter.warn(
@@ -97,11 +98,14 @@ def _undo(ctx: RunContext, ledger: Ledger) -> RollbackData:
     if not ctx.dry_run:
         ledger.mark((e.position for e in withdrawn), "resumed")
         ledger.set_setting(PAUSED, None)
+        set_paused(ctx.workspace.state, None)
     return {
         "dry_run": ctx.dry_run,
         "undo": True,
         "candidates": [],
         "counts": {},
         "withdrawn": len(withdrawn),
-        "paused_since": None if not ctx.dry_run else ledger.setting(PAUSED),
+        "paused_since": None
+        if not ctx.dry_run
+        else ledger.setting(PAUSED) or paused_since(ctx.workspace.state),
     }

@@ -12,8 +12,11 @@ from datetime import datetime, time, timedelta
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
 from memfuse.ledger.ledger import (
+    PAUSED,
     LedgerError,
+    ledger_setting,
     outcome_counts,
+    paused_since,
     pending_of,
     rejected_of,
     unreadable_of,
@@ -64,9 +67,50 @@ def run(ctx: RunContext) -> CommandResult:
         "generation_seen": seen[1] if seen else None,
         "alarms": [a.line() for a in alarms] + [f"memfuse needs a person: {p}" for p in lost],
     }
-    data["alarms"] += _unreadable_alarms(ctx)
+    data["alarms"] += _unreadable_alarms(ctx) + _set_aside_alarms(ctx)
+    paused = _paused(ctx)
+    if paused is not None:
+        data["paused_since"] = paused
+        since = _when(paused)
+        if since is None or s.now - since > PAUSE_ALARM_AFTER:
+            data["alarms"].append(
+                f"sync has been rolled back since {paused}: nothing reaches the store;"
+                " `memfuse rollback --undo` resumes it"
+            )
     code = ExitCode.ESCALATED if data["alarms"] else ExitCode.OK
     return CommandResult("status", data, tuple(render.status(data)), exit_code=code)
+
+
+PAUSE_ALARM_AFTER = timedelta(hours=24)  # a rollback left in force longer needs a person
+
+
+def _paused(ctx: RunContext) -> str | None:
+    """Since when a rollback has sync paused: the ledger's record, or the one kept apart."""
+    state = ctx.workspace.state
+    try:
+        recorded = ledger_setting(state, PAUSED)
+    except (LedgerError, UnsafePath):
+        recorded = None
+    return recorded or paused_since(state)
+
+
+def _when(text: str) -> datetime | None:
+    try:
+        since = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return since if since.tzinfo is not None else since.astimezone()
+
+
+def _set_aside_alarms(ctx: RunContext) -> list[str]:
+    """A ledger memfuse had to move aside: what it held (a rollback, the rejected, what was
+    pending) was rebuilt from the store as far as it could be; a person should look."""
+    state = ctx.workspace.state
+    return [
+        f"the sync ledger could not be used and was moved aside to {state.path / name};"
+        " sync rebuilt it from the store: check it, then delete that file"
+        for name in state.set_aside(state.LEDGER)[:SHOWN]
+    ]
 
 
 def _unreadable_alarms(ctx: RunContext) -> list[str]:
@@ -76,7 +120,7 @@ def _unreadable_alarms(ctx: RunContext) -> list[str]:
     except (LedgerError, UnsafePath):
         return []  # the ledger's own trouble is told by the ledger view
     return [
-        f"memfuse needs a person: the journal {path} cannot be read since {since}, so its"
+        f"the journal {path} cannot be read since {since}, so its"
         f" bullets are not in the store ({why}); fix or convert it (UTF-8, a regular file)"
         for path, why, since in found[:SHOWN]
     ]

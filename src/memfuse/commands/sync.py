@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 
-from memfuse.ledger.ledger import PAUSED, Entry, Ledger, Stamp, content_hash
+from memfuse.ledger.ledger import PAUSED, Entry, Ledger, Stamp, content_hash, paused_since
 from memfuse.ledger.reconcile import verify_index
 from memfuse.recall.index import refresh_index
 from memfuse.run import render
@@ -36,7 +36,7 @@ from memfuse.store.answers import StoreStatus
 from memfuse.store.client import NewMemory
 from memfuse.text.classify import Verdict
 from memfuse.workspace.journal import Bullet
-from memfuse.workspace.position import JournalPosition
+from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX, JournalPosition
 
 COUNT_KEYS = (
     "added", "updated", "merged", "skipped", "rejected", "failed", "unchanged", "stale",
@@ -270,22 +270,24 @@ def run(
     existing = workspace.state.ledger.exists()
     ledger = Ledger(workspace.state) if not ctx.dry_run or existing else None
     try:
-        paused = ledger.setting(PAUSED) if ledger is not None else None
+        # A rollback's pause is kept apart from the ledger too: a ledger lost or set aside
+        # must not undo it.
+        paused = (ledger.setting(PAUSED) if ledger is not None else None) or paused_since(
+            workspace.state
+        )
         # One cheap read first, alone: it tells a reachable store from a dead one even when
         # nothing changed (the run history needs that), and whether the index looks reset.
         probe = ctx.store.status()
+        rebuilt = None
+        if ledger is not None and ledger.fresh and not paused and _holds_any(probe):
+            rebuilt = rebuild(ctx, ledger)
         report = None
         if ledger is not None and not paused and (verify or _looks_reset(probe, ledger)):
             report = verify_index(
                 ctx.store, ledger, s.now, ctx.reporter, mark=not ctx.dry_run,
                 texts=_every_bullet(ctx),
             )  # fmt: skip
-        reading = read_items(ctx, scope, ledger)
-        sharing: dict[str, list[Entry]] = {}
-        if ledger is not None and not paused:
-            sharing = ledger.sharing(touched(reading, prune=prune))
-            _read_siblings(ctx, reading, sharing, ledger)
-        the_plan = plan(reading, sharing, paused=paused, prune=prune)
+        reading, the_plan = read_and_plan(ctx, scope, ledger, paused=paused, prune=prune)
         counts["unchanged"] = the_plan.unchanged
         counts["stale"] = len(reading.stale)
         data: SyncData = {
@@ -302,6 +304,8 @@ def run(
         today = workspace.journal_path(s.now.date())
         if not reading.days and not today.exists():
             data["today_journal"] = str(today)
+        if rebuilt:
+            data["rebuilt"] = rebuilt
         if report is not None:
             data["index"] = report.as_dict()
             data["index_line"] = report.line()
@@ -336,6 +340,20 @@ def run(
             ledger.close()
 
 
+def read_and_plan(
+    ctx: RunContext, scope: Scope, ledger: Ledger | None, *, paused: str | None, prune: bool
+) -> tuple[Reading, Plan]:
+    """Read the journals in scope and what the plan needs besides (the ids of memories a
+    rebuilt ledger does not know, the bullets sharing a memory with a change), then plan."""
+    reading = read_items(ctx, scope, ledger)
+    sharing: dict[str, list[Entry]] = {}
+    if ledger is not None and not paused:
+        reading = _with_memory_ids(ctx, ledger, reading, prune=prune)
+        sharing = ledger.sharing(touched(reading, prune=prune))
+        _read_siblings(ctx, reading, sharing, ledger)
+    return reading, plan(reading, sharing, paused=paused, prune=prune)
+
+
 def apply(
     ctx: RunContext, ledger: Ledger, the_plan: Plan, counts: dict[str, int]
 ) -> tuple[list[RejectedRow], set[str], list[PrunedRow]]:
@@ -349,6 +367,59 @@ def apply(
         rejected += more
         failed_days |= failed
     return rejected, failed_days, pruned
+
+
+def rebuild(ctx: RunContext, ledger: Ledger) -> int:
+    """A ledger made afresh (none was there, or it was set aside) takes back what the store
+    holds at memfuse's journal URIs with the text each holds, so that the sync sends only what
+    differs, not every bullet again. Their ids are asked for when a bullet is changed or pruned
+    (`_with_memory_ids`); how many entries were taken back."""
+    memories = ctx.store.memories_under(JOURNAL_PREFIXES)
+    if memories is None:
+        ctx.reporter.warn("the store's journal memories could not be listed: nothing rebuilt")
+        return 0
+    at = ctx.settings.now.isoformat(timespec="seconds")
+    entries = []
+    for memory in memories:
+        position = JournalPosition.parse(memory.uri)
+        if position is None or memory.uri != position.uri(memory.type):
+            continue
+        entries.append(
+            Entry(position.key, position.day.isoformat(), content_hash(memory.content.strip()),
+                  "added", memory.uri, memory.type, None, created=False, synced_at=at)
+        )  # fmt: skip
+    taken = ledger.adopt(entries)
+    if taken:
+        ctx.reporter.info(f"the sync ledger was rebuilt from the store: {taken} memories")
+    return taken
+
+
+def _with_memory_ids(ctx: RunContext, ledger: Ledger, reading: Reading, *, prune: bool) -> Reading:
+    """Entries taken back by `rebuild` know a URI but not the memory's id: the ones this run
+    may change are looked up (one call each), so that bullets sharing their memory are found
+    and only memfuse's own memories are ever deleted."""
+    unknown = [
+        i.previous for i in reading.items
+        if not i.unchanged and i.previous and not i.previous.memory_id and i.previous.uri
+    ]  # fmt: skip
+    if prune:
+        unknown += [e for e in reading.stale.values() if not e.memory_id and e.uri]
+    if not unknown:
+        return reading
+    known: dict[str, Entry] = {}
+    for entry in unknown:
+        found = ctx.store.lookup(str(entry.uri))
+        if found is None or not found.id:
+            continue
+        ours = (found.source or "").startswith(SOURCE_PREFIX)
+        known[entry.position] = replace(entry, memory_id=found.id, created=ours)
+        ledger.record(known[entry.position], entry.synced_at)
+    items = [
+        replace(i, previous=known[i.position.key]) if i.position.key in known else i
+        for i in reading.items
+    ]
+    stale = {p: known.get(p, e) for p, e in reading.stale.items()}
+    return replace(reading, items=items, stale=stale)
 
 
 def _every_bullet(ctx: RunContext) -> dict[str, str]:
@@ -443,6 +514,12 @@ def _send(
                 now,
             )
     return rejected, failed_days
+
+
+def _holds_any(probe: StoreStatus | None) -> bool:
+    """Whether the store answered and may hold something (a first sync on an empty store has
+    nothing to take back)."""
+    return probe is not None and (probe.total is None or probe.total > 0)
 
 
 def _looks_reset(probe: StoreStatus | None, ledger: Ledger) -> bool:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from memfuse.confine import UnsafePath
@@ -120,12 +122,22 @@ class Ledger:
     def __init__(self, state: StateFolder) -> None:
         self.path = state.ledger
         state.ensure()
+        # A ledger made by this run (none was there, or the one there was set aside): the sync
+        # rebuilds what it can from the store's own record of memfuse's memories.
+        self.fresh = not os.path.lexists(self.path)
         try:
             self.db = self._open(state)
+        except sqlite3.OperationalError as exc:
+            # A full disk, an I/O error, a lock held too long: the file is fine, this moment is
+            # not. Moving it aside would forget every decision it holds (a rollback's pause).
+            raise LedgerError(
+                f"the sync ledger {self.path} cannot be opened now ({exc}); it was left as it is"
+            ) from None
         except (sqlite3.DatabaseError, UnsafePath) as exc:
             # Not memfuse's, or not usable: moved aside. The next sync rebuilds what it held
             # from the store, which answers every bullet it already has as a duplicate.
             quarantine_db(state, state.LEDGER, str(exc))
+            self.fresh = True
             try:
                 self.db = self._open(state)
             except (sqlite3.DatabaseError, UnsafePath) as again:
@@ -410,6 +422,36 @@ def attempts_of(state: StateFolder, positions: Iterable[str]) -> dict[str, list[
 def pending_of(state: StateFolder) -> list[tuple[str, Attempt]]:
     """Ledger.pending, read-only (for `memfuse status`)."""
     return [(str(row[0]), Attempt(*row[1:])) for row in _read_only(state, _PENDING) or ()]
+
+
+def ledger_setting(state: StateFolder, key: str) -> str | None:
+    """A setting of the ledger, read-only; None without it (or without a ledger)."""
+    rows = _read_only(state, "SELECT value FROM settings WHERE key = ?", (key,))
+    return str(rows[0][0]) if rows else None
+
+
+def paused_since(state: StateFolder) -> str | None:
+    """Since when `memfuse rollback` has sync paused, from the file kept apart from the ledger
+    (so that a ledger lost or set aside cannot undo it); None when sync is not paused."""
+    try:
+        raw = state.read(state.PAUSED, 64)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, UnsafePath):
+        return "an unknown time (its record cannot be read)"
+    text = raw.decode("ascii", errors="replace").strip()
+    try:
+        return datetime.fromisoformat(text).isoformat(timespec="seconds")
+    except ValueError:
+        return "an unknown time (its record is not a date)"
+
+
+def set_paused(state: StateFolder, since: str | None) -> None:
+    """Record the pause (None: lift it), atomically."""
+    if since is None:
+        state.remove(state.PAUSED)
+    else:
+        state.write(state.PAUSED, since.encode("ascii"))
 
 
 def unreadable_of(state: StateFolder) -> list[tuple[str, str, str]]:

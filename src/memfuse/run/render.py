@@ -177,6 +177,11 @@ def status(data: StatusData) -> list[str]:
             lines.append(f"           missed its scheduled run of {view['missed']}")
     lines.append(f"  RECENT.md {_recent_line(data['recent'], now)}")
     lines.append(f"  ledger   {_ledger_line(data['ledger'])}")
+    if "paused_since" in data:
+        lines.append(
+            f"  paused   sync rolled back since {data['paused_since']}: nothing is sent;"
+            " `memfuse rollback --undo` resumes"
+        )
     for row in data["ledger"].get("pending", []):
         lines.append(f"    pending {row['position']} (failed {stamp(row['at'])}: {row['reason']})")
     for rejected in data["ledger"].get("rejections", []):

@@ -65,6 +65,7 @@ class SyncData(TypedDict):
     explain: NotRequired[list[ExplainRow]]  # --explain
     would_send: NotRequired[list[dict[str, Any]]]  # --dry-run: the remember arguments
     plan: dict[str, Any]  # positions to send, stale, to prune, to send again (commands.sync.Plan)
+    rebuilt: NotRequired[int]  # entries a fresh ledger took back from the store
     resent: NotRequired[int]  # bullets sent again because they shared a memory with a change
     calls: int
     recall_index_refreshed: NotRequired[int | None]  # not under --dry-run
@@ -224,6 +225,7 @@ class StatusData(TypedDict):
     lock: str | None
     generation: int | None
     generation_seen: str | None  # when `memfuse doctor` saw that generation
+    paused_since: NotRequired[str]  # `memfuse rollback` is in force
     alarms: list[str]
 
 

@@ -60,6 +60,7 @@ class StateFolder:
     STORE_MEMO = "store.json"
     SERVER_LOG = "session-server.log"
     MIGRATED = "migrated-from"
+    PAUSED = "sync-paused"  # `memfuse rollback` in force, since when: kept apart from the ledger
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -213,6 +214,15 @@ class StateFolder:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=self.fd)
             raise
+
+    def set_aside(self, name: str) -> list[str]:
+        """The names `quarantine` moved `name` (not its sidecars) aside to, oldest first."""
+        stem = f"{name}.bad-"
+        try:
+            names = os.listdir(self.fd)
+        except OSError:
+            return []
+        return sorted(n for n in names if n.startswith(stem))
 
     def rename(self, name: str, new: str) -> None:
         os.rename(name, new, src_dir_fd=self.fd, dst_dir_fd=self.fd)

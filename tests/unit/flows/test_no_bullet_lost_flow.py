@@ -4,7 +4,12 @@ duplicates, a lost ledger."""
 from __future__ import annotations
 
 import os
+import sqlite3
+from pathlib import Path
 
+import pytest
+
+from memfuse.ledger.ledger import Ledger
 from tests.fakes import World
 
 DAY = "2026-11-29"
@@ -154,3 +159,64 @@ def test_a_same_size_edit_with_its_old_mtime_put_back_is_synced(world: World) ->
     synced = world.json("sync", "--now", NOW)
     assert synced.data["dates"] == [DAY]
     assert edited in _held(world)
+
+
+def _ledger(world: World) -> Path:
+    return world.state / "ledger.sqlite3"
+
+
+def test_a_rollback_survives_the_loss_of_its_ledger_and_shows_in_status(world: World) -> None:
+    world.journal(DAY, f"- {NOTE}\n- {OTHER}\n")
+    world.json("sync", "--now", NOW)
+    rolled = world.json("rollback", "--now", NOW)
+    assert rolled.code == 0 and not _held(world)
+    status = world.json("status", "--now", f"{DAY}T23:00")
+    assert status.data["paused_since"] == rolled.data["paused_since"]
+    assert "rolled back since" in world.run("status", "--now", f"{DAY}T23:00").stdout
+    assert status.code == 0  # a fresh pause is a decision, not yet an alarm
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{_ledger(world)}{suffix}").unlink(missing_ok=True)  # the ledger is lost
+    after = world.json("sync", "--all", "--now", "2026-11-30T14:00")
+    assert after.data["counts"]["added"] == 0 and not _held(world)  # the rollback holds
+    late = world.json("status", "--now", "2026-12-01T14:00")
+    assert late.code == 4
+    assert any("rolled back since" in a for a in late.data["alarms"])
+    world.json("rollback", "--undo", "--now", "2026-12-01T15:00")
+    resumed = world.json("sync", "--all", "--now", "2026-12-01T16:00")
+    assert resumed.data["counts"]["added"] == 2
+    assert world.json("status", "--now", "2026-12-01T16:00").data.get("paused_since") is None
+
+
+def test_a_ledger_set_aside_is_an_alarm_and_is_rebuilt_from_the_store(world: World) -> None:
+    world.journal(DAY, f"- {NOTE}\n- {OTHER}\n")
+    world.json("sync", "--now", NOW)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{_ledger(world)}{suffix}").unlink(missing_ok=True)
+    _ledger(world).write_bytes(b"not a database at all, but bytes a crash left" * 100)
+    world.journal(DAY, f"- {NOTE}\n- {OTHER}\n- {NEAR}\n")
+    before = world.gateway.count("remember")
+    rebuilt = world.json("sync", "--now", "2026-11-30T14:00")
+    assert rebuilt.code == 0, rebuilt.stderr
+    assert rebuilt.data["rebuilt"] == 2
+    assert world.gateway.count("remember") - before == 1  # only the new bullet is sent
+    status = world.json("status", "--now", "2026-11-30T14:05")
+    assert status.code == 4
+    assert any("moved aside" in a for a in status.data["alarms"])
+
+
+def test_a_ledger_that_cannot_be_opened_now_is_left_where_it_is(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world.journal(DAY, f"- {NOTE}\n")
+    world.json("sync", "--now", NOW)
+    kept = _ledger(world).read_bytes()
+
+    def full(_state: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Ledger, "_open", staticmethod(full))
+    failed = world.json("sync", "--now", NOW)
+    assert failed.code != 0
+    assert "cannot be opened now" in failed.stderr
+    assert _ledger(world).read_bytes() == kept
+    assert not list(world.state.glob("ledger.sqlite3.bad-*"))
