@@ -117,3 +117,25 @@ def _fence_or_comment_was_open(text: str) -> bool:
 def test_any_bytes_parse(raw: bytes) -> None:
     assert isinstance(parse_bytes(raw).bullets, tuple)
     assert all(isinstance(b, Bullet) for b in parse_bytes(raw).bullets)
+
+
+def test_a_code_span_holding_a_comment_opener_hides_no_later_bullet() -> None:
+    text = "- use `<!--` to open a comment\n- second\n- third <!-- a real one --> kept\n"
+    assert [b.text for b in parse(text)] == [
+        "use `<!--` to open a comment", "second", "third  kept",
+    ]  # fmt: skip
+
+
+def test_what_a_viewer_shows_as_a_list_item_is_a_bullet_and_nothing_else() -> None:
+    text = (
+        "## 09:00\n- first\n  - nested, part of first\n1. numbered\n\n"
+        "<details>\n- inside an HTML block: shown as raw text\n</details>\n\n"
+        "<!--\n- commented out\n-->\n> - quoted, not top level\n\n    - indented code\n"
+        "```\n- fenced\n```\n- last\n"
+    )
+    found = [(b.position, b.text) for b in parse(text)]
+    assert found == [
+        ("0900-1", "first\n- nested, part of first"),
+        ("0900-1001", "numbered"),
+        ("0900-2", "last"),
+    ]

@@ -1,9 +1,13 @@
 """The journal grammar (SPEC §3): Markdown text → bullets keyed by (HHMM, N). Pure.
 
-A bullet is a top-level list item (`-`, `*`, `+`, indent ≤ 3). The lines that follow it and are
-indented (nested items, continuation text), or that continue its paragraph without a blank line
-(Markdown's lazy continuation), belong to it. Fenced code and HTML comments are skipped.
-Headings of level 2-6 holding a time start a section keyed by the first time in them.
+A CommonMark parser (markdown-it-py) decides what a bullet is, so that sync reads what a
+Markdown viewer shows: a bullet is an item of a top-level list (`-`, `*`, `+`, or numbered
+`1.`/`1)`), not one inside a block quote or another item. Its nested items and continuation
+lines, lazy ones included, belong to it. Text in a fence, an indented code block, a code span
+or an HTML block is never a bullet; a real HTML comment is left out of a bullet's text (a
+`<!--` inside a code span is text, not a comment). ATX headings of level 2-6 holding a time
+start a section keyed by the first time in them; a level-1 heading resets the key to `0000`.
+Numbered items count apart, from 1001 (ORDERED_FROM), so that positions never move.
 """
 
 from __future__ import annotations
@@ -12,12 +16,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 NO_TIME = "0000"
 _TIME = re.compile(r"(?<![0-9])([01]?[0-9]|2[0-3]):([0-5][0-9])(?![0-9])")
-_HEADING = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_BULLET = re.compile(r"^([-*+])([ \t]+|$)(.*)$", re.DOTALL)
-_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
-_THEMATIC = re.compile(r"^([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -70,116 +73,73 @@ def section_key(heading_text: str) -> str:
     return f"{int(match[1]):02d}{match[2]}" if match else NO_TIME
 
 
-def _indent(line: str) -> int:
-    width = 0
-    for char in line:
-        if char == " ":
-            width += 1
-        elif char == "\t":
-            width += 4 - width % 4
-        else:
-            break
-    return width
+# A numbered item is a bullet too, counted apart from `-`/`*`/`+` items from ORDERED_FROM + 1
+# in its section: journals synced before numbered items were read keep every position.
+ORDERED_FROM = 1000
 
-
-def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
-    """Remove HTML comments from one line; report whether a comment is still open after it."""
-    kept: list[str] = []
-    rest = line
-    while rest:
-        if in_comment:
-            end = rest.find("-->")
-            if end < 0:
-                return "".join(kept), True
-            rest, in_comment = rest[end + 3 :], False
-        else:
-            start = rest.find("<!--")
-            if start < 0:
-                kept.append(rest)
-                break
-            kept.append(rest[:start])
-            rest, in_comment = rest[start + 4 :], True
-    return "".join(kept), in_comment
-
-
-class _Builder:
-    def __init__(self) -> None:
-        self.key = NO_TIME
-        self.counts: Counter[str] = Counter()
-        self.bullets: list[Bullet] = []
-        self.lines: list[str] | None = None
-        self.start = 0
-        self.content_col = 0
-        self.after_blank = False
-
-    def close(self) -> None:
-        if self.lines is not None:
-            text = "\n".join(line for line in self.lines if line).strip()
-            if text:
-                self.counts[self.key] += 1
-                self.bullets.append(Bullet(self.key, self.counts[self.key], text, self.start))
-        self.lines = None
-
-    def open(self, first: str, line_no: int, content_col: int) -> None:
-        self.close()
-        self.lines = [first.strip()]
-        self.start = line_no
-        self.content_col = content_col
-        self.after_blank = False
+# CommonMark's block structure alone (the inline pass runs only where an item may hold an
+# HTML comment): what a Markdown viewer shows as a list item is what sync reads as a bullet.
+_BLOCKS = MarkdownIt("commonmark").disable(["inline", "text_join"])
+_INLINE = MarkdownIt("commonmark")
+_MARKER = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])")
 
 
 def parse(text: str) -> list[Bullet]:
-    """Every non-empty top-level bullet of a journal, in file order. Never raises."""
-    b = _Builder()
-    fence: str | None = None
-    in_comment = False
-    for line_no, raw_line in enumerate(text.split("\n"), start=1):
-        if fence is not None:
-            stripped = raw_line.strip()
-            if (
-                _indent(raw_line) <= 3
-                and stripped.startswith(fence)
-                and not stripped.strip(fence[0])
-            ):
-                fence = None
+    """Every non-empty top-level list item of a journal, in file order. Never raises.
+
+    A top-level item is one of a list that is not inside another block (a list item or a
+    block quote); its text is its lines — nested items and continuation lines included —
+    each stripped, blank ones and real HTML comments left out.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # lines as CommonMark counts them
+    lines = text.split("\n")
+    tokens = _BLOCKS.parse(text)
+    key = NO_TIME
+    counts: Counter[tuple[str, bool]] = Counter()
+    bullets: list[Bullet] = []
+    for n, token in enumerate(tokens):
+        if token.level != 0 and token.type != "list_item_open":
             continue
-        line, in_comment_after = _strip_comments(raw_line, in_comment)
-        was_in_comment, in_comment = in_comment, in_comment_after
-        if not line.strip():
-            if not was_in_comment and "<!--" not in raw_line:
-                b.after_blank = True
-            continue
-        indent = _indent(line)
-        body = line.lstrip(" \t")
-        if b.lines is not None and indent >= max(b.content_col, 1):
-            b.lines.append(body.strip())
-            continue
-        if indent <= 3:
-            fence_match = _FENCE.match(body)
-            if fence_match and not (fence_match[1][0] == "`" and "`" in fence_match[2]):
-                b.close()
-                fence = fence_match[1]
+        if token.type == "heading_open" and token.markup.startswith("#"):  # ATX only (SPEC)
+            key = section_key(tokens[n + 1].content) if token.tag != "h1" else NO_TIME
+        elif token.type == "list_item_open" and token.level == 1 and token.map:
+            ordered = token.info != "" or token.markup in (".", ")")
+            body = _item_text(lines, token.map, _comments_in(tokens, n, lines))
+            if not body:
                 continue
-            heading = _HEADING.match(body)
-            if heading:
-                b.close()
-                level = len(heading[1])
-                b.key = section_key(heading[2] or "") if level >= 2 else NO_TIME
-                continue
-            if _THEMATIC.match(body):
-                b.close()
-                continue
-            bullet = _BULLET.match(body)
-            if bullet:
-                spaces = len(bullet[2].expandtabs(4)) if bullet[2] else 1
-                b.open(bullet[3], line_no, indent + 1 + (spaces if spaces <= 4 else 1))
-                continue
-        if b.lines is not None and (indent > 0 or not b.after_blank):
-            b.lines.append(body.strip())  # indented text, or a lazy paragraph continuation
-            continue
-        b.close()
-    b.close()
-    return b.bullets
+            counts[key, ordered] += 1
+            count = counts[key, ordered] + (ORDERED_FROM if ordered else 0)
+            bullets.append(Bullet(key, count, body, token.map[0] + 1))
+    return bullets
+
+
+def _comments_in(tokens: list[Token], start: int, lines: list[str]) -> list[str]:
+    """The HTML comments CommonMark finds in the list item opening at `tokens[start]`: its
+    comment blocks and, when its text may hold one, the comments inline in its paragraphs."""
+    found: list[str] = []
+    depth = 0
+    for token in tokens[start:]:
+        depth += token.nesting
+        if token.type == "html_block" and token.content.lstrip().startswith("<!--"):
+            found.append(token.content.strip())
+        elif token.type == "inline" and "<!--" in token.content:
+            for child in _INLINE.parseInline(token.content)[0].children or ():
+                if child.type == "html_inline" and child.content.startswith("<!--"):
+                    found.append(child.content)
+        if depth <= 0:
+            break
+    return found
+
+
+def _item_text(lines: list[str], span: list[int], comments: list[str]) -> str:
+    """An item's lines, its marker dropped, each stripped, without its comments and blanks."""
+    first, end = span
+    own = [_MARKER.sub("", lines[first], count=1), *lines[first + 1 : end]]
+    text = "\n".join(line.strip() for line in own if line.strip())
+    for comment in comments:
+        squeezed = "\n".join(line.strip() for line in comment.split("\n"))
+        text = text.replace(squeezed, "", 1) if squeezed in text else text.replace(comment, "", 1)
+    return "\n".join(line.strip() for line in text.split("\n") if line.strip())
 
 
 def parse_bytes(raw: bytes) -> ParsedJournal:
