@@ -301,6 +301,7 @@ def cron_check(data: CronCheckData) -> list[str]:
     for c in data["jobs"]:
         verdict = "ok" if c["ok"] else "FAIL"
         lines.append(f"  {c['job']}: {verdict}  {c['command'][:90]}")
+        lines += [f"    not used: {finding}" for finding in c.get("findings", [])]
         lines += [f"    {problem}" for problem in c["problems"]]
     return lines
 

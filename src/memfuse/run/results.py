@@ -322,6 +322,7 @@ class CronJobCheck(TypedDict):
     command: str
     when: str
     ok: bool
+    findings: list[str]  # what the job sets that the check did not use, and why it matters
     problems: list[str]
 
 

@@ -162,6 +162,7 @@ class Job:
     times: tuple[tuple[int, int], ...]
     when: str
     command: str
+    unread: tuple[str, ...] = ()  # settings of the file a check does not reproduce, as written
 
 
 def merge_adjacent(jobs: list[Job]) -> list[Job]:
@@ -179,6 +180,7 @@ def merge_adjacent(jobs: list[Job]) -> list[Job]:
                 tuple(sorted({*last.times, *job.times})),
                 f"{last.when}; {job.when}",
                 last.command,
+                last.unread,
             )
         else:
             merged.append(job)

@@ -368,7 +368,7 @@ def test_check_never_runs_a_program_that_is_only_named_memfuse(
     )
     out = world.json("cron", "--check", str(jobs))
     assert not pwned.exists()
-    problems = [p for job in out.data["jobs"] for p in job["problems"]]
+    problems = [p for job in out.data["jobs"] for p in job["problems"] + job["findings"]]
     assert any("not this memfuse" in p and "not run" in p for p in problems)
     assert any("sets PYTHONPATH" in p for p in problems)
 
@@ -383,3 +383,95 @@ def test_a_fifo_where_a_schedule_file_is_read_is_refused_not_waited_on(
     out = world.json("cron", "--check", str(fifo))
     assert out.code != 0
     assert "FIFO" in out.data["error"] or "regular file" in out.data["error"]
+
+
+def planted(folder: Path, name: str, marker: Path) -> Path:
+    """A program of the agent's that proves it ran by touching `marker`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / name
+    program.write_text(f"#!/bin/sh\necho {name} >> {marker}\necho '{{}}'\n")
+    program.chmod(0o755)
+    return program
+
+
+def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
+    world: World, tmp_path: Path
+) -> None:
+    """Issue 33: a job list the agent wrote named a workspace --mcporter, a workspace
+    MEMFUSE_MCPORTER_CONFIG, or put a workspace folder first on PATH, and all three ran
+    when the operator checked it. Now the trial runs this memfuse with the operator's own
+    settings, and every such setting is a finding instead."""
+    ws = world.workspace
+    marker = tmp_path / "ran"
+    bin_dir = ws / "bin"
+    for name in ("mcporter", "node", "sh"):
+        planted(bin_dir, name, marker)
+    evil = {"mcpServers": {"agent-memory": {"command": str(bin_dir / "node"), "args": []}}}
+    (ws / "evil.json").write_text(json.dumps(evil))
+    link = tmp_path / "innocent.json"  # outside, but a link into the workspace
+    link.symlink_to(ws / "evil.json")
+    user_config = ws / "cfg" / "memfuse" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(f'transport = "session"\n[session]\ncommand = "{bin_dir / "node"}"\n')
+    ours = shlex.join(cron.memfuse_command())
+    w = f"-w {world.workspace}"
+    jobs = tmp_path / "agent.cron"
+    jobs.write_text(
+        f"MEMFUSE_MCPORTER_CONFIG={ws}/evil.json\n"
+        f"PATH={bin_dir}:/usr/bin:/bin\n"
+        f"SHELL={bin_dir}/sh\n"
+        f"0 1 * * * {ours} sync -q {w} --mcporter {bin_dir}/mcporter\n"
+        f"0 2 * * * env MEMFUSE_MCPORTER=./bin/mcporter {ours} surface {w}\n"
+        f"0 3 * * * XDG_CONFIG_HOME={ws}/cfg {ours} tidy {w} --mcporter-config {link}\n"
+        f"0 4 * * * {ours} sync {w} --state-dir {ws}/state --config {ws}/x.toml\n"
+        f"0 5 * * * {ours} sync {w} --transport=session\n"
+    )
+    out = world.json("cron", "--check", str(jobs))
+    assert not marker.exists(), marker.read_text()
+    assert out.code == 1
+    by_line = {job["job"]: " | ".join(job["findings"]) for job in out.data["jobs"]}
+    assert all(not job["ok"] for job in out.data["jobs"])
+    first = by_line["line 4"]
+    assert f"--mcporter {bin_dir}/mcporter, inside the workspace" in first
+    assert f"MEMFUSE_MCPORTER_CONFIG={ws}/evil.json, inside the workspace" in first
+    assert f"PATH holds {bin_dir}, inside the workspace" in first
+    assert f"SHELL={bin_dir}/sh, inside the workspace" in first
+    assert "MEMFUSE_MCPORTER=./bin/mcporter" in by_line["line 5"]  # `env NAME=value memfuse`
+    assert f"XDG_CONFIG_HOME={ws}/cfg, inside the workspace" in by_line["line 6"]
+    assert f"--mcporter-config {link}, inside the workspace" in by_line["line 6"]
+    assert f"--state-dir {ws}/state, inside the workspace" in by_line["line 7"]
+    assert "--config: not an option of memfuse sync" in by_line["line 7"]
+    assert "--transport session" in by_line["line 8"]
+    printed = world.run("cron", "--check", str(jobs)).stdout
+    assert f"not used: --mcporter {bin_dir}/mcporter, inside the workspace" in printed
+
+
+def test_check_reports_what_a_unit_or_an_agent_sets_beside_the_command(
+    world: World, tmp_path: Path
+) -> None:
+    ours = cron.memfuse_command()
+    units = tmp_path / "units"
+    units.mkdir()
+    (units / "x-sync.service").write_text(
+        "[Service]\nType=oneshot\n"
+        f"EnvironmentFile={world.workspace}/env\nExecStartPre={world.workspace}/pre.sh\n"
+        f'Environment="PYTHONPATH={world.workspace}"\n'
+        f"ExecStart={shlex.join([*ours, 'sync', '-w', str(world.workspace)])}\n"
+    )
+    out = world.json("cron", "--format", "systemd", "--check", str(units))
+    found = " | ".join(out.data["jobs"][0]["findings"])
+    assert f"sets EnvironmentFile={world.workspace}/env" in found
+    assert f"sets ExecStartPre={world.workspace}/pre.sh" in found
+    assert "sets PYTHONPATH" in found
+    plist = {"Label": "x", "ProgramArguments": [*ours, "tidy", "-w", str(world.workspace)],
+             "EnvironmentVariables": {"MEMFUSE_MCPORTER": f"{world.workspace}/m"},
+             "StartCalendarInterval": {"Hour": 3, "Minute": 0}}  # fmt: skip
+    (tmp_path / "x.plist").write_bytes(plistlib.dumps(plist))
+    out = world.json("cron", "--format", "launchd", "--check", str(tmp_path / "x.plist"))
+    assert f"MEMFUSE_MCPORTER={world.workspace}/m, inside" in out.data["jobs"][0]["findings"][0]
+
+
+def test_the_printed_schedule_checks_without_a_finding(world: World) -> None:
+    """memfuse's own lines name the operator's own settings: nothing there is a finding."""
+    out = world.json("cron", "--check")
+    assert [job["findings"] for job in out.data["jobs"]] == [[], [], []]
