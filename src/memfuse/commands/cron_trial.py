@@ -139,11 +139,11 @@ def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
                 f" ({own.store.get(flag, 'its default')}); the check does not run with it"
             )
     own_state = _own_state(own, workspace, where)
-    for flag, value in (("--state-dir", chosen.get("--state-dir")),
+    for flag, state in (("--state-dir", chosen.get("--state-dir")),
                         ("MEMFUSE_STATE_DIR", env.get("MEMFUSE_STATE_DIR"))):  # fmt: skip
-        if value and where.real(value) != os.path.realpath(own_state):
+        if state and where.real(state) != os.path.realpath(own_state):
             trial.findings.append(
-                f"{flag} {value}{where.note(value)}: not the state folder this memfuse keeps for"
+                f"{flag} {state}{where.note(state)}: not the state folder this memfuse keeps for"
                 f" the workspace ({own_state}); the check does not use it"
             )
     trial.findings += _path_findings(env.get("PATH", CRON_DEFAULT_PATH), job.argv[0], own, where)
