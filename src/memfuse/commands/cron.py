@@ -23,6 +23,7 @@ unreachable.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -427,8 +428,25 @@ class Installer:
             "format": self.fmt,
             "label": self.schedule.label,
             "runs": {r.name: [f"{h:02d}:{m:02d}" for h, m in r.times] for r in self.schedule.runs},
+            # Missed runs are counted from here on, in the zone the scheduler reads the times in.
+            "installed": self.ctx.settings.now.isoformat(timespec="seconds"),
+            "zone": scheduler_zone(),
         }
         state.write(SCHEDULE_FILE, json.dumps(record, indent=2).encode("utf-8"))
+
+
+def scheduler_zone(localtime: Path = Path("/etc/localtime")) -> str | None:
+    """The time zone cron, systemd and launchd read a schedule's times in: the system's
+    (`/etc/localtime`'s zone, else `/etc/timezone`), not the operator's `TZ`, which the
+    scheduler never sees. None when neither names a zone: the local rules then apply."""
+    real = os.path.realpath(localtime)
+    if "/zoneinfo/" in real:
+        return real.split("/zoneinfo/", 1)[1]
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        named = localtime.with_name("timezone").read_text(encoding="utf-8").strip()
+        if re.fullmatch(r"[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*", named):
+            return named
+    return None
 
 
 def _read_text(path: Path) -> str | None:

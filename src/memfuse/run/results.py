@@ -184,6 +184,7 @@ class CommandView(TypedDict):
     # The installed schedule's time (ISO, with its zone) this command has not run since, an
     # hour after it passed; None when on time or no schedule was installed (`memfuse cron`).
     missed: str | None
+    missed_runs: int  # scheduled runs since the last run (and the install) that never came
 
 
 class RecentView(TypedDict):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta, tzinfo
 
 from memfuse.errors import MemfuseError
 
@@ -185,3 +186,30 @@ def merge_adjacent(jobs: list[Job]) -> list[Job]:
         else:
             merged.append(job)
     return merged
+
+
+def due_between(
+    times: tuple[time, ...], zone: tzinfo | None, after: datetime, until: datetime
+) -> list[datetime]:
+    """The moments a daily schedule was due in (after, until], oldest first.
+
+    Each day's times are placed by `zone`'s own rules for that day (a ZoneInfo; None: this
+    machine's local rules), so the day the clocks change has its own offset. A time the
+    clocks skip is due when the gap ends; a time they pass twice, the first time.
+    """
+    if until <= after:
+        return []
+    zone_now = until.astimezone(zone) if zone is not None else until.astimezone()
+    zone_start = after.astimezone(zone) if zone is not None else after.astimezone()
+    day, last = zone_start.date(), zone_now.date()
+    found: list[datetime] = []
+    while day <= last:
+        for t in times:
+            naive = datetime.combine(day, t)
+            at = naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+            if zone is not None:  # a skipped time means its moment after the gap
+                at = at.astimezone(UTC).astimezone(zone)
+            if after < at <= until:
+                found.append(at)
+        day += timedelta(days=1)
+    return sorted(found)

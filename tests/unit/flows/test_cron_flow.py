@@ -326,8 +326,10 @@ def test_status_flags_a_tidy_that_missed_its_schedule_before_the_escalation(
 ) -> None:
     """The laptop slept through 03:00: an hour later status says so, a day before the alarm."""
     fake_crontab(tools, None)
-    assert world.json("cron", "--install").code == 0
+    assert world.json("cron", "--install", "--now", "2026-12-01T12:00").code == 0
     assert world.run("tidy", "-q", "--now", "2026-12-02T03:00").code == 0
+    assert world.run("sync", "-q", "--now", "2026-12-02T22:00").code == 0
+    assert world.run("surface", "-q", "--now", "2026-12-02T22:05").code == 0
     on_time = world.json("status", "--now", "2026-12-03T03:30")
     assert on_time.data["commands"]["tidy"]["missed"] is None  # 03:00 today is not late yet
     late = world.json("status", "--now", "2026-12-03T09:00")
@@ -475,3 +477,45 @@ def test_the_printed_schedule_checks_without_a_finding(world: World) -> None:
     """memfuse's own lines name the operator's own settings: nothing there is a finding."""
     out = world.json("cron", "--check")
     assert [job["findings"] for job in out.data["jobs"]] == [[], [], []]
+
+
+def test_missed_runs_follow_the_zone_rules_of_each_day(
+    world: World, tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: on the day the clocks go back, yesterday's 22:00 was built with today's
+    offset (an hour late), and the sync made on time was flagged missed."""
+    monkeypatch.setattr(cron, "scheduler_zone", lambda: "Europe/Berlin")
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install", "--now", "2026-10-23T12:00+02:00").code == 0
+    record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
+    assert record["zone"] == "Europe/Berlin" and record["installed"].startswith("2026-10-23T12")
+    for at in ("2026-10-24T14:00+02:00", "2026-10-24T22:00+02:00"):
+        assert world.run("sync", "-q", "--now", at).code == 0
+    out = world.json("status", "--now", "2026-10-25T09:00+01:00")
+    assert out.data["commands"]["sync"]["missed"] is None
+    assert out.data["commands"]["sync"]["missed_runs"] == 0
+
+
+def test_runs_due_before_the_install_are_never_missed_and_two_missed_are_an_alarm(
+    world: World, tools: Path
+) -> None:
+    """Issue 33: right after `cron --install`, yesterday's times were reported missed; and a
+    schedule that stopped kept `status -q` at exit 0 for 33 h after its first missed run."""
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install", "--now", "2026-12-03T12:00").code == 0
+    fresh = world.json("status", "--now", "2026-12-03T13:30")
+    assert fresh.code == 0
+    assert all(view["missed"] is None for view in fresh.data["commands"].values())
+    one = world.json("status", "--now", "2026-12-03T15:30")
+    assert one.code == 0 and one.data["commands"]["sync"]["missed_runs"] == 1  # a warning
+    two = world.json("status", "--now", "2026-12-03T23:30")
+    assert two.code == 4
+    assert two.data["commands"]["sync"]["missed_runs"] == 2
+    assert any(
+        a.startswith("sync needs a person: it missed its last 2") for a in two.data["alarms"]
+    )
+    assert world.run("status", "-q", "--now", "2026-12-03T23:30").code == 4
+    assert (
+        "missed its last 2 scheduled runs"
+        in world.run("status", "--now", "2026-12-03T23:30").stdout
+    )
