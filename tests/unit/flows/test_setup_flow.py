@@ -137,3 +137,58 @@ def test_install_config_keeps_other_servers_values_byte_for_byte() -> None:
     parsed = json.loads(strip_jsonc(text))
     assert parsed["mcpServers"]["gh"]["args"] == ["--scopes=repo, ]"]
     assert parsed["mcpServers"]["gh"]["env"] == {"DB_PASSWORD": "pa,}ss"}
+
+
+TOKENS = ("ghp_abcdef123456", "bearer-xyz-98765", "pw-4242-secret", "tok_querystring")
+
+
+def hostile_config() -> str:
+    """Another server's secrets in every shape, a number no double holds, one line."""
+    other = {
+        "github": {"command": "gh-mcp", "args": ["--token", TOKENS[0]],
+                   "env": {"GITHUB_TOKEN": TOKENS[0], "LIMIT": 1e400}},
+        "remote": {"url": f"https://me:{TOKENS[2]}@mcp.example.invalid/x?api_key={TOKENS[3]}",
+                   "headers": {"Authorization": f"Bearer {TOKENS[1]}"}},
+    }  # fmt: skip
+    return json.dumps({"mcpServers": other}).replace("Infinity", "1e400")
+
+
+def test_install_config_prints_no_secret_keeps_numbers_mode_line_and_link(
+    world: World, tmp_path: Path, server_js: Path
+) -> None:
+    """Issue 33: another server's token showed in the diff and twice in --json; 1e400 was
+    written back as Infinity (which Node refuses for the whole file); a one-line 0644 file came
+    back indented and 0600; and a linked config failed after leaving its backup behind."""
+    real = tmp_path / "dotfiles" / "mcporter.json"
+    real.parent.mkdir()
+    real.write_text(hostile_config())
+    real.chmod(0o644)
+    link = tmp_path / "mcporter.json"
+    link.symlink_to(real)
+    out = world.json("doctor", "--install-config", str(link), "--server-js", str(server_js))
+    assert out.code == 0, out.stdout
+    for token in TOKENS:
+        assert token not in out.stdout and token not in out.stderr
+    assert any("****" in c for c in out.data["changes"])
+    written = real.read_text()
+    assert "1e400" in written and "Infinity" not in written
+    assert written.count("\n") == 0  # one line, as it was
+    assert oct(real.stat().st_mode & 0o777) == "0o644"
+    assert link.is_symlink() and json.loads(written)["mcpServers"]["agent-memory"]
+    backup = Path(out.data["backup"])
+    assert backup.parent == real.parent and backup.read_text() == hostile_config()
+    assert not any("comments" in c for c in out.data["changes"])  # `https://` is no comment
+    real.write_text(hostile_config())  # the human text says nothing secret either
+    again = world.run("doctor", "--install-config", str(link), "--server-js", str(server_js))
+    assert again.code == 0 and "-{" in again.stdout and "+{" in again.stdout
+    assert not any(token in again.stdout + again.stderr for token in TOKENS)
+
+
+def test_install_config_refuses_nan_and_writes_nothing(
+    world: World, tmp_path: Path, server_js: Path
+) -> None:
+    config = tmp_path / "mcporter.json"
+    config.write_text('{"mcpServers": {"x": {"command": "x", "timeout": NaN}}}')
+    out = world.json("doctor", "--install-config", str(config), "--server-js", str(server_js))
+    assert out.code == 2 and "holds NaN, which is not JSON" in out.data["error"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("mcporter")] == [config.name]
