@@ -146,7 +146,14 @@ def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
                 f"{flag} {state}{where.note(state)}: not the state folder this memfuse keeps for"
                 f" the workspace ({own_state}); the check does not use it"
             )
-    trial.findings += _path_findings(env.get("PATH", CRON_DEFAULT_PATH), job.argv[0], own, where)
+    path = env.get("PATH", CRON_DEFAULT_PATH)
+    trial.findings += _path_findings(path, job.argv[0], own, where)
+    program = job.argv[0] if "/" in job.argv[0] else shutil.which(job.argv[0], path=path)
+    if program is not None and where.inside(os.path.dirname(where.resolve(program))):
+        trial.findings.append(
+            f"its program {job.argv[0]} lies inside the workspace, where the agent can replace"
+            " it (or repoint the link) before cron runs it: name memfuse by its own path"
+        )
     if not same_program:
         return trial
     argv = [*own.memfuse, sub, *kept]

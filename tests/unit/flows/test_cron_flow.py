@@ -427,7 +427,10 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
         f"0 3 * * * XDG_CONFIG_HOME={ws}/cfg {ours} tidy {w} --mcporter-config {link}\n"
         f"0 4 * * * {ours} sync {w} --state-dir {ws}/state --config {ws}/x.toml\n"
         f"0 5 * * * {ours} sync {w} --transport=session\n"
+        f"0 6 * * * {ws}/tools/memfuse sync {w}\n"
     )
+    (ws / "tools").mkdir()
+    (ws / "tools" / "memfuse").symlink_to(cron.memfuse_command()[0])  # this memfuse, for now
     out = world.json("cron", "--check", str(jobs))
     assert not marker.exists(), marker.read_text()
     assert out.code == 1
@@ -444,6 +447,7 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
     assert f"--state-dir {ws}/state, inside the workspace" in by_line["line 7"]
     assert "--config: not an option of memfuse sync" in by_line["line 7"]
     assert "--transport session" in by_line["line 8"]
+    assert f"its program {ws}/tools/memfuse lies inside the workspace" in by_line["line 9"]
     printed = world.run("cron", "--check", str(jobs)).stdout
     assert f"not used: --mcporter {bin_dir}/mcporter, inside the workspace" in printed
 
