@@ -60,6 +60,7 @@ from memfuse.schedule import (
 )
 from memfuse.settings import Settings
 from memfuse.store.connect import choose_transport, find_server
+from memfuse.store.server_entry import mcporter_config_path
 
 Format = Literal["crontab", "systemd", "launchd", "openclaw"]
 FORMATS: tuple[Format, ...] = ("crontab", "systemd", "launchd", "openclaw")
@@ -559,6 +560,9 @@ def _own(settings: Settings, schedule: Schedule) -> cron_trial.Own:
     argv = schedule.runs[0].argv
     flags = cron_trial.STORE_FLAGS
     store = {flag: argv[i + 1] for i, flag in enumerate(argv[:-1]) if flag in flags}
+    found = mcporter_config_path(settings, os.environ)  # the one this memfuse reads unnamed
+    if found is not None:
+        store.setdefault("--mcporter-config", str(found))
     server = find_server(settings)
     transport, _why = choose_transport(settings, server)
     command = "" if isinstance(server, Exception) else server.command

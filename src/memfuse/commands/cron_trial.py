@@ -267,8 +267,10 @@ def _same_setting(flag: str, value: str, own: Own, where: _Places) -> bool:
     mine = own.store.get(flag)
     if flag == "--mcporter":
         theirs, ours = shlex.split(value) or [""], shlex.split(mine or "mcporter")
-        found = shutil.which(theirs[0], path=own.env.get("PATH")) or theirs[0]
-        return theirs[1:] == ours[1:] and where.real(found) == where.real(ours[0])
+        if theirs[1:] != ours[1:]:
+            return False
+        programs = [shutil.which(p, path=own.env.get("PATH")) or p for p in (theirs[0], ours[0])]
+        return where.real(programs[0]) == where.real(programs[1])
     if flag == "--mcporter-config":
         return mine is not None and where.real(value) == where.real(mine)
     defaults = {"--server": "agent-memory", "--transport": "auto"}
