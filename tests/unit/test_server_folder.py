@@ -64,3 +64,19 @@ def test_an_mcporter_entry_cwd_resolves_as_mcporter_resolves_it(tmp_path: Path) 
     spec = find_server(s)
     assert not isinstance(spec, ConfigError)
     assert spec.cwd == str(tmp_path / "mc" / "srv")
+
+
+def test_doctor_says_why_a_server_inside_the_workspace_is_not_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    s = settings_with(tmp_path, cwd=str(tmp_path / "workspace"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    out = CliRunner().invoke(app, ["doctor", "-w", str(s.workspace), "--json"])
+    assert out.exit_code == 1, out.output
+    server = next(c for c in json.loads(out.stdout)["data"]["checks"] if c["name"] == "server")
+    assert not server["ok"] and "inside the workspace" in server["detail"]

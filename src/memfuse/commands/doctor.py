@@ -99,7 +99,11 @@ def _store_checks(ctx: RunContext, checks: list[Check], extra: dict[str, int]) -
     """The transport, mcporter, the server and what it offers; False when the rest of the
     checks cannot run (mcporter itself is missing)."""
     s = ctx.settings
-    store = ctx.store
+    try:
+        store = ctx.store
+    except ConfigError as exc:  # e.g. a server that would run inside the workspace
+        checks.append(Check("server", False, str(exc)))
+        return False
     checks.append(Check("transport", True, f"{store.transport} ({ctx.transport_why})", False))
     if store.transport == "mcporter":
         version = store.bridge_version()
