@@ -20,6 +20,7 @@ from pathlib import Path
 
 from memfuse.config import FLAG_OPTIONS
 from memfuse.schedule import Job
+from memfuse.settings import mask_url
 from memfuse.state.folder import default_state_dir
 
 CRON_DEFAULT_PATH = "/usr/bin:/bin"
@@ -235,7 +236,9 @@ def _variables(env: Mapping[str, str], own: Own, where: _Places) -> list[str]:
 def _variable(name: str, value: str, own: Own, where: _Places) -> str | None:
     """What one variable of the job would change, or None when it is harmless or the
     operator's own."""
-    shown = name if _SECRET.search(name) else f"{name}={value}"
+    shown = (
+        name if _SECRET.search(name) else f"{name}={mask_url(value) if '://' in value else value}"
+    )
     if name.startswith(LOADER) or name in _LOADER_EXACT:
         return (
             f"sets {name}: a variable that changes what Python, node, the loader or the shell"

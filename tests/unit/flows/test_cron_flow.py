@@ -420,6 +420,7 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
     jobs = tmp_path / "agent.cron"
     jobs.write_text(
         f"MEMFUSE_MCPORTER_CONFIG={ws}/evil.json\n"
+        "AGENT_MEMORY_RERANK_BASE_URL=https://me:hunter2pw@rerank.example.invalid/v1\n"
         f"PATH={bin_dir}:/usr/bin:/bin\n"
         f"SHELL={bin_dir}/sh\n"
         f"0 1 * * * {ours} sync -q {w} --mcporter {bin_dir}/mcporter\n"
@@ -436,18 +437,20 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
     assert out.code == 1
     by_line = {job["job"]: " | ".join(job["findings"]) for job in out.data["jobs"]}
     assert all(not job["ok"] for job in out.data["jobs"])
-    first = by_line["line 4"]
+    first = by_line["line 5"]
     assert f"--mcporter {bin_dir}/mcporter, inside the workspace" in first
     assert f"MEMFUSE_MCPORTER_CONFIG={ws}/evil.json, inside the workspace" in first
     assert f"PATH holds {bin_dir}, inside the workspace" in first
     assert f"SHELL={bin_dir}/sh, inside the workspace" in first
-    assert "MEMFUSE_MCPORTER=./bin/mcporter" in by_line["line 5"]  # `env NAME=value memfuse`
-    assert f"XDG_CONFIG_HOME={ws}/cfg, inside the workspace" in by_line["line 6"]
-    assert f"--mcporter-config {link}, inside the workspace" in by_line["line 6"]
-    assert f"--state-dir {ws}/state, inside the workspace" in by_line["line 7"]
-    assert "--config: not an option of memfuse sync" in by_line["line 7"]
-    assert "--transport session" in by_line["line 8"]
-    assert f"its program {ws}/tools/memfuse lies inside the workspace" in by_line["line 9"]
+    assert "MEMFUSE_MCPORTER=./bin/mcporter" in by_line["line 6"]  # `env NAME=value memfuse`
+    assert f"XDG_CONFIG_HOME={ws}/cfg, inside the workspace" in by_line["line 7"]
+    assert f"--mcporter-config {link}, inside the workspace" in by_line["line 7"]
+    assert f"--state-dir {ws}/state, inside the workspace" in by_line["line 8"]
+    assert "--config: not an option of memfuse sync" in by_line["line 8"]
+    assert "--transport session" in by_line["line 9"]
+    assert f"its program {ws}/tools/memfuse lies inside the workspace" in by_line["line 10"]
+    assert "AGENT_MEMORY_RERANK_BASE_URL=https://****@" in first  # its password never shown
+    assert "hunter2pw" not in out.stdout
     printed = world.run("cron", "--check", str(jobs)).stdout
     assert f"not used: --mcporter {bin_dir}/mcporter, inside the workspace" in printed
 
