@@ -526,3 +526,22 @@ def test_runs_due_before_the_install_are_never_missed_and_two_missed_are_an_alar
         "missed its last 2 scheduled runs"
         in world.run("status", "--now", "2026-12-03T23:30").stdout
     )
+
+
+def test_the_scheduler_zone_is_the_systems_not_the_operators_tz(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # cron never sees the operator's TZ
+    zones = tmp_path / "usr" / "share" / "zoneinfo" / "Europe"
+    zones.mkdir(parents=True)
+    (zones / "Berlin").write_bytes(b"TZif")
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "localtime").symlink_to(zones / "Berlin")
+    assert cron.scheduler_zone(etc / "localtime") == "Europe/Berlin"
+    (etc / "localtime").unlink()
+    (etc / "localtime").write_bytes(b"TZif")  # a copy, as containers have it
+    (etc / "timezone").write_text("America/New_York\n")
+    assert cron.scheduler_zone(etc / "localtime") == "America/New_York"
+    (etc / "timezone").write_text("../../etc/passwd\n")
+    assert cron.scheduler_zone(etc / "localtime") is None  # the local rules then
