@@ -9,7 +9,8 @@ The file is the operator's and holds other servers' secrets, so (issue 33):
 - every number keeps its own text (`1e400` stays `1e400`: rewritten as `Infinity` it made the
   whole file unreadable to Node), and a file holding `NaN` or `Infinity`, which is not JSON, is
   refused with nothing written;
-- the file keeps its mode (a new one is 0600) and, if it was one line, stays one line;
+- the file keeps its mode (a new one is 0600) and its shape: one line stays one line, and an
+  indented file keeps its first level's indent;
 - a link is written through: the file it points to is changed and the link kept; the copy of
   the file as it was goes beside that file, and is removed again if the write fails.
 """
@@ -75,7 +76,10 @@ class Loaded:
         return f"\0{self._nonce}:{len(self._numbers) - 1}\0"
 
     def dump(self, value: Any, *, one_line: bool) -> str:
-        shape: dict[str, Any] = {"separators": (", ", ": ")} if one_line else {"indent": 2}
+        """The config as JSON in the file's own shape: one line, or its own indent."""
+        found = re.search(r"^([ \t]+)\S", self.text, re.M)
+        indent = found[1] if found else 2
+        shape: dict[str, Any] = {"separators": (", ", ": ")} if one_line else {"indent": indent}
         text = json.dumps(value, ensure_ascii=False, **shape)
         marker = re.compile(r'"\\u0000' + self._nonce + r':(\d+)\\u0000"')
         return marker.sub(lambda m: self._numbers[int(m[1])], text)

@@ -185,6 +185,12 @@ def test_install_config_prints_no_secret_keeps_numbers_mode_line_and_link(
     assert oct(real.stat().st_mode & 0o777) == "0o644"
     assert link.is_symlink() and json.loads(written)["mcpServers"]["agent-memory"]
     backup = Path(out.data["backup"])
+    tabs = tmp_path / "tabs.json"
+    tabs.write_text(json.dumps(OTHER, indent="\t"))  # an indent of its own stays
+    assert (
+        world.json("doctor", "--install-config", str(tabs), "--server-js", str(server_js)).code == 0
+    )
+    assert tabs.read_text().startswith('{\n\t"mcpServers": {\n\t\t"github"')
     assert backup.parent == real.parent and backup.read_text() == hostile_config()
     assert not any("comments" in c for c in out.data["changes"])  # `https://` is no comment
     real.write_text(hostile_config())  # the human text says nothing secret either
