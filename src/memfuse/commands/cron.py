@@ -542,7 +542,8 @@ def _check(
         raise ConfigError(f"cannot read the {request.fmt} schedule: {exc}") from None
     timeout = max(CHECK_TIMEOUT_FLOOR, ctx.settings.timeout * 6)
     own = _own(ctx.settings, schedule)
-    checks = [c for job in jobs if (c := check_job(job, timeout, own)) is not None]
+    shell = request.fmt in ("crontab", "openclaw")  # a line run by sh (an OpenClaw `exec:`)
+    checks = [c for job in jobs if (c := check_job(job, timeout, own, shell)) is not None]
     if request.fmt == "systemd":
         checks += _systemd_verify(files if request.file is None else None)
     failed = [c for c in checks if not c["ok"]]
@@ -582,7 +583,9 @@ def _memfuse_sub(argv: tuple[str, ...]) -> str | None:
     return cron_trial.subcommand(argv)[0]
 
 
-def check_job(job: Job, timeout: float, own: cron_trial.Own) -> CronJobCheck | None:
+def check_job(
+    job: Job, timeout: float, own: cron_trial.Own, shell: bool = True
+) -> CronJobCheck | None:
     """Check one memfuse job: what in it would change what runs is a finding; this memfuse,
     with the operator's own settings, is run on its subcommand with --dry-run. None for a job
     that is not memfuse's."""
@@ -607,6 +610,8 @@ def check_job(job: Job, timeout: float, own: cron_trial.Own) -> CronJobCheck | N
             f" ({shlex.join(ours)}): not run; `memfuse cron` prints the line to use"
         )
     trial = cron_trial.plan(job, own, same_program=same)
+    if shell:
+        trial.findings += cron_trial.shell_findings(job.command)
     if trial.argv is not None:
         problems += _dry_run(trial.argv, trial.env, timeout)
     return {"job": job.source, "command": shlex.join(job.argv), "when": job.when,

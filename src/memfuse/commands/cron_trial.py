@@ -308,3 +308,40 @@ def _path_findings(path: str, program: str, own: Own, where: _Places) -> list[st
     if own.needs_node and shutil.which("node", path=path) is None:
         found.append(f"node is not on this job's PATH ({path}): mcporter and a node server need it")
     return found
+
+
+def shell_findings(command: str) -> list[str]:
+    """What cron's shell would do with a job's line beyond running memfuse: expand `$…` or a
+    backquote (which may run a program), or go on to another command after `;`, `|`, `&`
+    or a parenthesis. Quoting is followed as sh follows it; redirections are left to the
+    stderr rule."""
+    found: set[str] = set()
+    quote = ""
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            i += 1
+        elif ch in "$`":
+            found.add("expand")
+        elif quote == '"':
+            quote = "" if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in ";|()" or (ch == "&" and ">" not in command[i - 1 : i] + command[i + 1 : i + 2]):
+            found.add("chain")
+        i += 1
+    said = []
+    if "expand" in found:
+        said.append(
+            "its line holds `$` or a backquote outside single quotes: cron's shell expands it"
+            " (a `$(…)` runs a program; a variable is one the check does not have)"
+        )
+    if "chain" in found:
+        said.append(
+            "its line goes on past memfuse (`;`, `|`, `&`, a parenthesis): cron runs that too,"
+            " and the check runs none of it"
+        )
+    return said

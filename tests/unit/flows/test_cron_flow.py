@@ -429,6 +429,7 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
         f"0 4 * * * {ours} sync {w} --state-dir {ws}/state --config {ws}/x.toml\n"
         f"0 5 * * * {ours} sync {w} --transport=session\n"
         f"0 6 * * * {ws}/tools/memfuse sync {w}\n"
+        f"0 7 * * * {ours} sync {w} --days $(touch {marker}; echo 1) || {bin_dir}/sh\n"
     )
     (ws / "tools").mkdir()
     (ws / "tools" / "memfuse").symlink_to(cron.memfuse_command()[0])  # this memfuse, for now
@@ -449,6 +450,8 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
     assert "--config: not an option of memfuse sync" in by_line["line 8"]
     assert "--transport session" in by_line["line 9"]
     assert f"its program {ws}/tools/memfuse lies inside the workspace" in by_line["line 10"]
+    assert "cron's shell expands it" in by_line["line 11"]
+    assert "its line goes on past memfuse" in by_line["line 11"]
     assert "AGENT_MEMORY_RERANK_BASE_URL=https://****@" in first  # its password never shown
     assert "hunter2pw" not in out.stdout
     printed = world.run("cron", "--check", str(jobs)).stdout
