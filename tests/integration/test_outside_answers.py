@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 def gateway(store: StoreServer, transport: str) -> Gateway:
     settings = load_settings(
         {"mcporter": store.mcporter, "mcporter_config": str(store.config), "transport": transport,
-         "timeout": 60, "workspace": str(store.root)},
+         "timeout": 60, "workspace": str(store.root / "workspace")},
         {"HOME": str(store.root)},
     )  # fmt: skip
     return connect(settings, find_server(settings))[0]

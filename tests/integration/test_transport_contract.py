@@ -31,7 +31,7 @@ TRANSPORTS = ["mcporter", "session", "auto"]  # auto: the default, which picks s
 def gateway(store: StoreServer, transport: str, timeout: float = 20) -> Gateway:
     settings = load_settings(
         {"mcporter": store.mcporter, "mcporter_config": str(store.config), "transport": transport,
-         "timeout": timeout, "workspace": str(store.root)},
+         "timeout": timeout, "workspace": str(store.root / "workspace")},
         {"HOME": str(store.root)},
     )  # fmt: skip
     return connect(settings, find_server(settings))[0]

@@ -206,3 +206,27 @@ def test_fifo_socket_device_and_oversize_journals_cost_one_warning_each(
     code, _, stderr = run("surface", "-w", str(workspace), "--mcporter", "/nonexistent")
     assert code == 0, stderr
     assert "Shipped the billing fix" in (workspace / "RECENT.md").read_text()
+
+
+def test_a_package_planted_in_the_working_folder_is_never_imported_by_the_server(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 33: memfuse started from inside the workspace, a `[session]` server run as
+    `python -m …`: the server ran there and imported the agent's `memfuse` package."""
+    marker = tmp_path / "imported-the-planted-package"
+    planted = workspace / "memfuse"
+    planted.mkdir()
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'a').close()\n")
+    config = tmp_path / "config" / "memfuse" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        'transport = "session"\n[session]\n'
+        f'command = {json.dumps(sys.executable)}\nargs = ["-m", "memfuse.refserver"]\n'
+        f"env = {{ AGENT_MEMORY_DB = {json.dumps(str(tmp_path / 'am.db'))} }}\n"
+    )
+    (workspace / "memory" / f"{DAY}.md").write_text("- Met Bob about the staging deploy\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "st")}
+    code, envelope, stderr = run("sync", "-w", str(workspace), env=env, cwd=workspace)
+    assert code == 0, stderr
+    assert envelope["data"]["counts"]["added"] == 1
+    assert not marker.exists()

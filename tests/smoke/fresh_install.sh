@@ -123,10 +123,14 @@ step "cron --check catches a PATH without node (mcporter is a node program)"
     | sed "s|^PATH=.*|PATH=$H/.local/bin|" > "$WORK/no-node.cron"
 grep -q -- "--transport mcporter" "$WORK/no-node.cron" || fail "memfuse cron dropped --transport"
 set +e
-out=$("$M" cron --check "$WORK/no-node.cron" -w "$WORK/workspace" 2>&1)
+# The check runs with the operator's own settings: named as the schedule names them, they are
+# no finding, and the one left is the PATH.
+out=$("$M" cron --check "$WORK/no-node.cron" --transport mcporter --mcporter "$MCPORTER" \
+    --mcporter-config "$CFG" -w "$WORK/workspace" 2>&1)
 code=$?
 set -e
 expect "$code" == 1 "cron --check exit code"
 echo "$out" | grep -q "FAIL" || fail "no job reported: $out"
 echo "$out" | grep -q "node is not on this job's PATH" || fail "node not named: $out"
+echo "$out" | grep -q "not used: --" && fail "the operator's own settings reported: $out"
 echo "ok: fresh install"

@@ -13,13 +13,17 @@ jobs are replaced by name, memfuse's names only. `--remove` takes them out the s
 install records the schedule in the state folder, which `memfuse status` checks runs against.
 
 `--check [FILE]` reads a schedule (the one printed, or a file: a crontab, a unit or plist file
-or folder of them, an OpenClaw jobs list) and runs each memfuse job as the scheduler would: an
-empty environment plus the job's own, no shell, `--dry-run --json` added. A job fails the check
-when its run would fail or leave the store unreachable.
+or folder of them, an OpenClaw jobs list) and tries each memfuse job: this memfuse, never the
+job's program, with the operator's own environment and store settings, on the job's
+subcommand and workspace, `--dry-run --json` added. What the job sets that would change the
+program, its PATH, its configuration or its store is a finding (commands/cron_trial.py), never
+used. A job fails the check on a finding, or when its run would fail or leave the store
+unreachable.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -36,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from memfuse.commands import status
+from memfuse.commands import cron_trial, status
 from memfuse.confine import UnsafePath, read_file, write_atomic
 from memfuse.errors import ConfigError, ExitCode, MemfuseError
 from memfuse.run import render
@@ -55,10 +59,11 @@ from memfuse.schedule import (
     systemd,
 )
 from memfuse.settings import Settings
+from memfuse.store.connect import choose_transport, find_server
+from memfuse.store.server_entry import mcporter_config_path
 
 Format = Literal["crontab", "systemd", "launchd", "openclaw"]
 FORMATS: tuple[Format, ...] = ("crontab", "systemd", "launchd", "openclaw")
-CRON_DEFAULT_PATH = "/usr/bin:/bin"
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 CHECK_TIMEOUT_FLOOR = 120.0
 TOOL_TIMEOUT = 60.0  # crontab, systemctl, launchctl, openclaw: each call
@@ -424,8 +429,25 @@ class Installer:
             "format": self.fmt,
             "label": self.schedule.label,
             "runs": {r.name: [f"{h:02d}:{m:02d}" for h, m in r.times] for r in self.schedule.runs},
+            # Missed runs are counted from here on, in the zone the scheduler reads the times in.
+            "installed": self.ctx.settings.now.isoformat(timespec="seconds"),
+            "zone": scheduler_zone(),
         }
         state.write(SCHEDULE_FILE, json.dumps(record, indent=2).encode("utf-8"))
+
+
+def scheduler_zone(localtime: Path = Path("/etc/localtime")) -> str | None:
+    """The time zone cron, systemd and launchd read a schedule's times in: the system's
+    (`/etc/localtime`'s zone, else `/etc/timezone`), not the operator's `TZ`, which the
+    scheduler never sees. None when neither names a zone: the local rules then apply."""
+    real = os.path.realpath(localtime)
+    if "/zoneinfo/" in real:
+        return real.split("/zoneinfo/", 1)[1]
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        named = localtime.with_name("timezone").read_text(encoding="utf-8").strip()
+        if re.fullmatch(r"[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*", named):
+            return named
+    return None
 
 
 def _read_text(path: Path) -> str | None:
@@ -519,7 +541,9 @@ def _check(
     except ParseError as exc:
         raise ConfigError(f"cannot read the {request.fmt} schedule: {exc}") from None
     timeout = max(CHECK_TIMEOUT_FLOOR, ctx.settings.timeout * 6)
-    checks = [c for job in jobs if (c := check_job(job, timeout)) is not None]
+    own = _own(ctx.settings, schedule)
+    shell = request.fmt in ("crontab", "openclaw")  # a line run by sh (an OpenClaw `exec:`)
+    checks = [c for job in jobs if (c := check_job(job, timeout, own, shell)) is not None]
     if request.fmt == "systemd":
         checks += _systemd_verify(files if request.file is None else None)
     failed = [c for c in checks if not c["ok"]]
@@ -532,60 +556,67 @@ def _check(
     return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
 
 
+def _own(settings: Settings, schedule: Schedule) -> cron_trial.Own:
+    """This memfuse and the operator's own settings, which every trial runs with."""
+    argv = schedule.runs[0].argv
+    flags = cron_trial.STORE_FLAGS
+    store = {flag: argv[i + 1] for i, flag in enumerate(argv[:-1]) if flag in flags}
+    found = mcporter_config_path(settings, os.environ)  # the one this memfuse reads unnamed
+    if found is not None:
+        store.setdefault("--mcporter-config", str(found))
+    server = find_server(settings)
+    transport, _why = choose_transport(settings, server)
+    command = "" if isinstance(server, Exception) else server.command
+    return cron_trial.Own(
+        memfuse=tuple(memfuse_command()),
+        store=store,
+        workspace=settings.workspace,
+        state_dir=settings.state_dir,
+        env=dict(os.environ),
+        home=_home().as_posix(),
+        needs_node=transport == "mcporter" or command == "node",
+    )
+
+
 def _memfuse_sub(argv: tuple[str, ...]) -> str | None:
     """The lifecycle subcommand a job's argv runs, None when it is not a memfuse job."""
-    start = 1
-    if len(argv) >= 3 and argv[1:3] == ("-m", "memfuse") and _is_python(argv[0]):
-        start = 3
-    elif not argv or Path(argv[0]).name != "memfuse":
-        return None
-    sub = next((a for a in argv[start:] if not a.startswith("-")), None)
-    return sub if sub in LIFECYCLE else None
+    return cron_trial.subcommand(argv)[0]
 
 
-def _is_python(program: str) -> bool:
-    return re.fullmatch(r"python(3(\.\d+)?)?", Path(program).name) is not None
-
-
-def check_job(job: Job, timeout: float) -> CronJobCheck | None:
-    """Run one memfuse job as its scheduler would, with --dry-run; None for other jobs."""
+def check_job(
+    job: Job, timeout: float, own: cron_trial.Own, shell: bool = True
+) -> CronJobCheck | None:
+    """Check one memfuse job: what in it would change what runs is a finding; this memfuse,
+    with the operator's own settings, is run on its subcommand with --dry-run. None for a job
+    that is not memfuse's."""
+    job = cron_trial.unwrap_env(job)
     if _memfuse_sub(job.argv) is None:
         return None
-    user = pwd.getpwuid(os.getuid())
-    base = {"HOME": user.pw_dir, "LOGNAME": user.pw_name, "USER": user.pw_name,
-            "SHELL": "/bin/sh", "PATH": CRON_DEFAULT_PATH}  # fmt: skip
-    env = {**base, **dict(job.env)}
     problems: list[str] = []
     if _STDERR_AWAY.search(job.command):
         problems.append(
             "stderr is redirected away from the scheduler's mail: a run that needs a person"
             " could never tell anyone (leave stderr alone; memfuse keeps its own log)"
         )
+    path = dict(job.env).get("PATH", cron_trial.CRON_DEFAULT_PATH)
     first = job.argv[0]
-    program = first if "/" in first else shutil.which(first, path=env["PATH"])
-    ours = memfuse_command()
-    if program is None:
-        problems.append(f"{first} is not on this job's PATH ({env['PATH']})")
-    elif not _same_program([program, *job.argv[1:]], ours):
+    program = first if "/" in first else shutil.which(first, path=path)
+    ours = list(own.memfuse)
+    same = program is not None and _same_program([program, *job.argv[1:]], ours)
+    if program is not None and not same:
         # A job file may be the agent's: only this very memfuse is ever run to check one.
         problems.append(
             f"runs {shlex.join([program, *job.argv[1 : len(ours)]])}, not this memfuse"
             f" ({shlex.join(ours)}): not run; `memfuse cron` prints the line to use"
         )
-    else:
-        dropped = sorted(k for k in env if k.startswith(_LOADER_VARIABLES))
-        if dropped:
-            problems.append(
-                f"sets {', '.join(dropped)}: a variable that changes what Python or the loader"
-                " runs; not passed to the trial, and not something memfuse's schedule sets"
-            )
-        trial_env = {k: v for k, v in env.items() if k not in dropped}
-        problems += _dry_run([*ours, *job.argv[len(ours) :]], trial_env, timeout)
+    trial = cron_trial.plan(job, own, same_program=same)
+    if shell:
+        trial.findings += cron_trial.shell_findings(job.command)
+    if trial.argv is not None:
+        problems += _dry_run(trial.argv, trial.env, timeout)
     return {"job": job.source, "command": shlex.join(job.argv), "when": job.when,
-            "ok": not problems, "problems": problems}  # fmt: skip
-
-
-_LOADER_VARIABLES = ("LD_", "DYLD_", "PYTHON", "VIRTUAL_ENV", "NODE_OPTIONS")
+            "ok": not problems and not trial.findings, "findings": trial.findings,
+            "problems": problems}  # fmt: skip
 
 
 def _same_program(argv: list[str], ours: list[str]) -> bool:
@@ -595,11 +626,11 @@ def _same_program(argv: list[str], ours: list[str]) -> bool:
     return os.path.realpath(argv[0]) == os.path.realpath(ours[0])
 
 
-def _dry_run(argv: list[str], env: dict[str, str], timeout: float) -> list[str]:
-    trial = [a for a in argv if a not in ("-q", "--quiet")] + ["--dry-run", "--json"]
+def _dry_run(trial: list[str], env: dict[str, str], timeout: float) -> list[str]:
+    home = _home()
     try:
         done = subprocess.run(
-            trial, env=env, cwd=env["HOME"] if os.path.isdir(env["HOME"]) else "/",
+            trial, env=env, cwd=home if home.is_dir() else "/",
             stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
@@ -615,10 +646,7 @@ def _dry_run(argv: list[str], env: dict[str, str], timeout: float) -> list[str]:
     data = envelope.get("data", {})
     warnings = [str(w) for w in envelope.get("warnings", [])]
     reason = str(data.get("error") or (warnings[0] if warnings else envelope.get("status")))
-    problem = f"would {'fail' if done.returncode else 'degrade'}: {reason}"
-    if "exit 127" in reason and "node" in reason:
-        problem = f"node is not on this job's PATH ({env['PATH']}): {reason}"
-    return [problem]
+    return [f"would {'fail' if done.returncode else 'degrade'}: {reason}"]
 
 
 def _systemd_verify(files: dict[str, str] | None) -> list[CronJobCheck]:
@@ -646,4 +674,4 @@ def _systemd_verify(files: dict[str, str] | None) -> list[CronJobCheck]:
             if done.returncode != 0 and not problems:
                 problems = [_tail(done.stderr)]
     return [{"job": "systemd-analyze verify", "command": f"{tool} verify", "when": "",
-             "ok": not problems, "problems": problems}]  # fmt: skip
+             "ok": not problems, "findings": [], "problems": problems}]  # fmt: skip

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
 import re
@@ -11,11 +10,10 @@ import shlex
 import shutil
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from memfuse.confine import UnsafePath, write_atomic
 from memfuse.errors import ConfigError, ExitCode, MemfuseError
 from memfuse.ledger.ledger import Ledger
 from memfuse.ledger.reconcile import judge
@@ -101,7 +99,11 @@ def _store_checks(ctx: RunContext, checks: list[Check], extra: dict[str, int]) -
     """The transport, mcporter, the server and what it offers; False when the rest of the
     checks cannot run (mcporter itself is missing)."""
     s = ctx.settings
-    store = ctx.store
+    try:
+        store = ctx.store
+    except ConfigError as exc:  # e.g. a server that would run inside the workspace
+        checks.append(Check("server", False, str(exc)))
+        return False
     checks.append(Check("transport", True, f"{store.transport} ({ctx.transport_why})", False))
     if store.transport == "mcporter":
         version = store.bridge_version()
@@ -202,32 +204,6 @@ def server_entry(
     return entry, notes
 
 
-def _read_config(target: Path) -> tuple[str, dict[str, Any]]:
-    """An mcporter config's text and parsed object ({"mcpServers": {}} when new or empty)."""
-    try:
-        before = read_config(target)
-    except FileNotFoundError:
-        before = ""
-    except OSError as exc:
-        raise ConfigError(f"cannot read {target}: {exc}") from None
-    if not before.strip():
-        return before, {"mcpServers": {}}
-    try:
-        config = load_json(strip_jsonc(before), limit=CONFIG_MAX)
-    except ValueError as exc:
-        raise ConfigError(f"{target} is not JSON ({exc}): fix it first; nothing changed") from None
-    if not isinstance(config, dict) or not isinstance(config.setdefault("mcpServers", {}), dict):
-        raise ConfigError(f"{target} has no mcpServers object: nothing changed")
-    return before, config
-
-
-def _write(target: Path, path: Path, text: str, otherwise: str) -> None:
-    try:
-        write_atomic(target.parent, path, text.encode("utf-8"), mode=0o600, create_parents=True)
-    except (OSError, UnsafePath) as exc:
-        raise ConfigError(f"cannot write {path}: {exc}; {otherwise}") from None
-
-
 def _package_version(server_js: Path) -> str | None:
     """The version in the package.json of the package server.js belongs to (dist/mcp/…)."""
     for folder in list(server_js.parents)[:4]:
@@ -261,33 +237,15 @@ def print_config(ctx: RunContext, setup: ServerSetup) -> CommandResult:
 
 def install_config(ctx: RunContext, setup: ServerSetup, target: Path) -> CommandResult:
     """Add (or replace) agent-memory's entry in an mcporter config, keeping every other server
-    and setting; the file as it was is kept beside it and the change shown as a diff."""
-    s = ctx.settings
+    and setting; the file as it was is kept beside it and the change shown as a diff, with
+    every server's secrets masked (memfuse.commands.install_config)."""
+    from memfuse.commands import install_config as merge
+
     home = Path(os.environ.get("HOME") or Path.home())
-    entry, notes = server_entry(s, home, setup)
-    target = target.expanduser().absolute()
-    before, config = _read_config(target)
-    config["mcpServers"][s.server] = entry
-    after = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
-    changes = list(notes)
-    backup = None
-    if after == before:
-        changes.append(f"{target} already holds this entry: nothing changed")
-    else:
-        if before:
-            stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
-            backup = target.with_name(f"{target.name}.before-memfuse-{stamp}")
-            _write(target, backup, before, "nothing changed")
-            changes.append(f"{target} as it was is kept in {backup}")
-        _write(target, target, after, "the file is as it was")
-        changes += difflib.unified_diff(
-            before.splitlines(), after.splitlines(), f"{target} (before)", f"{target} (now)",
-            lineterm="",
-        )  # fmt: skip
-    if "//" in before or "/*" in before:
-        changes.append("the file had comments (JSONC): the rewritten file has none; the copy does")
-    data: InstallConfigData = {"path": str(target), "backup": str(backup) if backup else None,
-                               "entry": entry, "changes": changes}  # fmt: skip
+    entry, notes = server_entry(ctx.settings, home, setup)
+    found, changes = merge.install(target, ctx.settings.server, entry)
+    data: InstallConfigData = {"path": found["path"], "backup": found["backup"],
+                               "entry": found["entry"], "changes": notes + changes}  # fmt: skip
     return CommandResult("doctor", data, tuple(render.install_config(data)))
 
 

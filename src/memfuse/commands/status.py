@@ -5,9 +5,12 @@ Exits ESCALATED when something needs a person, so `memfuse status -q` is a monit
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from datetime import datetime, time, timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
@@ -23,10 +26,11 @@ from memfuse.ledger.ledger import (
 )
 from memfuse.run import render
 from memfuse.run.context import RunContext
-from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
+from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, stamp
 from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
+from memfuse.schedule.runs import due_between
 from memfuse.state.memo import last_generation
 from memfuse.untrusted import UntrustedJSON, load_json
 
@@ -41,17 +45,28 @@ def run(ctx: RunContext) -> CommandResult:
     alarms: list[Alarm] = []
     commands: dict[str, CommandView] = {}
     schedule = _installed_schedule(ctx)
+    stopped: list[str] = []
     for name in LIFECYCLE:
         records = runs.get(name, [])
         alarm = assess(records, s.alert_policy, s.now, current=False)
         if alarm is not None:
             alarms.append(alarm)
         commands[name] = _command_view(records, alarm)
-        missed = _missed(schedule.get(name, ()), records, s.now)
-        commands[name]["missed"] = missed.isoformat(timespec="minutes") if missed else None
-        if missed is not None:
+        missed = _missed(schedule, name, records, s.now)
+        latest = missed[-1] if missed else None
+        commands[name]["missed"] = latest.isoformat(timespec="minutes") if latest else None
+        commands[name]["missed_runs"] = len(missed)
+        if latest is None:
+            continue
+        if len(missed) >= MISSED_ALARM:
+            stopped.append(
+                f"{name} needs a person: it missed its last {len(missed)} scheduled runs"
+                f" ({', '.join(stamp(m) for m in missed[-MISSED_ALARM:])}): the scheduler has"
+                " stopped running it (`memfuse cron --check` tries the schedule)"
+            )
+        else:
             ctx.reporter.warn(
-                f"{name} missed its {missed:%H:%M} run (none since {missed.isoformat()}):"
+                f"{name} missed its {latest:%H:%M} run (none since {latest.isoformat()}):"
                 " is the scheduler running it?"
             )
     seen = last_generation(state)
@@ -65,7 +80,9 @@ def run(ctx: RunContext) -> CommandResult:
         "lock": lock_holder(state),
         "generation": seen[0] if seen else None,
         "generation_seen": seen[1] if seen else None,
-        "alarms": [a.line() for a in alarms] + [f"memfuse needs a person: {p}" for p in lost],
+        "alarms": [a.line() for a in alarms]
+        + stopped
+        + [f"memfuse needs a person: {p}" for p in lost],
     }
     data["alarms"] += _unreadable_alarms(ctx) + _set_aside_alarms(ctx)
     paused = _paused(ctx)
@@ -133,45 +150,71 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
         "last_success": successes[-1].started if successes else None,
         "alarm": alarm.reason if alarm else None,
         "missed": None,
+        "missed_runs": 0,
     }
 
 
 MISSED_AFTER = timedelta(hours=1)  # a scheduled run may wait for the lock, then run a while
+MISSED_ALARM = 2  # scheduled runs of a command missed in a row: the schedule has stopped
+LOOKBACK = timedelta(days=8)  # how far back missed runs are counted (enough to pass the alarm)
 _TIME = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
 
 
-def _installed_schedule(ctx: RunContext) -> dict[str, tuple[time, ...]]:
-    """The daily times `memfuse cron --install` recorded, by command ({} when none was, or the
-    file is not memfuse's: it is state, read as untrusted all the same)."""
+@dataclass(frozen=True)
+class Installed:
+    """The schedule `memfuse cron --install` recorded: the daily times by command, the zone
+    the scheduler reads them in (None: this machine's local rules) and when it was put in
+    place (None for a record older than the field)."""
+
+    times: dict[str, tuple[time, ...]] = field(default_factory=dict)
+    zone: tzinfo | None = None
+    since: datetime | None = None
+
+
+def _installed_schedule(ctx: RunContext) -> Installed:
+    """What `memfuse cron --install` recorded (nothing when none was, or the file is not
+    memfuse's: it is state, read as untrusted all the same)."""
     try:
         raw = ctx.workspace.state.read(SCHEDULE_FILE, 64 * 1024)
         record = load_json(raw, limit=64 * 1024)
     except FileNotFoundError:
-        return {}
+        return Installed()
     except (OSError, UnsafePath, UntrustedJSON) as exc:
         ctx.reporter.warn(f"the installed schedule cannot be read ({exc}): missed runs unchecked")
-        return {}
-    runs = record.get("runs") if isinstance(record, dict) else None
+        return Installed()
+    record = record if isinstance(record, dict) else {}
+    runs = record.get("runs")
     found: dict[str, tuple[time, ...]] = {}
     for name, times in runs.items() if isinstance(runs, dict) else ():
         if name in LIFECYCLE and isinstance(times, list):
             matched = [m for t in times[:48] if isinstance(t, str) and (m := _TIME.fullmatch(t))]
             found[name] = tuple(time(int(m[1]), int(m[2])) for m in matched)
-    return found
+    zone: tzinfo | None = None
+    if isinstance(record.get("zone"), str):
+        try:
+            zone = ZoneInfo(record["zone"])
+        except (ValueError, OSError, ZoneInfoNotFoundError):
+            ctx.reporter.warn(f"the installed schedule's zone {record['zone'][:60]!r} is unknown")
+    since = None
+    with contextlib.suppress(TypeError, ValueError):
+        since = datetime.fromisoformat(record["installed"]) if "installed" in record else None
+    if since is not None and since.utcoffset() is None:
+        since = None
+    return Installed(found, zone, since)
 
 
-def _missed(times: tuple[time, ...], records: list[RunRecord], now: datetime) -> datetime | None:
-    """The latest scheduled time at least MISSED_AFTER ago that no run followed."""
-    due = [
-        datetime.combine(now.date() - timedelta(days=back), t, tzinfo=now.tzinfo)
-        for back in (0, 1) for t in times
-    ]  # fmt: skip
-    passed = [d for d in due if d <= now - MISSED_AFTER]
-    if not passed:
-        return None
-    latest = max(passed)
-    last = records[-1].at if records else None
-    return latest if last is None or last < latest else None
+def _missed(
+    schedule: Installed, name: str, records: list[RunRecord], now: datetime
+) -> list[datetime]:
+    """The scheduled moments of `name`, at least MISSED_AFTER ago, that no run followed:
+    counted from the last run, and never from before the schedule was installed."""
+    times = schedule.times.get(name, ())
+    if not times:
+        return []
+    starts = [now - LOOKBACK, *(r.at for r in records[-1:])]
+    if schedule.since is not None:
+        starts.append(schedule.since)
+    return due_between(times, schedule.zone, max(starts), now - MISSED_AFTER)
 
 
 def _recent_view(ctx: RunContext) -> RecentView:

@@ -174,7 +174,13 @@ def status(data: StatusData) -> list[str]:
     for name, view in data["commands"].items():
         lines.append(f"  {name:<8} {_command_line(view['last_run'], view['last_success'], now)}")
         if view.get("missed"):
-            lines.append(f"           missed its scheduled run of {view['missed']}")
+            count = view.get("missed_runs", 1)
+            runs = (
+                f"its last {count} scheduled runs, the latest"
+                if count > 1
+                else "its scheduled run of"
+            )
+            lines.append(f"           missed {runs} {view['missed']}")
     lines.append(f"  RECENT.md {_recent_line(data['recent'], now)}")
     lines.append(f"  ledger   {_ledger_line(data['ledger'])}")
     if "paused_since" in data:
@@ -318,6 +324,7 @@ def cron_check(data: CronCheckData) -> list[str]:
     for c in data["jobs"]:
         verdict = "ok" if c["ok"] else "FAIL"
         lines.append(f"  {c['job']}: {verdict}  {c['command'][:90]}")
+        lines += [f"    not used: {finding}" for finding in c.get("findings", [])]
         lines += [f"    {problem}" for problem in c["problems"]]
     return lines
 

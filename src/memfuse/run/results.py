@@ -187,6 +187,7 @@ class CommandView(TypedDict):
     # The installed schedule's time (ISO, with its zone) this command has not run since, an
     # hour after it passed; None when on time or no schedule was installed (`memfuse cron`).
     missed: str | None
+    missed_runs: int  # scheduled runs since the last run (and the install) that never came
 
 
 class RecentView(TypedDict):
@@ -326,6 +327,7 @@ class CronJobCheck(TypedDict):
     command: str
     when: str
     ok: bool
+    findings: list[str]  # what the job sets that the check did not use, and why it matters
     problems: list[str]
 
 

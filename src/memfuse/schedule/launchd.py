@@ -99,7 +99,8 @@ def _job(name: str, content: str | bytes) -> Job:
     intervals = [intervals] if isinstance(intervals, dict) else intervals
     times = _daily_times(intervals)
     when = ", ".join(f"{h:02}:{m:02}" for h, m in times) if times else repr(intervals)
-    return Job(name, tuple(argv), tuple(env.items()), times, when, shlex.join(argv))
+    unread = tuple(f"{k}={job[k]}" for k in ("WorkingDirectory", "RootDirectory") if k in job)
+    return Job(name, tuple(argv), tuple(env.items()), times, when, shlex.join(argv), unread)
 
 
 def _daily_times(intervals: object) -> tuple[tuple[int, int], ...]:

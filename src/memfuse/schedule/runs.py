@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta, tzinfo
 
 from memfuse.errors import MemfuseError
 
@@ -162,6 +163,7 @@ class Job:
     times: tuple[tuple[int, int], ...]
     when: str
     command: str
+    unread: tuple[str, ...] = ()  # settings of the file a check does not reproduce, as written
 
 
 def merge_adjacent(jobs: list[Job]) -> list[Job]:
@@ -179,7 +181,35 @@ def merge_adjacent(jobs: list[Job]) -> list[Job]:
                 tuple(sorted({*last.times, *job.times})),
                 f"{last.when}; {job.when}",
                 last.command,
+                last.unread,
             )
         else:
             merged.append(job)
     return merged
+
+
+def due_between(
+    times: tuple[time, ...], zone: tzinfo | None, after: datetime, until: datetime
+) -> list[datetime]:
+    """The moments a daily schedule was due in (after, until], oldest first.
+
+    Each day's times are placed by `zone`'s own rules for that day (a ZoneInfo; None: this
+    machine's local rules), so the day the clocks change has its own offset. A time the
+    clocks skip is due when the gap ends; a time they pass twice, the first time.
+    """
+    if until <= after:
+        return []
+    zone_now = until.astimezone(zone) if zone is not None else until.astimezone()
+    zone_start = after.astimezone(zone) if zone is not None else after.astimezone()
+    day, last = zone_start.date(), zone_now.date()
+    found: list[datetime] = []
+    while day <= last:
+        for t in times:
+            naive = datetime.combine(day, t)
+            at = naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+            if zone is not None:  # a skipped time means its moment after the gap
+                at = at.astimezone(UTC).astimezone(zone)
+            if after < at <= until:
+                found.append(at)
+        day += timedelta(days=1)
+    return sorted(found)

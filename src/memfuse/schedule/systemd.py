@@ -152,8 +152,17 @@ def parse(files: Mapping[str, str]) -> list[Job]:
         specs = calendars.get(name, [])
         times = _calendar_times(specs)
         argv = parse_exec(commands[0], name)
-        jobs.append(Job(name, argv, env, times, "; ".join(specs), commands[0]))
+        unread = tuple(
+            f"{key}={value}" for key, value in sections.get("Service", [])
+            if key in _UNREAD or (key.startswith("Exec") and key != "ExecStart")
+        )  # fmt: skip
+        jobs.append(Job(name, argv, env, times, "; ".join(specs), commands[0], unread))
     return jobs
+
+
+# What a service may set beside its command that changes what runs, or where: a check names
+# them, since it runs none of them (and ExecStartPre= and its kind run programs of their own).
+_UNREAD = ("EnvironmentFile", "WorkingDirectory", "RootDirectory", "PassEnvironment")
 
 
 def read_unit(text: str, where: str) -> dict[str, list[tuple[str, str]]]:

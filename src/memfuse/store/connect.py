@@ -3,10 +3,17 @@
 The only place where memfuse's settings meet the gateway package (which knows nothing of them).
 The server's entry (mcporter's config or memfuse's `[session]` table) is read once a run, by
 `find_server`, and handed to whatever needs it.
+
+Every process memfuse starts for the store runs in a folder memfuse chose, never the workspace
+(docs/security.md): `python -m` imports from its working folder, mcporter merges
+`./config/mcporter.json` from it, and a relative name in a server's command resolves there.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -14,7 +21,6 @@ from typing import TextIO
 from memfuse.errors import ConfigError
 from memfuse.settings import Settings
 from memfuse.store.gateway import Gateway, McporterGateway, ServerSpec
-from memfuse.store.gateway.mcporter import neutral_cwd
 from memfuse.store.server_entry import server_spec
 
 Server = ServerSpec | ConfigError  # the server's entry, or why it cannot be read
@@ -51,6 +57,8 @@ def connect(
     """The transport the settings ask for, and why it was chosen. The session transport is
     imported lazily: only it needs the MCP SDK, and other commands should not pay for it.
     `server_log` opens where the stderr of a server the session transport starts is kept."""
+    if isinstance(server, ServerSpec):
+        server = placed(server, settings)
     transport, why = choose_transport(settings, server)
     if transport == "session":
         from memfuse.store.gateway.session import SessionGateway
@@ -59,9 +67,47 @@ def connect(
             raise server
         return SessionGateway(server, settings.timeout, server_log), why
     return McporterGateway(
-        settings.mcporter,
+        _absolute_program(settings.mcporter),
         settings.server,
         config=settings.mcporter_config,
         timeout=settings.timeout,
-        cwd=neutral_cwd(settings.workspace, Path.cwd(), Path.home()),
+        cwd=server_folder(settings),
     ), why
+
+
+def _within(path: Path | str, root: Path) -> bool:
+    real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    return real == top or real.is_relative_to(top)
+
+
+def server_folder(settings: Settings) -> str:
+    """The working folder of every process memfuse starts for the store (mcporter, a session
+    server without a cwd of its own): the state folder, memfuse's own and out of the agent's
+    reach; `/` when it does not exist yet or lies inside the workspace (`--state-dir` there)."""
+    state = settings.state_dir
+    if state is not None and state.is_dir() and not _within(state, settings.workspace):
+        return str(state)
+    return "/"
+
+
+def placed(server: ServerSpec, settings: Settings) -> ServerSpec:
+    """The server's entry with the working folder it will run in: its own `cwd` (resolved as
+    its config says), else the server folder; ConfigError when that lies inside the workspace,
+    where the server would load the agent's files (`python -m` imports from it)."""
+    cwd = server.cwd or server_folder(settings)
+    if _within(cwd, settings.workspace):
+        raise ConfigError(
+            f"the store's server would run in {cwd}, inside the workspace {settings.workspace}:"
+            " a server started there may load the agent's files (python -m imports them); give"
+            " it a cwd outside the workspace"
+        )
+    return dataclasses.replace(server, cwd=cwd)
+
+
+def _absolute_program(command: str) -> str:
+    """`command` with a relative program path made absolute: mcporter runs in the server
+    folder, where `./bin/mcporter` would name another file."""
+    argv = shlex.split(command)
+    if argv and "/" in argv[0] and not os.path.isabs(argv[0]):
+        return shlex.join([os.path.abspath(argv[0]), *argv[1:]])
+    return command

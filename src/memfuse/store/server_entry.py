@@ -91,7 +91,10 @@ def server_spec(settings: Settings, env: Mapping[str, str] | None = None) -> Ser
     env = os.environ if env is None else env
     own: SessionServer | None = settings.session_server
     if own is not None:
-        return ServerSpec(own.command, own.args, dict(own.env), own.cwd)
+        cwd = str(Path(own.cwd).expanduser()) if own.cwd else None
+        if cwd is not None and not os.path.isabs(cwd):
+            raise ConfigError(f"[session] cwd must be an absolute path, not {own.cwd!r}")
+        return ServerSpec(own.command, own.args, dict(own.env), cwd)
     path = mcporter_config_path(settings, env)
     if path is None:
         raise ConfigError(
@@ -110,5 +113,14 @@ def server_spec(settings: Settings, env: Mapping[str, str] | None = None) -> Ser
         command=command,
         args=tuple(expand(str(a), env) for a in entry.get("args", [])),
         env={k: expand(str(v), env) for k, v in (entry.get("env") or {}).items()},
-        cwd=expand(str(entry["cwd"]), env) if entry.get("cwd") else str(path.parent),
+        cwd=_entry_cwd(entry.get("cwd"), path, env),
     )
+
+
+def _entry_cwd(cwd: object, config: Path, env: Mapping[str, str]) -> str:
+    """Where mcporter runs the server: its `cwd` (`~` expanded, relative to the config's
+    folder), else the config's folder. Never memfuse's own working folder."""
+    folder = config.absolute().parent
+    if not cwd:
+        return str(folder)
+    return os.path.normpath(folder / Path(expand(str(cwd), env)).expanduser())

@@ -326,8 +326,10 @@ def test_status_flags_a_tidy_that_missed_its_schedule_before_the_escalation(
 ) -> None:
     """The laptop slept through 03:00: an hour later status says so, a day before the alarm."""
     fake_crontab(tools, None)
-    assert world.json("cron", "--install").code == 0
+    assert world.json("cron", "--install", "--now", "2026-12-01T12:00").code == 0
     assert world.run("tidy", "-q", "--now", "2026-12-02T03:00").code == 0
+    assert world.run("sync", "-q", "--now", "2026-12-02T22:00").code == 0
+    assert world.run("surface", "-q", "--now", "2026-12-02T22:05").code == 0
     on_time = world.json("status", "--now", "2026-12-03T03:30")
     assert on_time.data["commands"]["tidy"]["missed"] is None  # 03:00 today is not late yet
     late = world.json("status", "--now", "2026-12-03T09:00")
@@ -368,7 +370,7 @@ def test_check_never_runs_a_program_that_is_only_named_memfuse(
     )
     out = world.json("cron", "--check", str(jobs))
     assert not pwned.exists()
-    problems = [p for job in out.data["jobs"] for p in job["problems"]]
+    problems = [p for job in out.data["jobs"] for p in job["problems"] + job["findings"]]
     assert any("not this memfuse" in p and "not run" in p for p in problems)
     assert any("sets PYTHONPATH" in p for p in problems)
 
@@ -383,3 +385,166 @@ def test_a_fifo_where_a_schedule_file_is_read_is_refused_not_waited_on(
     out = world.json("cron", "--check", str(fifo))
     assert out.code != 0
     assert "FIFO" in out.data["error"] or "regular file" in out.data["error"]
+
+
+def planted(folder: Path, name: str, marker: Path) -> Path:
+    """A program of the agent's that proves it ran by touching `marker`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / name
+    program.write_text(f"#!/bin/sh\necho {name} >> {marker}\necho '{{}}'\n")
+    program.chmod(0o755)
+    return program
+
+
+def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
+    world: World, tmp_path: Path
+) -> None:
+    """Issue 33: a job list the agent wrote named a workspace --mcporter, a workspace
+    MEMFUSE_MCPORTER_CONFIG, or put a workspace folder first on PATH, and all three ran
+    when the operator checked it. Now the trial runs this memfuse with the operator's own
+    settings, and every such setting is a finding instead."""
+    ws = world.workspace
+    marker = tmp_path / "ran"
+    bin_dir = ws / "bin"
+    for name in ("mcporter", "node", "sh"):
+        planted(bin_dir, name, marker)
+    evil = {"mcpServers": {"agent-memory": {"command": str(bin_dir / "node"), "args": []}}}
+    (ws / "evil.json").write_text(json.dumps(evil))
+    link = tmp_path / "innocent.json"  # outside, but a link into the workspace
+    link.symlink_to(ws / "evil.json")
+    user_config = ws / "cfg" / "memfuse" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(f'transport = "session"\n[session]\ncommand = "{bin_dir / "node"}"\n')
+    ours = shlex.join(cron.memfuse_command())
+    w = f"-w {world.workspace}"
+    jobs = tmp_path / "agent.cron"
+    jobs.write_text(
+        f"MEMFUSE_MCPORTER_CONFIG={ws}/evil.json\n"
+        "AGENT_MEMORY_RERANK_BASE_URL=https://me:hunter2pw@rerank.example.invalid/v1\n"
+        f"PATH={bin_dir}:/usr/bin:/bin\n"
+        f"SHELL={bin_dir}/sh\n"
+        f"0 1 * * * {ours} sync -q {w} --mcporter {bin_dir}/mcporter\n"
+        f"0 2 * * * env MEMFUSE_MCPORTER=./bin/mcporter {ours} surface {w}\n"
+        f"0 3 * * * XDG_CONFIG_HOME={ws}/cfg {ours} tidy {w} --mcporter-config {link}\n"
+        f"0 4 * * * {ours} sync {w} --state-dir {ws}/state --config {ws}/x.toml\n"
+        f"0 5 * * * {ours} sync {w} --transport=session\n"
+        f"0 6 * * * {ws}/tools/memfuse sync {w}\n"
+        f"0 7 * * * {ours} sync {w} --days $(touch {marker}; echo 1) || {bin_dir}/sh\n"
+    )
+    (ws / "tools").mkdir()
+    (ws / "tools" / "memfuse").symlink_to(cron.memfuse_command()[0])  # this memfuse, for now
+    out = world.json("cron", "--check", str(jobs))
+    assert not marker.exists(), marker.read_text()
+    assert out.code == 1
+    by_line = {job["job"]: " | ".join(job["findings"]) for job in out.data["jobs"]}
+    assert all(not job["ok"] for job in out.data["jobs"])
+    first = by_line["line 5"]
+    assert f"--mcporter {bin_dir}/mcporter, inside the workspace" in first
+    assert f"MEMFUSE_MCPORTER_CONFIG={ws}/evil.json, inside the workspace" in first
+    assert f"PATH holds {bin_dir}, inside the workspace" in first
+    assert f"SHELL={bin_dir}/sh, inside the workspace" in first
+    assert "MEMFUSE_MCPORTER=./bin/mcporter" in by_line["line 6"]  # `env NAME=value memfuse`
+    assert f"XDG_CONFIG_HOME={ws}/cfg, inside the workspace" in by_line["line 7"]
+    assert f"--mcporter-config {link}, inside the workspace" in by_line["line 7"]
+    assert f"--state-dir {ws}/state, inside the workspace" in by_line["line 8"]
+    assert "--config: not an option of memfuse sync" in by_line["line 8"]
+    assert "--transport session" in by_line["line 9"]
+    assert f"its program {ws}/tools/memfuse lies inside the workspace" in by_line["line 10"]
+    assert "cron's shell expands it" in by_line["line 11"]
+    assert "its line goes on past memfuse" in by_line["line 11"]
+    assert "AGENT_MEMORY_RERANK_BASE_URL=https://****@" in first  # its password never shown
+    assert "hunter2pw" not in out.stdout
+    printed = world.run("cron", "--check", str(jobs)).stdout
+    assert f"not used: --mcporter {bin_dir}/mcporter, inside the workspace" in printed
+
+
+def test_check_reports_what_a_unit_or_an_agent_sets_beside_the_command(
+    world: World, tmp_path: Path
+) -> None:
+    ours = cron.memfuse_command()
+    units = tmp_path / "units"
+    units.mkdir()
+    (units / "x-sync.service").write_text(
+        "[Service]\nType=oneshot\n"
+        f"EnvironmentFile={world.workspace}/env\nExecStartPre={world.workspace}/pre.sh\n"
+        f'Environment="PYTHONPATH={world.workspace}"\n'
+        f"ExecStart={shlex.join([*ours, 'sync', '-w', str(world.workspace)])}\n"
+    )
+    out = world.json("cron", "--format", "systemd", "--check", str(units))
+    found = " | ".join(out.data["jobs"][0]["findings"])
+    assert f"sets EnvironmentFile={world.workspace}/env" in found
+    assert f"sets ExecStartPre={world.workspace}/pre.sh" in found
+    assert "sets PYTHONPATH" in found
+    plist = {"Label": "x", "ProgramArguments": [*ours, "tidy", "-w", str(world.workspace)],
+             "EnvironmentVariables": {"MEMFUSE_MCPORTER": f"{world.workspace}/m"},
+             "StartCalendarInterval": {"Hour": 3, "Minute": 0}}  # fmt: skip
+    (tmp_path / "x.plist").write_bytes(plistlib.dumps(plist))
+    out = world.json("cron", "--format", "launchd", "--check", str(tmp_path / "x.plist"))
+    assert f"MEMFUSE_MCPORTER={world.workspace}/m, inside" in out.data["jobs"][0]["findings"][0]
+
+
+def test_the_printed_schedule_checks_without_a_finding(world: World) -> None:
+    """memfuse's own lines name the operator's own settings: nothing there is a finding."""
+    out = world.json("cron", "--check")
+    assert [job["findings"] for job in out.data["jobs"]] == [[], [], []]
+
+
+def test_missed_runs_follow_the_zone_rules_of_each_day(
+    world: World, tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: on the day the clocks go back, yesterday's 22:00 was built with today's
+    offset (an hour late), and the sync made on time was flagged missed."""
+    monkeypatch.setattr(cron, "scheduler_zone", lambda: "Europe/Berlin")
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install", "--now", "2026-10-23T12:00+02:00").code == 0
+    record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
+    assert record["zone"] == "Europe/Berlin" and record["installed"].startswith("2026-10-23T12")
+    for at in ("2026-10-24T14:00+02:00", "2026-10-24T22:00+02:00"):
+        assert world.run("sync", "-q", "--now", at).code == 0
+    out = world.json("status", "--now", "2026-10-25T09:00+01:00")
+    assert out.data["commands"]["sync"]["missed"] is None
+    assert out.data["commands"]["sync"]["missed_runs"] == 0
+
+
+def test_runs_due_before_the_install_are_never_missed_and_two_missed_are_an_alarm(
+    world: World, tools: Path
+) -> None:
+    """Issue 33: right after `cron --install`, yesterday's times were reported missed; and a
+    schedule that stopped kept `status -q` at exit 0 for 33 h after its first missed run."""
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install", "--now", "2026-12-03T12:00").code == 0
+    fresh = world.json("status", "--now", "2026-12-03T13:30")
+    assert fresh.code == 0
+    assert all(view["missed"] is None for view in fresh.data["commands"].values())
+    one = world.json("status", "--now", "2026-12-03T15:30")
+    assert one.code == 0 and one.data["commands"]["sync"]["missed_runs"] == 1  # a warning
+    two = world.json("status", "--now", "2026-12-03T23:30")
+    assert two.code == 4
+    assert two.data["commands"]["sync"]["missed_runs"] == 2
+    assert any(
+        a.startswith("sync needs a person: it missed its last 2") for a in two.data["alarms"]
+    )
+    assert world.run("status", "-q", "--now", "2026-12-03T23:30").code == 4
+    assert (
+        "missed its last 2 scheduled runs"
+        in world.run("status", "--now", "2026-12-03T23:30").stdout
+    )
+
+
+def test_the_scheduler_zone_is_the_systems_not_the_operators_tz(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # cron never sees the operator's TZ
+    zones = tmp_path / "usr" / "share" / "zoneinfo" / "Europe"
+    zones.mkdir(parents=True)
+    (zones / "Berlin").write_bytes(b"TZif")
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "localtime").symlink_to(zones / "Berlin")
+    assert cron.scheduler_zone(etc / "localtime") == "Europe/Berlin"
+    (etc / "localtime").unlink()
+    (etc / "localtime").write_bytes(b"TZif")  # a copy, as containers have it
+    (etc / "timezone").write_text("America/New_York\n")
+    assert cron.scheduler_zone(etc / "localtime") == "America/New_York"
+    (etc / "timezone").write_text("../../etc/passwd\n")
+    assert cron.scheduler_zone(etc / "localtime") is None  # the local rules then

@@ -60,14 +60,23 @@ def test_a_new_config_file_is_created_with_the_entry_alone(
     assert config.stat().st_mode & 0o077 == 0
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"mcpServers": {"github": ', "is not JSON"),
+        # Python's parser takes NaN; Node's refuses the whole file (issue 33)
+        ('{"mcpServers": {"x": {"command": "x", "timeout": NaN}}}', "holds NaN, which is not JSON"),
+    ],
+)
 def test_a_config_that_is_not_json_is_left_alone(
-    world: World, tmp_path: Path, server_js: Path
+    world: World, tmp_path: Path, server_js: Path, text: str, said: str
 ) -> None:
     config = tmp_path / "mcporter.json"
-    config.write_text('{"mcpServers": {"github": ')
+    config.write_text(text)
     out = world.json("doctor", "--install-config", str(config), "--server-js", str(server_js))
-    assert out.code == 2 and "is not JSON" in out.data["error"]
-    assert config.read_text() == '{"mcpServers": {"github": '
+    assert out.code == 2 and said in out.data["error"]
+    assert config.read_text() == text
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("mcporter")] == [config.name]
 
 
 def test_print_config_refuses_to_guess_a_server_it_cannot_find(world: World) -> None:
@@ -137,3 +146,54 @@ def test_install_config_keeps_other_servers_values_byte_for_byte() -> None:
     parsed = json.loads(strip_jsonc(text))
     assert parsed["mcpServers"]["gh"]["args"] == ["--scopes=repo, ]"]
     assert parsed["mcpServers"]["gh"]["env"] == {"DB_PASSWORD": "pa,}ss"}
+
+
+TOKENS = ("ghp_abcdef123456", "bearer-xyz-98765", "pw-4242-secret", "tok_querystring")
+
+
+def hostile_config() -> str:
+    """Another server's secrets in every shape, a number no double holds, one line."""
+    other = {
+        "github": {"command": "gh-mcp", "args": ["--token", TOKENS[0]],
+                   "env": {"GITHUB_TOKEN": TOKENS[0], "LIMIT": 1e400}},
+        "remote": {"url": f"https://me:{TOKENS[2]}@mcp.example.invalid/x?api_key={TOKENS[3]}",
+                   "headers": {"Authorization": f"Bearer {TOKENS[1]}"}},
+    }  # fmt: skip
+    return json.dumps({"mcpServers": other}).replace("Infinity", "1e400")
+
+
+def test_install_config_prints_no_secret_keeps_numbers_mode_line_and_link(
+    world: World, tmp_path: Path, server_js: Path
+) -> None:
+    """Issue 33: another server's token showed in the diff and twice in --json; 1e400 was
+    written back as Infinity (which Node refuses for the whole file); a one-line 0644 file came
+    back indented and 0600; and a linked config failed after leaving its backup behind."""
+    real = tmp_path / "dotfiles" / "mcporter.json"
+    real.parent.mkdir()
+    real.write_text(hostile_config())
+    real.chmod(0o644)
+    link = tmp_path / "mcporter.json"
+    link.symlink_to(real)
+    out = world.json("doctor", "--install-config", str(link), "--server-js", str(server_js))
+    assert out.code == 0, out.stdout
+    for token in TOKENS:
+        assert token not in out.stdout and token not in out.stderr
+    assert any("****" in c for c in out.data["changes"])
+    written = real.read_text()
+    assert "1e400" in written and "Infinity" not in written
+    assert written.count("\n") == 0  # one line, as it was
+    assert oct(real.stat().st_mode & 0o777) == "0o644"
+    assert link.is_symlink() and json.loads(written)["mcpServers"]["agent-memory"]
+    backup = Path(out.data["backup"])
+    tabs = tmp_path / "tabs.json"
+    tabs.write_text(json.dumps(OTHER, indent="\t"))  # an indent of its own stays
+    assert (
+        world.json("doctor", "--install-config", str(tabs), "--server-js", str(server_js)).code == 0
+    )
+    assert tabs.read_text().startswith('{\n\t"mcpServers": {\n\t\t"github"')
+    assert backup.parent == real.parent and backup.read_text() == hostile_config()
+    assert not any("comments" in c for c in out.data["changes"])  # `https://` is no comment
+    real.write_text(hostile_config())  # the human text says nothing secret either
+    again = world.run("doctor", "--install-config", str(link), "--server-js", str(server_js))
+    assert again.code == 0 and "-{" in again.stdout and "+{" in again.stdout
+    assert not any(token in again.stdout + again.stderr for token in TOKENS)

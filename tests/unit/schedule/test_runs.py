@@ -120,3 +120,25 @@ def test_the_package_imports_nothing_else_of_memfuse() -> None:
                 assert ours or top in sys.stdlib_module_names or top == "__future__", (
                     f"{path.name} imports {name}"
                 )
+
+
+def test_due_moments_take_each_days_own_offset_and_the_gap() -> None:
+    from datetime import datetime, time
+    from zoneinfo import ZoneInfo
+
+    from memfuse.schedule.runs import due_between
+
+    berlin = ZoneInfo("Europe/Berlin")
+    autumn = due_between(
+        (time(22, 0),), berlin, datetime(2026, 10, 24, 12, tzinfo=berlin),
+        datetime(2026, 10, 25, 23, tzinfo=berlin),
+    )  # fmt: skip
+    assert [d.isoformat() for d in autumn] == [
+        "2026-10-24T22:00:00+02:00",
+        "2026-10-25T22:00:00+01:00",
+    ]
+    spring = due_between(
+        (time(2, 30),), berlin, datetime(2026, 3, 29, 0, tzinfo=berlin),
+        datetime(2026, 3, 29, 12, tzinfo=berlin),
+    )  # fmt: skip
+    assert [d.isoformat() for d in spring] == ["2026-03-29T03:30:00+02:00"]  # after the gap

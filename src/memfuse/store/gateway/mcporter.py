@@ -138,24 +138,6 @@ def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=2)
 
 
-def neutral_cwd(workspace: Path, cwd: Path, home: Path) -> str | None:
-    """Where mcporter runs: never inside the workspace.
-
-    mcporter merges `./config/mcporter.json` (and editors' project configs) from its working
-    folder, so a run started from inside the workspace would take server commands from files
-    the agent wrote. None keeps memfuse's own working folder.
-    """
-    root = Path(os.path.realpath(workspace))
-
-    def within(path: Path) -> bool:
-        real = Path(os.path.realpath(path))
-        return real == root or real.is_relative_to(root)
-
-    if not within(cwd):
-        return None
-    return str(home) if not within(home) else "/"
-
-
 def build_argv(
     mcporter: str,
     server: str,
