@@ -51,7 +51,10 @@ def asked(bench: ModuleType, ws: Path, questions: list[str], env: dict[str, str]
     return sorted(int(e["duration_ms"]) for e in envelopes)
 
 
-def question_rows(bench: ModuleType, root: Path, envs: dict[str, dict[str, str]]) -> list[str]:
+def question_rows(
+    bench: ModuleType, root: Path, envs: dict[str, dict[str, str]], worst: dict[str, int]
+) -> list[str]:
+    """The table of questions; `worst` gets each memfuse's worst question at 10×."""
     rng = random.Random(33)
     three = [" ".join(rng.sample(bench.WORDS, 3)) for _ in range(THREE_WORD)]
     vocabulary = [long_question(rng, [*bench.WORDS, *bench.CJK]) for _ in range(LONG)]
@@ -71,6 +74,7 @@ def question_rows(bench: ModuleType, root: Path, envs: dict[str, dict[str, str]]
                 f"{statistics.median(v):.0f} / {v[-1]:.0f}" for v in own.values()
             ]
             rows.append(f"| {label}: {bullets:,} bullets | {who} | " + " | ".join(cells) + " |")
+            worst[who] = max(v[-1] for v in own.values())
     return [
         "Questions, the journals alone (`--without store`): memfuse's own milliseconds per"
         f" question, median / worst; {THREE_WORD} three-word questions, {LONG} of each long"
@@ -103,7 +107,11 @@ def own_ms(bench: ModuleType, argv: list[str], env: dict[str, str]) -> tuple[flo
     return seconds, envelope
 
 
-def refresh_rows(bench: ModuleType, root: Path, envs: dict[str, dict[str, str]]) -> list[str]:
+def refresh_rows(
+    bench: ModuleType, root: Path, envs: dict[str, dict[str, str]], split: list[str]
+) -> list[str]:
+    """The table of touched empty journals; `split` gets, for each, what of the sync's own
+    time is the index's refresh and what is the rest of the sync."""
     rows = []
     for n in EMPTY:
         for who, env in envs.items():
@@ -122,9 +130,14 @@ def refresh_rows(bench: ModuleType, root: Path, envs: dict[str, dict[str, str]])
             _s, recall = own_ms(bench, [bench.MEMFUSE, "recall", "staging", "--without", "store",
                                         *common[:2], "--now", NOW], env)  # fmt: skip
             sync_own = (sync["duration_ms"] - sync["store_ms"]) / 1000
+            refreshed = recall["duration_ms"] / 1000
+            split.append(
+                f"{n:,} ({who}): {sync_own:.1f} s, of which the index's refresh at most"
+                f" {refreshed:.1f} s and the rest {sync_own - refreshed:.1f} s"
+            )
             rows.append(
                 f"| {n:,} | {who} | {first:.1f} s | {quiet:.1f} s | {wall:.1f} s, own {sync_own:.1f} s"
-                f" | {recall['duration_ms'] / 1000:.1f} s |"
+                f" | {refreshed:.1f} s |"
             )
     return [
         "\nEmpty journals the agent touches: N journals with nothing in them, each touched (its"
@@ -150,9 +163,26 @@ def rows(root: Path, bench: ModuleType) -> list[str]:
         if before
         else []
     )
+    worst: dict[str, int] = {}
+    split: list[str] = []
+    questions = question_rows(bench, root, envs, worst)
+    refreshes = refresh_rows(bench, root, envs, split)
     return [
         "\n### What one question and one refresh cost (issue 33), the journals alone\n",
         *said,
-        *question_rows(bench, root, envs),
-        *refresh_rows(bench, root, envs),
+        *questions,
+        *refreshes,
+        "",
+        "memfuse's own time is the envelope's duration (the journals alone: no store) or, for"
+        " sync, its duration less the store's. A question asks the index for its rarest terms"
+        " only, at most 32 holding at most 100 000 rows between them (docs/decisions.md 120):"
+        " the worst question over ten years cost "
+        + ", ".join(f"{ms} ms ({who})" for who, ms in worst.items())
+        + ". The shared machine makes single figures noisy"
+        + ("; before and after ran one after the other in the same run" if before else "")
+        + ". Touched empty journals, the plain sync's own time: "
+        + "; ".join(split)
+        + " (the recall row is that refresh and one question). The rest is the sync's own work"
+        " a touched journal: it reads each one again through the confined reader and compares"
+        " it with its ledger (memfuse.commands.sync).",
     ]

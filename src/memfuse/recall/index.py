@@ -43,49 +43,42 @@ from memfuse.workspace.journal import Bullet
 from memfuse.workspace.layout import Source, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 
-SCHEMA = """
-PRAGMA auto_vacuum = INCREMENTAL;
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, size INTEGER,
-    days TEXT NOT NULL DEFAULT '', rows INTEGER NOT NULL DEFAULT 0
-);
+_DOCS = """
 CREATE TABLE IF NOT EXISTS docs (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, day TEXT,
     type TEXT NOT NULL, content TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+"""
+_BULLETS = """
 CREATE VIRTUAL TABLE IF NOT EXISTS bullets USING fts5(
     own, near1, near2, dates, tokenize = 'unicode61'
 );
+"""
+SCHEMA = f"""
+PRAGMA auto_vacuum = INCREMENTAL;
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, size INTEGER,
+    days TEXT NOT NULL DEFAULT '', rows INTEGER NOT NULL DEFAULT 0
+);
+{_DOCS}{_BULLETS}
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
 """
 # The indexes of former memfuses, replaced silently: the one before the recipe (one column of
 # unstemmed terms), and the recipe's first, which knew a file by its size and mtime alone and
 # did not count its terms' rows.
 FORMER = (
-    """
+    f"""
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
-CREATE TABLE IF NOT EXISTS docs (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, day TEXT,
-    type TEXT NOT NULL, content TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+{_DOCS}
 CREATE VIRTUAL TABLE IF NOT EXISTS fulltext USING fts5(words, tokenize = 'unicode61');
 """,
-    """
+    f"""
 PRAGMA auto_vacuum = INCREMENTAL;
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, days TEXT NOT NULL DEFAULT ''
 );
-CREATE TABLE IF NOT EXISTS docs (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, day TEXT,
-    type TEXT NOT NULL, content TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
-CREATE VIRTUAL TABLE IF NOT EXISTS bullets USING fts5(
-    own, near1, near2, dates, tokenize = 'unicode61'
-);
-""",
+{_DOCS}{_BULLETS}""",
 )
 WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality.md
 MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed something
