@@ -12,7 +12,10 @@ duration is the index's refresh of them all and one question.
 
 With `MEMFUSE_BENCH_BEFORE=SRC` in the environment every row is measured a second time with the
 memfuse of another source tree (a checkout's `src/`, put first on PYTHONPATH), for a
-before/after table from one run.
+before/after table from one run, e.g. against main as it was before issue 33:
+
+    git archive 5354185 | tar -x -C /tmp/memfuse-main-5354185   # into an empty folder
+    MEMFUSE_BENCH_BEFORE=/tmp/memfuse-main-5354185/src .venv/bin/python benchmarks/bench.py --only bounds
 """
 
 from __future__ import annotations
