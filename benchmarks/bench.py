@@ -28,6 +28,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import bounds
 from sections import replace_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -583,6 +584,10 @@ def main() -> None:
 SECTIONS = {
     "year": ("### A year of journals", year_rows),
     "scale": ("### 100 large journals", scale_rows),
+    "bounds": (
+        "### What one question and one refresh cost",
+        lambda root: bounds.rows(root, sys.modules[__name__]),
+    ),
 }
 
 

@@ -20,6 +20,7 @@ one store session and one index for them all.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -96,7 +97,12 @@ class Searcher:
             return
         if self.index.rebuilt:
             ctx.reporter.warn(REBUILT)
-        self.index.refresh(ctx.workspace, ctx.classifier, ctx.reporter.warn)
+        try:
+            self.index.refresh(ctx.workspace, ctx.classifier, ctx.reporter.warn)
+        except (sqlite3.Error, OSError) as exc:  # a sync's refresh held the lock past its wait
+            ctx.reporter.warn(
+                f"the local recall index was not refreshed ({exc}): it answers as it was"
+            )
 
     def close(self) -> None:
         if self.index is not None:

@@ -11,25 +11,31 @@ indexed in four columns (the recipe measured in docs/recall-quality.md):
   is often answered by the bullet after the one that shares its words;
 - `dates`: its journal day's tokens (memfuse.recall.dates), for the dates a question names.
 
-A question is ranked with FTS5's BM25 over the columns weighted 1, 0.5, 0.25 and 1. Refreshing
-re-reads only files whose size, time or role changed, drops what is gone, and then merges a
-bounded share of FTS5's segments and frees pages, so the file does not grow with how often a
-journal is touched. The index is derived: deleting it is safe.
+A question is ranked with FTS5's BM25 over the columns weighted 1, 0.5, 0.25 and 1, on its
+rarest terms only (memfuse.recall.terms.bounded: the index keeps how many rows hold each term,
+so a question's cost is bounded whatever its length). Refreshing is one transaction: it
+re-reads only files whose size, times, inode or role changed, drops what is gone, and then
+merges a bounded share of FTS5's segments and frees pages, so the file does not grow with how
+often a journal is touched. A failure part-way leaves the index as it was. The index is
+derived: deleting it is safe.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.recall.dates import doc_tokens, query_tokens
-from memfuse.recall.terms import doc_terms, query_terms
+from memfuse.recall.terms import bounded, doc_terms, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
@@ -37,31 +43,42 @@ from memfuse.workspace.journal import Bullet
 from memfuse.workspace.layout import Source, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 
-SCHEMA = """
-PRAGMA auto_vacuum = INCREMENTAL;
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, days TEXT NOT NULL DEFAULT ''
-);
+_DOCS = """
 CREATE TABLE IF NOT EXISTS docs (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, day TEXT,
     type TEXT NOT NULL, content TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+"""
+_BULLETS = """
 CREATE VIRTUAL TABLE IF NOT EXISTS bullets USING fts5(
     own, near1, near2, dates, tokenize = 'unicode61'
 );
 """
-# The index of memfuse before the recipe (one column of unstemmed terms): replaced, silently.
-FORMER = (
-    """
-CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
-CREATE TABLE IF NOT EXISTS docs (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, day TEXT,
-    type TEXT NOT NULL, content TEXT NOT NULL
+SCHEMA = f"""
+PRAGMA auto_vacuum = INCREMENTAL;
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, size INTEGER,
+    days TEXT NOT NULL DEFAULT '', rows INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+{_DOCS}{_BULLETS}
+CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
+"""
+# The indexes of former memfuses, replaced silently: the one before the recipe (one column of
+# unstemmed terms), and the recipe's first, which knew a file by its size and mtime alone and
+# did not count its terms' rows.
+FORMER = (
+    f"""
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
+{_DOCS}
 CREATE VIRTUAL TABLE IF NOT EXISTS fulltext USING fts5(words, tokenize = 'unicode61');
 """,
+    f"""
+PRAGMA auto_vacuum = INCREMENTAL;
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, days TEXT NOT NULL DEFAULT ''
+);
+{_DOCS}{_BULLETS}""",
 )
 WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality.md
 MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed something
@@ -69,6 +86,10 @@ REBUILT = "the local recall index was not usable: it is rebuilt from the Markdow
 
 # line, day, type, text, then the terms of the four columns: own, near1, near2, dates
 Row = tuple[int, str | None, str, str, str, str, str, str]
+# What a file is known by: mtime, ctime (an editor, `rsync -t` or `git checkout` can put an old
+# mtime back on a same-size edit; the ctime it cannot), inode (a file saved by renaming a new
+# one over it), size, and the days it is the truth for.
+Stamp = tuple[int, int, int, int, str]
 
 
 @dataclass(frozen=True)
@@ -99,6 +120,7 @@ class RecallIndex:
         # True when an unusable index was moved aside and started again: it holds nothing that
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
+        self._next_id = 1  # the next row's id, while a refresh writes
         state.ensure()
         try:
             self.db = self._open(state)
@@ -125,73 +147,117 @@ class RecallIndex:
     def refresh(
         self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
     ) -> int:
-        """Re-index what changed; the number of files re-read."""
+        """Re-index what changed, in one transaction; the number of files re-read or dropped."""
         wanted = _files(workspace)
-        known = {
-            row[0]: (row[1], row[2], row[3])
-            for row in self.db.execute("SELECT path, mtime_ns, size, days FROM files")
-        }
         changed = 0
-        for name, (path, sources) in wanted.items():
-            try:
-                info = os.stat(path, follow_symlinks=False)
-            except OSError:
-                continue
-            days = ",".join(s.day.isoformat() for s in sources)
-            if known.get(name) == (info.st_mtime_ns, info.st_size, days):
-                continue
-            rows = _rows(workspace, path, sources, classifier, warn)
-            with immediate(self.db):
-                self._drop(name)
-                for line, day, kind, content, own, near1, near2, dates in rows or ():
-                    cursor = self.db.execute(
-                        "INSERT INTO docs (path, line, day, type, content) VALUES (?, ?, ?, ?, ?)",
-                        (name, line, day, kind, content),
-                    )
-                    self.db.execute(
-                        "INSERT INTO bullets (rowid, own, near1, near2, dates)"
-                        " VALUES (?, ?, ?, ?, ?)",
-                        (cursor.lastrowid, own, near1, near2, dates),
-                    )
-                self.db.execute(
-                    "INSERT OR REPLACE INTO files (path, mtime_ns, size, days) VALUES (?, ?, ?, ?)",
-                    (name, info.st_mtime_ns, info.st_size, days),
+        with immediate(self.db):
+            known: dict[str, tuple[Stamp, int]] = {
+                row[0]: ((row[1], row[2], row[3], row[4], row[5]), row[6])
+                for row in self.db.execute(
+                    "SELECT path, mtime_ns, ctime_ns, ino, size, days, rows FROM files"
                 )
-            changed += 1
-        for gone in set(known) - set(wanted):
-            with immediate(self.db):
-                self._drop(gone)
-            changed += 1
-        if changed:
-            self._compact()
+            }
+            (last,) = self.db.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()
+            self._next_id = int(last) + 1
+            present: set[str] = set()
+            for name, (path, sources) in wanted.items():
+                try:
+                    info = os.stat(path, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # gone since it was listed (MEMORY.md deleted): dropped below
+                except OSError:
+                    present.add(name)  # cannot be looked at now: kept as it was
+                    continue
+                present.add(name)
+                days = ",".join(s.day.isoformat() for s in sources)
+                stamp = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size, days)
+                before = known.get(name)
+                if before is not None and before[0] == stamp:
+                    continue
+                if _empty(info):  # a touched empty journal: nothing to read
+                    rows: list[Row] | None = []
+                else:
+                    rows = _rows(workspace, path, sources, classifier, warn)
+                self._put(name, stamp, rows or [], before[1] if before else 0)
+                changed += 1
+            for gone in known.keys() - present:
+                self._drop(gone, known[gone][1])
+                changed += 1
+            if changed:
+                self._compact()
         return changed
 
-    def _compact(self) -> None:
-        """A bounded share of FTS5's merge work, and the pages freed: what a refresh deleted
-        is reclaimed instead of piling up with every touch of a journal."""
-        with immediate(self.db):
-            self.db.execute(
-                "INSERT INTO bullets (bullets, rank) VALUES ('merge', ?)", (MERGE_PAGES,)
-            )
-        self.db.execute("PRAGMA incremental_vacuum")
+    def _put(self, name: str, stamp: Stamp, rows: list[Row], held: int) -> None:
+        """A file's rows in place of the `held` it had."""
+        if held:
+            self._drop_rows(name)
+        numbered = list(zip(range(self._next_id, self._next_id + len(rows)), rows, strict=True))
+        self._next_id += len(rows)
+        self.db.executemany(
+            "INSERT INTO docs (id, path, line, day, type, content) VALUES (?, ?, ?, ?, ?, ?)",
+            [(i, name, *row[:4]) for i, row in numbered],
+        )
+        self.db.executemany(
+            "INSERT INTO bullets (rowid, own, near1, near2, dates) VALUES (?, ?, ?, ?, ?)",
+            [(i, *row[4:]) for i, row in numbered],
+        )
+        self._count((row[4:] for row in rows), +1)
+        self.db.execute(
+            "INSERT OR REPLACE INTO files (path, mtime_ns, ctime_ns, ino, size, days, rows)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (name, *stamp, len(rows)),
+        )
 
-    def _drop(self, name: str) -> None:
+    def _drop(self, name: str, held: int) -> None:
+        if held:
+            self._drop_rows(name)
+        self.db.execute("DELETE FROM files WHERE path = ?", (name,))
+
+    def _drop_rows(self, name: str) -> None:
+        old = self.db.execute(
+            "SELECT own, near1, near2, dates FROM bullets"
+            " WHERE rowid IN (SELECT id FROM docs WHERE path = ?)",
+            (name,),
+        ).fetchall()
+        self._count(old, -1)
         self.db.execute(
             "DELETE FROM bullets WHERE rowid IN (SELECT id FROM docs WHERE path = ?)", (name,)
         )
         self.db.execute("DELETE FROM docs WHERE path = ?", (name,))
-        self.db.execute("DELETE FROM files WHERE path = ?", (name,))
+
+    def _count(self, rows: Iterable[tuple[str, ...]], sign: int) -> None:
+        """Keep `terms` the number of rows that hold each term, in any column (what FTS5
+        matches a term in): what a question's terms are chosen by."""
+        held: Counter[str] = Counter()
+        for columns in rows:
+            held.update(set(" ".join(columns).split()))
+        self.db.executemany(
+            "INSERT INTO terms (term, rows) VALUES (?, ?)"
+            " ON CONFLICT (term) DO UPDATE SET rows = rows + excluded.rows",
+            ((term, sign * n) for term, n in held.items()),
+        )
+        if sign < 0:
+            self.db.executemany(
+                "DELETE FROM terms WHERE term = ? AND rows <= 0", ((term,) for term in held)
+            )
+
+    def _compact(self) -> None:
+        """A bounded share of FTS5's merge work, and the pages freed: what a refresh deleted
+        is reclaimed instead of piling up with every touch of a journal."""
+        self.db.execute("INSERT INTO bullets (bullets, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+        (free,) = self.db.execute("PRAGMA freelist_count").fetchone()
+        for _ in range(int(free)):  # Python's sqlite3 steps the pragma once: one page a call
+            self.db.execute("PRAGMA incremental_vacuum(1)")
 
     def search(
         self, query: str, limit: int, today: date, stages: Stages | None = None
     ) -> list[Hit]:
         """The best `limit` bullets and facts for a question, best first."""
         stages = stages or Stages()
-        wanted = query_terms(query) + (query_tokens(query, today) if stages.dates else [])
-        wanted = list(dict.fromkeys(wanted))
-        if not wanted:
+        asked = self.terms(query, today, stages)
+        if not asked:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in wanted)
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in asked)
         weights = WEIGHTS if stages.near else (WEIGHTS[0], 0.0, 0.0, WEIGHTS[3])
         # BM25 once a match, and only the best `limit` joined to their text (measured in
         # benchmarks/bench.py: a common word matches most of a year's bullets).
@@ -206,6 +272,26 @@ class RecallIndex:
             Hit(f"{path}:{line}", content, kind, day, rank, float(score))
             for rank, (path, line, content, kind, day, score) in enumerate(rows, start=1)
         ]
+
+    def terms(self, query: str, today: date, stages: Stages | None = None) -> list[str]:
+        """The terms of a question the index is asked for: its rarest (terms.bounded)."""
+        stages = stages or Stages()
+        wanted = query_terms(query) + (query_tokens(query, today) if stages.dates else [])
+        wanted = list(dict.fromkeys(wanted))
+        if not wanted:
+            return []
+        rows = dict(
+            self.db.execute(
+                "SELECT term, rows FROM terms WHERE term IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted),),
+            ).fetchall()
+        )
+        return bounded(wanted, rows)
+
+
+def _empty(info: os.stat_result) -> bool:
+    """A plain file with nothing in it: no rows, whatever reading it would say."""
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 def _files(workspace: Workspace) -> dict[str, tuple[os.PathLike[str], tuple[Source, ...]]]:

@@ -7,6 +7,11 @@ short list of function characters (的 了 是 …) that would otherwise match n
 A question also drops the words questions are made of (would, did, kind of …); one made of
 nothing else falls back to all its words. Measured on LoCoMo and on the bilingual example set:
 docs/recall-quality.md.
+
+What a question costs is bounded (`bounded`, docs/decisions.md 120): FTS5 ranks every row that
+holds one of its terms, so only its rarest terms are asked, at most `TERMS_MAX` of them holding
+at most `POSTINGS_MAX` rows between them. The common terms cut are those that rank least (a
+term held by half the rows or more has an IDF of 1e-6 in FTS5's BM25) and cost most.
 """
 
 from __future__ import annotations
@@ -14,6 +19,11 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Mapping
+
+# A question's cost (docs/decisions.md 120): what FTS5 is asked at most.
+TERMS_MAX = 32  # distinct terms of one question
+POSTINGS_MAX = 100_000  # rows its terms hold between them (the rarest one is kept whatever)
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -86,3 +96,20 @@ def query_terms(text: str) -> list[str]:
         return found
     lowered = text.casefold()
     return [stem(w) for w in _WORD.findall(lowered)] + [c for c in lowered if _CJK.match(c)]
+
+
+def bounded(terms: list[str], rows: Mapping[str, int]) -> list[str]:
+    """The terms of a question worth asking the index for, rarest first (`rows`: how many
+    rows of the index hold each term). A term no row holds matches nothing and is dropped;
+    then the rarest are kept while there are at most `TERMS_MAX` of them holding at most
+    `POSTINGS_MAX` rows between them. The rarest term is kept whatever it holds: a question
+    of common words still gets an answer, at the cost of that one term's rows."""
+    held = sorted((t for t in dict.fromkeys(terms) if rows.get(t, 0) > 0), key=lambda t: rows[t])
+    kept: list[str] = []
+    spent = 0
+    for term in held:
+        if len(kept) == TERMS_MAX or (kept and spent + rows[term] > POSTINGS_MAX):
+            break
+        kept.append(term)
+        spent += rows[term]
+    return kept
