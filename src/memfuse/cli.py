@@ -432,6 +432,14 @@ def recall(
     days: Annotated[
         int | None, typer.Option("--days", min=1, help="Only what is from the last N days.")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="YYYY-MM-DD", help="Only what is from this day on."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", metavar="YYYY-MM-DD", help="Only what is from this day or before."),
+    ] = None,
     batch: Annotated[
         bool,
         typer.Option(
@@ -465,7 +473,10 @@ def recall(
             f"a question longer than {command.QUESTION_MAX} characters is not one",
             param_hint="QUERY",
         )
-    request = command.Request(query or "", limit, tuple(types or ()), days, off)
+    first, last = _parse_day(since, "--since"), _parse_day(until, "--until")
+    if first is not None and last is not None and first > last:
+        raise typer.BadParameter(f"--since {first} is after --until {last}")
+    request = command.Request(query or "", limit, tuple(types or ()), days, off, first, last)
     if batch:
         # The output is JSON lines whatever --json says: one envelope per question, printed
         # as it is answered.
