@@ -77,6 +77,7 @@ OPTIONS_OF: dict[str, tuple[str, ...]] = {
     "rollback": (*_STORE, "jobs", "wait"),
     "recall": (*_STORE, "strict"),
     "where": _STORE,
+    "serve": _STORE,
     "cron": _STORE,  # written into each scheduled job
     "rerank_test": _STORE,  # --from-recall asks the store
     "classify": (),
@@ -509,6 +510,24 @@ def where(
     from memfuse.commands import where as command
 
     runner.run("where", common, lambda ctx: command.run(ctx, what), lock=False)
+
+
+@app.command()
+@with_common_options
+def serve(common: Common) -> None:
+    """Serve recall, where and status to an agent as an MCP server over stdio (read-only).
+
+    Keeps the recall index and one store session warm between calls; add it to the agent's
+    MCP config (docs/serve.md). Example: mcporter call --stdio "memfuse serve" recall
+    """
+    from dataclasses import replace
+
+    from memfuse.commands import serve as command
+
+    # stdout is the MCP channel: nothing else may be printed there, before or after.
+    pinned = common.now is not None
+    common = replace(common, json=False, quiet=True)
+    runner.run("serve", common, lambda ctx: command.run(ctx, pinned_now=pinned), lock=False)
 
 
 @app.command()
