@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 OVERSIZED = "memfuse/oversized"  # the request a too-long line is replaced with
+DRAIN_MAX = 120.0  # seconds the calls running at the end of stdin may take to finish
 KEEP = 4096  # bytes of a too-long line's head and tail kept to find its id
 _ID = r'("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})'
 _HEAD_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID.encode())
@@ -76,10 +77,17 @@ class BoundedLines:
     """The client's messages, one line each, from a binary stream, at most `limit` bytes a
     line. Blocking reads run on a thread of their own (anyio's), never the worker's."""
 
-    def __init__(self, stream: io.BufferedIOBase, limit: int, log: logging.Logger) -> None:
+    def __init__(
+        self,
+        stream: io.BufferedIOBase,
+        limit: int,
+        log: logging.Logger,
+        busy: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._stream = stream
         self._limit = limit
         self._log = log
+        self._busy = busy
 
     def __aiter__(self) -> BoundedLines:
         return self
@@ -89,8 +97,21 @@ class BoundedLines:
 
         line = await anyio.to_thread.run_sync(self._next, abandon_on_cancel=True)
         if line is None:
+            await self._drain()
             raise StopAsyncIteration
         return line
+
+    async def _drain(self) -> None:
+        """At the end of stdin, let the calls already sent finish and their answers be written
+        (`printf '…' | memfuse serve` gets every answer): the SDK ends the connection at EOF
+        and would answer those still running "Connection closed". Bounded by DRAIN_MAX."""
+        import anyio
+
+        with anyio.move_on_after(DRAIN_MAX):
+            quiet = 0
+            while quiet < 3:  # three looks in a row with nothing running
+                await anyio.sleep(0.02)
+                quiet = 0 if self._busy() else quiet + 1
 
     def _next(self) -> str | None:
         while True:
@@ -169,7 +190,7 @@ def serve_stdio(
                 tools, handle, name, version, instructions, worker, counts,
                 log=log, mask=mask, pending_max=pending_max, limit=request_max,
             )  # fmt: skip
-            lines = BoundedLines(stdin, request_max, log)
+            lines = BoundedLines(stdin, request_max, log, lambda: counts["waiting"] > 0)
 
             async def main() -> None:
                 from mcp.server.stdio import stdio_server
