@@ -89,10 +89,18 @@ class Searcher:
     date once (a batch of 500 pays for it once). `memfuse serve` keeps one index open across
     its calls and hands it in: the searcher then brings it up to date and leaves it open."""
 
-    def __init__(self, ctx: RunContext, request: Request, index: RecallIndex | None = None) -> None:
+    def __init__(
+        self,
+        ctx: RunContext,
+        request: Request,
+        index: RecallIndex | None = None,
+        *,
+        refresh: bool = True,
+    ) -> None:
         self.ctx = ctx
         self.index: RecallIndex | None = None
         self._own = index is None
+        self.refreshed = False  # the index was brought up to date (not left as it was)
         if "index" in request.without:
             return
         if index is None:
@@ -104,8 +112,11 @@ class Searcher:
             if index.rebuilt:
                 ctx.reporter.warn(REBUILT)
         self.index = index
+        if not refresh:
+            return
         try:
             index.refresh(ctx.workspace, ctx.classifier, ctx.reporter.warn)
+            self.refreshed = True
         except (sqlite3.Error, OSError) as exc:
             # Another process writing the index past the busy timeout (sync's refresh of a
             # year): the index answers as it stands, a refresh behind.

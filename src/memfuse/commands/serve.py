@@ -26,7 +26,8 @@ from datetime import date, datetime
 from typing import Any
 
 from memfuse import __version__
-from memfuse.commands import recall, status, where
+from memfuse.commands import status, where
+from memfuse.commands.recall import QUESTION_MAX, STORE_DOWN, Request, Searcher
 from memfuse.commands.recall import answer as recall_answer
 from memfuse.errors import MemfuseError
 from memfuse.recall.index import REBUILT, RecallIndex
@@ -64,7 +65,7 @@ TOOLS = [
                 "query": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": recall.QUESTION_MAX,
+                    "maxLength": QUESTION_MAX,
                     "description": "What to look for, in words (dates such as 'last"
                     " week' or '2026-03-14' count).",
                 },
@@ -90,9 +91,7 @@ TOOLS = [
         " The answer is `memfuse where --json`'s envelope.",
         {
             "type": "object",
-            "properties": {
-                "what": {"type": "string", "minLength": 1, "maxLength": recall.QUESTION_MAX}
-            },
+            "properties": {"what": {"type": "string", "minLength": 1, "maxLength": QUESTION_MAX}},
             "required": ["what"],
             "additionalProperties": False,
         },
@@ -156,7 +155,9 @@ class Service:
         self.pinned_now = pinned_now
         self.store: WarmStore = ctx.warm_store(retry_after=retry_after, clock=clock)
         self.index: RecallIndex | None = None
-        self._index_failed: str | None = None
+        # The Markdown as the index last caught up with it: an unchanged stamp spares the
+        # refresh its look at every journal (a `stat` and a path each, ~5 ms at a year).
+        self._stamp: object = None
         # What the run said before serving (a refused config key): told with the first answer.
         self._notices = list(ctx.reporter.warnings)
 
@@ -166,7 +167,7 @@ class Service:
         reporter.begin(self.ctx.reporter.mask, self.ctx.reporter.logger)
         ctx = self._context(reporter)
         self._open_index(ctx)
-        recall.Searcher(ctx, recall.Request(""), self.index).close()
+        self._searcher(ctx, Request("")).close()
         self._notices += reporter.warnings
         ctx.store.tools()  # starts the store's server (a failure: the first call says it)
 
@@ -198,8 +199,8 @@ class Service:
         self._notices = []
         if reporter.store_said:
             cause = reporter.store_said[0]
-            if recall.STORE_DOWN in warnings:
-                warnings[warnings.index(recall.STORE_DOWN)] = f"{recall.STORE_DOWN} ({cause})"
+            if STORE_DOWN in warnings:
+                warnings[warnings.index(STORE_DOWN)] = f"{STORE_DOWN} ({cause})"
             else:
                 warnings.append(f"the store did not answer: {cause}")
         result = replace(result, warnings=tuple(warnings), guard_failures=reporter.guard_failures)
@@ -234,12 +235,21 @@ class Service:
             ctx.reporter.warn(REBUILT)
 
     # --- the tools ---------------------------------------------------------------------
-    def recall(self, ctx: RunContext, request: recall.Request) -> CommandResult:
+    def recall(self, ctx: RunContext, request: Request) -> CommandResult:
         self._open_index(ctx)
         without = request.without if self.index is not None else request.without | {"index"}
         request = replace(request, without=without)
-        searcher = recall.Searcher(ctx, request, self.index)
+        searcher = self._searcher(ctx, request)
         return CommandResult("recall", recall_answer(ctx, searcher, request))
+
+    def _searcher(self, ctx: RunContext, request: Request) -> Searcher:
+        """A searcher over the open index, refreshed first when the Markdown changed."""
+        stamp = ctx.workspace.markdown_stamp()
+        fresh = self.index is not None and stamp == self._stamp
+        searcher = Searcher(ctx, request, self.index, refresh=not fresh)
+        if searcher.refreshed:
+            self._stamp = stamp
+        return searcher
 
     def where(self, ctx: RunContext, what: str) -> CommandResult:
         return where.run(ctx, what)
@@ -270,8 +280,8 @@ def _text(arguments: Mapping[str, Any], name: str) -> str:
     value = arguments.get(name)
     if not isinstance(value, str) or not value.strip():
         raise BadArguments(f"{name} must be a non-empty string")
-    if len(value) > recall.QUESTION_MAX:
-        raise BadArguments(f"{name} is longer than {recall.QUESTION_MAX} characters")
+    if len(value) > QUESTION_MAX:
+        raise BadArguments(f"{name} is longer than {QUESTION_MAX} characters")
     return value.strip()
 
 
@@ -298,7 +308,7 @@ def _day(arguments: Mapping[str, Any], name: str) -> date | None:
         raise BadArguments(f"{name} {value!r} is not a day of the calendar") from None
 
 
-def _recall_request(arguments: Mapping[str, Any]) -> recall.Request:
+def _recall_request(arguments: Mapping[str, Any]) -> Request:
     _only(arguments, ("query", "limit", "days", "since", "until", "types"))
     query = _text(arguments, "query")
     limit = _integer(arguments, "limit", 1, LIMIT_MAX)
@@ -309,9 +319,7 @@ def _recall_request(arguments: Mapping[str, Any]) -> recall.Request:
     types = arguments.get("types") or []
     if not isinstance(types, list) or len(types) > len(TYPES) or not set(types) <= set(TYPES):
         raise BadArguments(f"types must be a list of {', '.join(TYPES)}")
-    return recall.Request(
-        query, limit or 10, tuple(types), days, frozenset(), since=since, until=until
-    )
+    return Request(query, limit or 10, tuple(types), days, frozenset(), since=since, until=until)
 
 
 def _where_request(arguments: Mapping[str, Any]) -> str:

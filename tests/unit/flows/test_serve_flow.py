@@ -209,13 +209,42 @@ def test_an_index_a_sync_holds_answers_as_it_was(
     served = service(world)
     ok(served.call("recall", {"query": "billing"}))
 
+    tried: list[int] = []
+
     def locked(*_a: object, **_k: object) -> int:
+        tried.append(1)
         raise sqlite3.OperationalError("database is locked")
 
     monkeypatch.setattr(RecallIndex, "refresh", locked)
-    answer = ok(served.call("recall", {"query": "dark mode"}))
-    assert answer["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")
-    assert any("not refreshed (database is locked)" in w for w in answer["warnings"])
+    with (world.workspace / "memory" / f"{DAY}.md").open("a") as fh:
+        fh.write("- Late note about the zeppelin\n")
+    for _ in range(2):  # not caught up: the next call tries again
+        answer = ok(served.call("recall", {"query": "dark mode"}))
+        assert answer["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")
+        assert any("not refreshed (database is locked)" in w for w in answer["warnings"])
+    assert len(tried) == 2
+
+
+def test_an_unchanged_markdown_is_not_looked_through_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced(world)
+    served = service(world)
+    ok(served.call("recall", {"query": "billing"}))
+    refreshed: list[int] = []
+    real = RecallIndex.refresh
+
+    def counted(self: RecallIndex, *args: Any) -> int:
+        refreshed.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(RecallIndex, "refresh", counted)
+    for _ in range(3):
+        ok(served.call("recall", {"query": "billing"}))
+    assert refreshed == []
+    (world.workspace / "MEMORY.md").write_text("# MEMORY\n- Zeppelins are grounded\n")
+    found = ok(served.call("recall", {"query": "zeppelins grounded"}))["data"]["results"]
+    assert refreshed == [1] and found[0]["location"] == "MEMORY.md:2"
 
 
 def test_serving_writes_nothing_of_the_workspace_nor_the_ledger_or_history(world: World) -> None:
