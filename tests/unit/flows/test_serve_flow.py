@@ -126,6 +126,7 @@ def test_where_says_once_that_the_store_did_not_answer(world: World) -> None:
     world.gateway.down = "timeout"
     where = ok(service(world).call("where", {"what": "billing"}))
     assert where["data"]["matches"] == 2
+    assert [b["in_store"] for b in where["data"]["bullets"]] == [None, None]  # not "gone"
     assert len(where["warnings"]) == 1 and "store did not answer" in where["warnings"][0]
 
 
