@@ -203,13 +203,18 @@ def test_an_answer_is_bounded_in_each_text_and_in_all(world: World) -> None:
     assert any("cut to" in w for w in answer["warnings"])
 
 
-def test_an_index_a_sync_holds_answers_as_it_was(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def caught_up(world: World) -> Any:
+    """A service whose index caught up with the synced journal on a first question."""
     synced(world)
     served = service(world)
     ok(served.call("recall", {"query": "billing"}))
+    return served
 
+
+def test_an_index_a_sync_holds_answers_as_it_was(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = caught_up(world)
     tried: list[int] = []
 
     def locked(*_a: object, **_k: object) -> int:
@@ -229,9 +234,7 @@ def test_an_index_a_sync_holds_answers_as_it_was(
 def test_an_unchanged_markdown_is_not_looked_through_again(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    synced(world)
-    served = service(world)
-    ok(served.call("recall", {"query": "billing"}))
+    served = caught_up(world)
     refreshed: list[int] = []
     real = RecallIndex.refresh
 
