@@ -195,6 +195,7 @@ class Service:
             result = answer(self, ctx, request)
         finally:
             self.store.settle(store, reporter.store_said[0] if reporter.store_said else None)
+            self.ctx.trim_server_log()  # the one store server's stderr, bounded for days
         warnings = [*self._notices, *reporter.warnings]
         self._notices = []
         if reporter.store_said:

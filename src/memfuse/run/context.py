@@ -45,6 +45,17 @@ SERVER_LOG_MAX = 1 << 20  # the session server's stderr log is cut back above 1 
 SERVER_LOG_KEEP = 256 * 1024  # …to its last 256 KiB
 
 
+def _cut_back(fd: int) -> int:
+    """Above SERVER_LOG_MAX, keep the log's last SERVER_LOG_KEEP bytes; its size after."""
+    size = os.fstat(fd).st_size
+    if size > SERVER_LOG_MAX:
+        kept = os.pread(fd, SERVER_LOG_KEEP, size - SERVER_LOG_KEEP)
+        os.ftruncate(fd, 0)
+        os.write(fd, kept)
+        size = len(kept)
+    return size
+
+
 @dataclass
 class Seams:
     """How a run reaches the outside world; tests pass scripted fakes here."""
@@ -96,14 +107,24 @@ class RunContext:
         run after run). Where this run's part starts is kept for `server_said`."""
         state = self.workspace.state
         fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND)
-        size = os.fstat(fd).st_size
-        if size > SERVER_LOG_MAX:
-            kept = os.pread(fd, SERVER_LOG_KEEP, size - SERVER_LOG_KEEP)
-            os.ftruncate(fd, 0)
-            os.write(fd, kept)
-            size = len(kept)
-        self._server_log_start = size
+        self._server_log_start = _cut_back(fd)
         return open(fd, "a+", encoding="utf-8", errors="replace")
+
+    def trim_server_log(self) -> None:
+        """Cut the session server's log back if it grew past SERVER_LOG_MAX while its server
+        ran: a long-lived command (serve) keeps one server for days. The server appends
+        (O_APPEND), so what it writes after the cut lands after the kept tail."""
+        state = self.workspace.state
+        try:
+            fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND, create=False)
+        except (OSError, MemfuseError):
+            return
+        try:
+            if os.fstat(fd).st_size > SERVER_LOG_MAX:
+                _cut_back(fd)
+                self._server_log_start = 0
+        finally:
+            os.close(fd)
 
     def server_said(self, lines: int = 3) -> str | None:
         """The last lines the server wrote on stderr during this run (session transport), for

@@ -279,3 +279,15 @@ def test_warming_up_opens_the_index_and_the_store_and_its_notices_come_first(
     assert any("rebuilt from the Markdown" in w for w in first["warnings"])
     second = ok(served.call("status", {}))
     assert not any("rebuilt" in w for w in second["warnings"])
+
+
+def test_the_store_servers_log_is_cut_back_while_serve_runs(world: World) -> None:
+    from memfuse.run.context import SERVER_LOG_KEEP, SERVER_LOG_MAX
+
+    synced(world)
+    served = service(world)
+    log = state_of(world.workspace) / "session-server.log"
+    log.write_bytes(b"x" * SERVER_LOG_MAX + b"the last line\n")
+    ok(served.call("status", {}))
+    kept = log.read_bytes()
+    assert len(kept) == SERVER_LOG_KEEP and kept.endswith(b"the last line\n")
