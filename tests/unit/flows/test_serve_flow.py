@@ -291,3 +291,15 @@ def test_the_store_servers_log_is_cut_back_while_serve_runs(world: World) -> Non
     ok(served.call("status", {}))
     kept = log.read_bytes()
     assert len(kept) == SERVER_LOG_KEEP and kept.endswith(b"the last line\n")
+
+
+def test_serve_without_a_workspace_says_so_on_stderr_and_never_on_the_channel(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "-w", str(tmp_path / "nowhere")])
+    assert result.exit_code == 66
+    assert result.stdout == "" and "does not exist" in result.stderr
