@@ -518,7 +518,8 @@ def serve(common: Common) -> None:
     """Serve recall, where and status to an agent as an MCP server over stdio (read-only).
 
     Keeps the recall index and one store session warm between calls; add it to the agent's
-    MCP config (docs/serve.md). Example: mcporter call --stdio "memfuse serve" recall
+    MCP config (docs/serve.md). Example, one question without a config entry:
+    echo '{"query": "billing"}' | mcporter call --stdio "memfuse serve" recall --args -
     """
     from dataclasses import replace
 
