@@ -77,6 +77,7 @@ OPTIONS_OF: dict[str, tuple[str, ...]] = {
     "rollback": (*_STORE, "jobs", "wait"),
     "recall": (*_STORE, "strict"),
     "where": _STORE,
+    "serve": _STORE,
     "cron": _STORE,  # written into each scheduled job
     "rerank_test": _STORE,  # --from-recall asks the store
     "classify": (),
@@ -432,6 +433,14 @@ def recall(
     days: Annotated[
         int | None, typer.Option("--days", min=1, help="Only what is from the last N days.")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="YYYY-MM-DD", help="Only what is from this day on."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", metavar="YYYY-MM-DD", help="Only what is from this day or before."),
+    ] = None,
     batch: Annotated[
         bool,
         typer.Option(
@@ -465,7 +474,10 @@ def recall(
             f"a question longer than {command.QUESTION_MAX} characters is not one",
             param_hint="QUERY",
         )
-    request = command.Request(query or "", limit, tuple(types or ()), days, off)
+    first, last = _parse_day(since, "--since"), _parse_day(until, "--until")
+    if first is not None and last is not None and first > last:
+        raise typer.BadParameter(f"--since {first} is after --until {last}")
+    request = command.Request(query or "", limit, tuple(types or ()), days, off, first, last)
     if batch:
         # The output is JSON lines whatever --json says: one envelope per question, printed
         # as it is answered.
@@ -498,6 +510,25 @@ def where(
     from memfuse.commands import where as command
 
     runner.run("where", common, lambda ctx: command.run(ctx, what), lock=False)
+
+
+@app.command()
+@with_common_options
+def serve(common: Common) -> None:
+    """Serve recall, where and status to an agent as an MCP server over stdio (read-only).
+
+    Keeps the recall index and one store session warm between calls; add it to the agent's
+    MCP config (docs/serve.md). Example, one question without a config entry:
+    echo '{"query": "billing"}' | mcporter call --stdio "memfuse serve" recall --args -
+    """
+    from dataclasses import replace
+
+    from memfuse.commands import serve as command
+
+    # stdout is the MCP channel: nothing else may be printed there, before or after.
+    pinned = common.now is not None
+    common = replace(common, json=False, quiet=True)
+    runner.run("serve", common, lambda ctx: command.run(ctx, pinned_now=pinned), lock=False)
 
 
 @app.command()

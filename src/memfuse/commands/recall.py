@@ -24,7 +24,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from typing import TextIO
 
 from memfuse.confine import UnsafePath
@@ -51,6 +51,7 @@ LOCAL_CANDIDATES = 50  # the local index is cheap to ask deep: fusion and filter
 LOCAL_WEIGHT = 1.0
 STORE_OWN_WEIGHT = 1.0
 STORE_SYNCED_WEIGHT = 0.5
+STORE_DOWN = "the store did not answer: results come from the journals alone"
 QUESTION_MAX = 2000  # characters: a question, not a document (every term of it is searched)
 # The stages `--without` can switch off, for the benchmark that measures each one.
 STAGES = ("store", "index", "near", "dates", "rerank")
@@ -63,6 +64,8 @@ class Request:
     types: tuple[str, ...] = ()
     days: int | None = None
     without: frozenset[str] = field(default_factory=frozenset)
+    since: date | None = None  # the journal day (or the store's update) from, inclusive
+    until: date | None = None  # … to, inclusive
 
 
 @dataclass
@@ -83,29 +86,45 @@ class Candidate:
 
 class Searcher:
     """What every question of a run is asked of: the local index, opened and brought up to
-    date once (a batch of 500 pays for it once)."""
+    date once (a batch of 500 pays for it once). `memfuse serve` keeps one index open across
+    its calls and hands it in: the searcher then brings it up to date and leaves it open."""
 
-    def __init__(self, ctx: RunContext, request: Request) -> None:
+    def __init__(
+        self,
+        ctx: RunContext,
+        request: Request,
+        index: RecallIndex | None = None,
+        *,
+        refresh: bool = True,
+    ) -> None:
         self.ctx = ctx
         self.index: RecallIndex | None = None
+        self._own = index is None
+        self.refreshed = False  # the index was brought up to date (not left as it was)
         if "index" in request.without:
             return
-        try:
-            self.index = RecallIndex(ctx.workspace.state)
-        except (MemfuseError, OSError) as exc:
-            ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
+        if index is None:
+            try:
+                index = RecallIndex(ctx.workspace.state)
+            except (MemfuseError, OSError) as exc:
+                ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
+                return
+            if index.rebuilt:
+                ctx.reporter.warn(REBUILT)
+        self.index = index
+        if not refresh:
             return
-        if self.index.rebuilt:
-            ctx.reporter.warn(REBUILT)
         try:
-            self.index.refresh(ctx.workspace, ctx.classifier, ctx.reporter.warn)
-        except (sqlite3.Error, OSError) as exc:  # a sync's refresh held the lock past its wait
-            ctx.reporter.warn(
-                f"the local recall index was not refreshed ({exc}): it answers as it was"
-            )
+            index.refresh(ctx.workspace, ctx.classifier, ctx.reporter.warn)
+            self.refreshed = True
+        except (sqlite3.Error, OSError) as exc:
+            # Another process writing the index past the busy timeout (sync's refresh of a
+            # year): the index answers as it stands, a refresh behind.
+            why = f"the local recall index was not refreshed ({exc}): it answers as it was"
+            ctx.reporter.warn(why)
 
     def close(self) -> None:
-        if self.index is not None:
+        if self.index is not None and self._own:
             self.index.close()
 
 
@@ -204,7 +223,7 @@ def answer(ctx: RunContext, searcher: Searcher, request: Request) -> RecallData:
         ranked = results[: request.limit]
     rows = [_row(kept[r.id], r) for r in ranked]
     if "agent-memory" not in sources and "store" not in request.without:
-        ctx.reporter.warn("the store did not answer: results come from the journals alone")
+        ctx.reporter.warn(STORE_DOWN)
     return {
         "query": request.query, "results": rows, "sources": sources,
         "reranked": reranked is not None,
@@ -277,11 +296,17 @@ def _add_local(candidates: dict[str, Candidate], hit: Hit) -> None:
 
 
 def _wanted(c: Candidate, request: Request, now: datetime) -> bool:
+    """The filters; a timeless fact (MEMORY.md's, with no day) passes the time filters."""
     if request.types and c.type not in request.types:
         return False
-    if request.days is not None and c.updated_at is not None:
-        return (now - c.updated_at).total_seconds() <= request.days * 86400
-    return True
+    if c.updated_at is None:
+        return True
+    if request.days is not None and (now - c.updated_at).total_seconds() > request.days * 86400:
+        return False
+    day = date.fromisoformat(c.date) if c.date else c.updated_at.date()
+    if request.since is not None and day < request.since:
+        return False
+    return request.until is None or day <= request.until
 
 
 def _as_result(key: str, c: Candidate) -> SearchResult:

@@ -62,10 +62,13 @@ def run(ctx: RunContext, what: str) -> CommandResult:
             ],
             "in_store": None,
         }
+        failures = ctx.reporter.guard_failures
         stored = ctx.store.lookup(uri)
-        row["in_store"] = stored is not None and fold_whitespace(stored.content) == fold_whitespace(
-            f.bullet.text
-        )
+        if stored is None and ctx.reporter.guard_failures > failures:
+            row["in_store"] = None  # not an answer that it is gone: no answer
+        else:
+            text = fold_whitespace(f.bullet.text)
+            row["in_store"] = stored is not None and fold_whitespace(stored.content) == text
         if stored is not None and not row["in_store"]:
             row["store_text"] = stored.content  # a merged or edited memory sits at the URI
         rows.append(row)

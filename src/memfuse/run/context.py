@@ -6,10 +6,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from memfuse.errors import MemfuseError
 from memfuse.recall.reranker import open_reranker
@@ -19,6 +21,7 @@ from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
+from memfuse.store.gateway import Answer, CallFailed
 from memfuse.text.classify import Classifier
 from memfuse.untrusted import printable
 from memfuse.workspace.layout import Workspace
@@ -40,6 +43,17 @@ def no_progress(_label: str, _total: int) -> Iterator[Advance]:
 
 SERVER_LOG_MAX = 1 << 20  # the session server's stderr log is cut back above 1 MiB…
 SERVER_LOG_KEEP = 256 * 1024  # …to its last 256 KiB
+
+
+def _cut_back(fd: int) -> int:
+    """Above SERVER_LOG_MAX, keep the log's last SERVER_LOG_KEEP bytes; its size after."""
+    size = os.fstat(fd).st_size
+    if size > SERVER_LOG_MAX:
+        kept = os.pread(fd, SERVER_LOG_KEEP, size - SERVER_LOG_KEEP)
+        os.ftruncate(fd, 0)
+        os.write(fd, kept)
+        size = len(kept)
+    return size
 
 
 @dataclass
@@ -93,14 +107,24 @@ class RunContext:
         run after run). Where this run's part starts is kept for `server_said`."""
         state = self.workspace.state
         fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND)
-        size = os.fstat(fd).st_size
-        if size > SERVER_LOG_MAX:
-            kept = os.pread(fd, SERVER_LOG_KEEP, size - SERVER_LOG_KEEP)
-            os.ftruncate(fd, 0)
-            os.write(fd, kept)
-            size = len(kept)
-        self._server_log_start = size
+        self._server_log_start = _cut_back(fd)
         return open(fd, "a+", encoding="utf-8", errors="replace")
+
+    def trim_server_log(self) -> None:
+        """Cut the session server's log back if it grew past SERVER_LOG_MAX while its server
+        ran: a long-lived command (serve) keeps one server for days. The server appends
+        (O_APPEND), so what it writes after the cut lands after the kept tail."""
+        state = self.workspace.state
+        try:
+            fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND, create=False)
+        except (OSError, MemfuseError):
+            return
+        try:
+            if os.fstat(fd).st_size > SERVER_LOG_MAX:
+                _cut_back(fd)
+                self._server_log_start = 0
+        finally:
+            os.close(fd)
 
     def server_said(self, lines: int = 3) -> str | None:
         """The last lines the server wrote on stderr during this run (session transport), for
@@ -144,6 +168,12 @@ class RunContext:
         state = s.state_dir or default_state_dir(s.workspace, os.environ)
         return Workspace(s.workspace, state, s.read_cap)
 
+    def warm_store(self, *, retry_after: float, clock: Callable[[], float]) -> WarmStore:
+        """One store session for the calls of a long-lived command (memfuse serve)."""
+        log = self._server_log if self.workspace.state.exists() else None
+        return WarmStore(self.settings, self.seams, self.server, log, retry_after=retry_after,
+                         clock=clock)  # fmt: skip
+
     @property
     def calls_made(self) -> int:
         return self._store.calls if self._store is not None else 0
@@ -160,3 +190,102 @@ class RunContext:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+class Resting:
+    """The store while a long-lived command waits to try it again: every call fails at once
+    with why (the guard makes it the call's warning), instead of waiting out a timeout."""
+
+    name = "resting"
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def call(self, tool: str, arguments: Any) -> Answer:
+        raise CallFailed(self.why)
+
+    def list_tools(self) -> list[str]:
+        raise CallFailed(self.why)
+
+    def close(self) -> None:
+        """Nothing is held."""
+
+
+class WarmStore:
+    """One store session kept across the calls of a long-lived command (`memfuse serve`).
+
+    Each call gets a client of its own (its own warnings and breaker) over the one gateway.
+    After a call the store did not answer, the gateway is closed and the store rests for
+    `retry_after` seconds — calls in between fail at once, saying why — and then a new
+    gateway is opened: a store that went away is found again when it is back."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        seams: Seams,
+        server: Server,
+        server_log: Callable[[], TextIO] | None,
+        *,
+        retry_after: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.seams = seams
+        self.server = server
+        self.server_log = server_log
+        self.retry_after = retry_after
+        self.clock = clock
+        self.transport_why: str | None = None
+        self._gateway: Gateway | None = None
+        self._rest_until = 0.0
+        self._why = ""
+        self._lock = threading.Lock()
+
+    def client(self, reporter: Reporter) -> StoreClient:
+        """A client for one call: over the warm gateway, or over a resting one."""
+        with self._lock:
+            if self._gateway is None and self.clock() < self._rest_until:
+                left = self._rest_until - self.clock()
+                gateway: Gateway = Resting(f"{self._why} (asked again in {left:.0f} s)")
+            else:
+                gateway = self._gateway or self._open()
+        server = self.server
+        env = None if isinstance(server, Exception) else dict(server.env)
+        return StoreClient.over(
+            gateway, reporter, jobs=self.settings.jobs, tz=self.settings.now.tzinfo,
+            server_env=lambda: env,
+        )  # fmt: skip
+
+    def _open(self) -> Gateway:
+        """A new gateway; a resting one (for `retry_after`) when none can be made."""
+        try:
+            self._gateway, self.transport_why = self.seams.gateway_factory(
+                self.settings, self.server, self.server_log
+            )
+        except MemfuseError as exc:
+            self._why = f"the store cannot be reached: {exc}"
+            self._rest_until = self.clock() + self.retry_after
+            return Resting(self._why)
+        return self._gateway
+
+    def settle(self, client: StoreClient, why: str | None) -> None:
+        """After a call: a store that was asked and never answered (`why`) rests."""
+        if client.transport == Resting.name or client.outcome != "failed":
+            return
+        with self._lock:
+            gateway, self._gateway = self._gateway, None
+            self._why = f"the store did not answer at {time.strftime('%H:%M:%S')}: {why}"
+            self._rest_until = self.clock() + self.retry_after
+        if gateway is not None:
+            with contextlib.suppress(Exception):
+                gateway.close()
+
+    @property
+    def resting(self) -> bool:
+        return self._gateway is None and self.clock() < self._rest_until
+
+    def close(self) -> None:
+        with self._lock:
+            gateway, self._gateway = self._gateway, None
+        if gateway is not None:
+            gateway.close()

@@ -170,6 +170,13 @@ class RecallData(TypedDict):
     reranked: bool
 
 
+class ServeData(TypedDict):
+    """`memfuse serve`, once stdin closed: the calls it answered (each answer went to the
+    client as its tool's envelope)."""
+
+    calls: int
+
+
 class RecallBatchData(TypedDict):
     """`recall --batch`: each question's envelope is printed as it is answered (with its own
     RecallData and `store_ms`); the run itself records how many were asked."""

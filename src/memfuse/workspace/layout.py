@@ -15,6 +15,7 @@ it is attacker input. `journals(days)` is the one loop that reads the journals o
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -184,6 +185,28 @@ class Workspace:
     def weekly_rollups(self) -> dict[date, Path]:
         """The weekly roll-ups, by the Monday that names them."""
         return _dated(self.journal_dir / "weekly")
+
+    def markdown_stamp(self) -> tuple[tuple[str, int, int, int, int], ...]:
+        """A cheap fingerprint of every file the Markdown's views read (the entries of
+        memory/, its archive and weekly folders, and MEMORY.md: name, inode, mode, size and
+        time, never followed): equal stamps mean nothing they read changed. A long-lived
+        reader (memfuse serve) checks it before it asks the recall index to refresh."""
+        found: list[tuple[str, int, int, int, int]] = []
+        for folder in (self.journal_dir, self.archive_dir, self.journal_dir / "weekly"):
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        info = entry.stat(follow_symlinks=False)
+                        found.append((entry.path, info.st_ino, info.st_mode, info.st_size,
+                                      info.st_mtime_ns))  # fmt: skip
+            except OSError:
+                found.append((str(folder), 0, 0, 0, 0))
+        try:
+            info = os.stat(self.memory_md, follow_symlinks=False)
+            found.append(("MEMORY.md", info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns))
+        except OSError:
+            found.append(("MEMORY.md", 0, 0, 0, 0))
+        return tuple(sorted(found))
 
     def sources(self) -> dict[date, Source]:
         """Each day's journal where it lives now, in every form memfuse produces: the daily,

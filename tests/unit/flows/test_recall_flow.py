@@ -210,3 +210,17 @@ def test_a_damaged_ledger_costs_the_uris_and_one_warning_not_the_answer(world: W
     assert top["id"] is not None and top["uri"] is None
     assert any("recall's results carry only the store's own URIs" in w
                for w in out.envelope["warnings"])  # fmt: skip
+
+
+def test_since_and_until_keep_the_days_between_and_timeless_facts(world: World) -> None:
+    world.journal("2026-11-20", "## 09:00\n- Billing review with finance, first round\n")
+    world.journal("2026-11-27", "## 09:00\n- Billing review with finance, second round\n")
+    (world.workspace / "MEMORY.md").write_text("# MEMORY\n- Billing review happens monthly\n")
+    out = world.json("recall", "billing review", "--since", "2026-11-21", "--until", "2026-11-27",
+                     "--now", NOW)  # fmt: skip
+    assert out.code == 0
+    assert {(r["date"], r["location"]) for r in out.data["results"]} == {
+        ("2026-11-27", "memory/2026-11-27.md:2"), (None, "MEMORY.md:2")
+    }  # fmt: skip
+    bad = world.run("recall", "billing", "--since", "2026-11-28", "--until", "2026-11-27")
+    assert bad.code == 2 and "is after --until" in bad.stderr

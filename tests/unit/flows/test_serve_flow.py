@@ -1,0 +1,305 @@
+"""`memfuse serve`'s tools, in-process: the same answers as the commands, bounded arguments
+and answers, a journal changed between calls, and a store that goes away and comes back."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memfuse.commands import serve
+from memfuse.config import load_settings
+from memfuse.recall.index import RecallIndex
+from memfuse.report import Reporter, SecretMasker
+from memfuse.run.context import RunContext, Seams
+from memfuse.run.mcp_server import ToolAnswer, UnknownTool
+from tests.fakes import World, digest, state_of
+
+DAY = "2026-11-29"
+NOW = f"{DAY}T22:00"
+JOURNAL = (
+    "## 09:30\n- Met Bob about the billing migration cutover plan\n"
+    "- Remember: Alice prefers dark mode in every editor\n"
+    "## 14:00\n- 今天讨论了 billing 迁移的回滚步骤\n"
+)
+SECRET = "sk-serve-secret-0123456789"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def service(world: World, clock: Clock | None = None, secrets: tuple[str, ...] = ()) -> Any:
+    settings = load_settings({"workspace": str(world.workspace), "now": NOW})
+    reporter = Reporter()
+    reporter.begin(SecretMasker(secrets), logging.getLogger("memfuse.test"))
+    seams = Seams(gateway_factory=world.gateway_factory, rerank_factory=world.rerank_factory)
+    ctx = RunContext(settings, reporter, seams=seams)
+    return serve.Service(ctx, pinned_now=True, clock=clock or Clock(), retry_after=30.0)
+
+
+def synced(world: World) -> None:
+    world.journal(DAY, JOURNAL)
+    (world.workspace / "MEMORY.md").write_text("# MEMORY\n- Billing must finish by December\n")
+    assert world.run("sync", "--now", NOW).code == 0
+
+
+def ok(answer: ToolAnswer) -> dict[str, Any]:
+    assert not answer.error, answer.text
+    assert answer.data is not None
+    assert json.loads(answer.text) == answer.data
+    return answer.data
+
+
+def test_recall_answers_what_the_command_answers(world: World) -> None:
+    synced(world)
+    cli = world.json("recall", "billing migration", "--now", NOW, "--limit", "5").data
+    envelope = ok(service(world).call("recall", {"query": "billing migration", "limit": 5}))
+    assert envelope["command"] == "recall" and envelope["status"] == "ok"
+    assert envelope["data"] == cli
+    assert envelope["data"]["sources"] == ["agent-memory", "journals"]
+    assert envelope["warnings"] == []
+
+
+def test_where_and_status_answer_what_the_commands_answer(world: World) -> None:
+    synced(world)
+    served = service(world)
+    where = ok(served.call("where", {"what": "dark mode"}))
+    assert where["data"] == world.json("where", "dark mode").data
+    assert where["data"]["bullets"][0]["in_store"] is True
+    status = ok(served.call("status", {}))
+    expected = world.json("status", "--now", NOW).data
+    assert status["data"]["ledger"] == expected["ledger"]
+    assert status["data"]["commands"].keys() == expected["commands"].keys()
+
+
+def test_a_journal_changed_between_calls_is_found_by_the_next(world: World) -> None:
+    synced(world)
+    served = service(world)
+    before = ok(served.call("recall", {"query": "zeppelin hangar"}))
+    assert not [r for r in before["data"]["results"] if "zeppelin" in r["content"]]
+    with (world.workspace / "memory" / f"{DAY}.md").open("a") as fh:
+        fh.write("- Visited the zeppelin hangar in Friedrichshafen\n")
+    after = ok(served.call("recall", {"query": "zeppelin hangar"}))
+    top = after["data"]["results"][0]
+    assert top["content"].startswith("Visited the zeppelin hangar")
+    assert top["location"] == f"memory/{DAY}.md:6"
+
+
+def test_the_store_going_away_costs_one_warning_then_rest_then_a_new_session(
+    world: World,
+) -> None:
+    synced(world)
+    clock = Clock()
+    served = service(world, clock)
+    world.gateway.down = "failed"
+    first = ok(served.call("recall", {"query": "dark mode"}))
+    assert first["data"]["sources"] == ["journals"]
+    assert first["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")
+    assert len(first["warnings"]) == 1 and "store did not answer" in first["warnings"][0]
+    assert first["status"] == "degraded"
+
+    asked = len(world.gateway.calls)
+    resting = ok(served.call("recall", {"query": "dark mode"}))
+    assert len(world.gateway.calls) == asked  # not asked while it rests
+    assert resting["data"]["sources"] == ["journals"]
+    assert len(resting["warnings"]) == 1 and "asked again in" in resting["warnings"][0]
+
+    world.gateway.down = None
+    clock.now += 31
+    back = ok(served.call("recall", {"query": "dark mode"}))
+    assert back["data"]["sources"] == ["agent-memory", "journals"]
+    assert back["warnings"] == [] and back["status"] == "ok"
+    assert world.gateway.closed >= 1  # the session that failed was closed, a new one opened
+
+
+def test_where_says_once_that_the_store_did_not_answer(world: World) -> None:
+    synced(world)
+    world.gateway.down = "timeout"
+    where = ok(service(world).call("where", {"what": "billing"}))
+    assert where["data"]["matches"] == 2
+    assert [b["in_store"] for b in where["data"]["bullets"]] == [None, None]  # not "gone"
+    assert len(where["warnings"]) == 1 and "store did not answer" in where["warnings"][0]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "says"),
+    [
+        ("recall", {}, "query must be a non-empty string"),
+        ("recall", {"query": "   "}, "query must be a non-empty string"),
+        ("recall", {"query": 42}, "query must be a non-empty string"),
+        ("recall", {"query": "x" * 2001}, "longer than 2000"),
+        ("recall", {"query": "x", "limit": 0}, "limit must be a whole number from 1 to 50"),
+        ("recall", {"query": "x", "limit": 51}, "from 1 to 50"),
+        ("recall", {"query": "x", "limit": True}, "from 1 to 50"),
+        ("recall", {"query": "x", "limit": "10"}, "from 1 to 50"),
+        ("recall", {"query": "x", "days": 0}, "days must be"),
+        ("recall", {"query": "x", "since": "yesterday"}, "since must be a date as YYYY-MM-DD"),
+        ("recall", {"query": "x", "since": "2026-02-30"}, "not a day of the calendar"),
+        ("recall", {"query": "x", "since": "2026-03-02", "until": "2026-03-01"}, "is after"),
+        ("recall", {"query": "x", "types": ["gossip"]}, "types must be a list of"),
+        ("recall", {"query": "x", "types": "event"}, "types must be a list of"),
+        ("recall", {"query": "x", "verbose": True}, "no argument 'verbose'"),
+        ("where", {}, "what must be a non-empty string"),
+        ("where", {"what": ["a"]}, "what must be a non-empty string"),
+        ("status", {"now": "x"}, "no argument 'now'"),
+    ],
+)
+def test_a_malformed_call_is_an_error_the_caller_can_correct(
+    world: World, tool: str, arguments: dict[str, Any], says: str
+) -> None:
+    world.journal(DAY, JOURNAL)
+    answer = service(world).call(tool, arguments)
+    assert answer.error and says in answer.text
+    assert answer.text.startswith(f"{tool}: ")
+    assert not world.gateway.calls  # refused before anything was asked
+
+
+def test_an_unknown_tool_is_a_protocol_error(world: World) -> None:
+    with pytest.raises(UnknownTool):
+        service(world).call("forget", {"id": "1"})
+
+
+def test_a_date_range_keeps_what_is_inside_it(world: World) -> None:
+    world.journal("2026-11-20", "## 09:00\n- Billing review with finance, first round\n")
+    world.journal("2026-11-27", "## 09:00\n- Billing review with finance, second round\n")
+    served = service(world)
+    args = {"query": "billing review finance", "since": "2026-11-25", "until": "2026-11-28"}
+    got = ok(served.call("recall", args))["data"]["results"]
+    assert [r["date"] for r in got] == ["2026-11-27"]
+    cli = world.json("recall", "billing review finance", "--since", "2026-11-25", "--until",
+                     "2026-11-28", "--now", NOW).data["results"]  # fmt: skip
+    assert [r["content"] for r in cli] == [r["content"] for r in got]
+
+
+def test_secrets_are_masked_in_every_answer(world: World) -> None:
+    world.journal(DAY, f"## 09:00\n- The staging key is {SECRET} for billing\n")
+    served = service(world, secrets=(SECRET,))
+    recall = served.call("recall", {"query": "staging key billing"})
+    where = served.call("where", {"what": "staging key"})
+    refused = served.call("where", {"what": SECRET * 100})
+    for answer in (recall, where, refused):
+        assert SECRET not in answer.text
+    assert "****" in recall.text and "****" in where.text
+
+
+def test_an_answer_is_bounded_in_each_text_and_in_all(world: World) -> None:
+    bullets = "".join(f"- 迁移 {n} " + "回滚" * 3000 + "\n" for n in range(60))
+    world.journal(DAY, "## 09:00\n" + bullets)
+    answer = ok(service(world).call("recall", {"query": "迁移", "limit": 50}))
+    size = len(answer and json.dumps(answer, ensure_ascii=False).encode())
+    assert size <= serve.ANSWER_MAX
+    rows = answer["data"]["results"]
+    assert rows and all(len(r["content"]) <= serve.TEXT_MAX + 10 for r in rows)
+    assert answer["data"]["truncated"] == 50 - len(rows)
+    assert any("cut to" in w for w in answer["warnings"])
+
+
+def caught_up(world: World) -> Any:
+    """A service whose index caught up with the synced journal on a first question."""
+    synced(world)
+    served = service(world)
+    ok(served.call("recall", {"query": "billing"}))
+    return served
+
+
+def test_an_index_a_sync_holds_answers_as_it_was(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = caught_up(world)
+    tried: list[int] = []
+
+    def locked(*_a: object, **_k: object) -> int:
+        tried.append(1)
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(RecallIndex, "refresh", locked)
+    with (world.workspace / "memory" / f"{DAY}.md").open("a") as fh:
+        fh.write("- Late note about the zeppelin\n")
+    for _ in range(2):  # not caught up: the next call tries again
+        answer = ok(served.call("recall", {"query": "dark mode"}))
+        assert answer["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")
+        assert any("not refreshed (database is locked)" in w for w in answer["warnings"])
+    assert len(tried) == 2
+
+
+def test_an_unchanged_markdown_is_not_looked_through_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = caught_up(world)
+    refreshed: list[int] = []
+    real = RecallIndex.refresh
+
+    def counted(self: RecallIndex, *args: Any) -> int:
+        refreshed.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(RecallIndex, "refresh", counted)
+    for _ in range(3):
+        ok(served.call("recall", {"query": "billing"}))
+    assert refreshed == []
+    (world.workspace / "MEMORY.md").write_text("# MEMORY\n- Zeppelins are grounded\n")
+    found = ok(served.call("recall", {"query": "zeppelins grounded"}))["data"]["results"]
+    assert refreshed == [1] and found[0]["location"] == "MEMORY.md:2"
+
+
+def test_serving_writes_nothing_of_the_workspace_nor_the_ledger_or_history(world: World) -> None:
+    synced(world)
+    state = state_of(world.workspace)
+    names = ("ledger.sqlite3", "runs.json", "lock")  # the lock as sync left it: never taken
+    kept = {name: (state / name).read_bytes() for name in names}
+    before = digest(world.workspace)
+    served = service(world)
+    served.warm()
+    for tool, args in (("recall", {"query": "billing"}), ("where", {"what": "billing"}),
+                       ("status", {})):  # fmt: skip
+        ok(served.call(tool, args))
+    served.close()
+    assert digest(world.workspace) == before
+    assert {name: (state / name).read_bytes() for name in kept} == kept
+
+
+def test_warming_up_opens_the_index_and_the_store_and_its_notices_come_first(
+    world: World, tmp_path: Path
+) -> None:
+    synced(world)
+    (state_of(world.workspace) / "recall.sqlite3").write_bytes(b"not a database" * 100)
+    served = service(world)
+    served.warm()
+    assert served.index is not None
+    first = ok(served.call("status", {}))
+    assert any("rebuilt from the Markdown" in w for w in first["warnings"])
+    second = ok(served.call("status", {}))
+    assert not any("rebuilt" in w for w in second["warnings"])
+
+
+def test_the_store_servers_log_is_cut_back_while_serve_runs(world: World) -> None:
+    from memfuse.run.context import SERVER_LOG_KEEP, SERVER_LOG_MAX
+
+    synced(world)
+    served = service(world)
+    log = state_of(world.workspace) / "session-server.log"
+    log.write_bytes(b"x" * SERVER_LOG_MAX + b"the last line\n")
+    ok(served.call("status", {}))
+    kept = log.read_bytes()
+    assert len(kept) == SERVER_LOG_KEEP and kept.endswith(b"the last line\n")
+
+
+def test_serve_without_a_workspace_says_so_on_stderr_and_never_on_the_channel(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "-w", str(tmp_path / "nowhere")])
+    assert result.exit_code == 66
+    assert result.stdout == "" and "does not exist" in result.stderr
