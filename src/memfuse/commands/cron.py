@@ -36,9 +36,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from memfuse.commands import status
+from memfuse.commands import cron_openclaw, status
 from memfuse.confine import UnsafePath, read_file, write_atomic
 from memfuse.errors import ConfigError, ExitCode, MemfuseError
+from memfuse.report import cause
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -215,6 +216,9 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if request.install or request.remove:
         installer = Installer(ctx, schedule, request.fmt)
         done = installer.remove(files) if request.remove else installer.install(files)
+        if installer.schedule != schedule:  # moved clear of another job's minute
+            schedule = installer.schedule
+            files = files_of(schedule, request.fmt, s)
         data: CronData = {
             "format": request.fmt, "label": schedule.label, "files": files,
             "text": _printed(files), "notes": list(schedule.notes), "changes": done,
@@ -254,7 +258,7 @@ class Installer:
         if done.returncode != 0:
             if "no crontab" in done.stderr.lower():
                 return ""
-            raise MemfuseError(f"crontab -l failed: {_tail(done.stderr)}")
+            raise MemfuseError(f"crontab -l failed: {_why(done)}")
         return done.stdout
 
     def _install_crontab(self, files: dict[str, str]) -> None:
@@ -383,35 +387,21 @@ class Installer:
             (folder / name).unlink()
             self.changes.append(f"removed {folder / name}")
 
-    # OpenClaw: jobs replaced by name through its own CLI; the Gateway owns its files.
-
-    def _openclaw_ours(self) -> list[str]:
-        """The ids of the Gateway's jobs that carry this schedule's names."""
-        done = _tool(["openclaw", "cron", "list", "--all", "--json"])
-        try:
-            listed = json.loads(done.stdout[:16_000_000])
-        except ValueError:
-            raise MemfuseError("`openclaw cron list --json` did not answer JSON") from None
-        jobs = listed.get("jobs") if isinstance(listed, dict) else listed
-        names = set(openclaw.job_names(self.schedule))
-        return [
-            str(job.get("id") or job.get("jobId"))
-            for job in (jobs if isinstance(jobs, list) else [])
-            if isinstance(job, dict) and job.get("name") in names
-        ]
+    # OpenClaw: jobs declared by key through its own CLI; the Gateway owns its store.
 
     def _install_openclaw(self, _files: dict[str, str]) -> None:
-        self._remove_openclaw(_files)
-        for argv in openclaw.add_commands(self.schedule, payload="command"):
-            _tool(list(argv))
-            self.changes.append(f"added the OpenClaw job {argv[argv.index('--name') + 1]}")
+        self._need_openclaw()
+        self.schedule, changes = cron_openclaw.install(_tool, self.schedule)
+        self.changes += changes
 
     def _remove_openclaw(self, _files: dict[str, str]) -> None:
+        self._need_openclaw()
+        self.changes += cron_openclaw.remove(_tool, self.schedule)
+
+    @staticmethod
+    def _need_openclaw() -> None:
         if shutil.which("openclaw") is None:
             raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
-        for job_id in self._openclaw_ours():
-            _tool(["openclaw", "cron", "rm", job_id])
-            self.changes.append(f"removed the OpenClaw job {job_id}")
 
     def _record(self, *, installed: bool) -> None:
         """The schedule in the state folder, for `status` to tell a missed run by."""
@@ -455,8 +445,24 @@ def _tool(
     except subprocess.TimeoutExpired:
         raise MemfuseError(f"{shlex.join(argv[:3])} did not finish in {TOOL_TIMEOUT:g} s") from None
     if check and done.returncode != 0:
-        raise MemfuseError(f"{shlex.join(argv[:4])} failed: {_tail(done.stderr or done.stdout)}")
+        raise MemfuseError(f"{shlex.join(argv[:4])} failed (exit {done.returncode}): {_why(done)}")
     return done
+
+
+def _why(done: subprocess.CompletedProcess[str]) -> str:
+    """What a failed tool said about why: its stderr, or the error of a JSON answer."""
+    said = done.stderr or ""
+    try:
+        answer = json.loads(done.stdout[: 1 << 20]) if done.stdout else None
+    except ValueError:
+        answer = None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    if isinstance(message, str) and message.strip():
+        said = message if not said.strip() else said
+    elif not said.strip():
+        said = done.stdout or ""
+    return cause(said)
 
 
 def _tail(text: str) -> str:
