@@ -54,6 +54,7 @@ from memfuse.schedule import (
     launchd,
     openclaw,
     systemd,
+    writers,
 )
 from memfuse.settings import Settings
 
@@ -207,7 +208,7 @@ class Request:
 def run(ctx: RunContext, request: Request) -> CommandResult:
     s = ctx.settings
     try:
-        schedule = build(s, archive=request.archive)
+        schedule, _ = writers.clear_of(build(s, archive=request.archive), _busy(request))
         files = files_of(schedule, request.fmt, s)
     except ScheduleError as exc:
         raise ConfigError(f"no {request.fmt} schedule can run this: {exc}") from None
@@ -229,6 +230,14 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
         "text": _printed(files), "notes": list(schedule.notes), "changes": [],
     }  # fmt: skip
     return CommandResult("cron", data, payload=data["text"])
+
+
+def _busy(request: Request) -> cron_openclaw.Busy:
+    """Jobs on this machine that rewrite MEMORY.md (OpenClaw's dreaming, from its config), for
+    tidy to keep out of their minute; an OpenClaw install reads the Gateway's own job."""
+    if request.fmt == "openclaw" and (request.install or request.remove):
+        return []
+    return cron_openclaw.dreaming(os.environ)
 
 
 class Installer:
@@ -528,14 +537,59 @@ def _check(
     checks = [c for job in jobs if (c := check_job(job, timeout)) is not None]
     if request.fmt == "systemd":
         checks += _systemd_verify(files if request.file is None else None)
+    busy = _writers_beside(request, files)
+    _flag_clashes(jobs, checks, busy)
     failed = [c for c in checks if not c["ok"]]
     code = ExitCode.FATAL if failed or not checks else ExitCode.OK
+    checks += [
+        {"job": name, "command": "(not memfuse's: it rewrites MEMORY.md)",
+         "when": " and ".join(f"{h:02d}:{m:02d}" for h, m in times), "ok": True,
+         "problems": []}
+        for name, times in busy
+    ]  # fmt: skip
     data: CronCheckData = {"format": request.fmt, "source": source, "jobs": checks}
     if code != ExitCode.OK:
         data["error"] = (
             f"{len(failed)} scheduled job(s) would fail" if checks else "no memfuse job found"
         )
     return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
+
+
+def _writers_beside(request: Request, files: dict[str, str]) -> cron_openclaw.Busy:
+    """The jobs beside the checked ones that rewrite MEMORY.md: OpenClaw's dreaming (its
+    config), and those of a checked OpenClaw job list."""
+    busy = cron_openclaw.dreaming(os.environ)
+    if request.fmt == "openclaw" and request.file != "-":
+        path = request.file
+        text = next(iter(files.values())) if path is None else _must_read(Path(path))
+        try:
+            listed = json.loads(text)
+        except ValueError:
+            listed = None
+        listed = listed.get("jobs") if isinstance(listed, dict) else listed
+        found = writers.busy_times(listed if isinstance(listed, list) else [])
+        busy = found or busy  # the Gateway's own job says it better than the config
+    return busy
+
+
+def _flag_clashes(jobs: list[Job], checks: list[CronJobCheck], busy: cron_openclaw.Busy) -> None:
+    """A memfuse run that reads MEMORY.md in the minute another job rewrites it fails."""
+    for job in jobs:
+        if _memfuse_sub(job.argv) not in writers.MEMORY_READERS:
+            continue
+        for name, times in busy:
+            shared = sorted(set(times) & set(job.times))
+            if not shared:
+                continue
+            check = next((c for c in checks if c["job"] == job.source), None)
+            if check is None:
+                continue
+            at = " and ".join(f"{h:02d}:{m:02d}" for h, m in shared)
+            check["problems"].append(
+                f"runs at {at}, the minute {name!r} rewrites MEMORY.md: `memfuse cron"
+                " --install` moves it clear (or move it yourself)"
+            )
+            check["ok"] = False
 
 
 def _memfuse_sub(argv: tuple[str, ...]) -> str | None:

@@ -4,6 +4,7 @@ A bullet is a top-level list item (`-`, `*`, `+`, indent ≤ 3). The lines that 
 indented (nested items, continuation text), or that continue its paragraph without a blank line
 (Markdown's lazy continuation), belong to it. Fenced code and HTML comments are skipped.
 Headings of level 2-6 holding a time start a section keyed by the first time in them.
+Sections under a heading of `SKIPPED_SECTIONS` (and their subsections) hold no bullets.
 """
 
 from __future__ import annotations
@@ -18,6 +19,17 @@ _HEADING = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _BULLET = re.compile(r"^([-*+])([ \t]+|$)(.*)$", re.DOTALL)
 _FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 _THEMATIC = re.compile(r"^([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+
+# Sections that are not the agent's memories: OpenClaw's dreaming writes these managed blocks
+# into the day's journal (memory-core's dreaming-markdown in the `openclaw` package 2026.9.6:
+# `## Light Sleep` and `## REM Sleep`, each between `<!-- openclaw:dreaming:… -->` markers;
+# `## Deep Sleep` is its DREAMS.md summary). They restate the journal; synced, they would come
+# back as new memories every night. Compared without case or surrounding space.
+SKIPPED_SECTIONS = frozenset({"light sleep", "rem sleep", "deep sleep"})
+
+
+def skipped_section(heading_text: str) -> bool:
+    return " ".join(heading_text.split()).casefold() in SKIPPED_SECTIONS
 
 
 @dataclass(frozen=True)
@@ -96,11 +108,16 @@ class _Builder:
         self.start = 0
         self.content_col = 0
         self.after_blank = False
+        self.skip_level = 0  # the level of the skipped section we are in, 0 when none
+
+    def heading(self, level: int, text: str) -> None:
+        if not (self.skip_level and level > self.skip_level):
+            self.skip_level = level if skipped_section(text) else 0
 
     def close(self) -> None:
         if self.lines is not None:
             text = "\n".join(line for line in self.lines if line).strip()
-            if text:
+            if text and not self.skip_level:
                 self.counts[self.key] += 1
                 self.bullets.append(Bullet(self.key, self.counts[self.key], text, self.start))
         self.lines = None
@@ -150,6 +167,7 @@ def parse(text: str) -> list[Bullet]:
                 b.close()
                 level = len(heading[1])
                 b.key = section_key(heading[2] or "") if level >= 2 else NO_TIME
+                b.heading(level, heading[2] or "")
                 continue
             if _THEMATIC.match(body):
                 b.close()

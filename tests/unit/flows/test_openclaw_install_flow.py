@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import stat
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from memfuse.commands import cron
 from memfuse.schedule import openclaw
+from memfuse.settings import Settings
 from tests.conftest import ROOT
 from tests.fakes import World
 
@@ -128,7 +130,7 @@ def test_the_job_list_is_read_past_its_first_page(
     assert out.code == 0, out.stdout
     assert len(gateway.calls("gateway", "call", "cron.list")) == 3
     assert gateway.calls("cron", "rm") == [["cron", "rm", "--json", "--", "old-tidy"]]
-    assert "tidy moved from 03:00 to 03:30" in " ".join(out.data["changes"])  # page 4 dreams
+    assert "tidy moved from 03:00 to 03:30" in " ".join(out.data["notes"])  # page 4 dreams
 
 
 def test_tidy_moves_out_of_the_dreaming_sweeps_minute_and_says_so(
@@ -139,12 +141,11 @@ def test_tidy_moves_out_of_the_dreaming_sweeps_minute_and_says_so(
     assert out.code == 0, out.stdout
     tidy = next(j for j in ours(gateway, world) if str(j["name"]).endswith("-tidy"))
     assert tidy["schedule"]["expr"] == "30 3 * * *"
-    said = [c for c in out.data["changes"] if "moved" in c]
+    said = [c for c in out.data["notes"] if "moved" in c]
     assert said == [
         "tidy moved from 03:00 to 03:30: 'Memory Dreaming Promotion' at 03:00 rewrites"
         " MEMORY.md in that minute"
     ]
-    assert said[0] in out.data["notes"]
     record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
     assert record["runs"]["tidy"] == ["03:30"]  # what status checks runs against
     files = json.loads(next(iter(out.data["files"].values())))
@@ -176,3 +177,49 @@ def test_a_failing_cli_is_reported_by_the_line_that_names_the_cause(
     assert "Gateway not reachable at" in error and "openclaw gateway run" in error
     assert "Bind: loopback" not in error and "hunter2" not in error
     assert "hunter2" not in out.stdout + out.stderr
+
+
+# --- OpenClaw's dreaming beside the other schedulers, from its config alone ---------------
+
+
+def tidy_line(text: str) -> str:
+    return next(line for line in text.splitlines() if " tidy " in line and line[0].isdigit())
+
+
+def test_with_openclaw_here_the_crontabs_tidy_leaves_the_dreaming_minute(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    assert tidy_line(world.json("cron").data["text"]).startswith("0 3 * * * ")  # no OpenClaw
+    (home / ".openclaw").mkdir(parents=True)  # OpenClaw, its defaults: dreaming at 03:00
+    out = world.json("cron")
+    assert tidy_line(out.data["text"]).startswith("30 3 * * * ")
+    assert any("tidy moved from 03:00 to 03:30" in n for n in out.data["notes"])
+    config = home / ".openclaw" / "openclaw.json"
+    config.write_text(
+        '{ // JSONC as OpenClaw allows\n "plugins": {"entries": {"memory-core": {"config":'
+        ' {"dreaming": {"frequency": "0 4 * * *"}}}}},\n}'
+    )
+    assert tidy_line(world.json("cron").data["text"]).startswith("0 3 * * * ")
+    config.write_text('{"plugins": {"entries": {"memory-core": {"config": {"dreaming":'
+                      ' {"enabled": false}}}}}}')  # fmt: skip
+    assert tidy_line(world.json("cron").data["text"]).startswith("0 3 * * * ")
+
+
+def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
+    world: World, tmp_path: Path
+) -> None:
+    tidy = openclaw.jobs(
+        cron.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
+        payload="command",
+    )[-1]
+    assert tidy["name"].endswith("-tidy") and tidy["schedule"]["expr"] == "0 3 * * *"
+    listed = tmp_path / "jobs.json"
+    listed.write_text(json.dumps({"jobs": [DREAMING, tidy]}))
+    out = world.json("cron", "--format", "openclaw", "--check", str(listed))
+    assert out.code == 1
+    by_job = {j["job"]: j for j in out.data["jobs"]}
+    assert by_job["Memory Dreaming Promotion"]["when"] == "03:00"
+    problems = by_job[tidy["name"]]["problems"]
+    assert any("the minute 'Memory Dreaming Promotion' rewrites MEMORY.md" in p for p in problems)
