@@ -20,6 +20,7 @@ when its run would fail or leave the store unreachable.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -30,7 +31,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
@@ -180,7 +181,9 @@ def _printed(files: dict[str, str]) -> str:
 
 
 def _home() -> Path:
-    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    """$HOME, as every other program of the user's session has it (under sudo -E, a
+    container or a test, it is not the password file's); that only when HOME is unset."""
+    return Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
 
 
 def units_dir() -> Path:
@@ -310,16 +313,24 @@ class Installer:
 
     def _install_systemd(self, files: dict[str, str]) -> None:
         folder = units_dir()
-        self._write_own(folder, files, lambda text, _name: self._is_ours_systemd(text))
         if shutil.which("systemctl") is None:
-            self.changes.append(
-                "systemctl is not on this PATH: run `systemctl --user daemon-reload` and"
-                " `systemctl --user enable --now` each .timer yourself"
+            raise MemfuseError(
+                "systemctl is not on this PATH: no user timers can be enabled here (nothing"
+                " was written); `memfuse cron --format systemd` prints the units to install"
+                " by hand, or pick another --format"
             )
-            return
-        _tool(["systemctl", "--user", "daemon-reload"])
+        probe = _tool(["systemctl", "--user", "show-environment"], check=False)
+        if probe.returncode != 0:
+            raise MemfuseError(
+                f"systemd's user manager cannot be reached ({_why(probe)}): nothing was"
+                " written. Log in to a session that has one (or `loginctl enable-linger"
+                " $USER` and log in again), or pick another --format"
+            )
+        written = self._write_own(folder, files, lambda t, _n: self._is_ours_systemd(t))
         timers = [name for name in files if name.endswith(".timer")]
-        _tool(["systemctl", "--user", "enable", "--now", *timers])
+        with _undone_on_failure(written):
+            _tool(["systemctl", "--user", "daemon-reload"])
+            _tool(["systemctl", "--user", "enable", "--now", "--", *timers])
         self.changes.append(f"enabled {', '.join(timers)}")
         self.changes.append(
             "user timers run while your user manager does: `loginctl enable-linger` keeps it"
@@ -330,7 +341,7 @@ class Installer:
         folder = units_dir()
         timers = [name for name in files if name.endswith(".timer")]
         if shutil.which("systemctl") is not None:
-            _tool(["systemctl", "--user", "disable", "--now", *timers], check=False)
+            _tool(["systemctl", "--user", "disable", "--now", "--", *timers], check=False)
         self._remove_own(folder, files, lambda text, _name: self._is_ours_systemd(text))
         if shutil.which("systemctl") is not None:
             _tool(["systemctl", "--user", "daemon-reload"], check=False)
@@ -340,16 +351,19 @@ class Installer:
 
     def _install_launchd(self, files: dict[str, str]) -> None:
         folder = agents_dir()
-        self._write_own(folder, files, launchd.is_generated)
         if shutil.which("launchctl") is None:
-            self.changes.append("launchctl is not on this PATH: load the agents yourself")
-            return
+            raise MemfuseError(
+                "launchctl is not on this PATH (launchd agents are macOS's): nothing was"
+                " written; pick the --format of this machine's scheduler"
+            )
+        written = self._write_own(folder, files, launchd.is_generated)
         domain = f"gui/{os.getuid()}"
-        for name in files:
-            label = name.removesuffix(".plist")
-            _tool(["launchctl", "bootout", f"{domain}/{label}"], check=False)
-            _tool(["launchctl", "bootstrap", domain, str(folder / name)])
-            self.changes.append(f"loaded {label}")
+        with _undone_on_failure(written):
+            for name in files:
+                label = name.removesuffix(".plist")
+                _tool(["launchctl", "bootout", f"{domain}/{label}"], check=False)
+                _tool(["launchctl", "bootstrap", domain, str(folder / name)])
+                self.changes.append(f"loaded {label}")
 
     def _remove_launchd(self, files: dict[str, str]) -> None:
         folder = agents_dir()
@@ -361,7 +375,8 @@ class Installer:
 
     def _write_own(
         self, folder: Path, files: dict[str, str], ours: Callable[[str, str], bool]
-    ) -> None:
+    ) -> dict[Path, str | None]:
+        """Write the files, only over memfuse's own; what each held before (None: absent)."""
         foreign = [
             name for name in files
             if (text := _read_text(folder / name)) is not None and not ours(text, name)
@@ -371,17 +386,24 @@ class Installer:
                 f"{', '.join(str(folder / n) for n in foreign)} exist and memfuse did not write"
                 " them: move them away or remove them first (nothing was changed)"
             )
-        for name, text in files.items():
-            target = folder / name
-            if _read_text(target) == text:
-                continue
-            try:
-                write_atomic(folder, target, text.encode("utf-8"), mode=0o644, create_parents=True)
-            except (OSError, UnsafePath) as exc:
-                raise MemfuseError(f"cannot write {target}: {exc}") from None
-            self.changes.append(f"wrote {target}")
+        written: dict[Path, str | None] = {}
+        with _undone_on_failure(written):
+            for name, text in files.items():
+                target = folder / name
+                before = _read_text(target)
+                if before == text:
+                    continue
+                try:
+                    write_atomic(
+                        folder, target, text.encode("utf-8"), mode=0o644, create_parents=True
+                    )
+                except (OSError, UnsafePath) as exc:
+                    raise MemfuseError(f"cannot write {target}: {exc}") from None
+                written[target] = before
+                self.changes.append(f"wrote {target}")
         if not self.changes:
             self.changes.append(f"{folder} already holds this schedule: nothing changed")
+        return written
 
     def _remove_own(
         self, folder: Path, files: Iterable[str], ours: Callable[[str, str], bool]
@@ -417,7 +439,8 @@ class Installer:
         state = self.ctx.workspace.state
         state.ensure()
         if not installed:
-            state.remove(SCHEDULE_FILE)
+            if _recorded_format(state.path / SCHEDULE_FILE) in (self.fmt, None):
+                state.remove(SCHEDULE_FILE)  # another format's schedule still runs: kept
             return
         record = {
             "format": self.fmt,
@@ -425,6 +448,32 @@ class Installer:
             "runs": {r.name: [f"{h:02d}:{m:02d}" for h, m in r.times] for r in self.schedule.runs},
         }
         state.write(SCHEDULE_FILE, json.dumps(record, indent=2).encode("utf-8"))
+
+
+def _recorded_format(path: Path) -> str | None:
+    """The format of the recorded schedule; None when there is none or it cannot be read."""
+    try:
+        record = json.loads(_read_text(path) or "null")
+    except (ValueError, MemfuseError):
+        return None
+    found = record.get("format") if isinstance(record, dict) else None
+    return found if isinstance(found, str) else None
+
+
+@contextlib.contextmanager
+def _undone_on_failure(written: dict[Path, str | None]) -> Iterator[None]:
+    """Files written for an install put back as they were when a later step fails, so a
+    failed install leaves nothing half-done."""
+    try:
+        yield
+    except BaseException:
+        for path, before in written.items():
+            with contextlib.suppress(OSError, UnsafePath):
+                if before is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    write_atomic(path.parent, path, before.encode("utf-8"), mode=0o644)
+        raise
 
 
 def _read_text(path: Path) -> str | None:
