@@ -125,7 +125,7 @@ def _root(
 # --- subcommands ---------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(short_help="Check the setup; or write the server's entry.")
 @with_common_options
 def doctor(
     show_config: Annotated[
@@ -193,7 +193,7 @@ def doctor(
     runner.run("doctor", common, body, lock=False, workspace=False)
 
 
-@app.command()
+@app.command(short_help="The lifecycle at a glance; exit 4 when a person is needed.")
 @with_common_options
 def status(common: Common) -> None:
     """Show the lifecycle at a glance: last runs, RECENT.md, the ledger, the lock.
@@ -206,7 +206,7 @@ def status(common: Common) -> None:
     runner.run("status", common, command.run, lock=False)
 
 
-@app.command()
+@app.command(short_help="Journal bullets into agent-memory, only what changed.")
 @with_common_options
 def sync(
     day: Annotated[
@@ -246,7 +246,8 @@ def sync(
 ) -> None:
     """Push journal bullets into agent-memory: one memory per bullet, only what changed.
 
-    Default scope is today's journal. Example: memfuse sync --days 3 --json
+    With no --date/--since/--days/--all: every journal that changed since the last sync,
+    whatever its day (and any bullet whose last call failed). Example: memfuse sync --days 3
     """
     from memfuse.commands import sync as command
 
@@ -267,7 +268,7 @@ def sync(
     )
 
 
-@app.command()
+@app.command(short_help="Write RECENT.md from the store (journals if it is down).")
 @with_common_options
 def surface(
     to_stdout: Annotated[
@@ -297,7 +298,7 @@ def surface(
     )
 
 
-@app.command()
+@app.command(short_help="The store's sleep cycle, MEMORY.md check and backup.")
 @with_common_options
 def tidy(
     archive: Annotated[
@@ -319,7 +320,7 @@ def tidy(
     runner.run("tidy", common, lambda ctx: command.run(ctx, do_archive=archive), dry_run=dry_run)
 
 
-@app.command("rerank-test")
+@app.command("rerank-test", short_help="Check the configured reranker.")
 @with_common_options
 def rerank_test(
     query: Annotated[str, typer.Argument(help="The query to rank documents for.")] = "",
@@ -361,7 +362,7 @@ def rerank_test(
     )
 
 
-@app.command()
+@app.command(short_help="The schedule of the daily runs: print, check, install.")
 @with_common_options
 def cron(
     fmt: Annotated[
@@ -419,7 +420,7 @@ def cron(
     runner.run("cron", common, lambda ctx: command.run(ctx, request), lock=False)
 
 
-@app.command()
+@app.command(short_help="One ranked search over the Markdown and the store.")
 @with_common_options
 def recall(
     query: Annotated[
@@ -493,7 +494,7 @@ def recall(
         runner.run("recall", common, lambda ctx: command.run(ctx, request), lock=False)
 
 
-@app.command()
+@app.command(short_help="One bullet's story: its journal line, URI and answers.")
 @with_common_options
 def where(
     what: Annotated[
@@ -512,7 +513,7 @@ def where(
     runner.run("where", common, lambda ctx: command.run(ctx, what), lock=False)
 
 
-@app.command()
+@app.command(short_help="Recall, where and status for an agent, as an MCP server.")
 @with_common_options
 def serve(common: Common) -> None:
     """Serve recall, where and status to an agent as an MCP server over stdio (read-only).
@@ -531,7 +532,7 @@ def serve(common: Common) -> None:
     runner.run("serve", common, lambda ctx: command.run(ctx, pinned_now=pinned), lock=False)
 
 
-@app.command()
+@app.command(short_help="Forget what memfuse made in the store, and pause sync.")
 @with_common_options
 def rollback(
     undo: Annotated[
@@ -553,7 +554,7 @@ def rollback(
     runner.run("rollback", common, lambda ctx: command.run(ctx, undo=undo), dry_run=dry_run)
 
 
-@app.command()
+@app.command(short_help="The type a bullet would get, and why.")
 @with_common_options
 def classify(
     text: Annotated[str, typer.Argument(help="The bullet text to classify.")],

@@ -9,6 +9,7 @@ through one.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -27,6 +28,53 @@ class SecretMasker:
         for secret in self._secrets:
             text = text.replace(secret, self.MASK)
         return text
+
+
+# The words of a line that names why another program failed, most telling first; a line that
+# only says where (a config path, a bind mode, a stack frame) names no cause.
+_CAUSES = (
+    re.compile(
+        r"not reachable|requires credentials|unauthori[sz]ed|forbidden|permission denied"
+        r"|token mismatch|cannot find module|requires node|node:sqlite|ECONNREFUSED|EACCES"
+        r"|ENOENT|timed out|no such file",
+        re.IGNORECASE,
+    ),
+    re.compile(r"error|failed|cannot|can't|invalid|not found|missing|denied|refused", re.I),
+)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_SECRETISH = re.compile(
+    r"(?i)(\b(?:token|password|passwd|secret|api[_-]?key|authorization)\b[\"']?\s*[=:]\s*"
+    r"(?:bearer\s+)?)([^\s\"',;]+)|(\bbearer\s+)([^\s\"',;]+)|(://[^/\s:@]+:)([^@\s/]+)(@)"
+)
+CAUSE_LINE_LIMIT = 300
+
+
+def mask_secretish(text: str) -> str:
+    """Values that look like secrets (`token=…`, `Bearer …`, a URL's password) masked."""
+
+    def masked(match: re.Match[str]) -> str:
+        groups = match.groups()
+        for i in (0, 2, 4):
+            if groups[i] is not None:
+                tail = groups[i + 2] if i == 4 else ""
+                return f"{groups[i]}{SecretMasker.MASK}{tail}"
+        return match[0]
+
+    return _SECRETISH.sub(masked, text)
+
+
+def cause(text: str, *, lines: int = 2) -> str:
+    """The line of another program's output that names why it failed (the first line saying
+    why, and the one after it when that is a hint), not merely its last line: bounded, colour
+    codes dropped, secret-looking values masked. "no output" when it said nothing."""
+    said = [ln.strip() for ln in _ANSI.sub("", text).splitlines() if ln.strip()]
+    if not said:
+        return "no output"
+    start = next((i for pattern in _CAUSES for i, ln in enumerate(said) if pattern.search(ln)), 0)
+    picked = said[start : start + lines]
+    if len(picked) > 1 and not re.match(r"(?i)(fix|hint|try|run|start|use|set)\b", picked[1]):
+        picked = picked[:1]
+    return mask_secretish(" — ".join(ln[:CAUSE_LINE_LIMIT] for ln in picked))
 
 
 @dataclass

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# The README's "Use it on your agent", line by line, on a fresh venv and a fresh HOME that
-# already has an mcporter config with another server and a crontab of its own: both must
-# survive, memfuse's entry must work, and the installed schedule's jobs must run under
-# `env -i` as cron runs them. Two stand-ins, both said here: agent-memory's npm package is a
-# server.js that hands its stdio to the bundled reference server (step 2's second npm install
-# is the one step not run), and this machine has no cron, so `crontab` is a small program that
-# keeps the table in a file, as crontab(1) does.
+# The README's "Use it on your agent" block, run as written — extracted from README.md, not
+# copied — in a fresh HOME that already has an mcporter config with another server and a
+# crontab of its own: both must survive, memfuse's entry must work, and the installed
+# schedule's jobs must run under `env -i` as cron runs them. What is not run as written, and
+# why: `/path/to/memfuse` is this checkout; agent-memory's statement (its npm package is not in
+# this machine's registry, and its source release cannot be fetched here) becomes a stand-in
+# server.js, where the README's source build puts it, that hands its stdio to the bundled
+# reference server; and this machine has no cron, so `crontab` is a small program that keeps
+# the table in a file, as crontab(1) does. npm and pip are made quiet by their own variables.
 source "$(dirname "$0")/_lib.bash"
 make_world
 H=$WORK/home
 export HOME=$H
+WS=$H/.openclaw/workspace
+mkdir -p "$WS"
+cp -r "$WORK/workspace/." "$WS/"
 today=$(date +%F)
 printf -- '- Met Bob about the staging deploy for the billing service\n- Remember: Alice prefers the release notes in English\n' \
-    > "$WORK/workspace/memory/$today.md"
+    > "$WS/memory/$today.md"
 
 # What the user already has.
-mkdir -p "$H/.mcporter" "$H/bin" "$H/.openclaw"
+mkdir -p "$H/.mcporter" "$H/bin"
 USERS_CONFIG='{"mcpServers": {"github": {"command": "/usr/bin/true", "args": ["--stdio"]}}, "imports": ["cursor"]}'
 printf '%s\n' "$USERS_CONFIG" > "$H/.mcporter/mcporter.json"
 USERS_LINE="30 1 * * * /usr/bin/backup --all"
@@ -31,61 +36,72 @@ cat > "$WORK/crontab-table.new" && mv "$WORK/crontab-table.new" "$WORK/crontab-t
 SH
 chmod +x "$H/bin/crontab"
 export PATH="$H/bin:$PATH"
+unset MEMFUSE_WORKSPACE MEMFUSE_MCPORTER MEMFUSE_MCPORTER_CONFIG MEMFUSE_TRANSPORT
+export PIP_QUIET=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+export npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false \
+    npm_config_loglevel=error npm_config_prefer_offline=true
 
-step "1. memfuse into its own venv from the checkout"
-python3 -m venv "$H/.local/share/memfuse"
-"$H/.local/share/memfuse/bin/pip" install --quiet --disable-pip-version-check "$ROOT[session]" \
-    || fail "pip install of the checkout failed"
-mkdir -p "$H/.local/bin" && ln -sf "$H/.local/share/memfuse/bin/memfuse" "$H/.local/bin/memfuse"
-M=$H/.local/bin/memfuse
-"$M" --version | grep -q '^memfuse ' || fail "the installed command does not run"
+step "the README's block, extracted"
+"$PY" - "$ROOT/README.md" "$ROOT" > "$WORK/readme-steps.sh" <<'PY' || fail "no install block in the README"
+import re, sys
+readme, root = open(sys.argv[1]).read(), sys.argv[2]
+block = readme.split("<!-- fresh-install:", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+standin = "install_agent_memory_standin  # the README's agent-memory statement, not runnable here"
+block, n = re.subn(
+    r"^npm install [^\n]*@smyslenny/agent-memory \|\| \{\n(?:.*\n)*?.*; \}$", standin, block,
+    flags=re.M,
+)
+assert n == 1, "the agent-memory statement changed shape: update the stand-in"
+assert block.count("/path/to/memfuse") == 1
+print(block.replace("/path/to/memfuse", root))
+PY
+grep -q "^memfuse cron .* --install$" "$WORK/readme-steps.sh" || fail "the block installs no schedule"
 
-step "2. mcporter with npm; agent-memory's stand-in where npm would put it"
-npm_config_update_notifier=false npm install --prefix "$H/.local/share/mcporter" --no-audit --no-fund --loglevel=error \
-    --prefer-offline mcporter@0.12.3 >/dev/null || fail "npm install mcporter failed"
-MCPORTER=$H/.local/share/mcporter/node_modules/.bin/mcporter
-[ -x "$MCPORTER" ] || fail "no mcporter at $MCPORTER"
-PKG=$H/.local/share/agent-memory/node_modules/@smyslenny/agent-memory
-mkdir -p "$PKG/dist/mcp"
-echo '{"name": "@smyslenny/agent-memory", "version": "2.2.0"}' > "$PKG/package.json"
-cat > "$PKG/dist/mcp/server.js" <<JS
+install_agent_memory_standin() {
+    local src=$HOME/.local/share/agent-memory/src
+    mkdir -p "$src/dist/mcp"
+    echo '{"name": "@smyslenny/agent-memory", "version": "2.2.0"}' > "$src/package.json"
+    cat > "$src/dist/mcp/server.js" <<JS
 // Stand-in: the bundled reference server behind agent-memory's path.
 const { spawnSync } = require("child_process");
-const done = spawnSync("$H/.local/share/memfuse/bin/python", ["-m", "memfuse.refserver"], { stdio: "inherit" });
+const done = spawnSync("$HOME/.local/share/memfuse/bin/python", ["-m", "memfuse.refserver"], { stdio: "inherit" });
 process.exit(done.status === null ? 1 : done.status);
 JS
+}
 
-step "3. doctor --install-config: the entry beside the user's server"
-out=$("$M" doctor --install-config "$H/.mcporter/mcporter.json" -w "$WORK/workspace" --json) \
-    || fail "doctor --install-config exited $?: $out"
-"$H/.local/share/memfuse/bin/python" - "$H/.mcporter/mcporter.json" "$USERS_CONFIG" "$PKG" <<'PY' \
-    || fail "the user's mcporter config did not survive the install"
+step "the README's block, line by line, in a fresh HOME"
+(
+    set -euo pipefail
+    cd "$HOME"
+    # shellcheck disable=SC1090
+    source "$WORK/readme-steps.sh"
+) > "$WORK/readme-steps.out" 2>&1 || fail "a README line failed: $(tail -n 15 "$WORK/readme-steps.out")"
+M=$H/.local/bin/memfuse
+"$M" --version | grep -q '^memfuse ' || fail "the installed command does not run"
+grep -q "built from its source" "$WORK/readme-steps.out" || fail "doctor did not say which agent-memory"
+[ -d "$H/.openclaw" ] || fail "no folder for the store's database"
+
+"$H/.local/share/memfuse/bin/python" - "$H/.mcporter/mcporter.json" "$USERS_CONFIG" \
+    "$H/.local/share/agent-memory/src" <<'PY' || fail "the user's mcporter config did not survive the install"
 import json, sys
 path, before, package = sys.argv[1:]
-config, before = json.load(open(path)), json.loads(before)
+config, before = json.loads(open(path).read()), json.loads(before)
 assert config["mcpServers"]["github"] == before["mcpServers"]["github"], config
 assert config["imports"] == ["cursor"], config
 entry = config["mcpServers"]["agent-memory"]
 assert entry["args"] == [package + "/dist/mcp/server.js"], entry
 assert entry["env"]["AGENT_MEMORY_AUTO_INGEST"] == "0", entry
 PY
-backup=$(field "$out" data.backup)
-cmp -s <(printf '%s\n' "$USERS_CONFIG") "$backup" || fail "no exact copy of the config as it was"
-
-step "4. doctor, cron --check, cron --install"
-CFG=$H/.mcporter/mcporter.json
-out=$("$M" doctor --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WORK/workspace" --json) \
-    || fail "doctor exited $?: $(field "$out" data.error)"
-out=$("$M" cron --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WORK/workspace" --check) \
-    || fail "cron --check failed: $out"
-out=$("$M" cron --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WORK/workspace" --install) \
-    || fail "cron --install failed: $out"
+ls "$H/.mcporter/mcporter.json.before-memfuse-"* >/dev/null 2>&1 || fail "no copy of the config as it was"
 grep -qxF "$USERS_LINE" "$WORK/crontab-table" || fail "the user's crontab line is gone"
 grep -qxF "MAILTO=me@example.invalid" "$WORK/crontab-table" || fail "the user's MAILTO is gone"
 grep -q ">>\|2>&1" <(grep -E '^[0-9]' "$WORK/crontab-table" | grep memfuse) \
     && fail "the schedule redirects output away from cron's mail"
 grep -q -- "--archive" "$WORK/crontab-table" && fail "--archive without asking for it"
-again=$("$M" cron --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WORK/workspace" --install)
+grep -q -- "--workspace $WS " "$WORK/crontab-table" || fail "the jobs do not name the workspace"
+MCPORTER=$H/.local/share/mcporter/node_modules/.bin/mcporter
+CFG=$H/.mcporter/mcporter.json
+again=$("$M" cron -w "$WS" --mcporter "$MCPORTER" --mcporter-config "$CFG" --install)
 echo "$again" | grep -q "nothing changed" || fail "a second install changed the crontab: $again"
 
 step "each installed memfuse job under env -i, as cron runs it"
@@ -102,31 +118,31 @@ while IFS= read -r line; do
     jobs=$((jobs + 1))
 done < <(grep -E '^[0-9].* (sync|surface|tidy) ' "$WORK/crontab-table")
 expect "$jobs" == 3 "memfuse jobs in the crontab"
-out=$("$M" status -w "$WORK/workspace" --json) || fail "status exited $? after good runs"
+out=$("$M" status -w "$WS" --json) || fail "status exited $? after good runs"
 # A first plain sync reads every journal: the example week's 35 bullets and today's 2.
 expect "$(field "$out" data.commands.sync.last_run.counts.added)" == 37 "bullets synced by cron's line"
 expect "$(field "$out" data.commands.sync.last_run.store)" == ok "store reached from cron's line"
-[ -s "$WORK/workspace/RECENT.md" ] || fail "surface's line wrote no RECENT.md"
+[ -s "$WS/RECENT.md" ] || fail "surface's line wrote no RECENT.md"
 
-state=$(field "$("$M" status -w "$WORK/workspace" --json || true)" data.state)
+state=$(field "$("$M" status -w "$WS" --json || true)" data.state)
 grep -q "transport session (auto: agent-memory is a stdio server" "$state/memfuse.log" \
     || fail "the default transport did not pick the session for a stdio server"
 
 step "cron --remove leaves the user's crontab as it was"
-"$M" cron --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WORK/workspace" --remove >/dev/null \
+"$M" cron --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WS" --remove >/dev/null \
     || fail "cron --remove failed"
 cmp -s <(printf 'MAILTO=me@example.invalid\n%s\n' "$USERS_LINE") "$WORK/crontab-table" \
     || fail "after --remove the crontab differs from the user's: $(cat "$WORK/crontab-table")"
 
 step "cron --check catches a PATH without node (mcporter is a node program)"
-"$M" cron --transport mcporter --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WORK/workspace" \
+"$M" cron --transport mcporter --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WS" \
     | sed "s|^PATH=.*|PATH=$H/.local/bin|" > "$WORK/no-node.cron"
 grep -q -- "--transport mcporter" "$WORK/no-node.cron" || fail "memfuse cron dropped --transport"
 set +e
 # The check runs with the operator's own settings: named as the schedule names them, they are
 # no finding, and the one left is the PATH.
 out=$("$M" cron --check "$WORK/no-node.cron" --transport mcporter --mcporter "$MCPORTER" \
-    --mcporter-config "$CFG" -w "$WORK/workspace" 2>&1)
+    --mcporter-config "$CFG" -w "$WS" 2>&1)
 code=$?
 set -e
 expect "$code" == 1 "cron --check exit code"

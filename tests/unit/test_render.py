@@ -90,7 +90,7 @@ def test_status_names_an_unreadable_ledger_a_held_lock_and_the_alarm() -> None:
             lock="pid 4242 (memfuse sync)",
             generation=4,
             generation_seen="2026-11-28T03:00:00+00:00",
-            alarms=["sync: 3 failed runs in a row"],
+            alarms=["sync needs a person: 3 failed runs in a row"],  # as Alarm.line() says it
         )
     )
     assert "  ledger   the ledger is damaged: file is not a database" in lines
@@ -98,7 +98,7 @@ def test_status_names_an_unreadable_ledger_a_held_lock_and_the_alarm() -> None:
     assert (
         "  store    agent-memory 4.x (as `memfuse doctor` saw it, 2026-11-28 03:00 +00:00)" in lines
     )
-    assert lines[-1] == "needs a person: sync: 3 failed runs in a row"
+    assert lines[-1] == "sync needs a person: 3 failed runs in a row"  # once, not twice
 
 
 def test_tidy_shows_a_conflict_with_the_line_that_wins_and_a_dry_run_archive() -> None:

@@ -34,15 +34,16 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from memfuse.commands import cron_trial, status
+from memfuse.commands import cron_openclaw, cron_trial, status
 from memfuse.confine import UnsafePath, read_file, write_atomic
 from memfuse.errors import ConfigError, ExitCode, MemfuseError
+from memfuse.report import cause
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -57,6 +58,7 @@ from memfuse.schedule import (
     launchd,
     openclaw,
     systemd,
+    writers,
 )
 from memfuse.settings import Settings
 from memfuse.store.connect import choose_transport, find_server
@@ -183,7 +185,9 @@ def _printed(files: dict[str, str]) -> str:
 
 
 def _home() -> Path:
-    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    """$HOME, as every other program of the user's session has it (under sudo -E, a
+    container or a test, it is not the password file's); that only when HOME is unset."""
+    return Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
 
 
 def units_dir() -> Path:
@@ -211,7 +215,7 @@ class Request:
 def run(ctx: RunContext, request: Request) -> CommandResult:
     s = ctx.settings
     try:
-        schedule = build(s, archive=request.archive)
+        schedule, _ = writers.clear_of(build(s, archive=request.archive), _busy(request))
         files = files_of(schedule, request.fmt, s)
     except ScheduleError as exc:
         raise ConfigError(f"no {request.fmt} schedule can run this: {exc}") from None
@@ -220,6 +224,9 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if request.install or request.remove:
         installer = Installer(ctx, schedule, request.fmt)
         done = installer.remove(files) if request.remove else installer.install(files)
+        if installer.schedule != schedule:  # moved clear of another job's minute
+            schedule = installer.schedule
+            files = files_of(schedule, request.fmt, s)
         data: CronData = {
             "format": request.fmt, "label": schedule.label, "files": files,
             "text": _printed(files), "notes": list(schedule.notes), "changes": done,
@@ -230,6 +237,14 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
         "text": _printed(files), "notes": list(schedule.notes), "changes": [],
     }  # fmt: skip
     return CommandResult("cron", data, payload=data["text"])
+
+
+def _busy(request: Request) -> cron_openclaw.Busy:
+    """Jobs on this machine that rewrite MEMORY.md (OpenClaw's dreaming, from its config), for
+    tidy to keep out of their minute; an OpenClaw install reads the Gateway's own job."""
+    if request.fmt == "openclaw" and (request.install or request.remove):
+        return []
+    return cron_openclaw.dreaming(os.environ)
 
 
 class Installer:
@@ -259,7 +274,7 @@ class Installer:
         if done.returncode != 0:
             if "no crontab" in done.stderr.lower():
                 return ""
-            raise MemfuseError(f"crontab -l failed: {_tail(done.stderr)}")
+            raise MemfuseError(f"crontab -l failed: {_why(done)}")
         return done.stdout
 
     def _install_crontab(self, files: dict[str, str]) -> None:
@@ -302,16 +317,24 @@ class Installer:
 
     def _install_systemd(self, files: dict[str, str]) -> None:
         folder = units_dir()
-        self._write_own(folder, files, lambda text, _name: self._is_ours_systemd(text))
         if shutil.which("systemctl") is None:
-            self.changes.append(
-                "systemctl is not on this PATH: run `systemctl --user daemon-reload` and"
-                " `systemctl --user enable --now` each .timer yourself"
+            raise MemfuseError(
+                "systemctl is not on this PATH: no user timers can be enabled here (nothing"
+                " was written); `memfuse cron --format systemd` prints the units to install"
+                " by hand, or pick another --format"
             )
-            return
-        _tool(["systemctl", "--user", "daemon-reload"])
+        probe = _tool(["systemctl", "--user", "show-environment"], check=False)
+        if probe.returncode != 0:
+            raise MemfuseError(
+                f"systemd's user manager cannot be reached ({_why(probe)}): nothing was"
+                " written. Log in to a session that has one (or `loginctl enable-linger"
+                " $USER` and log in again), or pick another --format"
+            )
+        written = self._write_own(folder, files, lambda t, _n: self._is_ours_systemd(t))
         timers = [name for name in files if name.endswith(".timer")]
-        _tool(["systemctl", "--user", "enable", "--now", *timers])
+        with _undone_on_failure(written):
+            _tool(["systemctl", "--user", "daemon-reload"])
+            _tool(["systemctl", "--user", "enable", "--now", "--", *timers])
         self.changes.append(f"enabled {', '.join(timers)}")
         self.changes.append(
             "user timers run while your user manager does: `loginctl enable-linger` keeps it"
@@ -322,7 +345,7 @@ class Installer:
         folder = units_dir()
         timers = [name for name in files if name.endswith(".timer")]
         if shutil.which("systemctl") is not None:
-            _tool(["systemctl", "--user", "disable", "--now", *timers], check=False)
+            _tool(["systemctl", "--user", "disable", "--now", "--", *timers], check=False)
         self._remove_own(folder, files, lambda text, _name: self._is_ours_systemd(text))
         if shutil.which("systemctl") is not None:
             _tool(["systemctl", "--user", "daemon-reload"], check=False)
@@ -332,16 +355,19 @@ class Installer:
 
     def _install_launchd(self, files: dict[str, str]) -> None:
         folder = agents_dir()
-        self._write_own(folder, files, launchd.is_generated)
         if shutil.which("launchctl") is None:
-            self.changes.append("launchctl is not on this PATH: load the agents yourself")
-            return
+            raise MemfuseError(
+                "launchctl is not on this PATH (launchd agents are macOS's): nothing was"
+                " written; pick the --format of this machine's scheduler"
+            )
+        written = self._write_own(folder, files, launchd.is_generated)
         domain = f"gui/{os.getuid()}"
-        for name in files:
-            label = name.removesuffix(".plist")
-            _tool(["launchctl", "bootout", f"{domain}/{label}"], check=False)
-            _tool(["launchctl", "bootstrap", domain, str(folder / name)])
-            self.changes.append(f"loaded {label}")
+        with _undone_on_failure(written):
+            for name in files:
+                label = name.removesuffix(".plist")
+                _tool(["launchctl", "bootout", f"{domain}/{label}"], check=False)
+                _tool(["launchctl", "bootstrap", domain, str(folder / name)])
+                self.changes.append(f"loaded {label}")
 
     def _remove_launchd(self, files: dict[str, str]) -> None:
         folder = agents_dir()
@@ -353,7 +379,8 @@ class Installer:
 
     def _write_own(
         self, folder: Path, files: dict[str, str], ours: Callable[[str, str], bool]
-    ) -> None:
+    ) -> dict[Path, str | None]:
+        """Write the files, only over memfuse's own; what each held before (None: absent)."""
         foreign = [
             name for name in files
             if (text := _read_text(folder / name)) is not None and not ours(text, name)
@@ -363,17 +390,24 @@ class Installer:
                 f"{', '.join(str(folder / n) for n in foreign)} exist and memfuse did not write"
                 " them: move them away or remove them first (nothing was changed)"
             )
-        for name, text in files.items():
-            target = folder / name
-            if _read_text(target) == text:
-                continue
-            try:
-                write_atomic(folder, target, text.encode("utf-8"), mode=0o644, create_parents=True)
-            except (OSError, UnsafePath) as exc:
-                raise MemfuseError(f"cannot write {target}: {exc}") from None
-            self.changes.append(f"wrote {target}")
+        written: dict[Path, str | None] = {}
+        with _undone_on_failure(written):
+            for name, text in files.items():
+                target = folder / name
+                before = _read_text(target)
+                if before == text:
+                    continue
+                try:
+                    write_atomic(
+                        folder, target, text.encode("utf-8"), mode=0o644, create_parents=True
+                    )
+                except (OSError, UnsafePath) as exc:
+                    raise MemfuseError(f"cannot write {target}: {exc}") from None
+                written[target] = before
+                self.changes.append(f"wrote {target}")
         if not self.changes:
             self.changes.append(f"{folder} already holds this schedule: nothing changed")
+        return written
 
     def _remove_own(
         self, folder: Path, files: Iterable[str], ours: Callable[[str, str], bool]
@@ -388,42 +422,29 @@ class Installer:
             (folder / name).unlink()
             self.changes.append(f"removed {folder / name}")
 
-    # OpenClaw: jobs replaced by name through its own CLI; the Gateway owns its files.
-
-    def _openclaw_ours(self) -> list[str]:
-        """The ids of the Gateway's jobs that carry this schedule's names."""
-        done = _tool(["openclaw", "cron", "list", "--all", "--json"])
-        try:
-            listed = json.loads(done.stdout[:16_000_000])
-        except ValueError:
-            raise MemfuseError("`openclaw cron list --json` did not answer JSON") from None
-        jobs = listed.get("jobs") if isinstance(listed, dict) else listed
-        names = set(openclaw.job_names(self.schedule))
-        return [
-            str(job.get("id") or job.get("jobId"))
-            for job in (jobs if isinstance(jobs, list) else [])
-            if isinstance(job, dict) and job.get("name") in names
-        ]
+    # OpenClaw: jobs declared by key through its own CLI; the Gateway owns its store.
 
     def _install_openclaw(self, _files: dict[str, str]) -> None:
-        self._remove_openclaw(_files)
-        for argv in openclaw.add_commands(self.schedule, payload="command"):
-            _tool(list(argv))
-            self.changes.append(f"added the OpenClaw job {argv[argv.index('--name') + 1]}")
+        self._need_openclaw()
+        self.schedule, changes = cron_openclaw.install(_tool, self.schedule)
+        self.changes += changes
 
     def _remove_openclaw(self, _files: dict[str, str]) -> None:
+        self._need_openclaw()
+        self.changes += cron_openclaw.remove(_tool, self.schedule)
+
+    @staticmethod
+    def _need_openclaw() -> None:
         if shutil.which("openclaw") is None:
             raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
-        for job_id in self._openclaw_ours():
-            _tool(["openclaw", "cron", "rm", job_id])
-            self.changes.append(f"removed the OpenClaw job {job_id}")
 
     def _record(self, *, installed: bool) -> None:
         """The schedule in the state folder, for `status` to tell a missed run by."""
         state = self.ctx.workspace.state
         state.ensure()
         if not installed:
-            state.remove(SCHEDULE_FILE)
+            if _recorded_format(state.path / SCHEDULE_FILE) in (self.fmt, None):
+                state.remove(SCHEDULE_FILE)  # another format's schedule still runs: kept
             return
         record = {
             "format": self.fmt,
@@ -448,6 +469,32 @@ def scheduler_zone(localtime: Path = Path("/etc/localtime")) -> str | None:
         if re.fullmatch(r"[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*", named):
             return named
     return None
+
+
+def _recorded_format(path: Path) -> str | None:
+    """The format of the recorded schedule; None when there is none or it cannot be read."""
+    try:
+        record = json.loads(_read_text(path) or "null")
+    except (ValueError, MemfuseError):
+        return None
+    found = record.get("format") if isinstance(record, dict) else None
+    return found if isinstance(found, str) else None
+
+
+@contextlib.contextmanager
+def _undone_on_failure(written: dict[Path, str | None]) -> Iterator[None]:
+    """Files written for an install put back as they were when a later step fails, so a
+    failed install leaves nothing half-done."""
+    try:
+        yield
+    except BaseException:
+        for path, before in written.items():
+            with contextlib.suppress(OSError, UnsafePath):
+                if before is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    write_atomic(path.parent, path, before.encode("utf-8"), mode=0o644)
+        raise
 
 
 def _read_text(path: Path) -> str | None:
@@ -477,8 +524,24 @@ def _tool(
     except subprocess.TimeoutExpired:
         raise MemfuseError(f"{shlex.join(argv[:3])} did not finish in {TOOL_TIMEOUT:g} s") from None
     if check and done.returncode != 0:
-        raise MemfuseError(f"{shlex.join(argv[:4])} failed: {_tail(done.stderr or done.stdout)}")
+        raise MemfuseError(f"{shlex.join(argv[:4])} failed (exit {done.returncode}): {_why(done)}")
     return done
+
+
+def _why(done: subprocess.CompletedProcess[str]) -> str:
+    """What a failed tool said about why: its stderr, or the error of a JSON answer."""
+    said = done.stderr or ""
+    try:
+        answer = json.loads(done.stdout[: 1 << 20]) if done.stdout else None
+    except ValueError:
+        answer = None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    if isinstance(message, str) and message.strip():
+        said = message if not said.strip() else said
+    elif not said.strip():
+        said = done.stdout or ""
+    return cause(said)
 
 
 def _tail(text: str) -> str:
@@ -546,8 +609,16 @@ def _check(
     checks = [c for job in jobs if (c := check_job(job, timeout, own, shell)) is not None]
     if request.fmt == "systemd":
         checks += _systemd_verify(files if request.file is None else None)
+    busy = _writers_beside(request, files)
+    _flag_clashes(jobs, checks, busy)
     failed = [c for c in checks if not c["ok"]]
     code = ExitCode.FATAL if failed or not checks else ExitCode.OK
+    checks += [
+        {"job": name, "command": "(not memfuse's: it rewrites MEMORY.md)",
+         "when": " and ".join(f"{h:02d}:{m:02d}" for h, m in times), "ok": True,
+         "findings": [], "problems": []}
+        for name, times in busy
+    ]  # fmt: skip
     data: CronCheckData = {"format": request.fmt, "source": source, "jobs": checks}
     if code != ExitCode.OK:
         data["error"] = (
@@ -576,6 +647,43 @@ def _own(settings: Settings, schedule: Schedule) -> cron_trial.Own:
         home=_home().as_posix(),
         needs_node=transport == "mcporter" or command == "node",
     )
+
+
+def _writers_beside(request: Request, files: dict[str, str]) -> cron_openclaw.Busy:
+    """The jobs beside the checked ones that rewrite MEMORY.md: OpenClaw's dreaming (its
+    config), and those of a checked OpenClaw job list."""
+    busy = cron_openclaw.dreaming(os.environ)
+    if request.fmt == "openclaw" and request.file != "-":
+        path = request.file
+        text = next(iter(files.values())) if path is None else _must_read(Path(path))
+        try:
+            listed = json.loads(text)
+        except ValueError:
+            listed = None
+        listed = listed.get("jobs") if isinstance(listed, dict) else listed
+        found = writers.busy_times(listed if isinstance(listed, list) else [])
+        busy = found or busy  # the Gateway's own job says it better than the config
+    return busy
+
+
+def _flag_clashes(jobs: list[Job], checks: list[CronJobCheck], busy: cron_openclaw.Busy) -> None:
+    """A memfuse run that reads MEMORY.md in the minute another job rewrites it fails."""
+    for job in jobs:
+        if _memfuse_sub(job.argv) not in writers.MEMORY_READERS:
+            continue
+        for name, times in busy:
+            shared = sorted(set(times) & set(job.times))
+            if not shared:
+                continue
+            check = next((c for c in checks if c["job"] == job.source), None)
+            if check is None:
+                continue
+            at = " and ".join(f"{h:02d}:{m:02d}" for h, m in shared)
+            check["problems"].append(
+                f"runs at {at}, the minute {name!r} rewrites MEMORY.md: `memfuse cron"
+                " --install` moves it clear (or move it yourself)"
+            )
+            check["ok"] = False
 
 
 def _memfuse_sub(argv: tuple[str, ...]) -> str | None:

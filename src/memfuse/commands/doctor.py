@@ -121,7 +121,7 @@ def _store_checks(ctx: RunContext, checks: list[Check], extra: dict[str, int]) -
         detail = f"{s.server} did not answer status: {_last(ctx)}"
         said = ctx.server_said()
         if said:
-            detail += f"; the server said: {said}"
+            detail += f"; the server said: {said} (all it said: {ctx.server_log})"
         if re.search(r"ENOENT|[Uu]nknown (MCP )?server|not found in", detail):
             detail += (
                 "; `memfuse doctor --install-config FILE` adds a ready entry for it to an"
@@ -147,6 +147,16 @@ NPM_ROOTS = (
     "/usr/local/lib/node_modules",
     "/usr/lib/node_modules",
 )
+# Where the README builds it from its source release when the package registry has no copy.
+SOURCE_ROOT = "~/.local/share/agent-memory/src"
+SOURCE_JS = "dist/mcp/server.js"
+
+
+def installed_how(server_js: str) -> str:
+    """How agent-memory's server.js came to be there, for doctor to say."""
+    if "node_modules/@smyslenny/agent-memory/" in server_js.replace("\\", "/"):
+        return "the npm package"
+    return "built from its source, not the npm package"
 
 
 @dataclass(frozen=True)
@@ -171,12 +181,14 @@ def server_entry(
             raise ConfigError(f"--server-js {setup.server_js}: no such file")
     else:
         candidates = [Path(root.replace("~", str(home), 1)) / SERVER_JS for root in NPM_ROOTS]
+        candidates.append(Path(SOURCE_ROOT.replace("~", str(home), 1)) / SOURCE_JS)
         looked = next((c for c in candidates if c.is_file()), None)
         if looked is None:
             raise ConfigError(
-                f"agent-memory's server.js was not found under {', '.join(NPM_ROOTS)}: install"
-                " it (npm install --prefix ~/.local/share/agent-memory @smyslenny/agent-memory)"
-                " or give its path with --server-js"
+                f"agent-memory's server.js was not found under {', '.join(NPM_ROOTS)} or"
+                f" {SOURCE_ROOT}: install it (npm install --prefix ~/.local/share/agent-memory"
+                " @smyslenny/agent-memory, or from its source release as the README shows) or"
+                " give its path with --server-js"
             )
         found = looked
     notes: list[str] = []
@@ -200,7 +212,7 @@ def server_entry(
     node = shutil.which("node") or "node"
     entry = {"command": node, "args": [str(found)], "env": env}
     if version:
-        notes.append(f"agent-memory {version} at {found}")
+        notes.append(f"agent-memory {version} at {found} ({installed_how(str(found))})")
     return entry, notes
 
 
@@ -244,9 +256,24 @@ def install_config(ctx: RunContext, setup: ServerSetup, target: Path) -> Command
     home = Path(os.environ.get("HOME") or Path.home())
     entry, notes = server_entry(ctx.settings, home, setup)
     found, changes = merge.install(target, ctx.settings.server, entry)
+    changes = notes + changes + _database_folder(entry)
     data: InstallConfigData = {"path": found["path"], "backup": found["backup"],
-                               "entry": found["entry"], "changes": notes + changes}  # fmt: skip
+                               "entry": found["entry"], "changes": changes}  # fmt: skip
     return CommandResult("doctor", data, tuple(render.install_config(data)))
+
+
+def _database_folder(entry: dict[str, Any]) -> list[str]:
+    """The folder of the store's database, made when the entry names one that is not there
+    (agent-memory does not make it: its server would die on `unable to open database file`)."""
+    db = entry.get("env", {}).get("AGENT_MEMORY_DB")
+    folder = Path(db).parent if isinstance(db, str) and db else None
+    if folder is None or folder.is_dir():
+        return []
+    try:
+        folder.mkdir(mode=0o700, parents=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot make {folder} for the store's database: {exc}") from None
+    return [f"made {folder}, the folder of the store's database"]
 
 
 def _tool_checks(ctx: RunContext, status: StoreStatus, extra: dict[str, int]) -> list[Check]:
@@ -391,8 +418,12 @@ def _server_entry_check(ctx: RunContext) -> Check | None:
             f"{path} has no server {s.server!r} (it has {named or 'none'}); {fix} adds it"
             " beside the others",
         )  # fmt: skip
+    entry = servers[s.server]
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    script = next((str(a) for a in args if str(a).endswith("server.js")), None)
+    how = f" {script} ({installed_how(script)})" if script else ""
     return Check(
-        "mcporter-config", True, f"{path}: {s.server} → {servers[s.server].get('command')}", False
+        "mcporter-config", True, f"{path}: {s.server} → {entry.get('command')}{how}", False
     )
 
 

@@ -11,12 +11,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from memfuse.errors import MemfuseError
 from memfuse.recall.reranker import open_reranker
 from memfuse.recall.reranking import RerankFactory, Reranking
-from memfuse.report import Reporter
+from memfuse.report import Reporter, cause
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
@@ -126,9 +127,10 @@ class RunContext:
         finally:
             os.close(fd)
 
-    def server_said(self, lines: int = 3) -> str | None:
-        """The last lines the server wrote on stderr during this run (session transport), for
-        a failure to show its cause; None when it wrote nothing memfuse kept."""
+    def server_said(self) -> str | None:
+        """The line the server wrote on stderr during this run (session transport) that names
+        why it failed (`Error: Cannot find module …`, not the `Node.js v20` it ends with), for a
+        failure to show; None when it wrote nothing memfuse kept."""
         if self._server_log_start is None:
             return None
         state = self.workspace.state
@@ -138,12 +140,17 @@ class RunContext:
             return None
         try:
             size = os.fstat(fd).st_size
-            start = max(self._server_log_start, size - 4096)
+            start = max(self._server_log_start, size - 16384)
             tail = os.pread(fd, size - start, start).decode("utf-8", "replace")
         finally:
             os.close(fd)
-        said = [line.strip() for line in tail.splitlines() if line.strip()][-lines:]
-        return printable(" | ".join(said))[:600] if said else None
+        said = cause(tail, lines=1) if tail.strip() else None
+        return self.reporter.mask(printable(said))[:600] if said else None
+
+    @property
+    def server_log(self) -> Path:
+        """Where the server's stderr is kept, whole."""
+        return self.workspace.state.path / self.workspace.state.SERVER_LOG
 
     def _env(self) -> dict[str, str] | None:
         server = self.server

@@ -202,7 +202,7 @@ def status(data: StatusData) -> list[str]:
     holder = data["lock"]
     lines.append(f"  lock     {f'held by {holder}' if holder else 'free'}")
     lines.append(f"  state    {data['state']}")
-    lines += [f"needs a person: {alarm}" for alarm in data["alarms"]]
+    lines += data["alarms"]  # each says who needs a person and why
     if not data["alarms"]:
         lines.append("nothing needs a person")
     return lines

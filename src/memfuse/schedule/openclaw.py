@@ -19,11 +19,16 @@ environment as leading NAME=value words. The agent has to obey, exec has to be a
 Gateway host (not a sandbox) without an approval prompt, and the workspace path is read by a
 model; the command payload avoids all three where it exists.
 
-Install story: `openclaw cron add …` per job (`add_commands`), or the Gateway `cron.add` tool
-or RPC with each of `jobs()`. Job names start with the label: before adding, remove the jobs
-`openclaw cron list --all --json` shows under this label's names (`job_names`), and nothing
-else. The Gateway owns ~/.openclaw/cron/jobs.json and rewrites it; it is never written here.
-Times without `tz` are the Gateway host's local time.
+Install story (checked against the `openclaw` package 2026.9.6, its dist/cron-cli and a local
+Gateway): `openclaw cron add --declaration-key=KEY …` per job (`add_commands`) converges the
+job that has that key in place — same id, failure streaks kept — or creates it, so installing
+twice changes nothing. `cron add` has no failure-alert flags: `alert_command` turns the policy
+on with `cron edit` by id. Every value is passed as `--flag=value` and every id after `--`, so a
+value or an id that starts with a dash is never read as an option. Jobs carrying this label's
+names or declaration keys that are not in the schedule (a run that moved, a job of an older
+memfuse made without a key) are removed by id (`stale_ids`), nothing else. The Gateway keeps
+its jobs in its own state database; it is never written here. Times without `tz` are the
+Gateway host's local time.
 """
 
 from __future__ import annotations
@@ -37,7 +42,14 @@ from memfuse.schedule.runs import Job, ParseError, Run, Schedule, merge_adjacent
 
 EXEC_PREFIX = "exec: "
 TIMEOUT_SECONDS = 900  # sync and surface may wait 300 s for the workspace lock, then run
+ALERT_AFTER = 1  # a memfuse run exits non-zero when it needs a person: say so the first time
+DECLARATION_PREFIX = "memfuse:"  # none of OpenClaw's reserved ones (heartbeat:, …)
 Payload = Literal["agent", "command"]
+
+
+def declaration_key(name: str) -> str:
+    """The job's identity for `cron add --declaration-key`: its name, in memfuse's namespace."""
+    return DECLARATION_PREFIX + name
 
 
 def jobs_file(schedule: Schedule) -> str:
@@ -76,6 +88,7 @@ def jobs(
             found.append(
                 {
                     "name": name,
+                    "declarationKey": declaration_key(name),
                     "description": run.comment,
                     "enabled": True,
                     "schedule": {"kind": "cron", "expr": expr, **({"tz": tz} if tz else {})},
@@ -85,6 +98,8 @@ def jobs(
                     "delivery": {"mode": "announce", "bestEffort": True}
                     if announce
                     else {"mode": "none"},
+                    # bestEffort silences OpenClaw's default alert; an explicit one is kept.
+                    "failureAlert": {"after": ALERT_AFTER},
                 }
             )
     return found
@@ -98,32 +113,81 @@ def add_commands(
     announce: bool = True,
     payload: Payload = "agent",
 ) -> list[tuple[str, ...]]:
-    """The `openclaw cron add` argv of every job (run each without a shell)."""
+    """The `openclaw cron add` argv of every job (run each without a shell): idempotent by
+    the declaration key, each value glued to its flag so none can pass for an option."""
     commands = []
     for job in jobs(schedule, tz=tz, announce=announce, payload=payload):
         body = job["payload"]
         if body["kind"] == "command":
-            what = ["--command-argv", json.dumps(body["argv"], ensure_ascii=False)]
-            for name, value in body["env"].items():
-                what += ["--command-env", f"{name}={value}"]
+            what = [f"--command-argv={json.dumps(body['argv'], ensure_ascii=False)}"]
+            what += [f"--command-env={name}={value}" for name, value in body["env"].items()]
         else:
-            what = ["--message", body["message"]]
+            what = [f"--message={body['message']}"]
         delivery = ["--announce", "--best-effort-deliver"] if announce else ["--no-deliver"]
         commands.append(
             (
-                openclaw, "cron", "add",
-                "--name", job["name"],
-                "--description", job["description"],
-                "--cron", job["schedule"]["expr"],
-                *(["--tz", tz] if tz else []),
-                "--session", "isolated",
-                "--wake", "next-heartbeat",
+                openclaw, "cron", "add", "--json",
+                f"--declaration-key={job['declarationKey']}",
+                f"--name={job['name']}",
+                f"--description={job['description']}",
+                f"--cron={job['schedule']['expr']}",
+                "--exact",
+                *([f"--tz={tz}"] if tz else []),
+                "--session=isolated",
+                "--wake=next-heartbeat",
                 *what,
-                "--timeout-seconds", str(TIMEOUT_SECONDS),
+                f"--timeout-seconds={TIMEOUT_SECONDS}",
                 *delivery,
             )
         )  # fmt: skip
     return commands
+
+
+def alert_command(job_id: str, *, openclaw: str = "openclaw") -> tuple[str, ...]:
+    """Turn on the job's failure alert (OpenClaw sets it with `cron edit` only)."""
+    return (
+        openclaw, "cron", "edit", "--failure-alert", f"--failure-alert-after={ALERT_AFTER}",
+        "--", job_id,
+    )  # fmt: skip
+
+
+def remove_command(job_id: str, *, openclaw: str = "openclaw") -> tuple[str, ...]:
+    return (openclaw, "cron", "rm", "--json", "--", job_id)
+
+
+def flag_value(argv: tuple[str, ...], flag: str) -> str | None:
+    """The value of `--flag=value` in an argv `add_commands` made."""
+    prefix = flag + "="
+    return next((a[len(prefix) :] for a in argv if a.startswith(prefix)), None)
+
+
+def stale_ids(
+    listed: list[dict[str, Any]], schedule: Schedule, *, keeping: bool = True
+) -> tuple[list[str], list[str]]:
+    """The ids of the Gateway's jobs to remove before (re)declaring this schedule: jobs with
+    this label's declaration keys that the schedule no longer has (all of them when not
+    `keeping`), and jobs with its names but no key (made by an older memfuse). And the names
+    of such jobs without a usable id, which are left alone and reported."""
+    keys = {declaration_key(name) for name in job_names(schedule)} if keeping else set()
+    ours = DECLARATION_PREFIX + schedule.label + "-"
+    names = set(job_names(schedule))
+    ids: list[str] = []
+    unusable: list[str] = []
+    for job in listed:
+        key = job.get("declarationKey")
+        if key in keys:
+            continue
+        mine = (isinstance(key, str) and key.startswith(ours)) or (
+            job.get("name") in names and not (isinstance(key, str) and key)
+        )
+        if not mine:
+            continue
+        job_id = job.get("id")
+        if isinstance(job_id, str) and job_id.strip():
+            ids.append(job_id)
+        else:
+            unusable.append(str(job.get("name")))
+    return ids, unusable
 
 
 def exec_command(schedule: Schedule, run: Run) -> str:

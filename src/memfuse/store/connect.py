@@ -65,7 +65,7 @@ def connect(
 
         if isinstance(server, ConfigError):
             raise server
-        return SessionGateway(server, settings.timeout, server_log), why
+        return SessionGateway(server, settings.timeout, server_log, name=settings.server), why
     return McporterGateway(
         _absolute_program(settings.mcporter),
         settings.server,

@@ -8,6 +8,7 @@ or an HTML block is never a bullet; a real HTML comment is left out of a bullet'
 `<!--` inside a code span is text, not a comment). ATX headings of level 2-6 holding a time
 start a section keyed by the first time in them; a level-1 heading resets the key to `0000`.
 Numbered items count apart, from 1001 (ORDERED_FROM), so that positions never move.
+Sections under a heading of `SKIPPED_SECTIONS` (and their subsections) hold no bullets.
 """
 
 from __future__ import annotations
@@ -21,6 +22,17 @@ from markdown_it.token import Token
 
 NO_TIME = "0000"
 _TIME = re.compile(r"(?<![0-9])([01]?[0-9]|2[0-3]):([0-5][0-9])(?![0-9])")
+
+# Sections that are not the agent's memories: OpenClaw's dreaming writes these managed blocks
+# into the day's journal (memory-core's dreaming-markdown in the `openclaw` package 2026.9.6:
+# `## Light Sleep` and `## REM Sleep`, each between `<!-- openclaw:dreaming:… -->` markers;
+# `## Deep Sleep` is its DREAMS.md summary). They restate the journal; synced, they would come
+# back as new memories every night. Compared without case or surrounding space.
+SKIPPED_SECTIONS = frozenset({"light sleep", "rem sleep", "deep sleep"})
+
+
+def skipped_section(heading_text: str) -> bool:
+    return " ".join(heading_text.split()).casefold() in SKIPPED_SECTIONS
 
 
 @dataclass(frozen=True)
@@ -95,14 +107,20 @@ def parse(text: str) -> list[Bullet]:
     lines = text.split("\n")
     tokens = _BLOCKS.parse(text)
     key = NO_TIME
+    skip_level = 0  # the level of the skipped section we are in, 0 when none
     counts: Counter[tuple[str, bool]] = Counter()
     bullets: list[Bullet] = []
     for n, token in enumerate(tokens):
         if token.level != 0 and token.type != "list_item_open":
             continue
         if token.type == "heading_open" and token.markup.startswith("#"):  # ATX only (SPEC)
-            key = section_key(tokens[n + 1].content) if token.tag != "h1" else NO_TIME
+            title, level = tokens[n + 1].content, len(token.markup)
+            key = section_key(title) if level > 1 else NO_TIME
+            if not (skip_level and level > skip_level):
+                skip_level = level if skipped_section(title) else 0
         elif token.type == "list_item_open" and token.level == 1 and token.map:
+            if skip_level:
+                continue
             ordered = token.info != "" or token.markup in (".", ")")
             body = _item_text(lines, token.map, _comments_in(tokens, n, lines))
             if not body:

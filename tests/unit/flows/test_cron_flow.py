@@ -271,32 +271,16 @@ def test_launchd_agents_are_property_lists_with_the_runs_times(
     assert len(checked.data["jobs"]) == 3
 
 
-def test_openclaw_jobs_are_replaced_by_name_and_the_users_left(world: World, tools: Path) -> None:
-    label = cron.label_for(world.workspace)
-    listed = {"jobs": [{"id": "j1", "name": "morning-brief"},
-                       {"id": "j2", "name": f"{label}-sync"}]}  # fmt: skip
-    tool(
-        tools,
-        "openclaw",
-        f"""
-case "$2" in
-    list) echo '{json.dumps(listed)}' ;;
-    *) exit 0 ;;
-esac""",
-    )
-    out = world.json("cron", "--format", "openclaw", "--install")
-    assert out.code == 0, out.stdout
-    calls = (tools / "calls").read_text().splitlines()
-    assert [c.split()[1:4] for c in calls if " rm " in c] == [["cron", "rm", "j2"]]
-    added = [c for c in calls if " add " in c]
-    assert len(added) == 3  # a job per run: each run's times share their minute
-    assert all(f"--name {label}-" in c for c in added)
+def test_openclaw_jobs_printed_are_cron_add_parameters(world: World) -> None:
+    """Installing them is tests/unit/flows/test_openclaw_install_flow.py."""
     printed = world.json("cron", "--format", "openclaw")
     jobs = json.loads(next(iter(printed.data["files"].values())))
     for job in jobs:  # the shape of OpenClaw's cron.add (docs/automation/cron-jobs.md)
         assert set(job) >= {"name", "schedule", "sessionTarget", "payload", "delivery"}
         assert job["schedule"]["kind"] == "cron" and len(job["schedule"]["expr"].split()) == 5
         assert job["payload"]["kind"] == "command" and job["payload"]["argv"][1] in cron.LIFECYCLE
+        assert job["declarationKey"] == "memfuse:" + job["name"]
+        assert job["failureAlert"] == {"after": 1}
 
 
 def test_an_installed_schedule_is_recorded_for_status(world: World, tools: Path) -> None:

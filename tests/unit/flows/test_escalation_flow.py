@@ -120,6 +120,9 @@ def test_status_shows_the_lifecycle_and_exits_4_when_a_person_is_needed(world: W
     assert quiet.code == 4
     assert quiet.stdout == ""
     assert quiet.stderr.startswith("memfuse status: sync needs a person: no run since")
+    told = world.run("status", "--now", "2026-12-01T15:00").stdout
+    assert "sync needs a person: no run since" in told
+    assert "needs a person: sync needs a person" not in told  # said once, not twice
 
 
 def test_status_reports_a_failing_streak_and_a_held_lock(world: World) -> None:

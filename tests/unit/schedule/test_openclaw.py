@@ -64,15 +64,24 @@ def test_add_commands_match_the_jobs() -> None:
     schedule = memfuse_schedule()
     (first, *_) = openclaw.add_commands(schedule, openclaw="/usr/bin/openclaw", tz="UTC")
     job = openclaw.jobs(schedule, tz="UTC")[0]
-    assert first[:3] == ("/usr/bin/openclaw", "cron", "add")
-    flags = dict(zip(first[3::2], first[4::2], strict=False))
+    assert first[:4] == ("/usr/bin/openclaw", "cron", "add", "--json")
+    # Every value glued to its flag: one starting with a dash is never read as an option.
+    assert all(a.startswith("--") for a in first[3:])
+    flags = dict(a.split("=", 1) for a in first[3:] if "=" in a)
     assert flags["--name"] == job["name"] and flags["--cron"] == "0 14,22 * * *"
+    assert flags["--declaration-key"] == "memfuse:" + job["name"]  # idempotent
     assert flags["--session"] == "isolated" and flags["--tz"] == "UTC"
     assert flags["--message"] == job["payload"]["message"]
+    assert "--exact" in first  # never staggered away from the minute
     (command_add, *_) = openclaw.add_commands(schedule, payload="command", announce=False)
-    argv = json.loads(command_add[command_add.index("--command-argv") + 1])
+    argv = json.loads(openclaw.flag_value(command_add, "--command-argv") or "")
     assert tuple(argv) == schedule.runs[0].argv
     assert command_add[-1] == "--no-deliver"
+
+
+def test_ids_go_after_a_double_dash() -> None:
+    assert openclaw.remove_command("--all")[-2:] == ("--", "--all")
+    assert openclaw.alert_command("--force")[-2:] == ("--", "--force")
 
 
 def test_parse_reads_the_gateways_jobs_file_and_skips_jobs_that_are_not_commands() -> None:

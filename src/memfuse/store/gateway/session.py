@@ -78,9 +78,15 @@ class SessionGateway:
     name = "session"
 
     def __init__(
-        self, spec: ServerSpec, timeout: float = 30.0, errlog: ErrlogOpener | None = None
+        self,
+        spec: ServerSpec,
+        timeout: float = 30.0,
+        errlog: ErrlogOpener | None = None,
+        name: str | None = None,
     ) -> None:
         self.spec = spec
+        # What a warning calls the server: its name (agent-memory), not its program (node).
+        self.server = name or repr(spec.command)
         self.timeout = timeout
         self._errlog_open = errlog or _devnull
         self._lock = threading.Lock()
@@ -139,15 +145,14 @@ class SessionGateway:
             self._session_cm = None
             cause = _root_cause(exc)
             if isinstance(cause, FileNotFoundError | PermissionError):
-                raise ToolMissing(f"cannot start the MCP server {self.spec.command!r}") from None
+                raise ToolMissing(
+                    f"cannot start the MCP server {self.server} ({self.spec.command!r}: {cause})"
+                ) from None
             if isinstance(cause, TimeoutError):
                 raise CallTimeout(
-                    f"the MCP server {self.spec.command!r} did not initialize"
-                    f" within {self.timeout:g}s"
+                    f"the MCP server {self.server} did not initialize within {self.timeout:g}s"
                 ) from None
-            raise CallFailed(
-                f"the MCP session to {self.spec.command!r} did not open: {cause}"
-            ) from None
+            raise CallFailed(f"the MCP session to {self.server} did not open: {cause}") from None
         return self._session
 
     def _drop_session(self) -> None:

@@ -1,0 +1,155 @@
+"""`memfuse cron --format openclaw --install/--remove`: memfuse's jobs in OpenClaw's Gateway
+cron, through the `openclaw` CLI (flags and answers as the package 2026.9.6 has them).
+
+Each job is declared with its declaration key (`openclaw cron add --declaration-key`), which
+converges the job in place, so a second install changes nothing; its failure alert is then
+turned on by id. Jobs of this schedule that it no longer has are removed by id, after `--`.
+The Gateway's list is read to its end, page after page; a job that rewrites MEMORY.md there
+(OpenClaw's dreaming sweep) moves tidy out of its minute. When the CLI fails, what it said
+about why is shown, not only its last line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from memfuse.confine import UnsafePath, read_file
+from memfuse.errors import MemfuseError
+from memfuse.schedule import Schedule, openclaw, writers
+from memfuse.schedule.crontab import daily_times
+from memfuse.store.server_entry import strip_jsonc
+
+Tool = Callable[..., subprocess.CompletedProcess[str]]
+LIST_LIMIT = 16_000_000  # bytes of one answer read
+PAGE_SIZE = 200  # the CLI's own page
+MAX_PAGES = 50  # the CLI's own bound: 10 000 jobs
+DREAMING_DEFAULT = "0 3 * * *"  # memory-core's dreaming.frequency when the config is silent
+Busy = list[tuple[str, tuple[tuple[int, int], ...]]]
+
+
+def dreaming(env: Mapping[str, str]) -> Busy:
+    """When OpenClaw's dreaming sweep rewrites MEMORY.md on this machine, read from its config
+    alone (no process): nothing when OpenClaw is not here (no state folder, no config), its
+    `dreaming.frequency` when the config says, and OpenClaw's default (on, 03:00) when it is
+    silent or cannot be read. For the schedulers that are not OpenClaw's own; the OpenClaw
+    install reads the Gateway's job itself."""
+    home = env.get("HOME") or "/nonexistent"
+    state = Path(env.get("OPENCLAW_STATE_DIR") or Path(home) / ".openclaw")
+    config = Path(env.get("OPENCLAW_CONFIG_PATH") or state / "openclaw.json")
+    try:
+        raw = read_file(Path("/"), config.absolute(), 1 << 20)
+    except FileNotFoundError:
+        if not state.is_dir():
+            return []
+        raw = b"{}"
+    except (OSError, UnsafePath):
+        raw = b"{}"
+    try:
+        settings = json.loads(strip_jsonc(raw.decode("utf-8", "replace")))
+    except ValueError:  # JSON5 beyond JSONC: OpenClaw's defaults, the likely case
+        settings = {}
+    core = _dig(settings, "plugins", "entries", "memory-core")
+    dream = _dig(core, "config", "dreaming")
+    if _dig(core, "enabled") is False or _dig(dream, "enabled") is False:
+        return []
+    frequency = _dig(dream, "frequency")
+    fields = (frequency if isinstance(frequency, str) else DREAMING_DEFAULT).split()
+    times = daily_times(*fields[-5:]) if len(fields) in (5, 6) else ()
+    return [(writers.DREAMING_JOB, times)] if times else []
+
+
+def _dig(value: object, *keys: str) -> object:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def list_jobs(tool: Tool) -> list[dict[str, Any]]:
+    """Every job the Gateway has, disabled ones too. `cron list --json` reads every page
+    itself in OpenClaw 2026.9; an answer that says there is more (an older CLI, one page) is
+    followed through the Gateway's own `cron.list`, page by page, to its end."""
+    page = _answer(tool(["openclaw", "cron", "list", "--all", "--json"]), "openclaw cron list")
+    jobs = _jobs_of(page)
+    for _ in range(MAX_PAGES):
+        if not (isinstance(page, dict) and page.get("hasMore") is True):
+            return jobs
+        offset = page.get("nextOffset")
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < len(jobs) - 1:
+            raise MemfuseError("OpenClaw's job list says there is more but not where it goes on")
+        params = {"includeDisabled": True, "limit": PAGE_SIZE, "offset": offset}
+        argv = [
+            "openclaw",
+            "gateway",
+            "call",
+            "cron.list",
+            "--json",
+            f"--params={json.dumps(params)}",
+        ]
+        page = _answer(tool(argv), "openclaw gateway call cron.list")
+        more = _jobs_of(page)
+        if not more:
+            return jobs
+        jobs += more
+    raise MemfuseError(f"OpenClaw's job list goes on past {MAX_PAGES} pages: not read further")
+
+
+def install(tool: Tool, schedule: Schedule) -> tuple[Schedule, list[str]]:
+    """Declare the schedule's jobs (moved clear of MEMORY.md's other writers); the schedule
+    as installed and what changed."""
+    listed = list_jobs(tool)
+    schedule, _ = writers.clear_of(schedule, writers.busy_times(listed))  # said in its notes
+    changes = _remove(tool, listed, schedule)
+    for argv in openclaw.add_commands(schedule, payload="command"):
+        name = openclaw.flag_value(argv, "--name")
+        answer = _answer(tool(list(argv)), "openclaw cron add")
+        job = answer.get("job", answer) if isinstance(answer, dict) else None
+        job_id = job.get("id") if isinstance(job, dict) else None
+        if not isinstance(job_id, str) or not job_id.strip():
+            raise MemfuseError(f"openclaw cron add did not say the id of the job {name}")
+        if isinstance(answer, dict) and answer.get("created") is False:
+            changed = "updated" if answer.get("updated") else "already in place, unchanged"
+            changes.append(f"the OpenClaw job {name} ({job_id}): {changed}")
+        else:
+            changes.append(f"added the OpenClaw job {name} ({job_id})")
+        if not (isinstance(job, dict) and isinstance(job.get("failureAlert"), dict)):
+            _answer(tool(list(openclaw.alert_command(job_id))), "openclaw cron edit")
+            changes.append(f"turned on the failure alert of {name}")
+    return schedule, changes
+
+
+def remove(tool: Tool, schedule: Schedule) -> list[str]:
+    """Remove this schedule's jobs (by key or name, by id) and nothing else."""
+    listed = list_jobs(tool)
+    changes = _remove(tool, listed, schedule, everything=True)
+    return changes or ["OpenClaw has none of this schedule's jobs: nothing changed"]
+
+
+def _remove(
+    tool: Tool, listed: list[dict[str, Any]], schedule: Schedule, *, everything: bool = False
+) -> list[str]:
+    ids, unusable = openclaw.stale_ids(listed, schedule, keeping=not everything)
+    changes = []
+    for job_id in ids:
+        _answer(tool(list(openclaw.remove_command(job_id))), "openclaw cron rm")
+        changes.append(f"removed the OpenClaw job {job_id}")
+    for name in unusable:
+        changes.append(f"left the OpenClaw job {name}: the Gateway's list gives it no id")
+    return changes
+
+
+def _jobs_of(page: object) -> list[dict[str, Any]]:
+    jobs = page.get("jobs") if isinstance(page, dict) else page
+    if not isinstance(jobs, list):
+        raise MemfuseError("OpenClaw's job list is not a list of jobs")
+    return [job for job in jobs if isinstance(job, dict)]
+
+
+def _answer(done: subprocess.CompletedProcess[str], what: str) -> Any:
+    try:
+        return json.loads(done.stdout[:LIST_LIMIT])
+    except ValueError:
+        raise MemfuseError(f"`{what}` did not answer JSON") from None

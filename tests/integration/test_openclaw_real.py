@@ -1,0 +1,134 @@
+"""memfuse's OpenClaw install against the real `openclaw` CLI and a local Gateway it starts.
+
+Opt-in: it needs the `openclaw` package (2026.9.x: on PATH, or `MEMFUSE_OPENCLAW=/path/to/
+openclaw`) and the Node it requires (`>=24.16.0 <25 || >=26.1.0`, its package.json `engines`),
+and skips saying which is missing. The Gateway runs in a HOME of its own on a free loopback
+port with a token, and is stopped (its process group) at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+MEMFUSE = Path(sys.executable).parent / "memfuse"
+TOKEN = "test-gateway-token-0123456789"
+
+
+def _openclaw() -> str:
+    found = os.environ.get("MEMFUSE_OPENCLAW") or shutil.which("openclaw")
+    if not found:
+        pytest.skip("the openclaw package is absent (install it, or set MEMFUSE_OPENCLAW)")
+    node = shutil.which("node")
+    version = (
+        subprocess.run(
+            [node or "node", "--version"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        if node
+        else ""
+    )
+    match = re.fullmatch(r"v(\d+)\.(\d+)\.\d+", version)
+    major, minor = (int(match[1]), int(match[2])) if match else (0, 0)
+    if not ((major == 24 and minor >= 16) or (major == 26 and minor >= 1) or major > 26):
+        pytest.skip(
+            f"OpenClaw needs Node >=24.16.0 <25 || >=26.1.0; this node is {version or 'none'}"
+        )
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[dict[str, str]]:
+    openclaw = _openclaw()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "openclaw").symlink_to(openclaw)
+    port = _free_port()
+    env = {
+        **os.environ, "HOME": str(tmp_path / "home"), "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "OPENCLAW_GATEWAY_PORT": str(port), "OPENCLAW_GATEWAY_TOKEN": TOKEN,
+    }  # fmt: skip
+    Path(env["HOME"]).mkdir()
+    log = (tmp_path / "gateway.log").open("w")
+    process = subprocess.Popen(
+        [openclaw, "gateway", "run", "--allow-unconfigured", "--bind", "loopback",
+         "--port", str(port), "--token", TOKEN],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        for _ in range(180):  # a generous bound on its start, not a timing
+            done = subprocess.run(
+                [openclaw, "cron", "list", "--all", "--json"], env=env, capture_output=True,
+                text=True, timeout=120, check=False,
+            )  # fmt: skip
+            if done.returncode == 0 and "Memory Dreaming Promotion" in done.stdout:
+                break
+            if process.poll() is not None:
+                pytest.fail(
+                    f"the Gateway stopped: {(tmp_path / 'gateway.log').read_text()[-2000:]}"
+                )
+            time.sleep(1)
+        else:
+            pytest.fail("the Gateway did not list its dreaming job within three minutes")
+        yield env
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
+
+
+def memfuse(env: dict[str, str], workspace: Path, *args: str) -> dict[str, object]:
+    done = subprocess.run(
+        [str(MEMFUSE), "cron", "--format", "openclaw", "-w", str(workspace), "--json", *args],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dict(json.loads(done.stdout)["data"])
+
+
+def jobs(env: dict[str, str]) -> list[dict[str, object]]:
+    done = subprocess.run(
+        ["openclaw", "cron", "list", "--all", "--json"], env=env, capture_output=True, text=True,
+        timeout=120, check=True,
+    )  # fmt: skip
+    return list(json.loads(done.stdout)["jobs"])
+
+
+def test_install_is_idempotent_alerted_clear_of_dreaming_and_removable(
+    gateway: dict[str, str], tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    first = memfuse(gateway, workspace, "--install")
+    ours = [j for j in jobs(gateway) if str(j.get("declarationKey", "")).startswith("memfuse:")]
+    assert len(ours) == 3 and all(j["failureAlert"] == {"after": 1} for j in ours)
+    tidy = next(j for j in ours if str(j["name"]).endswith("-tidy"))
+    assert tidy["schedule"]["expr"] == "30 3 * * *"  # the dreaming sweep has 03:00
+    assert any("tidy moved from 03:00 to 03:30" in str(n) for n in first["notes"])  # type: ignore[attr-defined]
+    memfuse(gateway, workspace, "--install")
+    again = [j for j in jobs(gateway) if str(j.get("declarationKey", "")).startswith("memfuse:")]
+    assert [j["id"] for j in again] == [j["id"] for j in ours]
+    memfuse(gateway, workspace, "--remove")
+    assert not [j for j in jobs(gateway) if str(j.get("name", "")).startswith("memfuse-")]
+    assert any(j["name"] == "Memory Dreaming Promotion" for j in jobs(gateway))

@@ -1,0 +1,225 @@
+"""`memfuse cron --format openclaw --install/--remove` against a stand-in of the real CLI
+(tests/fake_openclaw.py): declared by key, so a second install changes nothing; ids after `--`;
+the list read past its first page; tidy clear of OpenClaw's dreaming sweep; failures named."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from memfuse.commands import cron
+from memfuse.schedule import openclaw
+from memfuse.settings import Settings
+from tests.conftest import ROOT
+from tests.fakes import World
+
+DREAMING = {
+    "id": "4d9258fb-dream",
+    "declarationKey": "memory-core:memory-dreaming-promotion",
+    "name": "Memory Dreaming Promotion",
+    "description": "[managed-by=memory-core.short-term-promotion] Promote weighted short-term"
+    " recalls into MEMORY.md",
+    "enabled": True,
+    "schedule": {"kind": "cron", "expr": "0 3 * * *"},
+    "payload": {
+        "kind": "agentTurn",
+        "message": "__openclaw_memory_core_short_term_promotion_dream__",
+    },
+}
+USERS = {"id": "j-user", "name": "morning-brief", "enabled": True,
+         "schedule": {"kind": "cron", "expr": "0 7 * * *"},
+         "payload": {"kind": "agentTurn", "message": "Summarize overnight updates."}}  # fmt: skip
+
+
+class Gateway:
+    def __init__(self, folder: Path) -> None:
+        self.state = folder / "openclaw-state.json"
+        self.calls_file = folder / "calls.jsonl"
+
+    def put(self, *jobs: dict[str, object]) -> None:
+        self.state.write_text(json.dumps({"jobs": list(jobs)}))
+
+    @property
+    def jobs(self) -> list[dict[str, object]]:
+        return list(json.loads(self.state.read_text())["jobs"])
+
+    def calls(self, *command: str) -> list[list[str]]:
+        if not self.calls_file.exists():
+            return []
+        every = [json.loads(line) for line in self.calls_file.read_text().splitlines()]
+        return [c for c in every if tuple(c[: len(command)]) == command]
+
+    def forget_calls(self) -> None:
+        self.calls_file.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "openclaw"
+    script.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests" / "fake_openclaw.py"}" "$@"\n'
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("FAKE_OPENCLAW_STATE", str(tmp_path / "openclaw-state.json"))
+    made = Gateway(tmp_path)
+    made.put()
+    return made
+
+
+def ours(gateway: Gateway, world: World) -> list[dict[str, object]]:
+    label = cron.label_for(world.workspace)
+    return [j for j in gateway.jobs if str(j.get("name", "")).startswith(label)]
+
+
+def test_a_second_install_changes_nothing_and_keeps_the_ids(world: World, gateway: Gateway) -> None:
+    gateway.put(USERS)
+    first = world.json("cron", "--format", "openclaw", "--install")
+    assert first.code == 0, first.stdout
+    installed = ours(gateway, world)
+    assert [j["declarationKey"] for j in installed] == [
+        openclaw.declaration_key(f"{cron.label_for(world.workspace)}-{run}")
+        for run in ("sync", "surface", "tidy")
+    ]
+    assert all(j["failureAlert"] == {"after": 1} for j in installed)  # exit 4 is said at once
+    gateway.forget_calls()
+    again = world.json("cron", "--format", "openclaw", "--install")
+    assert again.code == 0, again.stdout
+    assert ours(gateway, world) == installed  # the same ids, nothing re-made
+    assert gateway.calls("cron", "rm") == [] and gateway.calls("cron", "edit") == []
+    assert all("unchanged" in c for c in again.data["changes"])
+    assert USERS in gateway.jobs
+
+
+def test_ids_reach_openclaw_after_a_double_dash_and_a_job_without_one_is_left(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 33: an id like `--all` was read by `openclaw cron rm` as its option."""
+    label = cron.label_for(world.workspace)
+    legacy = {"id": "--all", "name": f"{label}-sync", "enabled": True,
+              "schedule": {"kind": "cron", "expr": "0 14,22 * * *"}, "payload": {}}  # fmt: skip
+    no_id = {"name": f"{label}-surface", "enabled": True, "schedule": {}, "payload": {}}
+    gateway.put(USERS, legacy, no_id)
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    assert gateway.calls("cron", "rm") == [["cron", "rm", "--json", "--", "--all"]]
+    assert all(c[-2] == "--" for c in gateway.calls("cron", "edit"))
+    assert not any("None" in c for call in gateway.calls() for c in call)
+    assert any(f"left the OpenClaw job {label}-surface" in c for c in out.data["changes"])
+    assert legacy not in gateway.jobs and USERS in gateway.jobs
+
+
+def test_the_job_list_is_read_past_its_first_page(
+    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    label = cron.label_for(world.workspace)
+    others = [{**USERS, "id": f"j{i}", "name": f"other-{i}"} for i in range(5)]
+    stale = {"id": "old-tidy", "name": f"{label}-tidy-2", "enabled": True,
+             "declarationKey": openclaw.declaration_key(f"{label}-tidy-2"),
+             "schedule": {"kind": "cron", "expr": "30 3 * * *"}, "payload": {}}  # fmt: skip
+    gateway.put(*others, DREAMING, stale)
+    monkeypatch.setenv("FAKE_OPENCLAW_PAGE", "2")  # a CLI that printed one page
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    assert len(gateway.calls("gateway", "call", "cron.list")) == 3
+    assert gateway.calls("cron", "rm") == [["cron", "rm", "--json", "--", "old-tidy"]]
+    assert "tidy moved from 03:00 to 03:30" in " ".join(out.data["notes"])  # page 4 dreams
+
+
+def test_tidy_moves_out_of_the_dreaming_sweeps_minute_and_says_so(
+    world: World, gateway: Gateway
+) -> None:
+    gateway.put(DREAMING)
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    tidy = next(j for j in ours(gateway, world) if str(j["name"]).endswith("-tidy"))
+    assert tidy["schedule"]["expr"] == "30 3 * * *"
+    said = [c for c in out.data["notes"] if "moved" in c]
+    assert said == [
+        "tidy moved from 03:00 to 03:30: 'Memory Dreaming Promotion' at 03:00 rewrites"
+        " MEMORY.md in that minute"
+    ]
+    record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
+    assert record["runs"]["tidy"] == ["03:30"]  # what status checks runs against
+    files = json.loads(next(iter(out.data["files"].values())))
+    assert [j["schedule"]["expr"] for j in files][-1] == "30 3 * * *"
+
+
+def test_remove_takes_out_this_schedules_jobs_only(world: World, gateway: Gateway) -> None:
+    gateway.put(USERS, DREAMING)
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    out = world.json("cron", "--format", "openclaw", "--remove")
+    assert out.code == 0, out.stdout
+    assert gateway.jobs == [USERS, DREAMING]
+    assert all(c[-2] == "--" for c in gateway.calls("cron", "rm"))
+
+
+def test_a_failing_cli_is_reported_by_the_line_that_names_the_cause(
+    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said = (
+        "Gateway not reachable at ws://u:hunter2@127.0.0.1:18789 (ECONNREFUSED).\n"
+        "Start it with `openclaw gateway run` or check `openclaw gateway status`.\n"
+        "Gateway target: ws://127.0.0.1:18789\nSource: local loopback\n"
+        "Config: /home/u/.openclaw/openclaw.json\nBind: loopback"
+    )
+    monkeypatch.setenv("FAKE_OPENCLAW_FAIL", said)
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 1
+    error = out.data["error"]
+    assert "Gateway not reachable at" in error and "openclaw gateway run" in error
+    assert "Bind: loopback" not in error and "hunter2" not in error
+    assert "hunter2" not in out.stdout + out.stderr
+
+
+# --- OpenClaw's dreaming beside the other schedulers, from its config alone ---------------
+
+
+def tidy_line(text: str) -> str:
+    return next(line for line in text.splitlines() if " tidy " in line and line[0].isdigit())
+
+
+def test_with_openclaw_here_the_crontabs_tidy_leaves_the_dreaming_minute(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    assert tidy_line(world.json("cron").data["text"]).startswith("0 3 * * * ")  # no OpenClaw
+    (home / ".openclaw").mkdir(parents=True)  # OpenClaw, its defaults: dreaming at 03:00
+    out = world.json("cron")
+    assert tidy_line(out.data["text"]).startswith("30 3 * * * ")
+    assert any("tidy moved from 03:00 to 03:30" in n for n in out.data["notes"])
+    config = home / ".openclaw" / "openclaw.json"
+    config.write_text(
+        '{ // JSONC as OpenClaw allows\n "plugins": {"entries": {"memory-core": {"config":'
+        ' {"dreaming": {"frequency": "0 4 * * *"}}}}},\n}'
+    )
+    assert tidy_line(world.json("cron").data["text"]).startswith("0 3 * * * ")
+    config.write_text('{"plugins": {"entries": {"memory-core": {"config": {"dreaming":'
+                      ' {"enabled": false}}}}}}')  # fmt: skip
+    assert tidy_line(world.json("cron").data["text"]).startswith("0 3 * * * ")
+
+
+def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
+    world: World, tmp_path: Path
+) -> None:
+    tidy = openclaw.jobs(
+        cron.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
+        payload="command",
+    )[-1]
+    assert tidy["name"].endswith("-tidy") and tidy["schedule"]["expr"] == "0 3 * * *"
+    listed = tmp_path / "jobs.json"
+    listed.write_text(json.dumps({"jobs": [DREAMING, tidy]}))
+    out = world.json("cron", "--format", "openclaw", "--check", str(listed))
+    assert out.code == 1
+    by_job = {j["job"]: j for j in out.data["jobs"]}
+    assert by_job["Memory Dreaming Promotion"]["when"] == "03:00"
+    problems = by_job[tidy["name"]]["problems"]
+    assert any("the minute 'Memory Dreaming Promotion' rewrites MEMORY.md" in p for p in problems)

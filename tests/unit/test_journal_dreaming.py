@@ -1,0 +1,40 @@
+"""OpenClaw's dreaming blocks in a daily journal are not the agent's memories."""
+
+from __future__ import annotations
+
+from memfuse.workspace.journal import parse
+
+# A journal as OpenClaw 2026.9.6's dreaming leaves it (storage "inline" or "both"): its managed
+# blocks appended after the day's notes (memory-host-markdown's replaceManagedMarkdownBlock).
+DREAMED = """## 14:00 memory-sync
+- Met Bob about the staging deploy
+
+## Light Sleep
+<!-- openclaw:dreaming:light:start -->
+- Candidate: Bob deploys staging on Fridays
+- Candidate: Alice prefers English notes
+<!-- openclaw:dreaming:light:end -->
+
+## REM Sleep
+<!-- openclaw:dreaming:rem:start -->
+- Theme: release process keeps coming up
+### Reflections
+- a nested heading stays inside the block
+<!-- openclaw:dreaming:rem:end -->
+
+## 22:00
+- Decided to ship on Monday
+"""
+
+
+def test_dreaming_blocks_hold_no_bullets_and_shift_no_positions() -> None:
+    bullets = parse(DREAMED)
+    assert [(b.position, b.text) for b in bullets] == [
+        ("1400-1", "Met Bob about the staging deploy"),
+        ("2200-1", "Decided to ship on Monday"),
+    ]
+
+
+def test_a_heading_of_the_same_words_in_other_case_or_level_is_skipped_too() -> None:
+    assert parse("### light   SLEEP\n- staged\n## Notes\n- kept\n")[0].text == "kept"
+    assert [b.text for b in parse("## Light sleeping\n- kept\n")] == ["kept"]
