@@ -39,7 +39,7 @@ from memfuse.recall.terms import bounded, doc_terms, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
-from memfuse.workspace.journal import Bullet
+from memfuse.workspace.journal import Bullet, decode
 from memfuse.workspace.layout import Source, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 
@@ -319,7 +319,7 @@ def _rows(
         raw = workspace.read_memory_md(warn)
         if raw is None:
             return [] if not os.path.exists(path) else None
-        text = raw.decode("utf-8", errors="replace")
+        text = decode(raw)[0]
         return [
             (n, None, "knowledge", fact, " ".join(doc_terms(fact)), "", "", "")
             for n, fact in memory_md_facts(text)
