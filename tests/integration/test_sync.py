@@ -115,13 +115,19 @@ def test_a_server_dying_after_storing_is_recovered_without_duplicates(
     assert counts["skipped"] >= 3
     assert (counts["added"] + counts["skipped"], counts["unchanged"], counts["failed"]) == (6, 4, 0)
     assert store.direct("status")["total"] == 10
-    # The recovered one is known to be memfuse's own, so --prune may delete it later.
-    journal(workspace).write_text(
-        JOURNAL.replace("- Wrote the incident summary for the Tuesday outage\n", "")
-    )
+    # A bullet removed shifts the ones after it: each moves onto its neighbour's position,
+    # where the store answers its text as a duplicate of the neighbour's own memory. The last
+    # position goes stale, but its memory now holds the text of the bullet before it: --prune
+    # releases it instead of deleting it, so no bullet's text leaves the store.
+    kept = JOURNAL.replace("- Wrote the incident summary for the Tuesday outage\n", "")
+    journal(workspace).write_text(kept)
     sync(workspace, store)
     _code, pruned, _ = sync(workspace, store, "--prune")
-    assert [p["deleted"] for p in pruned["data"]["pruned"]] == [True]
+    assert [p["deleted"] for p in pruned["data"]["pruned"]] == [False]
+    held = "\n".join(uris(store).values())
+    for line in kept.splitlines():
+        if line.startswith("- "):
+            assert line[2:] in held, line
 
 
 def test_hostile_bullets_are_stored_verbatim(store: StoreServer, workspace: Path) -> None:

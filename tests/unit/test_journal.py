@@ -139,3 +139,13 @@ def test_what_a_viewer_shows_as_a_list_item_is_a_bullet_and_nothing_else() -> No
         ("0900-1001", "numbered"),
         ("0900-2", "last"),
     ]
+
+
+def test_a_list_nested_past_the_parsers_depth_hides_no_later_bullet() -> None:
+    deep = "- top\n" + "".join("  " * d + "- level\n" for d in range(1, 300))
+    quotes = "- " + "> " * 3000 + "deep quote\n"
+    text = f"## 09:00\n{deep}{quotes}## 10:00\n- after\n```\n- fenced\n```\n"
+    found = [(b.position, b.text.split("\n")[0]) for b in parse(text)]
+    assert found[0] == ("0900-1", "top")
+    assert found[-1] == ("1000-1", "after")
+    assert not any("fenced" in text for _, text in found)

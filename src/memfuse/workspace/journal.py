@@ -91,7 +91,7 @@ ORDERED_FROM = 1000
 
 # CommonMark's block structure alone (the inline pass runs only where an item may hold an
 # HTML comment): what a Markdown viewer shows as a list item is what sync reads as a bullet.
-_BLOCKS = MarkdownIt("commonmark").disable(["inline", "text_join"])
+_BLOCKS = MarkdownIt("commonmark", {"maxNesting": 400}).disable(["inline", "text_join"])
 _INLINE = MarkdownIt("commonmark")
 _MARKER = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])")
 
@@ -105,33 +105,90 @@ def parse(text: str) -> list[Bullet]:
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # lines as CommonMark counts them
     lines = text.split("\n")
-    tokens = _BLOCKS.parse(text)
-    key = NO_TIME
-    skip_level = 0  # the level of the skipped section we are in, 0 when none
-    counts: Counter[tuple[str, bool]] = Counter()
-    bullets: list[Bullet] = []
-    for n, token in enumerate(tokens):
-        if token.level != 0 and token.type != "list_item_open":
-            continue
-        if token.type == "heading_open" and token.markup.startswith("#"):  # ATX only (SPEC)
-            title, level = tokens[n + 1].content, len(token.markup)
-            key = section_key(title) if level > 1 else NO_TIME
-            if not (skip_level and level > skip_level):
-                skip_level = level if skipped_section(title) else 0
-        elif token.type == "list_item_open" and token.level == 1 and token.map:
-            if skip_level:
-                continue
-            ordered = token.info != "" or token.markup in (".", ")")
-            body = _item_text(lines, token.map, _comments_in(tokens, n, lines))
-            if not body:
-                continue
-            counts[key, ordered] += 1
-            count = counts[key, ordered] + (ORDERED_FROM if ordered else 0)
-            bullets.append(Bullet(key, count, body, token.map[0] + 1))
-    return bullets
+    walk = _Walk(lines)
+    tokens = _blocks(text)
+    if tokens is not None:
+        walk.take(tokens, 0)
+        return walk.bullets
+    # Nested past NESTING (a hostile file): CommonMark would drop the rest of the file into
+    # the deep item. Each top-level block is parsed alone instead, so a bullet after it stays.
+    for first, last in _chunks(lines):
+        chunk = _blocks("\n".join(lines[first:last]))
+        if chunk is not None:
+            walk.take(chunk, first)
+        else:
+            walk.add(
+                first, [first, last], [], ordered=_MARKER_ORDERED.match(lines[first]) is not None
+            )
+    return walk.bullets
 
 
-def _comments_in(tokens: list[Token], start: int, lines: list[str]) -> list[str]:
+NESTING = 400  # token levels CommonMark may open: ~200 nested lists, well inside Python's stack
+_START = re.compile(r"^(#{1,6}(?:[ \t]|$)|[-*+](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_MARKER_ORDERED = re.compile(r"^[ \t]*[0-9]{1,9}[.)]")
+
+
+def _blocks(text: str) -> list[Token] | None:
+    """CommonMark's blocks of a text; None when it nests too deep to parse whole."""
+    try:
+        tokens = _BLOCKS.parse(text)
+    except RecursionError:
+        return None
+    return None if any(t.level >= NESTING - 2 for t in tokens) else tokens
+
+
+def _chunks(lines: list[str]) -> list[tuple[int, int]]:
+    """The file cut before every unindented heading or list marker outside a fence."""
+    starts, fence = [0], ""
+    for n, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
+                fence = ""
+        elif opened:
+            fence = opened[1]
+        elif n and _START.match(line):
+            starts.append(n)
+    return list(zip(starts, [*starts[1:], len(lines)], strict=True))
+
+
+class _Walk:
+    """The bullets of a file, built from its tokens (of the whole, or chunk by chunk)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.key = NO_TIME
+        self.skip_level = 0  # the level of the skipped section we are in, 0 when none
+        self.counts: Counter[tuple[str, bool]] = Counter()
+        self.bullets: list[Bullet] = []
+
+    def take(self, tokens: list[Token], offset: int) -> None:
+        for n, token in enumerate(tokens):
+            if token.level != 0 and token.type != "list_item_open":
+                continue
+            if token.type == "heading_open" and token.markup.startswith("#"):  # ATX (SPEC)
+                title, level = tokens[n + 1].content, len(token.markup)
+                self.key = section_key(title) if level > 1 else NO_TIME
+                if not (self.skip_level and level > self.skip_level):
+                    self.skip_level = level if skipped_section(title) else 0
+            elif token.type == "list_item_open" and token.level == 1 and token.map:
+                ordered = token.info != "" or token.markup in (".", ")")
+                span = [token.map[0] + offset, token.map[1] + offset]
+                self.add(offset, span, _comments_in(tokens, n), ordered=ordered)
+
+    def add(self, _offset: int, span: list[int], comments: list[str], *, ordered: bool) -> None:
+        if self.skip_level:
+            return
+        body = _item_text(self.lines, span, comments)
+        if not body:
+            return
+        self.counts[self.key, ordered] += 1
+        count = self.counts[self.key, ordered] + (ORDERED_FROM if ordered else 0)
+        self.bullets.append(Bullet(self.key, count, body, span[0] + 1))
+
+
+def _comments_in(tokens: list[Token], start: int) -> list[str]:
     """The HTML comments CommonMark finds in the list item opening at `tokens[start]`: its
     comment blocks and, when its text may hold one, the comments inline in its paragraphs."""
     found: list[str] = []
