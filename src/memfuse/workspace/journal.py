@@ -91,9 +91,17 @@ ORDERED_FROM = 1000
 
 # CommonMark's block structure alone (the inline pass runs only where an item may hold an
 # HTML comment): what a Markdown viewer shows as a list item is what sync reads as a bullet.
-_BLOCKS = MarkdownIt("commonmark", {"maxNesting": 400}).disable(["inline", "text_join"])
+NESTING = 400  # token levels CommonMark may open: well inside Python's stack
+_BLOCKS = MarkdownIt("commonmark", {"maxNesting": NESTING}).disable(["inline", "text_join"])
 _INLINE = MarkdownIt("commonmark")
 _MARKER = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])")
+# What opens blocks inside blocks at the start of a line: indentation, quote marks, list
+# markers. A line opening more than DEEPEST columns of them is a hostile file's: parsed whole,
+# it would cost CommonMark a pass over the rest of the file for every level it opens.
+_NESTERS = re.compile(r"(?:[ \t>]|[-*+](?=[ \t])|[0-9]{1,9}[.)](?=[ \t]))*")
+DEEPEST = 120
+_START = re.compile(r"^(#{1,6}(?:[ \t]|$)|[-*+](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def parse(text: str) -> list[Bullet]:
@@ -106,40 +114,36 @@ def parse(text: str) -> list[Bullet]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # lines as CommonMark counts them
     lines = text.split("\n")
     walk = _Walk(lines)
-    tokens = _blocks(text)
+    tokens = _blocks(lines)
     if tokens is not None:
         walk.take(tokens, 0)
         return walk.bullets
-    # Nested past NESTING (a hostile file): CommonMark would drop the rest of the file into
-    # the deep item. Each top-level block is parsed alone instead, so a bullet after it stays.
+    # Nested too deep (a hostile file): CommonMark would give the rest of the file to the deep
+    # item. Each top-level block is read alone instead, so a bullet after it stays one; a block
+    # too deep itself is one bullet, its lines as they are.
     for first, last in _chunks(lines):
-        chunk = _blocks("\n".join(lines[first:last]))
-        if chunk is not None:
-            walk.take(chunk, first)
-        else:
-            walk.add(
-                first, [first, last], [], ordered=_MARKER_ORDERED.match(lines[first]) is not None
-            )
+        tokens = _blocks(lines[first:last])
+        if tokens is not None:
+            walk.take(tokens, first)
+        elif _MARKER.match(lines[first]):
+            walk.add([first, last], [], ordered=lines[first].lstrip()[:1].isdigit())
     return walk.bullets
 
 
-NESTING = 400  # token levels CommonMark may open: ~200 nested lists, well inside Python's stack
-_START = re.compile(r"^(#{1,6}(?:[ \t]|$)|[-*+](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_MARKER_ORDERED = re.compile(r"^[ \t]*[0-9]{1,9}[.)]")
-
-
-def _blocks(text: str) -> list[Token] | None:
-    """CommonMark's blocks of a text; None when it nests too deep to parse whole."""
+def _blocks(lines: list[str]) -> list[Token] | None:
+    """CommonMark's blocks of these lines; None when they nest too deep to parse whole."""
+    if any(_NESTERS.match(line).end() > DEEPEST for line in lines):  # type: ignore[union-attr]
+        return None
     try:
-        tokens = _BLOCKS.parse(text)
-    except RecursionError:
+        tokens = _BLOCKS.parse("\n".join(lines))
+    except RecursionError:  # a safety net: DEEPEST keeps far from it
         return None
     return None if any(t.level >= NESTING - 2 for t in tokens) else tokens
 
 
 def _chunks(lines: list[str]) -> list[tuple[int, int]]:
-    """The file cut before every unindented heading or list marker outside a fence."""
+    """The file cut around every unindented heading and before every unindented list marker,
+    outside fences."""
     starts, fence = [0], ""
     for n, line in enumerate(lines):
         opened = _FENCE.match(line)
@@ -150,6 +154,9 @@ def _chunks(lines: list[str]) -> list[tuple[int, int]]:
             fence = opened[1]
         elif n and _START.match(line):
             starts.append(n)
+        if not fence and line.startswith("#") and n + 1 < len(lines):
+            starts.append(n + 1)  # a heading is a block of its own
+    starts = sorted(set(starts))
     return list(zip(starts, [*starts[1:], len(lines)], strict=True))
 
 
@@ -175,9 +182,9 @@ class _Walk:
             elif token.type == "list_item_open" and token.level == 1 and token.map:
                 ordered = token.info != "" or token.markup in (".", ")")
                 span = [token.map[0] + offset, token.map[1] + offset]
-                self.add(offset, span, _comments_in(tokens, n), ordered=ordered)
+                self.add(span, _comments_in(tokens, n), ordered=ordered)
 
-    def add(self, _offset: int, span: list[int], comments: list[str], *, ordered: bool) -> None:
+    def add(self, span: list[int], comments: list[str], *, ordered: bool) -> None:
         if self.skip_level:
             return
         body = _item_text(self.lines, span, comments)

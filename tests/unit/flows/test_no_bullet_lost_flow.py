@@ -47,6 +47,13 @@ def _held(world: World) -> str:
     return "\n".join(world.gateway.journal_uris().values())
 
 
+def _two_copies(world: World) -> None:
+    """The same note written on two days and synced: the store keeps it as one memory."""
+    world.journal("2026-11-28", f"- {NOTE}\n")
+    world.journal(DAY, f"- {NOTE}\n")
+    world.json("sync", "--now", NOW)
+
+
 def test_editing_a_bullet_never_takes_its_duplicates_text_out_of_the_store(world: World) -> None:
     world.journal("2026-11-28", f"- {NOTE}\n")
     world.journal(DAY, f"- {NOTE}\n")
@@ -83,9 +90,7 @@ def test_pruning_a_deleted_bullet_keeps_the_text_of_its_duplicate(world: World) 
 
 
 def test_verify_finds_a_shared_memory_rewritten_and_sends_the_bullet_again(world: World) -> None:
-    world.journal("2026-11-28", f"- {NOTE}\n")
-    world.journal(DAY, f"- {NOTE}\n")
-    world.json("sync", "--now", NOW)
+    _two_copies(world)
     # The store rewrites the shared memory behind memfuse's back (as a sync before this fix
     # did when the first copy was edited): the second bullet's text is gone.
     world.gateway.direct(
@@ -102,9 +107,7 @@ def test_verify_finds_a_shared_memory_rewritten_and_sends_the_bullet_again(world
 
 
 def test_a_dry_run_shows_the_plan_and_sends_nothing(world: World) -> None:
-    world.journal("2026-11-28", f"- {NOTE}\n")
-    world.journal(DAY, f"- {NOTE}\n")
-    world.json("sync", "--now", NOW)
+    _two_copies(world)
     world.journal("2026-11-28", f"- {OTHER}\n")
     before = world.gateway.count("remember")
     dry = world.json("sync", "--dry-run", "--now", NOW)
