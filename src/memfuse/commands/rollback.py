@@ -8,9 +8,16 @@ memory there is that one and carries that source: a memory memfuse merged into, 
 else put at the URI, stays. Then every ledger position is marked `withdrawn` and sync pauses:
 a later sync sends nothing until `memfuse rollback --undo`, which marks them to be sent again
 by the next sync. `--dry-run` lists what would be forgotten and changes nothing.
+
+Like sync, it reads, plans, then acts: `candidates` and `plan` are pure functions of what was
+read (the ledger's entries, the URIs the store lists, each lookup's answer), so the decision is
+tested with plain data, and `--dry-run` shows the very plan a real run carries out.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from memfuse.ledger.ledger import PAUSED, Entry, Ledger, paused_since, set_paused
 from memfuse.run import render
@@ -30,27 +37,82 @@ def run(ctx: RunContext, *, undo: bool = False) -> CommandResult:
     return CommandResult("rollback", data, tuple(render.rollback(data)))
 
 
-def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
-    entries = ledger.all_entries()
-    by_uri = {e.uri: e for e in entries if e.uri}
-    candidates: dict[str, str | None] = {
+KEPT = ("gone", "not memfuse's")  # the verdicts that leave a memory where it is
+
+
+@dataclass(frozen=True)
+class Step:
+    """One memory at a journal URI and what the plan does with it: `forget`, or keep it
+    because it is `gone` or `not memfuse's`."""
+
+    uri: str
+    memory_id: str | None  # the id the store answered, else the one the ledger recorded
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a rollback will do, decided before any call that changes the store."""
+
+    steps: tuple[Step, ...]  # by URI
+    withdraw: tuple[str, ...]  # the ledger positions marked withdrawn once all is forgotten
+
+    @property
+    def forget(self) -> tuple[Step, ...]:
+        return tuple(s for s in self.steps if s.verdict == "forget")
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {
+            "forget": [s.uri for s in self.forget],
+            "keep": [s.uri for s in self.steps if s.verdict in KEPT],
+            "withdraw": list(self.withdraw),
+        }
+
+
+def candidates(entries: Sequence[Entry], listed: Collection[str] | None) -> dict[str, str | None]:
+    """Every URI to look up, with the memory id memfuse expects there (pure): those the ledger
+    says memfuse created, and the journal URIs the store lists that the ledger does not know
+    (None: only their source can tell whether they are memfuse's)."""
+    known = {e.uri for e in entries if e.uri}
+    found: dict[str, str | None] = {
         e.uri: e.memory_id for e in entries if e.created and e.uri and e.memory_id
     }
+    for uri in sorted(set(listed or ()) - known):
+        found.setdefault(uri, None)
+    return dict(sorted(found.items()))
+
+
+def plan(
+    entries: Sequence[Entry],
+    expected: Mapping[str, str | None],
+    found: Mapping[str, StoredMemory | None],
+) -> Plan:
+    """What to do about what was read (pure). `expected`: `candidates`' answer; `found`: the
+    store's lookup of each of those URIs (None: nothing is there)."""
+    steps = []
+    for uri, memory_id in expected.items():
+        memory = found.get(uri)
+        steps.append(Step(uri, memory.id if memory else memory_id, verdict(memory, memory_id)))
+    withdraw = tuple(e.position for e in entries if e.outcome != "withdrawn")
+    return Plan(tuple(steps), withdraw)
+
+
+def _read(ctx: RunContext, ledger: Ledger) -> tuple[list[Entry], Plan]:
+    """The ledger's entries, the store's journal URIs and each lookup, and the plan they make."""
+    entries = ledger.all_entries()
     listed = ctx.store.uris_under(JOURNAL_PREFIXES)
     if listed is None:
         ctx.reporter.warn("the store's journal memories could not be listed: only the ledger's")
-    for uri in (listed or set()) - set(by_uri):
-        candidates.setdefault(uri, None)  # not in the ledger: its source decides below
-    rows: list[RollbackRow] = []
-    for uri, memory_id in sorted(candidates.items()):
-        found = ctx.store.lookup(uri)
-        verdict = _verdict(found, memory_id)
-        if verdict == "forget" and not ctx.dry_run:
-            assert found is not None
-            assert found.id is not None
-            verdict = "forgotten" if ctx.store.forget(found.id) else "failed"
-        rows.append({"uri": uri, "memory_id": found.id if found else memory_id,
-                     "outcome": verdict})  # fmt: skip
+    expected = candidates(entries, listed)
+    found = {uri: ctx.store.lookup(uri) for uri in expected}
+    return entries, plan(entries, expected, found)
+
+
+def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
+    _entries, the_plan = _read(ctx, ledger)
+    rows = [_row(step) for step in the_plan.steps]
+    if not ctx.dry_run:
+        rows = [_row(step, _apply(ctx, step)) for step in the_plan.steps]
     data: RollbackData = {
         "dry_run": ctx.dry_run,
         "undo": False,
@@ -58,15 +120,15 @@ def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
         "counts": _count(rows),
         "withdrawn": 0,
         "paused_since": ledger.setting(PAUSED) or paused_since(ctx.workspace.state),
+        "plan": the_plan.as_dict(),
     }
     failed = data["counts"].get("failed", 0)
     if not ctx.dry_run and not failed:
-        positions = [e.position for e in entries if e.outcome != "withdrawn"]
-        ledger.mark(positions, "withdrawn")
-        since = ctx.settings.now.isoformat(timespec="seconds")
-        ledger.set_setting(PAUSED, data["paused_since"] or since)
-        set_paused(ctx.workspace.state, data["paused_since"] or since)
-        data["withdrawn"], data["paused_since"] = len(positions), data["paused_since"] or since
+        ledger.mark(the_plan.withdraw, "withdrawn")
+        since = data["paused_since"] or ctx.settings.now.isoformat(timespec="seconds")
+        ledger.set_setting(PAUSED, since)
+        set_paused(ctx.workspace.state, since)
+        data["withdrawn"], data["paused_since"] = len(the_plan.withdraw), since
     elif failed:
         ctx.reporter.warn(
             f"{failed} memories could not be forgotten: nothing is marked and sync goes on;"
@@ -75,7 +137,19 @@ def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
     return data
 
 
-def _verdict(found: StoredMemory | None, memory_id: str | None) -> str:
+def _apply(ctx: RunContext, step: Step) -> str:
+    """Carry out one step of the plan: forget a memory memfuse made; its outcome."""
+    if step.verdict != "forget":
+        return step.verdict
+    assert step.memory_id is not None
+    return "forgotten" if ctx.store.forget(step.memory_id) else "failed"
+
+
+def _row(step: Step, outcome: str | None = None) -> RollbackRow:
+    return {"uri": step.uri, "memory_id": step.memory_id, "outcome": outcome or step.verdict}
+
+
+def verdict(found: StoredMemory | None, memory_id: str | None) -> str:
     """What to do with the memory at a URI memfuse synced to."""
     if found is None:
         return "gone"

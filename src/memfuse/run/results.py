@@ -284,6 +284,9 @@ class RollbackData(TypedDict):
     counts: dict[str, int]  # memories by outcome
     withdrawn: int  # ledger positions marked withdrawn (--undo: marked to be sent again)
     paused_since: str | None  # sync sends nothing since then, until --undo
+    # Not with --undo: the URIs to forget and to keep, the positions to withdraw
+    # (commands.rollback.Plan); --dry-run shows the plan a real run would carry out
+    plan: NotRequired[dict[str, list[str]]]
 
 
 # --- doctor, cron, rerank-test -------------------------------------------------------------
