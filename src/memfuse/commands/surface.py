@@ -1,12 +1,16 @@
 """`memfuse surface`: RECENT.md from the store, or from the journals when the store is down.
 
-Four independent reads (run concurrently), normalised into records, then ranked and rendered
-by `memfuse.workspace.recent_md`. The file is replaced atomically; on any error the old one stays.
+Read, plan, write — the shape sync has. Four independent reads of the store (run
+concurrently) are normalised into records, with the journals read only when the store gives
+nothing usable; `plan`, a pure function of those records and the file there now, decides what
+RECENT.md holds under its budgets (ranked and rendered by `memfuse.workspace.recent_md`); the
+file is then replaced atomically, and on any error the old one stays.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +21,7 @@ from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import SurfaceData
+from memfuse.settings import Budget
 from memfuse.store.answers import StoredMemory
 from memfuse.text.similarity import fold_whitespace
 from memfuse.workspace.position import JournalPosition
@@ -111,13 +116,63 @@ def from_journals(ctx: RunContext) -> list[Record]:
     ]  # fmt: skip
 
 
-def _has_entries(ctx: RunContext, path: Path) -> bool:
-    """Whether RECENT.md exists and holds at least one entry (worth keeping over an empty one)."""
+@dataclass(frozen=True)
+class Reading:
+    """What surface read: the store's records, the journals' (None: not needed, the store
+    gave something usable) and the RECENT.md there now (None: not needed or not there)."""
+
+    stored: Sequence[Record]
+    journal: Sequence[Record] | None = None
+    old: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What RECENT.md will hold: its text, where it came from (agent-memory or journals), and
+    whether the old file is kept instead (nothing to surface, and it holds entries)."""
+
+    source: str
+    text: str
+    keep_old: bool = False
+
+
+def usable(records: Sequence[Record], now: datetime, budget: Budget) -> bool:
+    """Whether these records give RECENT.md at least one entry (pure)."""
+    return any(choose(records, now, budget).values())
+
+
+def plan(reading: Reading, now: datetime, budget: Budget) -> Plan:
+    """What RECENT.md holds under its budgets (pure): the store's records, else the journals';
+    when neither gives an entry, an empty file only if the old one held none either."""
+    source, sections = "agent-memory", choose(reading.stored, now, budget)
+    if not any(sections.values()) and reading.journal is not None:
+        source, sections = "journals", choose(reading.journal, now, budget)
+    text = recent_md(sections, now.astimezone(), budget)
+    old = reading.old
+    keep = not any(sections.values()) and old is not None and any(section_counts(old).values())
+    return Plan(source, text, keep)
+
+
+def read(ctx: RunContext, *, writing: bool) -> Reading:
+    """The store's records; the journals only when those give nothing; the old RECENT.md only
+    when a file is to be written and nothing else is left to write."""
+    s = ctx.settings
+    stored = from_store(ctx)
+    if usable(stored, s.now, s.surface):
+        return Reading(stored)
+    ctx.reporter.warn("agent-memory gave nothing usable; RECENT.md is built from the journals")
+    journal = from_journals(ctx)
+    if not writing or usable(journal, s.now, s.surface):
+        return Reading(stored, journal)
+    return Reading(stored, journal, _old_text(ctx, ctx.workspace.recent_md))
+
+
+def _old_text(ctx: RunContext, path: Path) -> str | None:
+    """RECENT.md as it is now, or None when it cannot be read (worth keeping only if it can)."""
     try:
-        old = ctx.workspace.files.read(path).decode("utf-8", errors="replace")
+        return ctx.workspace.files.read(path).decode("utf-8", errors="replace")
     except (OSError, WorkspaceError):
-        return False
-    return any(section_counts(old).values())
+        return None
 
 
 def _kept(path: Path) -> CommandResult:
@@ -129,40 +184,38 @@ def _kept(path: Path) -> CommandResult:
 
 def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
     s = ctx.settings
-    budget = s.surface
-    source = "agent-memory"
-    sections = choose(from_store(ctx), s.now, budget)
-    if not any(sections.values()):
-        source = "journals"
-        ctx.reporter.warn("agent-memory gave nothing usable; RECENT.md is built from the journals")
-        sections = choose(from_journals(ctx), s.now, budget)
-    text = recent_md(sections, s.now.astimezone(), budget)
-    lines = text.count("\n")
     target = ctx.workspace.recent_md
     path = None if to_stdout or ctx.dry_run else target
-    if path is not None and not any(sections.values()) and _has_entries(ctx, path):
+    the_plan = plan(read(ctx, writing=path is not None), s.now, s.surface)
+    if path is not None and the_plan.keep_old:
         ctx.reporter.warn(
             "the store and the journals gave nothing to surface: the existing RECENT.md is kept"
         )
         return _kept(path)
+    text = the_plan.text
     if path is not None:
-        try:
-            ctx.workspace.files.write(path, text.encode("utf-8"))
-        except UnsafePath as exc:
-            raise UnsafePath(f"{exc}; RECENT.md is not written, its target is untouched") from None
-        except OSError as exc:
-            raise WorkspaceError(
-                f"cannot write {path}: {exc.strerror or exc}; the previous RECENT.md is unchanged"
-            ) from None
+        _write(ctx, path, text)
     data: SurfaceData = {
-        "source": source,
+        "source": the_plan.source,
         "path": str(path) if path else None,
         "dry_run": ctx.dry_run,
         "target": str(target),
-        "lines": lines,
+        "lines": text.count("\n"),
         "sections": section_counts(text),
     }
     if to_stdout:
         data["text"] = text
         return CommandResult("surface", data, payload=text.rstrip("\n"))
     return CommandResult("surface", data, tuple(render.surface(data)))
+
+
+def _write(ctx: RunContext, path: Path, text: str) -> None:
+    """Replace RECENT.md atomically; on any error the previous file stays as it was."""
+    try:
+        ctx.workspace.files.write(path, text.encode("utf-8"))
+    except UnsafePath as exc:
+        raise UnsafePath(f"{exc}; RECENT.md is not written, its target is untouched") from None
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot write {path}: {exc.strerror or exc}; the previous RECENT.md is unchanged"
+        ) from None
