@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memfuse.ledger.ledger import Entry, Ledger, outcome_counts, uris_of
+from memfuse.ledger.ledger import Entry, Ledger, LedgerReader, uris_of
 from memfuse.state.folder import StateFolder
 
 DAY = "2026-11-29"
@@ -28,12 +28,15 @@ def test_a_merged_memory_has_the_uri_of_the_bullet_that_created_it(tmp_path: Pat
         "m1": f"event://journal/{DAY}#0930-1",
         "m3": f"event://journal/{DAY}#0930-3",
     }
-    assert outcome_counts(state) == {"added": 2, "merged": 1, "rejected": 1}
+    reader = LedgerReader.open(state)
+    assert reader is not None
+    assert reader.outcome_counts() == {"added": 2, "merged": 1, "rejected": 1}
+    reader.close()
 
 
 def test_no_ledger_is_no_answer_and_creates_none(tmp_path: Path) -> None:
     state = StateFolder(tmp_path / "ws" / ".memfuse")
     state.path.mkdir(parents=True, mode=0o700)
     assert uris_of(state, ["m1"]) == {}
-    assert outcome_counts(state) is None
+    assert LedgerReader.open(state) is None
     assert not state.ledger.exists()

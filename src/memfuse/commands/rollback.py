@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from memfuse.ledger.ledger import PAUSED, Entry, Ledger, paused_since, set_paused
+from memfuse.ledger.ledger import Entry, Ledger, paused_since, set_paused
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -29,11 +29,7 @@ from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX
 
 
 def run(ctx: RunContext, *, undo: bool = False) -> CommandResult:
-    ledger = Ledger(ctx.workspace.state)
-    try:
-        data = _undo(ctx, ledger) if undo else _rollback(ctx, ledger)
-    finally:
-        ledger.close()
+    data = _undo(ctx, ctx.ledger) if undo else _rollback(ctx, ctx.ledger)
     return CommandResult("rollback", data, tuple(render.rollback(data)))
 
 
@@ -119,14 +115,13 @@ def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
         "candidates": rows,
         "counts": _count(rows),
         "withdrawn": 0,
-        "paused_since": ledger.setting(PAUSED) or paused_since(ctx.workspace.state),
+        "paused_since": paused_since(ctx.workspace.state),
         "plan": the_plan.as_dict(),
     }
     failed = data["counts"].get("failed", 0)
     if not ctx.dry_run and not failed:
         ledger.mark(the_plan.withdraw, "withdrawn")
         since = data["paused_since"] or ctx.settings.now.isoformat(timespec="seconds")
-        ledger.set_setting(PAUSED, since)
         set_paused(ctx.workspace.state, since)
         data["withdrawn"], data["paused_since"] = len(the_plan.withdraw), since
     elif failed:
@@ -171,7 +166,6 @@ def _undo(ctx: RunContext, ledger: Ledger) -> RollbackData:
     withdrawn: list[Entry] = [e for e in ledger.all_entries() if e.outcome == "withdrawn"]
     if not ctx.dry_run:
         ledger.mark((e.position for e in withdrawn), "resumed")
-        ledger.set_setting(PAUSED, None)
         set_paused(ctx.workspace.state, None)
     return {
         "dry_run": ctx.dry_run,
@@ -179,7 +173,5 @@ def _undo(ctx: RunContext, ledger: Ledger) -> RollbackData:
         "candidates": [],
         "counts": {},
         "withdrawn": len(withdrawn),
-        "paused_since": None
-        if not ctx.dry_run
-        else ledger.setting(PAUSED) or paused_since(ctx.workspace.state),
+        "paused_since": paused_since(ctx.workspace.state) if ctx.dry_run else None,
     }

@@ -14,16 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
-from memfuse.ledger.ledger import (
-    PAUSED,
-    LedgerError,
-    ledger_setting,
-    outcome_counts,
-    paused_since,
-    pending_of,
-    rejected_of,
-    unreadable_of,
-)
+from memfuse.ledger.ledger import Ledger, LedgerError, LedgerReader, paused_since
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, stamp
@@ -40,6 +31,7 @@ SCHEDULE_FILE = "schedule.json"  # written by `memfuse cron --install` (memfuse.
 def run(ctx: RunContext) -> CommandResult:
     s = ctx.settings
     state = ctx.workspace.state
+    reader, trouble = _open_ledger(ctx)
     runs, problem = History(state).load(repair=False)
     lost = [problem] if problem else []  # the history itself cannot be read: an alarm
     alarms: list[Alarm] = []
@@ -76,7 +68,7 @@ def run(ctx: RunContext) -> CommandResult:
         "at": s.now.isoformat(),
         "commands": commands,
         "recent": _recent_view(ctx),
-        "ledger": _ledger_view(ctx, runs.get("sync", [])),
+        "ledger": _ledger_view(ctx, reader, trouble, runs.get("sync", [])),
         "lock": lock_holder(state),
         "generation": seen[0] if seen else None,
         "generation_seen": seen[1] if seen else None,
@@ -84,8 +76,8 @@ def run(ctx: RunContext) -> CommandResult:
         + stopped
         + [f"memfuse needs a person: {p}" for p in lost],
     }
-    data["alarms"] += _unreadable_alarms(ctx) + _set_aside_alarms(ctx)
-    paused = _paused(ctx)
+    data["alarms"] += _unreadable_alarms(reader) + _set_aside_alarms(ctx)
+    paused = _paused(ctx, reader)
     if paused is not None:
         data["paused_since"] = paused
         since = _when(paused)
@@ -101,14 +93,25 @@ def run(ctx: RunContext) -> CommandResult:
 PAUSE_ALARM_AFTER = timedelta(hours=24)  # a rollback left in force longer needs a person
 
 
-def _paused(ctx: RunContext) -> str | None:
-    """Since when a rollback has sync paused: the ledger's record, or the one kept apart."""
+def _open_ledger(ctx: RunContext) -> tuple[LedgerReader | None, str | None]:
+    """The run's read-only ledger, opened once for every read here; or why it cannot be."""
+    try:
+        return ctx.ledger_reader, None
+    except (LedgerError, UnsafePath) as exc:
+        ctx.reporter.warn(str(exc))
+        return None, str(exc)
+
+
+def _paused(ctx: RunContext, reader: LedgerReader | None) -> str | None:
+    """Since when a rollback has sync paused: its state file alone. An old ledger still holding
+    the pause has it moved there first (once; the only time status opens the ledger to write)."""
     state = ctx.workspace.state
     try:
-        recorded = ledger_setting(state, PAUSED)
-    except (LedgerError, UnsafePath):
-        recorded = None
-    return recorded or paused_since(state)
+        if reader is not None and reader.holds_old_pause():
+            Ledger(state).close()  # opening it moves the pause (Ledger._move_pause)
+    except (LedgerError, UnsafePath) as exc:
+        ctx.reporter.warn(f"an old ledger's rollback pause cannot be moved to its file: {exc}")
+    return paused_since(state)
 
 
 def _when(text: str) -> datetime | None:
@@ -130,11 +133,11 @@ def _set_aside_alarms(ctx: RunContext) -> list[str]:
     ]
 
 
-def _unreadable_alarms(ctx: RunContext) -> list[str]:
+def _unreadable_alarms(reader: LedgerReader | None) -> list[str]:
     """Each journal the last syncs could not read, until one reads it (or it is gone)."""
     try:
-        found = unreadable_of(ctx.workspace.state)
-    except (LedgerError, UnsafePath):
+        found = reader.unreadable() if reader is not None else []
+    except LedgerError:
         return []  # the ledger's own trouble is told by the ledger view
     return [
         f"the journal {path} cannot be read since {since}, so its"
@@ -237,13 +240,16 @@ def _recent_view(ctx: RunContext) -> RecentView:
 SHOWN = 10  # pending and rejected bullets listed; the rest are counted
 
 
-def _ledger_view(ctx: RunContext, syncs: list[RunRecord]) -> LedgerView:
-    state = ctx.workspace.state
+def _ledger_view(
+    ctx: RunContext, reader: LedgerReader | None, trouble: str | None, syncs: list[RunRecord]
+) -> LedgerView:
+    if trouble is not None:
+        return {"outcomes": None, "error": trouble}
     try:
-        counts = outcome_counts(state)
-        pending = pending_of(state)
-        rejected = rejected_of(state)
-    except (LedgerError, UnsafePath) as exc:
+        counts = reader.outcome_counts() if reader is not None else None
+        pending = reader.pending() if reader is not None else []
+        rejected = reader.rejected() if reader is not None else []
+    except LedgerError as exc:
         ctx.reporter.warn(str(exc))
         return {"outcomes": None, "error": str(exc)}
     last_counts = syncs[-1].counts if syncs else {}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 
-from memfuse.ledger.ledger import PAUSED, Entry, Ledger, Stamp, content_hash, paused_since
+from memfuse.ledger.ledger import Entry, Ledger, Stamp, content_hash, paused_since
 from memfuse.ledger.reconcile import verify_index
 from memfuse.recall.index import refresh_index
 from memfuse.run import render
@@ -270,11 +270,9 @@ def run(
     existing = workspace.state.ledger.exists()
     ledger = Ledger(workspace.state) if not ctx.dry_run or existing else None
     try:
-        # A rollback's pause is kept apart from the ledger too: a ledger lost or set aside
-        # must not undo it.
-        paused = (ledger.setting(PAUSED) if ledger is not None else None) or paused_since(
-            workspace.state
-        )
+        # A rollback's pause lives in its own state file, not in the ledger (an old ledger's
+        # is moved there when it is opened): a ledger lost or set aside must not undo it.
+        paused = paused_since(workspace.state)
         # One cheap read first, alone: it tells a reachable store from a dead one even when
         # nothing changed (the run history needs that), and whether the index looks reset.
         probe = ctx.store.status()

@@ -32,7 +32,10 @@ Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns a
 # `resumed` is not settled either: a rollback was undone, so the next sync sends it again.
 SETTLED = {"added", "updated", "merged", "skipped", "rejected", "forgotten", "withdrawn"}
 ATTEMPTS_KEPT = 5  # the last attempts of each position, for `memfuse where`
-PAUSED = "paused"  # the setting `memfuse rollback` leaves while it is in force: sync sends nothing
+# The setting an older `memfuse rollback` left in the ledger while it was in force. The pause
+# now lives only in the state file `sync-paused` (paused_since): a ledger lost or set aside can
+# never undo it, and the two can never disagree. An old ledger's setting is moved there once.
+PAUSED = "paused"
 _SELECT_ALL = (
     "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
     " synced_at FROM entries"
@@ -144,6 +147,26 @@ class Ledger:
                 raise LedgerError(f"the sync ledger {self.path} cannot be used ({again})") from None
         except OSError as exc:
             raise LedgerError(f"cannot create {self.path}: {exc.strerror}") from None
+        self._move_pause(state)
+
+    def _move_pause(self, state: StateFolder) -> None:
+        """Move an old ledger's pause into its state file, once (the file wins if both are
+        there). Checked and moved in one write transaction, so that a `rollback --undo` running
+        alongside cannot have its lifted pause put back."""
+        try:
+            with immediate(self.db):
+                row = self.db.execute(
+                    "SELECT value FROM settings WHERE key = ?", (PAUSED,)
+                ).fetchone()
+                if row is None:
+                    return
+                if paused_since(state) is None:
+                    set_paused(state, str(row[0]))
+                self.db.execute("DELETE FROM settings WHERE key = ?", (PAUSED,))
+        except (sqlite3.Error, OSError, UnsafePath) as exc:
+            raise LedgerError(
+                f"cannot move the rollback's pause out of {self.path}: {exc}"
+            ) from None
 
     @staticmethod
     def _open(state: StateFolder) -> sqlite3.Connection:
@@ -272,19 +295,6 @@ class Ledger:
         """Positions whose last attempt failed and whose text no entry settles since."""
         return [(str(row[0]), Attempt(*row[1:])) for row in self.db.execute(_PENDING)]
 
-    # --- settings of the ledger itself (a rollback in force) ------------------------------
-    def setting(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_setting(self, key: str, value: str | None) -> None:
-        if value is None:
-            self._write("DELETE FROM settings WHERE key = ?", [(key,)])
-        else:
-            self._write(
-                "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [(key, value)]
-            )
-
     def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         try:
             with immediate(self.db):
@@ -357,15 +367,6 @@ class Ledger:
             raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
 
 
-def outcome_counts(state: StateFolder) -> dict[str, int] | None:
-    """How many ledger positions have each outcome, read-only; None when there is no ledger.
-
-    For `memfuse status`: it opens the ledger without creating or migrating anything.
-    """
-    rows = _read_only(state, "SELECT outcome, COUNT(*) FROM entries GROUP BY outcome")
-    return None if rows is None else {str(outcome): int(count) for outcome, count in rows}
-
-
 def uris_of(state: StateFolder, memory_ids: Iterable[str]) -> dict[str, str]:
     """The URI memfuse gave each of these memories, read-only (for recall: agent-memory 2.2's
     recall answers no URI, 3.x and later `null`). A memory that several bullets were merged
@@ -419,17 +420,6 @@ def attempts_of(state: StateFolder, positions: Iterable[str]) -> dict[str, list[
     return found
 
 
-def pending_of(state: StateFolder) -> list[tuple[str, Attempt]]:
-    """Ledger.pending, read-only (for `memfuse status`)."""
-    return [(str(row[0]), Attempt(*row[1:])) for row in _read_only(state, _PENDING) or ()]
-
-
-def ledger_setting(state: StateFolder, key: str) -> str | None:
-    """A setting of the ledger, read-only; None without it (or without a ledger)."""
-    rows = _read_only(state, "SELECT value FROM settings WHERE key = ?", (key,))
-    return str(rows[0][0]) if rows else None
-
-
 def paused_since(state: StateFolder) -> str | None:
     """Since when `memfuse rollback` has sync paused, from the file kept apart from the ledger
     (so that a ledger lost or set aside cannot undo it); None when sync is not paused."""
@@ -447,45 +437,82 @@ def paused_since(state: StateFolder) -> str | None:
 
 
 def set_paused(state: StateFolder, since: str | None) -> None:
-    """Record the pause (None: lift it), atomically."""
+    """Record the pause (None: lift it), atomically. A text that is not a date is kept all
+    the same (the pause holds, since an unknown time): lifting it is a person's decision."""
     if since is None:
         state.remove(state.PAUSED)
     else:
-        state.write(state.PAUSED, since.encode("ascii"))
+        state.write(state.PAUSED, since.encode("ascii", errors="replace")[:64])
 
 
-def unreadable_of(state: StateFolder) -> list[tuple[str, str, str]]:
-    """(location, why, since when) of every journal the last syncs could not read."""
-    known = _read_only(state, "SELECT 1 FROM sqlite_master WHERE name = 'unreadable'")
-    if not known:  # a ledger from before the table: no sync since has written it
-        return []
-    rows = _read_only(state, "SELECT path, reason, since FROM unreadable ORDER BY path")
-    return [(str(p), str(r), str(s)) for p, r, s in rows or ()]
+class LedgerReader:
+    """The ledger opened read-only once, for every read of a run that must not create, migrate
+    or lock it for writing (`memfuse status`). Each read raises LedgerError when it fails."""
 
+    def __init__(self, state: StateFolder, db: sqlite3.Connection) -> None:
+        self.state = state
+        self.db = db
 
-def rejected_of(state: StateFolder) -> list[tuple[str, str]]:
-    """(position, the store's reason) of every bullet its write gate refused, read-only."""
-    return [(str(p), str(r)) for p, r in _read_only(state, _REJECTED) or ()]
+    @classmethod
+    def open(cls, state: StateFolder) -> LedgerReader | None:
+        """None when there is no ledger (or no state folder); LedgerError when it cannot be
+        opened."""
+        if not state.exists():
+            return None
+        try:
+            db = open_read_only(state, state.LEDGER, SCHEMA)
+        except (sqlite3.Error, UnsafePath) as exc:
+            raise LedgerError(f"the sync ledger {state.ledger} cannot be read ({exc})") from None
+        return None if db is None else cls(state, db)
+
+    def rows(self, query: str, parameters: Sequence[str] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self.db.execute(query, parameters).fetchall()
+        except sqlite3.Error as exc:
+            raise LedgerError(
+                f"the sync ledger {self.state.ledger} cannot be read ({exc})"
+            ) from None
+
+    def outcome_counts(self) -> dict[str, int]:
+        """How many positions have each outcome."""
+        rows = self.rows("SELECT outcome, COUNT(*) FROM entries GROUP BY outcome")
+        return {str(outcome): int(count) for outcome, count in rows}
+
+    def pending(self) -> list[tuple[str, Attempt]]:
+        """Ledger.pending, read-only."""
+        return [(str(row[0]), Attempt(*row[1:])) for row in self.rows(_PENDING)]
+
+    def rejected(self) -> list[tuple[str, str]]:
+        """(position, the store's reason) of every bullet its write gate refused."""
+        return [(str(p), str(r)) for p, r in self.rows(_REJECTED)]
+
+    def unreadable(self) -> list[tuple[str, str, str]]:
+        """(location, why, since when) of every journal the last syncs could not read."""
+        if not self.rows("SELECT 1 FROM sqlite_master WHERE name = 'unreadable'"):
+            return []  # a ledger from before the table: no sync since has written it
+        rows = self.rows("SELECT path, reason, since FROM unreadable ORDER BY path")
+        return [(str(p), str(r), str(s)) for p, r, s in rows]
+
+    def holds_old_pause(self) -> bool:
+        """Whether this is an old ledger whose pause is not yet moved to its file."""
+        return bool(self.rows("SELECT 1 FROM settings WHERE key = ?", (PAUSED,)))
+
+    def close(self) -> None:
+        self.db.close()
 
 
 def _read_only(
     state: StateFolder, query: str, parameters: Sequence[str] = ()
 ) -> list[tuple[Any, ...]] | None:
-    """Rows of a query on the ledger opened read-only (nothing created, migrated or locked for
-    writing); None when there is no ledger (or no state folder). LedgerError when it cannot be
-    read."""
-    if not state.exists():
+    """Rows of one query on the ledger opened read-only (LedgerReader); None when there is no
+    ledger (or no state folder). LedgerError when it cannot be read."""
+    reader = LedgerReader.open(state)
+    if reader is None:
         return None
     try:
-        db = open_read_only(state, state.LEDGER, SCHEMA)
-        if db is None:
-            return None
-        try:
-            return db.execute(query, parameters).fetchall()
-        finally:
-            db.close()
-    except (sqlite3.Error, UnsafePath) as exc:
-        raise LedgerError(f"the sync ledger {state.ledger} cannot be read ({exc})") from None
+        return reader.rows(query, parameters)
+    finally:
+        reader.close()
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:

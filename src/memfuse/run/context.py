@@ -1,5 +1,7 @@
-"""What one run works with: settings, the warning reporter, the store client (opened on first
-use), the classifier and the server's entry (each made once for the run)."""
+"""What one run works with, built here and nowhere else: settings and the clock they carry
+(`settings.now`), the warning reporter, the store client and the sync ledger (each opened on
+first use and closed with the run), the reranker's step, the classifier, the workspace and the
+server's entry (each made once for the run)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from memfuse.errors import MemfuseError
+from memfuse.ledger.ledger import Ledger, LedgerReader
 from memfuse.recall.reranker import open_reranker
 from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.report import Reporter, cause
@@ -76,6 +79,8 @@ class RunContext:
     transport_why: str | None = None  # why the gateway took its transport, once opened
     _store: StoreClient | None = None
     _server_log_start: int | None = None
+    _ledger: Ledger | None = None
+    _reader: LedgerReader | None = None
 
     @functools.cached_property
     def server(self) -> Server:
@@ -101,6 +106,22 @@ class RunContext:
                 server_env=self._env,
             )
         return self._store
+
+    @property
+    def ledger(self) -> Ledger:
+        """The sync ledger, opened for writing (created, an old one migrated) on first use and
+        closed with the run. LedgerError when it cannot be."""
+        if self._ledger is None:
+            self._ledger = Ledger(self.workspace.state)
+        return self._ledger
+
+    @property
+    def ledger_reader(self) -> LedgerReader | None:
+        """The ledger opened read-only on first use, for a run that must not write it
+        (status); None when there is none. LedgerError when it cannot be read."""
+        if self._reader is None:
+            self._reader = LedgerReader.open(self.workspace.state)
+        return self._reader
 
     def _server_log(self) -> TextIO:
         """Where the stderr of a server the session transport starts goes (0600, appended;
@@ -195,8 +216,10 @@ class RunContext:
         return self._store.outcome if self._store is not None else "idle"
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
+        """Close what the run opened: the store client, the ledger."""
+        for opened in (self._store, self._ledger, self._reader):
+            if opened is not None:
+                opened.close()
 
 
 class Resting:
