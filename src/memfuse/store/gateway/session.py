@@ -11,6 +11,7 @@ it from memfuse's `[session]` table or mcporter's config entry).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -32,7 +33,11 @@ def _devnull() -> TextIO:
 # line in memory (by repeated concatenation) before it parses it, so a server that answers an
 # endless line would cost memfuse its memory. Past the limit the session is closed.
 LINE_LIMIT = 16 << 20
-_overflowed: list[str] = []  # what the bounded reader saw, for the error it leads to
+# Where the bounded reader tells what it saw: the list of the session whose reader it is (the
+# SDK makes the reader, so it cannot be handed one). A context variable, set where the session
+# opens and inherited by the reader's task: sessions running side by side (serve) never see,
+# or take, one another's overflow.
+_OVERFLOWED: contextvars.ContextVar[list[str]] = contextvars.ContextVar("overflowed")
 
 
 def _bounded_stdout() -> None:
@@ -55,7 +60,7 @@ def _bounded_stdout() -> None:
             opened = len(chunk) - newline - 1 if newline >= 0 else self._open_line + len(chunk)
             self._open_line = opened
             if self._open_line > LINE_LIMIT:
-                _overflowed.append(f"a line of more than {LINE_LIMIT >> 20} MiB")
+                _OVERFLOWED.get([]).append(f"a line of more than {LINE_LIMIT >> 20} MiB")
                 # Closed, not just left: the SDK drains stdout to its end before it tells the
                 # session, and the server's stdout would not end.
                 await self.transport_stream.aclose()
@@ -97,6 +102,7 @@ class SessionGateway:
         self._errlog: TextIO | None = None
         self._reopens_left = 1
         self._dead: str | None = None
+        self._overflowed: list[str] = []  # what this session's bounded reader saw
 
     # --- lifecycle ----------------------------------------------------------------------
     @asynccontextmanager
@@ -113,6 +119,7 @@ class SessionGateway:
         )
         assert self._errlog is not None
         _bounded_stdout()
+        _OVERFLOWED.set(self._overflowed)  # this task's, and the reader tasks it starts
         async with (
             stdio_client(params, errlog=self._errlog) as (read, write),
             ClientSession(read, write) as session,
@@ -201,7 +208,7 @@ class SessionGateway:
                     f"{tool} did not answer within {self.timeout:g}s; the session was closed"
                 ) from None
             self._mark_dead(session, type(cause).__name__)
-            why = f"the server answered {_overflowed.pop()}" if _overflowed else cause
+            why = f"the server answered {self._overflowed.pop()}" if self._overflowed else cause
             raise CallFailed(
                 f"{tool} failed over the MCP session: {why or type(cause).__name__}"
             ) from None
