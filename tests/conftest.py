@@ -179,18 +179,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A workspace and an in-process fake store wired into the CLI (tests/fakes.py)."""
-    from memfuse.run import runner
-    from memfuse.run.context import Seams
+def world(tmp_path: Path) -> Any:
+    """A workspace and an in-process fake store, handed to each run the World makes
+    (tests/fakes.py)."""
     from tests.fakes import FakeGateway, World
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
-    made = World(ws, FakeGateway(tmp_path / "fake-store.db"))
-    monkeypatch.setattr(
-        runner,
-        "seams",
-        Seams(gateway_factory=made.gateway_factory, rerank_factory=made.rerank_factory),
-    )
-    return made
+    return World(ws, FakeGateway(tmp_path / "fake-store.db"))

@@ -3,8 +3,8 @@
 `FakeGateway` answers from the reference server's own store, in this process (no mcporter, no
 subprocess), so a flow test sees agent-memory 2.2's real semantics in milliseconds. A script
 makes chosen calls fail the way a transport does (`down`, `fail_tool`, `answer_text`), and
-every call is recorded for assertions. `World` wires both fakes into the CLI through
-`memfuse.cli.seams` and runs commands with typer's CliRunner.
+every call is recorded for assertions. `World` runs commands with typer's CliRunner, handing
+both fakes to the run as the command line's object (memfuse.run.runner.given_seams).
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from memfuse.recall.reranker import Ranking, RerankError, Scored
+from memfuse.recall.reranker import Ranking, RerankError, Scored, open_reranker
 from memfuse.refserver.store import Store, default_caps
 from memfuse.refserver.tools import call_tool, tool_list
+from memfuse.run.context import Seams
 from memfuse.settings import RerankSettings, Settings
 from memfuse.store.gateway.base import (
     Answer,
@@ -189,6 +190,13 @@ class World:
     gateway: FakeGateway
     reranker: FakeReranker | None = None
     opened: list[Settings] = field(default_factory=list)
+    real_reranker: bool = False  # the real rerank client (HTTP), not FakeReranker
+
+    @property
+    def seams(self) -> Seams:
+        """The outside world of each run: the fake store, and the fake or real reranker."""
+        rerank = open_reranker if self.real_reranker else self.rerank_factory
+        return Seams(gateway_factory=self.gateway_factory, rerank_factory=rerank)
 
     def gateway_factory(
         self, settings: Settings, _server: object = None, _server_log: object = None
@@ -220,7 +228,7 @@ class World:
 
         argv = [*args, "-w", str(self.workspace)]
         result = CliRunner().invoke(
-            app, argv, input=stdin, env=dict(env or {}), catch_exceptions=False
+            app, argv, input=stdin, env=dict(env or {}), catch_exceptions=False, obj=self.seams
         )
         return Outcome(result.exit_code, result.stdout, result.stderr)
 

@@ -22,6 +22,7 @@ from memfuse import __version__
 from memfuse.config import FLAG_OPTIONS
 from memfuse.errors import ExitCode
 from memfuse.run import runner
+from memfuse.run.context import Seams
 from memfuse.run.runner import Common
 
 app = typer.Typer(
@@ -85,6 +86,19 @@ OPTIONS_OF: dict[str, tuple[str, ...]] = {
 _RUN_DEFAULTS = {"strict": False, "wait": None}
 
 
+# The command line's context: its object is the outside world a caller hands the run (tests).
+_CONTEXT = inspect.Parameter(
+    "cli_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
+)
+
+
+def _seams(context: typer.Context) -> Seams:
+    """The outside world the run reaches: the Seams a caller handed the command line as its
+    object (`CliRunner().invoke(app, argv, obj=Seams(...))`), else the real one."""
+    given = context.find_root().obj
+    return given if isinstance(given, Seams) else Seams()
+
+
 def with_common_options(func: Callable[..., None]) -> Callable[..., None]:
     """Add the common options this command takes (OPTIONS_OF) to it; the command receives them
     as `common: Common`, an option it does not take as unset."""
@@ -98,10 +112,11 @@ def with_common_options(func: Callable[..., None]) -> Callable[..., None]:
         settings = {name: kwargs.pop(name, None) for name in _SETTING_NAMES}
         run = {name: kwargs.pop(name, _RUN_DEFAULTS.get(name)) for name in _RUN_NAMES}
         run["json"] = run.pop("json_output")
-        func(**kwargs, common=Common(settings, **run))
+        seams = _seams(kwargs.pop(_CONTEXT.name))
+        func(**kwargs, common=Common(settings, **run, seams=seams))
 
-    wrapper.__signature__ = signature.replace(parameters=own + params)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + params}
+    wrapper.__signature__ = signature.replace(parameters=[*own, *params, _CONTEXT])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *params, _CONTEXT]}
     del wrapper.__wrapped__  # typer must see the new signature, not the original's
     return wrapper
 

@@ -94,13 +94,13 @@ class Common:
     strict: bool = False
     wait: float | None = None
     now: str | None = None
+    # The outside world the run reaches (the store, the reranker): what the caller handed the
+    # command line as its object (tests: `CliRunner().invoke(app, argv, obj=Seams(...))`), else
+    # the real one.
+    seams: Seams = field(default_factory=Seams)
 
     def flags(self) -> dict[str, Any]:
         return {**self.settings, "now": self.now}
-
-
-# The outside world a run reaches (the store, the reranker). Tests replace it with fakes.
-seams = Seams()
 
 
 def run(
@@ -153,8 +153,10 @@ def run(
 def _prepare(
     name: str, common: Common, reporter: Reporter, *, dry_run: bool, workspace: bool
 ) -> tuple[RunContext, bool]:
-    """Settings, the secret mask, the log and the run's context; and whether the workspace
-    config had trusted keys refused. Raises MemfuseError for a run that cannot start."""
+    """Settings, the secret mask, the log and the run's context — the one place a run's
+    services (store, reranker, ledger, workspace, classifier, clock) are built from; and
+    whether the workspace config had trusted keys refused. Raises MemfuseError for a run that
+    cannot start."""
     settings = load_settings(common.flags())
     mask = SecretMasker(secrets_in(settings))
     if workspace:
@@ -164,7 +166,7 @@ def _prepare(
         settings,
         reporter,
         dry_run=dry_run,
-        seams=seams,
+        seams=common.seams,
         progress=_progress_bar if interactive else no_progress,
         verbose=common.verbose,
     )

@@ -170,13 +170,9 @@ def test_no_socket_is_opened_when_no_reranker_is_configured(
 ) -> None:
     """The default recall is offline: the journals, the index, and the store's own pipe. The
     real reranker factory is in place, so a configured reranker would be reached (and is)."""
-    from memfuse.recall.reranker import open_reranker
-    from memfuse.run import runner
-    from memfuse.run.context import Seams
-
     world.journal("2026-11-20", "## 10:00\n- Met Bob about the billing cutover\n")
     assert world.run("sync", "--now", NOW).code == 0
-    monkeypatch.setattr(runner, "seams", Seams(world.gateway_factory, open_reranker))
+    world.real_reranker = True
     opened: list[object] = []
 
     def refuse(*args: object, **_kw: object) -> None:

@@ -13,9 +13,6 @@ from typing import Any
 
 import pytest
 
-from memfuse.recall.reranker import open_reranker
-from memfuse.run import runner
-from memfuse.run.context import Seams
 from tests.fakes import Outcome, World, state_of
 from tests.rerank_server import base_url, serve
 
@@ -23,11 +20,9 @@ KEY = "sk-live-NEVER-PRINT-ME-0123456789"
 
 
 @pytest.fixture
-def http_world(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
+def http_world(world: World) -> World:
     """The fake store, and the real rerank client (no fake reranker)."""
-    monkeypatch.setattr(
-        runner, "seams", Seams(gateway_factory=world.gateway_factory, rerank_factory=open_reranker)
-    )
+    world.real_reranker = True
     return world
 
 
