@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from memfuse import __version__
@@ -216,7 +216,7 @@ class Service:
         run = self.ctx
         settings = run.settings
         if not self.pinned_now:
-            settings = replace(settings, now=datetime.now().astimezone())
+            settings = replace(settings, now=run.seams.clock())
         ctx = RunContext(settings, reporter, seams=run.seams, _store=self.store.client(reporter))
         ctx.workspace = run.workspace
         ctx.classifier = run.classifier

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -60,12 +61,20 @@ def _cut_back(fd: int) -> int:
     return size
 
 
+def wall_clock() -> datetime:
+    """The real time, in this machine's zone."""
+    return datetime.now().astimezone()
+
+
 @dataclass
 class Seams:
-    """How a run reaches the outside world; tests pass scripted fakes here."""
+    """How a run reaches the outside world; tests pass scripted fakes here. `clock` is read
+    only by a long-lived command for each of its calls (serve); a one-shot run's clock is
+    `settings.now`, read once (`--now` replaces it)."""
 
     gateway_factory: GatewayFactory = connect
     rerank_factory: RerankFactory = open_reranker
+    clock: Callable[[], datetime] = wall_clock
 
 
 @dataclass

@@ -303,3 +303,16 @@ def test_serve_without_a_workspace_says_so_on_stderr_and_never_on_the_channel(
     result = CliRunner().invoke(app, ["serve", "-w", str(tmp_path / "nowhere")])
     assert result.exit_code == 66
     assert result.stdout == "" and "does not exist" in result.stderr
+
+
+def test_each_call_reads_the_runs_clock_when_no_time_is_pinned(world: World) -> None:
+    from datetime import UTC, datetime
+
+    synced(world)
+    moments = iter([datetime(2026, 12, 1, 9, tzinfo=UTC), datetime(2026, 12, 2, 9, tzinfo=UTC)])
+    settings = load_settings({"workspace": str(world.workspace), "now": NOW})
+    seams = Seams(world.gateway_factory, world.rerank_factory, clock=lambda: next(moments))
+    served = serve.Service(RunContext(settings, Reporter(), seams=seams), pinned_now=False,
+                           clock=Clock(), retry_after=30.0)  # fmt: skip
+    first, second = (ok(served.call("status", {}))["data"]["at"] for _ in range(2))
+    assert (first, second) == ("2026-12-01T09:00:00+00:00", "2026-12-02T09:00:00+00:00")
