@@ -153,11 +153,12 @@ class Ledger:
         """Move an old ledger's pause into its state file, once (the file wins if both are
         there). Checked and moved in one write transaction, so that a `rollback --undo` running
         alongside cannot have its lifted pause put back."""
+        query = "SELECT value FROM settings WHERE key = ?"
         try:
+            if self.db.execute(query, (PAUSED,)).fetchone() is None:
+                return  # the usual case, settled without taking the write lock
             with immediate(self.db):
-                row = self.db.execute(
-                    "SELECT value FROM settings WHERE key = ?", (PAUSED,)
-                ).fetchone()
+                row = self.db.execute(query, (PAUSED,)).fetchone()
                 if row is None:
                     return
                 if paused_since(state) is None:
