@@ -93,22 +93,22 @@ def plan(
     return Plan(tuple(steps), withdraw)
 
 
-def _read(ctx: RunContext, ledger: Ledger) -> tuple[list[Entry], Plan]:
-    """The ledger's entries, the store's journal URIs and each lookup, and the plan they make."""
+def _read_and_plan(ctx: RunContext, ledger: Ledger) -> Plan:
+    """Read the ledger's entries, the store's journal URIs and each lookup; plan from them."""
     entries = ledger.all_entries()
     listed = ctx.store.uris_under(JOURNAL_PREFIXES)
     if listed is None:
         ctx.reporter.warn("the store's journal memories could not be listed: only the ledger's")
     expected = candidates(entries, listed)
     found = {uri: ctx.store.lookup(uri) for uri in expected}
-    return entries, plan(entries, expected, found)
+    return plan(entries, expected, found)
 
 
 def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
-    _entries, the_plan = _read(ctx, ledger)
-    rows = [_row(step) for step in the_plan.steps]
-    if not ctx.dry_run:
-        rows = [_row(step, _apply(ctx, step)) for step in the_plan.steps]
+    the_plan = _read_and_plan(ctx, ledger)
+    rows = [
+        _row(step, step.verdict if ctx.dry_run else _apply(ctx, step)) for step in the_plan.steps
+    ]
     data: RollbackData = {
         "dry_run": ctx.dry_run,
         "undo": False,
@@ -140,8 +140,8 @@ def _apply(ctx: RunContext, step: Step) -> str:
     return "forgotten" if ctx.store.forget(step.memory_id) else "failed"
 
 
-def _row(step: Step, outcome: str | None = None) -> RollbackRow:
-    return {"uri": step.uri, "memory_id": step.memory_id, "outcome": outcome or step.verdict}
+def _row(step: Step, outcome: str) -> RollbackRow:
+    return {"uri": step.uri, "memory_id": step.memory_id, "outcome": outcome}
 
 
 def verdict(found: StoredMemory | None, memory_id: str | None) -> str:
