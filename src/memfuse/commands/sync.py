@@ -109,8 +109,9 @@ class Reading:
     days: list[str]
     items: list[Item]
     stale: dict[str, Entry]
-    files: dict[str, tuple[str, Stamp]]  # by day: its file's location and stamp when read
+    files: dict[str, list[tuple[str, Stamp]]]  # by day: its files' locations and stamps when read
     unreadable: dict[str, str] = field(default_factory=dict)  # location -> why
+    partial: set[str] = field(default_factory=set)  # days with a form that could not be read
 
 
 @dataclass(frozen=True)
@@ -190,11 +191,15 @@ def in_scope(
     """The days to read, and the stamp of each journal file now, by location."""
     workspace = ctx.workspace
     sources = workspace.sources()
-    where = {day: workspace.location(source.path) for day, source in sources.items()}
-    now = {loc: found for loc in set(where.values()) if (found := _stat(workspace.root / loc))}
+    where = {day: {workspace.location(f.path) for f in forms} for day, forms in sources.items()}
+    now = {
+        loc: found for loc in set().union(*where.values()) if (found := _stat(workspace.root / loc))
+    }
     if scope.plain:
         covered = ledger.covered() if ledger is not None else {}
-        chosen = {day for day, loc in where.items() if covered.get(loc) != now.get(loc)}
+        chosen = {
+            day for day, locs in where.items() if any(covered.get(x) != now.get(x) for x in locs)
+        }
     else:
         chosen = set(scope.select(list(sources), ctx.settings.now.date()))
     if ledger is not None:  # what is still pending, whatever its day: lost, or a failed call
@@ -242,10 +247,14 @@ def read_days(
     ):
         iso = journal.day.isoformat()
         reading.days.append(iso)
-        where = workspace.location(journal.path)
-        found = now.get(where) or _stat(journal.path)
-        if found is not None:
-            reading.files[iso] = (where, found)
+        files = reading.files.setdefault(iso, [])
+        for path in journal.read:
+            where = workspace.location(path)
+            found = now.get(where) or _stat(path)
+            if found is not None:
+                files.append((where, found))
+        if not journal.complete:
+            reading.partial.add(iso)
         known = ledger.entries_for([iso]) if ledger is not None else {}
         for position, bullet in journal.positioned():
             verdict = ctx.classifier.classify(bullet.text)
@@ -253,7 +262,8 @@ def read_days(
             reading.items.append(
                 Item(position, bullet, verdict, digest, known.pop(position.key, None))
             )
-        reading.stale.update(known)
+        if journal.complete:  # a form not read may hold the rest: nothing is taken for gone
+            reading.stale.update(known)
 
 
 def run(
@@ -465,16 +475,20 @@ def _note_unreadable(ctx: RunContext, ledger: Ledger, reading: Reading, at: str)
     those read since or gone."""
     root = ctx.workspace.root
     gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(root / p)]
-    read = [file[0] for file in reading.files.values()]
+    read = [file[0] for files in reading.files.values() for file in files]
     ledger.note_unreadable(reading.unreadable, read, gone, at)
 
 
 def _cover(ledger: Ledger, reading: Reading, failed_days: set[str], at: str) -> None:
     """Note each file read whose bullets all settled: the next plain sync passes over it until
-    it changes. A file with a failed call is left out, so the next run reads it again."""
-    done = [file for day, file in reading.files.items() if day not in failed_days]
-    ledger.cover(done, at)
-    ledger.uncover([file[0] for day, file in reading.files.items() if day in failed_days])
+    it changes. The files of a day with a failed call, or one of whose forms could not be
+    read, are left out (a roll-up holds seven days: one such day leaves it out), so the next
+    run reads them again."""
+    again = failed_days | reading.partial
+    done = [file for day, files in reading.files.items() if day not in again for file in files]
+    undone = {file[0] for day, files in reading.files.items() if day in again for file in files}
+    ledger.cover([file for file in done if file[0] not in undone], at)
+    ledger.uncover(sorted(undone))
 
 
 def _send(

@@ -4,7 +4,7 @@ the MEMORY.md backup and size guard, and (with --archive) the weekly journal rol
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from memfuse.confine import UnsafePath
@@ -128,12 +128,17 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
     }
 
 
-def unsynced(ledger: Ledger | None, day: date, raw: bytes) -> int:
-    """Bullets of a daily (its bytes `raw`) whose current text the ledger has not settled."""
-    journal = Journal.parse(day, Path(), raw)
-    known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
+def unsynced(ledger: Ledger | None, journal: Journal | None, daily: Path) -> int | None:
+    """Bullets of a daily whose current text the ledger has not settled, at the positions the
+    day's union of forms gives them; None when the day could not be read as far as the daily
+    (an archived copy before it cannot be read: the daily's positions are unknown)."""
+    if journal is None or daily not in journal.read:
+        return None
+    known = ledger.entries_for([journal.day.isoformat()]) if ledger is not None else {}
     missing = 0
-    for position, bullet in journal.positioned():
+    for position, bullet, path in journal.located():
+        if path != daily:
+            continue
         entry = known.get(position.key)
         if entry is None or not entry.settles(content_hash(bullet.text)):
             missing += 1
@@ -147,6 +152,7 @@ def archive(ctx: RunContext) -> ArchiveData:
     # shows; anything older is rolled up.
     cutoff = s.now.date() - timedelta(days=s.archive_after_days - 1)
     old = {d: p for d, p in workspace.daily_journals().items() if d < cutoff}
+    every_form = workspace.sources()
     ledger = Ledger(workspace.state) if workspace.state.ledger.exists() else None
     done: list[ArchivedRow] = []
     refused: list[RefusedRow] = []
@@ -157,7 +163,14 @@ def archive(ctx: RunContext) -> ArchiveData:
             except (UnsafePath, OSError) as exc:
                 ctx.reporter.warn(f"not archiving {path.name}: {exc}")
                 continue
-            missing = unsynced(ledger, day, raw)
+            forms = every_form.get(day, ())
+            journal = workspace.read_day(day, forms, ctx.reporter.warn, given={path: raw})
+            missing = unsynced(ledger, journal, path)
+            if missing is None:
+                ctx.reporter.warn(
+                    f"not archiving {path.name}: an archived copy of its day cannot be read"
+                )
+                continue
             if missing:
                 refused.append({"date": day.isoformat(), "unsynced": missing})
                 ctx.reporter.warn(
