@@ -26,7 +26,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.ledger.ledger import PAUSED, Entry, Ledger, Stamp, content_hash, paused_since
-from memfuse.ledger.reconcile import verify_index
+from memfuse.ledger.reconcile import Report, verify_index
 from memfuse.recall.index import refresh_index
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -36,6 +36,7 @@ from memfuse.store.answers import StoreStatus
 from memfuse.store.client import NewMemory
 from memfuse.text.classify import Verdict
 from memfuse.workspace.journal import Bullet
+from memfuse.workspace.layout import Journal
 from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX, JournalPosition
 
 COUNT_KEYS = (
@@ -212,7 +213,9 @@ def in_scope(
     return sorted(chosen), now
 
 
-def read_items(ctx: RunContext, scope: Scope, ledger: Ledger | None) -> Reading:
+def read_items(
+    ctx: RunContext, scope: Scope, ledger: Ledger | None, journals: Mapping[date, Journal]
+) -> Reading:
     """Every bullet of the days in scope, as items against the ledger."""
     workspace = ctx.workspace
     days, now = in_scope(ctx, scope, ledger)
@@ -223,7 +226,7 @@ def read_items(ctx: RunContext, scope: Scope, ledger: Ledger | None) -> Reading:
             " ASCII digits, a real date from 1900 to 2999): not synced"
         )
     reading = Reading([], [], {}, {})
-    read_days(ctx, reading, days, now, ledger, missing=named)
+    read_days(ctx, reading, days, now, ledger, missing=named, journals=journals)
     return reading
 
 
@@ -235,15 +238,16 @@ def read_days(
     ledger: Ledger | None,
     *,
     missing: Callable[[str], None] | None = None,
+    journals: Mapping[date, Journal] | None = None,
 ) -> None:
-    """Add the bullets of these days to what a run read."""
+    """Add the bullets of these days to what a run read (`journals`: days already read)."""
     workspace = ctx.workspace
 
     def unreadable(path: Path, why: str) -> None:
         reading.unreadable[workspace.location(path)] = why
 
     for journal in workspace.journals(
-        days, ctx.reporter.warn, missing=missing, unreadable=unreadable
+        days, ctx.reporter.warn, missing=missing, unreadable=unreadable, read=journals
     ):
         iso = journal.day.isoformat()
         reading.days.append(iso)
@@ -288,16 +292,15 @@ def run(
         # One cheap read first, alone: it tells a reachable store from a dead one even when
         # nothing changed (the run history needs that), and whether the index looks reset.
         probe = ctx.store.status()
-        rebuilt = None
-        if ledger is not None and ledger.fresh and not paused and _holds_any(probe):
-            rebuilt = rebuild(ctx, ledger)
-        report = None
+        fresh = ledger is not None and ledger.fresh and not paused and _holds_any(probe)
+        rebuilt = rebuild(ctx, ledger) if fresh and ledger is not None else None
+        report: Report | None = None
+        journals: dict[date, Journal] = {}
         if ledger is not None and not paused and (verify or _looks_reset(probe, ledger)):
-            report = verify_index(
-                ctx.store, ledger, s.now, ctx.reporter, mark=not ctx.dry_run,
-                texts=_every_bullet(ctx),
-            )  # fmt: skip
-        reading, the_plan = read_and_plan(ctx, scope, ledger, paused=paused, prune=prune)
+            report, journals = _verify(ctx, ledger)
+        reading, the_plan = read_and_plan(
+            ctx, scope, ledger, paused=paused, prune=prune, journals=journals
+        )
         counts["unchanged"] = the_plan.unchanged
         counts["stale"] = len(reading.stale)
         data: SyncData = {
@@ -351,11 +354,18 @@ def run(
 
 
 def read_and_plan(
-    ctx: RunContext, scope: Scope, ledger: Ledger | None, *, paused: str | None, prune: bool
+    ctx: RunContext,
+    scope: Scope,
+    ledger: Ledger | None,
+    *,
+    paused: str | None,
+    prune: bool,
+    journals: Mapping[date, Journal] | None = None,
 ) -> tuple[Reading, Plan]:
-    """Read the journals in scope and what the plan needs besides (the ids of memories a
-    rebuilt ledger does not know, the bullets sharing a memory with a change), then plan."""
-    reading = read_items(ctx, scope, ledger)
+    """Read the journals in scope (`journals`: those already read this run) and what the plan
+    needs besides (the ids of memories a rebuilt ledger does not know, the bullets sharing a
+    memory with a change), then plan."""
+    reading = read_items(ctx, scope, ledger, journals or {})
     sharing: dict[str, list[Entry]] = {}
     if ledger is not None and not paused:
         reading = _with_memory_ids(ctx, ledger, reading, prune=prune)
@@ -432,15 +442,15 @@ def _with_memory_ids(ctx: RunContext, ledger: Ledger, reading: Reading, *, prune
     return replace(reading, items=items, stale=stale)
 
 
-def _every_bullet(ctx: RunContext) -> dict[str, str]:
-    """The text of every bullet in the journals, by position: what a verification checks the
-    store's memories against."""
+def _verify(ctx: RunContext, ledger: Ledger) -> tuple[Report | None, dict[date, Journal]]:
+    """Check the store against the ledger and every bullet's text now; every journal is read
+    for that, and handed on so that the sync after it does not read one twice."""
     workspace = ctx.workspace
-    return {
-        position.key: bullet.text
-        for journal in workspace.journals(workspace.sources(), ctx.reporter.warn)
-        for position, bullet in journal.positioned()
-    }
+    journals = {j.day: j for j in workspace.journals(workspace.sources(), ctx.reporter.warn)}
+    texts = {p.key: b.text for j in journals.values() for p, b in j.positioned()}
+    report = verify_index(ctx.store, ledger, ctx.settings.now, ctx.reporter,
+                          mark=not ctx.dry_run, texts=texts)  # fmt: skip
+    return report, journals
 
 
 def _read_siblings(

@@ -258,9 +258,10 @@ class Workspace:
         *,
         missing: Warn | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
+        read: Mapping[date, Journal] | None = None,
     ) -> Iterator[Journal]:
         """The journals of these days that can be read, oldest first, each the union of the
-        day's forms.
+        day's forms (`read`: days this run has read already, not read again).
 
         A file that may not be read costs one warning (and is told to `unreadable`, with
         why); a day with no file is passed over, or told to `missing` when the caller asked
@@ -269,6 +270,9 @@ class Workspace:
         available = self.sources()
         weeklies = Weeklies(self)
         for day in sorted(set(days)):
+            if read is not None and day in read:
+                yield read[day]
+                continue
             forms = available.get(day, (Source(day, self.journal_path(day), DAILY),))
             journal = self.read_day(day, forms, warn, weeklies, unreadable=unreadable)
             if journal is not None:
