@@ -26,7 +26,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.ledger.ledger import Entry, Ledger, Stamp, content_hash, paused_since
-from memfuse.ledger.reconcile import verify_index
+from memfuse.ledger.reconcile import Report, verify_index
 from memfuse.recall.index import refresh_index
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -36,6 +36,7 @@ from memfuse.store.answers import StoreStatus
 from memfuse.store.client import NewMemory
 from memfuse.text.classify import Verdict
 from memfuse.workspace.journal import Bullet
+from memfuse.workspace.layout import Journal
 from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX, JournalPosition
 
 COUNT_KEYS = (
@@ -109,8 +110,9 @@ class Reading:
     days: list[str]
     items: list[Item]
     stale: dict[str, Entry]
-    files: dict[str, tuple[str, Stamp]]  # by day: its file's location and stamp when read
+    files: dict[str, list[tuple[str, Stamp]]]  # by day: its files' locations and stamps when read
     unreadable: dict[str, str] = field(default_factory=dict)  # location -> why
+    partial: set[str] = field(default_factory=set)  # days with a form that could not be read
 
 
 @dataclass(frozen=True)
@@ -190,11 +192,15 @@ def in_scope(
     """The days to read, and the stamp of each journal file now, by location."""
     workspace = ctx.workspace
     sources = workspace.sources()
-    where = {day: workspace.location(source.path) for day, source in sources.items()}
-    now = {loc: found for loc in set(where.values()) if (found := _stat(workspace.root / loc))}
+    where = {day: {workspace.location(f.path) for f in forms} for day, forms in sources.items()}
+    now = {
+        loc: found for loc in set().union(*where.values()) if (found := _stat(workspace.root / loc))
+    }
     if scope.plain:
         covered = ledger.covered() if ledger is not None else {}
-        chosen = {day for day, loc in where.items() if covered.get(loc) != now.get(loc)}
+        chosen = {
+            day for day, locs in where.items() if any(covered.get(x) != now.get(x) for x in locs)
+        }
     else:
         chosen = set(scope.select(list(sources), ctx.settings.now.date()))
     if ledger is not None:  # what is still pending, whatever its day: lost, or a failed call
@@ -207,7 +213,9 @@ def in_scope(
     return sorted(chosen), now
 
 
-def read_items(ctx: RunContext, scope: Scope, ledger: Ledger | None) -> Reading:
+def read_items(
+    ctx: RunContext, scope: Scope, ledger: Ledger | None, journals: Mapping[date, Journal]
+) -> Reading:
     """Every bullet of the days in scope, as items against the ledger."""
     workspace = ctx.workspace
     days, now = in_scope(ctx, scope, ledger)
@@ -218,7 +226,7 @@ def read_items(ctx: RunContext, scope: Scope, ledger: Ledger | None) -> Reading:
             " ASCII digits, a real date from 1900 to 2999): not synced"
         )
     reading = Reading([], [], {}, {})
-    read_days(ctx, reading, days, now, ledger, missing=named)
+    read_days(ctx, reading, days, now, ledger, missing=named, journals=journals)
     return reading
 
 
@@ -230,22 +238,27 @@ def read_days(
     ledger: Ledger | None,
     *,
     missing: Callable[[str], None] | None = None,
+    journals: Mapping[date, Journal] | None = None,
 ) -> None:
-    """Add the bullets of these days to what a run read."""
+    """Add the bullets of these days to what a run read (`journals`: days already read)."""
     workspace = ctx.workspace
 
     def unreadable(path: Path, why: str) -> None:
         reading.unreadable[workspace.location(path)] = why
 
     for journal in workspace.journals(
-        days, ctx.reporter.warn, missing=missing, unreadable=unreadable
+        days, ctx.reporter.warn, missing=missing, unreadable=unreadable, read=journals
     ):
         iso = journal.day.isoformat()
         reading.days.append(iso)
-        where = workspace.location(journal.path)
-        found = now.get(where) or _stat(journal.path)
-        if found is not None:
-            reading.files[iso] = (where, found)
+        files = reading.files.setdefault(iso, [])
+        for path in journal.read:
+            where = workspace.location(path)
+            found = now.get(where) or _stat(path)
+            if found is not None:
+                files.append((where, found))
+        if not journal.complete:
+            reading.partial.add(iso)
         known = ledger.entries_for([iso]) if ledger is not None else {}
         for position, bullet in journal.positioned():
             verdict = ctx.classifier.classify(bullet.text)
@@ -253,7 +266,8 @@ def read_days(
             reading.items.append(
                 Item(position, bullet, verdict, digest, known.pop(position.key, None))
             )
-        reading.stale.update(known)
+        if journal.complete:  # a form not read may hold the rest: nothing is taken for gone
+            reading.stale.update(known)
 
 
 def run(
@@ -276,16 +290,15 @@ def run(
         # One cheap read first, alone: it tells a reachable store from a dead one even when
         # nothing changed (the run history needs that), and whether the index looks reset.
         probe = ctx.store.status()
-        rebuilt = None
-        if ledger is not None and ledger.fresh and not paused and _holds_any(probe):
-            rebuilt = rebuild(ctx, ledger)
-        report = None
+        fresh = ledger is not None and ledger.fresh and not paused and _holds_any(probe)
+        rebuilt = rebuild(ctx, ledger) if fresh and ledger is not None else None
+        report: Report | None = None
+        journals: dict[date, Journal] = {}
         if ledger is not None and not paused and (verify or _looks_reset(probe, ledger)):
-            report = verify_index(
-                ctx.store, ledger, s.now, ctx.reporter, mark=not ctx.dry_run,
-                texts=_every_bullet(ctx),
-            )  # fmt: skip
-        reading, the_plan = read_and_plan(ctx, scope, ledger, paused=paused, prune=prune)
+            report, journals = _verify(ctx, ledger)
+        reading, the_plan = read_and_plan(
+            ctx, scope, ledger, paused=paused, prune=prune, journals=journals
+        )
         counts["unchanged"] = the_plan.unchanged
         counts["stale"] = len(reading.stale)
         data: SyncData = {
@@ -339,11 +352,18 @@ def run(
 
 
 def read_and_plan(
-    ctx: RunContext, scope: Scope, ledger: Ledger | None, *, paused: str | None, prune: bool
+    ctx: RunContext,
+    scope: Scope,
+    ledger: Ledger | None,
+    *,
+    paused: str | None,
+    prune: bool,
+    journals: Mapping[date, Journal] | None = None,
 ) -> tuple[Reading, Plan]:
-    """Read the journals in scope and what the plan needs besides (the ids of memories a
-    rebuilt ledger does not know, the bullets sharing a memory with a change), then plan."""
-    reading = read_items(ctx, scope, ledger)
+    """Read the journals in scope (`journals`: those already read this run) and what the plan
+    needs besides (the ids of memories a rebuilt ledger does not know, the bullets sharing a
+    memory with a change), then plan."""
+    reading = read_items(ctx, scope, ledger, journals or {})
     sharing: dict[str, list[Entry]] = {}
     if ledger is not None and not paused:
         reading = _with_memory_ids(ctx, ledger, reading, prune=prune)
@@ -420,15 +440,15 @@ def _with_memory_ids(ctx: RunContext, ledger: Ledger, reading: Reading, *, prune
     return replace(reading, items=items, stale=stale)
 
 
-def _every_bullet(ctx: RunContext) -> dict[str, str]:
-    """The text of every bullet in the journals, by position: what a verification checks the
-    store's memories against."""
+def _verify(ctx: RunContext, ledger: Ledger) -> tuple[Report | None, dict[date, Journal]]:
+    """Check the store against the ledger and every bullet's text now; every journal is read
+    for that, and handed on so that the sync after it does not read one twice."""
     workspace = ctx.workspace
-    return {
-        position.key: bullet.text
-        for journal in workspace.journals(workspace.sources(), ctx.reporter.warn)
-        for position, bullet in journal.positioned()
-    }
+    journals = {j.day: j for j in workspace.journals(workspace.sources(), ctx.reporter.warn)}
+    texts = {p.key: b.text for j in journals.values() for p, b in j.positioned()}
+    report = verify_index(ctx.store, ledger, ctx.settings.now, ctx.reporter,
+                          mark=not ctx.dry_run, texts=texts)  # fmt: skip
+    return report, journals
 
 
 def _read_siblings(
@@ -463,16 +483,20 @@ def _note_unreadable(ctx: RunContext, ledger: Ledger, reading: Reading, at: str)
     those read since or gone."""
     root = ctx.workspace.root
     gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(root / p)]
-    read = [file[0] for file in reading.files.values()]
+    read = [file[0] for files in reading.files.values() for file in files]
     ledger.note_unreadable(reading.unreadable, read, gone, at)
 
 
 def _cover(ledger: Ledger, reading: Reading, failed_days: set[str], at: str) -> None:
     """Note each file read whose bullets all settled: the next plain sync passes over it until
-    it changes. A file with a failed call is left out, so the next run reads it again."""
-    done = [file for day, file in reading.files.items() if day not in failed_days]
-    ledger.cover(done, at)
-    ledger.uncover([file[0] for day, file in reading.files.items() if day in failed_days])
+    it changes. The files of a day with a failed call, or one of whose forms could not be
+    read, are left out (a roll-up holds seven days: one such day leaves it out), so the next
+    run reads them again."""
+    again = failed_days | reading.partial
+    done = [file for day, files in reading.files.items() if day not in again for file in files]
+    undone = {file[0] for day, files in reading.files.items() if day in again for file in files}
+    ledger.cover([file for file in done if file[0] not in undone], at)
+    ledger.uncover(sorted(undone))
 
 
 def _send(

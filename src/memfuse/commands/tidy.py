@@ -3,12 +3,13 @@ the MEMORY.md backup and size guard, and (with --archive) the weekly journal rol
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.confine import UnsafePath
-from memfuse.ledger.ledger import Ledger, content_hash
+from memfuse.ledger.ledger import Entry, Ledger, content_hash
 from memfuse.ledger.reconcile import verify_index
 from memfuse.recall.reranking import candidates
 from memfuse.run import render
@@ -128,28 +129,47 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
     }
 
 
-def unsynced(ledger: Ledger | None, day: date, raw: bytes) -> int:
-    """Bullets of a daily (its bytes `raw`) whose current text the ledger has not settled."""
-    journal = Journal.parse(day, Path(), raw)
-    known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
+@dataclass(frozen=True)
+class Archival:
+    """One old daily, read, and what the roll-up makes of it."""
+
+    day: date
+    path: Path
+    raw: bytes  # what was checked is what is rolled up
+    unsynced: int | None  # bullets the ledger has not settled; None: their places are unknown
+
+    @property
+    def ready(self) -> bool:
+        return self.unsynced == 0
+
+
+def unsynced(known: Mapping[str, Entry], journal: Journal | None, daily: Path) -> int | None:
+    """Bullets of a daily whose current text the ledger (`known`: the day's entries) has not
+    settled, at the positions the day's union of forms gives them; None when the day could not
+    be read as far as the daily (an archived copy before it cannot be read)."""
+    if journal is None or daily not in journal.read:
+        return None
     missing = 0
-    for position, bullet in journal.positioned():
+    for position, bullet, path in journal.located():
+        if path != daily:
+            continue
         entry = known.get(position.key)
         if entry is None or not entry.settles(content_hash(bullet.text)):
             missing += 1
     return missing
 
 
-def archive(ctx: RunContext) -> ArchiveData:
+def read_old_dailies(ctx: RunContext) -> list[Archival]:
+    """The dailies old enough to roll up, each read once and checked against the ledger."""
     s = ctx.settings
     workspace = ctx.workspace
     # Keep the last `archive_after_days` calendar days (today included), the window surface
     # shows; anything older is rolled up.
     cutoff = s.now.date() - timedelta(days=s.archive_after_days - 1)
     old = {d: p for d, p in workspace.daily_journals().items() if d < cutoff}
+    every_form = workspace.sources()
     ledger = Ledger(workspace.state) if workspace.state.ledger.exists() else None
-    done: list[ArchivedRow] = []
-    refused: list[RefusedRow] = []
+    found: list[Archival] = []
     try:
         for day, path in sorted(old.items()):
             try:
@@ -157,39 +177,42 @@ def archive(ctx: RunContext) -> ArchiveData:
             except (UnsafePath, OSError) as exc:
                 ctx.reporter.warn(f"not archiving {path.name}: {exc}")
                 continue
-            missing = unsynced(ledger, day, raw)
-            if missing:
-                refused.append({"date": day.isoformat(), "unsynced": missing})
-                ctx.reporter.warn(
-                    f"not archiving {path.name}: {missing} bullet(s) not synced yet"
-                    f" (run memfuse sync --date {day.isoformat()})"
-                )
-                continue
-            if ctx.dry_run:
-                done.append(
-                    {
-                        "date": day.isoformat(),
-                        "weekly": str(workspace.weekly_path(day)),
-                        "appended": None,
-                    }
-                )
-                continue
-            try:
-                rolled = roll_up(workspace, day, path, raw)
-            except UnsafePath as exc:
-                ctx.reporter.warn(f"not archiving {path.name}: {exc}")
-                continue
-            done.append(
-                {
-                    "date": day.isoformat(),
-                    "weekly": str(rolled.weekly),
-                    "archived_to": str(rolled.archived_to),
-                    "appended": rolled.appended,
-                }
-            )
+            forms = every_form.get(day, ())
+            journal = workspace.read_day(day, forms, ctx.reporter.warn, given={path: raw})
+            known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
+            found.append(Archival(day, path, raw, unsynced(known, journal, path)))
     finally:
         if ledger is not None:
             ledger.close()
+    return found
+
+
+def archive(ctx: RunContext) -> ArchiveData:
+    """Roll up the old dailies that are ready; name the others and why (`--dry-run`: the
+    plan alone)."""
+    workspace = ctx.workspace
+    done: list[ArchivedRow] = []
+    refused: list[RefusedRow] = []
+    for old in read_old_dailies(ctx):
+        name, iso = old.path.name, old.day.isoformat()
+        if old.unsynced is None:
+            ctx.reporter.warn(f"not archiving {name}: an archived copy of its day cannot be read")
+        elif not old.ready:
+            refused.append({"date": iso, "unsynced": old.unsynced})
+            ctx.reporter.warn(f"not archiving {name}: {old.unsynced} bullet(s) not synced yet"
+                              f" (run memfuse sync --date {iso})")  # fmt: skip
+        elif ctx.dry_run:
+            done.append({"date": iso, "weekly": str(workspace.weekly_path(old.day)),
+                         "appended": None})  # fmt: skip
+        else:
+            try:
+                rolled = roll_up(workspace, old.day, old.path, old.raw)
+            except UnsafePath as exc:
+                ctx.reporter.warn(f"not archiving {name}: {exc}")
+                continue
+            done.append({"date": iso, "weekly": str(rolled.weekly),
+                         "archived_to": str(rolled.archived_to),
+                         "appended": rolled.appended})  # fmt: skip
     return {"archived": done, "refused": refused}
 
 

@@ -86,8 +86,8 @@ def _find(ctx: RunContext, what: str) -> list[Found]:
     needle = fold_whitespace(what).casefold()
     found: list[Found] = []
     for journal in workspace.journals(days, ctx.reporter.warn):
-        location = workspace.location(journal.path)
-        for at, bullet in journal.positioned():
+        for at, bullet, path in journal.located():
+            location = workspace.location(path)
             where = f"{location}:{bullet.line}"
             if position is not None:
                 hit = at == position

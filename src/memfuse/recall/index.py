@@ -22,7 +22,6 @@ derived: deleting it is safe.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sqlite3
@@ -31,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
@@ -40,7 +40,7 @@ from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
 from memfuse.workspace.journal import Bullet, decode
-from memfuse.workspace.layout import Source, Workspace
+from memfuse.workspace.layout import Journal, Source, Weeklies, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 
 _DOCS = """
@@ -159,8 +159,10 @@ class RecallIndex:
             }
             (last,) = self.db.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()
             self._next_id = int(last) + 1
+            stamps: dict[str, Stamp] = {}
+            empty: dict[str, bool] = {}
             present: set[str] = set()
-            for name, (path, sources) in wanted.items():
+            for name, (path, days) in wanted.items():
                 try:
                     info = os.stat(path, follow_symlinks=False)
                 except FileNotFoundError:
@@ -169,16 +171,19 @@ class RecallIndex:
                     present.add(name)  # cannot be looked at now: kept as it was
                     continue
                 present.add(name)
-                days = ",".join(s.day.isoformat() for s in sources)
-                stamp = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size, days)
+                role = ",".join(day.isoformat() for day, _forms in days)
+                stamps[name] = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size,
+                                role)  # fmt: skip
+                empty[name] = _empty(info)
+            days_read = DaysRead(workspace, warn)
+            for name in _to_read_again(stamps, known, present):
+                path, days = wanted[name]
                 before = known.get(name)
-                if before is not None and before[0] == stamp:
-                    continue
-                if _empty(info):  # a touched empty journal: nothing to read
+                if empty[name]:  # a touched empty journal: nothing to read
                     rows: list[Row] | None = []
                 else:
-                    rows = _rows(workspace, path, sources, classifier, warn)
-                self._put(name, stamp, rows or [], before[1] if before else 0)
+                    rows = _rows(workspace, path, days, classifier, days_read, warn)
+                self._put(name, stamps[name], rows or [], before[1] if before else 0)
                 changed += 1
             for gone in known.keys() - present:
                 self._drop(gone, known[gone][1])
@@ -294,28 +299,81 @@ def _empty(info: os.stat_result) -> bool:
     return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
-def _files(workspace: Workspace) -> dict[str, tuple[os.PathLike[str], tuple[Source, ...]]]:
-    """What the index holds, by the location of each file: the journal files with the days
-    each is the truth for (memfuse.workspace.layout.Workspace.sources), and MEMORY.md."""
-    by_file: dict[str, list[Source]] = {}
-    for source in workspace.sources().values():
-        by_file.setdefault(workspace.location(source.path), []).append(source)
-    found: dict[str, tuple[os.PathLike[str], tuple[Source, ...]]] = {
-        name: (sources[0].path, tuple(sources)) for name, sources in by_file.items()
+# The days a journal file holds bullets for, each with every form of that day (in the order
+# memfuse.workspace.forms reads them): a file's rows are the day's bullets read from it.
+Days = tuple[tuple[date, tuple[Source, ...]], ...]
+
+
+def _files(workspace: Workspace) -> dict[str, tuple[os.PathLike[str], Days]]:
+    """What the index holds, by the location of each file: every form of every day's journal
+    (memfuse.workspace.layout.Workspace.sources) with the days it holds, and MEMORY.md."""
+    by_file: dict[str, tuple[Path, list[tuple[date, tuple[Source, ...]]]]] = {}
+    for day, forms in workspace.sources().items():
+        for form in forms:
+            name = workspace.location(form.path)
+            by_file.setdefault(name, (form.path, []))[1].append((day, forms))
+    found: dict[str, tuple[os.PathLike[str], Days]] = {
+        name: (path, tuple(days)) for name, (path, days) in by_file.items()
     }
     found[workspace.location(workspace.memory_md)] = (workspace.memory_md, ())
     return found
 
 
+def _to_read_again(
+    stamps: dict[str, Stamp], known: dict[str, tuple[Stamp, int]], present: set[str]
+) -> list[str]:
+    """The files to index again, in the order listed: those that changed, and every file
+    holding a day one of them holds or held (which of a form's bullets are the day's, and
+    where, depends on the day's other forms: memfuse.workspace.forms)."""
+    changed = {name for name, stamp in stamps.items() if known.get(name, (None, 0))[0] != stamp}
+    touched = {day for name in changed for day in stamps[name][4].split(",") if day}
+    for name in changed | (known.keys() - present):
+        if name in known:
+            touched |= {day for day in known[name][0][4].split(",") if day}
+    return [
+        name
+        for name, stamp in stamps.items()
+        if name in changed or not touched.isdisjoint(stamp[4].split(","))
+    ]
+
+
+class DaysRead:
+    """The days one refresh reads, each read once: files are listed day by day, so the last
+    few days read are kept (bounded, whatever the number of days)."""
+
+    KEEP = 32
+
+    def __init__(self, workspace: Workspace, warn: Callable[[str], None]) -> None:
+        self.workspace = workspace
+        self.warn = warn
+        self.weeklies = Weeklies(workspace)
+        self.read: dict[date, Journal | None] = {}
+        self.blocked: set[date] = set()  # days with a form that could not be read
+
+    def day(self, day: date, forms: tuple[Source, ...]) -> Journal | None:
+        if day not in self.read:
+            if len(self.read) >= self.KEEP:
+                del self.read[next(iter(self.read))]
+
+            def unreadable(_path: Path, _why: str) -> None:
+                self.blocked.add(day)
+
+            self.read[day] = self.workspace.read_day(
+                day, forms, self.warn, self.weeklies, unreadable=unreadable
+            )
+        return self.read[day]
+
+
 def _rows(
     workspace: Workspace,
     path: os.PathLike[str],
-    sources: tuple[Source, ...],
+    days: Days,
     classifier: Classifier,
+    days_read: DaysRead,
     warn: Callable[[str], None],
 ) -> list[Row] | None:
     """What to index of one file; None when it cannot be read."""
-    if not sources:  # MEMORY.md: facts, timeless, with no neighbours
+    if not days:  # MEMORY.md: facts, timeless, with no neighbours
         raw = workspace.read_memory_md(warn)
         if raw is None:
             return [] if not os.path.exists(path) else None
@@ -325,16 +383,21 @@ def _rows(
             for n, fact in memory_md_facts(text)
         ]
     rows: list[Row] = []
-    for source in sources:
-        with contextlib.suppress(FileNotFoundError):  # a week without this day's section
-            parsed = workspace.read_source(source, warn)
-            if parsed is None:
-                return None
-            dates = " ".join(doc_tokens(source.day))
-            for bullet, own, near1, near2 in _with_neighbours(parsed.bullets):
-                kind = classifier.classify(bullet.text).type
-                rows.append((bullet.line, source.day.isoformat(), kind, bullet.text, own, near1,
-                             near2, dates))  # fmt: skip
+    for day, forms in days:
+        journal = days_read.day(day, forms)
+        if journal is None or Path(path) not in journal.read:
+            if day in days_read.blocked:
+                return None  # the day cannot be read as far as this file
+            continue  # a week without this day's section
+        dates = " ".join(doc_tokens(day))
+        origins = journal.origins or (journal.path,) * len(journal.bullets)
+        origin = {id(b): o for b, o in zip(journal.bullets, origins, strict=True)}
+        for bullet, own, near1, near2 in _with_neighbours(journal.bullets):
+            if origin[id(bullet)] != Path(path):
+                continue
+            kind = classifier.classify(bullet.text).type
+            rows.append((bullet.line, day.isoformat(), kind, bullet.text, own, near1,
+                         near2, dates))  # fmt: skip
     return rows
 
 

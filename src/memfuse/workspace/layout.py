@@ -18,13 +18,14 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
+from memfuse.workspace.forms import Part, union
 from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse, parse_bytes
 from memfuse.workspace.position import JournalPosition
 
@@ -71,6 +72,9 @@ def monday_of(day: date) -> date:
 # The forms a day's journal takes, in the order memfuse reads them: the daily itself, the daily
 # moved to memory/archive/ by `tidy --archive`, the day's section of its weekly roll-up.
 DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
+# An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
+# (`YYYY-MM-DD.1.md`, memfuse.confine.move_into's name for a taken one).
+_ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]{0,5}))?\.md")
 _WEEKLY_SECTION = re.compile(r"^## ([0-9]{4}-[0-9]{2}-[0-9]{2})[ \t]*$", re.MULTILINE)
 
 
@@ -85,21 +89,32 @@ class Source:
 
 @dataclass(frozen=True)
 class Journal:
-    """One day's journal, parsed: its bullets, each at its position, and where it was read."""
+    """One day's journal, parsed: its bullets, each at its position, from all the forms the
+    day takes (memfuse.workspace.forms), and the files they were read from."""
 
     day: date
-    path: Path
+    path: Path  # the first form's file
     bullets: tuple[Bullet, ...]
     kind: str = DAILY
-
-    @classmethod
-    def parse(cls, day: date, path: Path, raw: bytes) -> Journal:
-        """A journal from bytes already read (tidy reads them once, to check and to roll up)."""
-        return cls(day, path, parse_bytes(raw).bullets)
+    origins: tuple[Path, ...] = ()  # each bullet's file, in step with `bullets` (else `path`)
+    files: tuple[Path, ...] = ()  # every file read for the day (else `path` alone)
+    # False when a later form could not be read: its bullets are unknown, so none of the
+    # day's synced bullets may be taken for gone.
+    complete: bool = True
 
     def positioned(self) -> Iterator[tuple[JournalPosition, Bullet]]:
         for bullet in self.bullets:
             yield JournalPosition(self.day, bullet.key, bullet.n), bullet
+
+    def located(self) -> Iterator[tuple[JournalPosition, Bullet, Path]]:
+        """Each bullet at its position, with the file it is in."""
+        origins = self.origins or (self.path,) * len(self.bullets)
+        for (position, bullet), path in zip(self.positioned(), origins, strict=True):
+            yield position, bullet, path
+
+    @property
+    def read(self) -> tuple[Path, ...]:
+        return self.files or (self.path,)
 
 
 class Workspace:
@@ -178,9 +193,17 @@ class Workspace:
                 found += [self.location(p) for p in folder.iterdir() if looks_like_journal(p.name)]
         return sorted(found)
 
-    def archived_journals(self) -> dict[date, Path]:
-        """The dailies `tidy --archive` moved into memory/archive/, by date."""
-        return _dated(self.archive_dir)
+    def archived_journals(self) -> dict[date, tuple[Path, ...]]:
+        """The dailies `tidy --archive` moved into memory/archive/, by date: `YYYY-MM-DD.md`,
+        then the late dailies archived after it (`YYYY-MM-DD.1.md`, `.2.md`…), in that order."""
+        found: dict[date, list[tuple[int, Path]]] = {}
+        if self.archive_dir.is_dir():
+            for path in self.archive_dir.iterdir():
+                match = _ARCHIVED_NAME.fullmatch(path.name)
+                day = journal_date(Path(f"{match[1]}.md")) if match else None
+                if match is not None and day is not None:
+                    found.setdefault(day, []).append((int(match[2] or 0), path))
+        return {day: tuple(p for _n, p in sorted(found[day])) for day in sorted(found)}
 
     def weekly_rollups(self) -> dict[date, Path]:
         """The weekly roll-ups, by the Monday that names them."""
@@ -208,18 +231,21 @@ class Workspace:
             found.append(("MEMORY.md", 0, 0, 0, 0))
         return tuple(sorted(found))
 
-    def sources(self) -> dict[date, Source]:
-        """Each day's journal where it lives now, in every form memfuse produces: the daily,
-        else its archived copy, else (its daily and archived copy both gone) the day's section
-        of its weekly roll-up. The Markdown in all these forms is the truth."""
-        found = {d: Source(d, p, DAILY) for d, p in self.daily_journals().items()}
-        for day, path in self.archived_journals().items():
-            found.setdefault(day, Source(day, path, ARCHIVED))
+    def sources(self) -> dict[date, tuple[Source, ...]]:
+        """Each day's journal in every form it takes, in the order the day's bullets are
+        read (memfuse.workspace.forms): its archived copies, its daily, then its weekly
+        roll-up (which may hold no section for it). The Markdown in all of them is the truth."""
+        found: dict[date, list[Source]] = {}
+        for day, paths in self.archived_journals().items():
+            found.setdefault(day, []).extend(Source(day, p, ARCHIVED) for p in paths)
+        for day, path in self.daily_journals().items():
+            found.setdefault(day, []).append(Source(day, path, DAILY))
         for monday, path in self.weekly_rollups().items():
             for offset in range(7):
                 day = monday + timedelta(days=offset)
-                found.setdefault(day, Source(day, path, WEEKLY))
-        return dict(sorted(found.items()))
+                if FIRST_DAY <= day <= LAST_DAY:
+                    found.setdefault(day, []).append(Source(day, path, WEEKLY))
+        return {day: tuple(found[day]) for day in sorted(found)}
 
     def window(self, first: date, last: date) -> list[date]:
         """The days from `first` to `last` (both included) that have a daily journal."""
@@ -232,16 +258,47 @@ class Workspace:
         *,
         missing: Warn | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
+        read: Mapping[date, Journal] | None = None,
     ) -> Iterator[Journal]:
-        """The daily journals of these days that can be read, oldest first, each parsed.
+        """The journals of these days that can be read, oldest first, each the union of the
+        day's forms (`read`: days this run has read already, not read again).
 
-        A journal that may not be read costs one warning (and is told to `unreadable`, with
-        why); one that does not exist is passed over, or told to `missing` when the caller
-        asked for that day by name.
+        A file that may not be read costs one warning (and is told to `unreadable`, with
+        why); a day with no file is passed over, or told to `missing` when the caller asked
+        for that day by name.
         """
         available = self.sources()
+        weeklies = Weeklies(self)
         for day in sorted(set(days)):
-            source = available.get(day, Source(day, self.journal_path(day), DAILY))
+            if read is not None and day in read:
+                yield read[day]
+                continue
+            forms = available.get(day, (Source(day, self.journal_path(day), DAILY),))
+            journal = self.read_day(day, forms, warn, weeklies, unreadable=unreadable)
+            if journal is not None:
+                yield journal
+            elif missing is not None and not any(os.path.lexists(f.path) for f in forms):
+                missing(f"no journal for {day}: {forms[0].path} does not exist")
+
+    def read_day(
+        self,
+        day: date,
+        forms: Iterable[Source],
+        warn: Warn,
+        weeklies: Weeklies | None = None,
+        *,
+        given: Mapping[Path, bytes] | None = None,
+        unreadable: Callable[[Path, str], None] | None = None,
+    ) -> Journal | None:
+        """A day's journal from its forms (`given`: the bytes of forms already read, by path,
+        so that what is checked is what is then written elsewhere); None when
+        none of them is there or the first one there cannot be read. A form that cannot be
+        read ends the reading: the forms after it would count their bullets on from it."""
+        weeklies = weeklies if weeklies is not None else Weeklies(self)
+        parts: list[Part] = []
+        read: list[Source] = []
+        complete = True
+        for source in forms:
             problems: list[str] = []
 
             def note(message: str, problems: list[str] = problems) -> None:
@@ -249,53 +306,45 @@ class Workspace:
                 warn(message)
 
             try:
-                parsed = self.read_source(source, note)
+                if given is not None and source.path in given:
+                    sections: list[ParsedJournal] | None = [parse_bytes(given[source.path])]
+                elif source.kind == WEEKLY:
+                    sections = weeklies.sections(source.path, day, note)
+                else:
+                    parsed = self.read_journal(source.path, note)
+                    sections = None if parsed is None else [parsed]
             except FileNotFoundError:
-                parsed = None
-                if missing is not None and not problems:
-                    missing(f"no journal for {day}: {source.path} does not exist")
-            if parsed is None and problems and unreadable is not None:
-                unreadable(source.path, problems[-1])
-            if parsed is not None:
-                yield Journal(day, source.path, parsed.bullets, source.kind)
+                continue
+            if sections is None:
+                if unreadable is not None:
+                    unreadable(source.path, problems[-1] if problems else "cannot be read")
+                complete = False
+                break
+            read.append(source)
+            parts += [Part(source.path, section.bullets) for section in sections]
+        if not read:
+            return None
+        merged = union(parts)
+        first = read[0]
+        return Journal(day, first.path, merged.bullets, first.kind, merged.origins,
+                       tuple(dict.fromkeys(s.path for s in read)), complete)  # fmt: skip
 
-    def read_source(self, source: Source, warn: Warn) -> ParsedJournal | None:
-        """A day's journal in the form `source` names; FileNotFoundError when it is not there
-        (a weekly roll-up without the day's section included)."""
-        if source.kind != WEEKLY:
-            return self.read_journal(source.path, warn)
-        sections = self.read_weekly(source.path, warn)
-        if source.day not in sections:
-            raise FileNotFoundError(source.path)
-        return sections[source.day]
-
-    def read_weekly(self, path: Path, warn: Warn) -> dict[date, ParsedJournal]:
-        """Each day's section of a weekly roll-up, parsed as that day's journal (the roll-up
-        shifted its headings below the `## YYYY-MM-DD` line, so timed sections keep their
-        keys and the bullets their positions)."""
+    def read_weekly(self, path: Path, warn: Warn) -> dict[date, list[ParsedJournal]] | None:
+        """Each day's sections of a weekly roll-up, in file order, each parsed as a journal
+        (the roll-up shifted its headings below the `## YYYY-MM-DD` line, so timed sections
+        keep their keys and the bullets their positions); None, after one warning, when the
+        file cannot or may not be read. A missing file raises FileNotFoundError."""
         try:
             raw = self.files.read(path)
         except UnsafePath as exc:
             warn(f"{exc}; skipped")
-            return {}
+            return None
         except OSError as exc:
             if isinstance(exc, FileNotFoundError):
                 raise
             warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
-            return {}
-        text, _replaced = decode(raw)
-        heads = list(_WEEKLY_SECTION.finditer(text))
-        found: dict[date, ParsedJournal] = {}
-        for n, head in enumerate(heads):
-            day = journal_date(Path(f"{head[1]}.md"))
-            if day is None:
-                continue
-            end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
-            body = text[head.end() : end]
-            offset = text.count("\n", 0, head.end())  # lines are the weekly file's own
-            bullets = tuple(replace(b, line=b.line + offset) for b in parse(body))
-            found.setdefault(day, ParsedJournal(bullets, replaced_bytes=False))
-        return found
+            return None
+        return weekly_sections(decode(raw)[0])
 
     def read_journal(self, path: Path, warn: Warn) -> ParsedJournal | None:
         """A journal parsed, or None after one warning when it cannot or may not be read.
@@ -342,3 +391,56 @@ def _dated(folder: Path) -> dict[date, Path]:
         if day is not None:
             found[day] = path
     return dict(sorted(found.items()))
+
+
+def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
+    """Each day's `## YYYY-MM-DD` sections of a weekly roll-up's text, in file order, each
+    parsed as that day's journal (its lines the roll-up's own)."""
+    heads = list(_WEEKLY_SECTION.finditer(text))
+    found: dict[date, list[ParsedJournal]] = {}
+    line = 1
+    for n, head in enumerate(heads):
+        line += text.count("\n", heads[n - 1].end() if n else 0, head.end())
+        day = journal_date(Path(f"{head[1]}.md"))
+        if day is None:
+            continue
+        end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
+        bullets = tuple(replace(b, line=b.line + line - 1) for b in parse(text[head.end() : end]))
+        found.setdefault(day, []).append(ParsedJournal(bullets, replaced_bytes=False))
+    return found
+
+
+class Weeklies:
+    """The weekly roll-ups one pass over the journals reads, each read once: the pass goes day
+    by day, so the last few are kept (a bounded cache, whatever the pass's length)."""
+
+    KEEP = 4
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
+        self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
+
+    def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
+        """The day's sections of this roll-up; None, with the same warning each time, when it
+        cannot be read; FileNotFoundError when it holds none or is not there."""
+        if path not in self.read:
+            if len(self.read) >= self.KEEP:
+                oldest = next(iter(self.read))
+                del self.read[oldest]
+                self.why.pop(oldest, None)
+            said: list[str] = []
+            try:
+                self.read[path] = self.workspace.read_weekly(path, said.append)
+            except FileNotFoundError:
+                self.read[path] = {}
+            if said:
+                self.why[path] = said[-1]
+        found = self.read[path]
+        if path in self.why:
+            warn(self.why[path])
+        if found is None:
+            return None
+        if day not in found:
+            raise FileNotFoundError(path)
+        return found[day]

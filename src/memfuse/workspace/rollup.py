@@ -2,8 +2,9 @@
 
 Each daily becomes a `## YYYY-MM-DD` section of its week's file with its own headings shifted
 below that level (so `## 14:00` stays a timed section, `#### 14:00`), then the daily moves to
-`memory/archive/`. Appending is idempotent: a date whose section is already there is not
-appended again, so a run interrupted between the append and the move finishes cleanly.
+`memory/archive/`. Appending is idempotent: a daily whose bullets the roll-up already shows
+for its date is not appended again, so a run interrupted between the append and the move
+finishes cleanly; a late daily, written after its day was rolled up, gets a second section.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from memfuse.workspace.journal import decode
-from memfuse.workspace.layout import Workspace, monday_of
+from memfuse.workspace.forms import Part, union
+from memfuse.workspace.journal import decode, parse
+from memfuse.workspace.layout import Workspace, monday_of, weekly_sections
 
 _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -55,8 +57,18 @@ def _fence_state(line: str, fence: str | None) -> tuple[str | None, bool]:
     return fence, True
 
 
-def has_section(weekly_text: str, day: date) -> bool:
-    return re.search(rf"(?m)^## {re.escape(day.isoformat())}[ \t]*$", weekly_text) is not None
+def adds_to(weekly_text: str, day: date, daily_text: str) -> bool:
+    """Whether a daily holds what the roll-up does not yet show for its day: the roll-up has
+    no section for it, or the daily has a bullet its sections lack (a late note to a day
+    already rolled up gets a section of its own). Not when a run stopped between the append
+    and the move: the section is there."""
+    sections = weekly_sections(weekly_text).get(day)
+    if not sections:
+        return True
+    daily = tuple(parse(daily_text))
+    shown = [Part(Path("weekly"), s.bullets) for s in sections]
+    merged = union([*shown, Part(Path("daily"), daily)])
+    return Path("daily") in merged.origins
 
 
 @dataclass(frozen=True)
@@ -79,9 +91,9 @@ def roll_up(workspace: Workspace, day: date, daily: Path, raw: bytes) -> Rolled:
         existing = decode(files.read(weekly))[0]
     except FileNotFoundError:
         existing = ""
-    appended = not has_section(existing, day)
+    body, _replaced = decode(raw)
+    appended = adds_to(existing, day, body)
     if appended:
-        body, _replaced = decode(raw)
         if not existing:
             existing = f"# Week of {monday_of(day).isoformat()}\n"
         section = f"\n## {day.isoformat()}\n\n{shift_headings(body).strip()}\n"

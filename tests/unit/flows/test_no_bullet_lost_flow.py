@@ -223,3 +223,25 @@ def test_a_ledger_that_cannot_be_opened_now_is_left_where_it_is(
     assert "cannot be opened now" in failed.stderr
     assert _ledger(world).read_bytes() == kept
     assert not list(world.state.glob("ledger.sqlite3.bad-*"))
+
+
+def test_a_verifying_sync_reads_each_journal_once(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memfuse.confine import WorkspaceFiles
+
+    for day in ("2026-11-27", "2026-11-28", DAY):
+        world.journal(day, f"- {OTHER} on {day}\n")
+    world.json("sync", "--all", "--now", NOW)
+    read: list[str] = []
+    real = WorkspaceFiles.read
+
+    def counted(self: WorkspaceFiles, path: Path) -> bytes:
+        read.append(path.name)
+        return real(self, path)
+
+    monkeypatch.setattr(WorkspaceFiles, "read", counted)
+    verified = world.json("sync", "--all", "--verify", "--now", NOW)
+    assert verified.code == 0, verified.stderr
+    journals = [name for name in read if name.startswith("2026-")]
+    assert sorted(journals) == ["2026-11-27.md", "2026-11-28.md", f"{DAY}.md"]
