@@ -282,73 +282,68 @@ def run(
     workspace = ctx.workspace
     counts = dict.fromkeys(COUNT_KEYS, 0)
     existing = workspace.state.ledger.exists()
-    ledger = Ledger(workspace.state) if not ctx.dry_run or existing else None
-    try:
-        # A rollback's pause lives in its own state file, not in the ledger (an old ledger's
-        # is moved there when it is opened): a ledger lost or set aside must not undo it.
-        paused = paused_since(workspace.state)
-        # One cheap read first, alone: it tells a reachable store from a dead one even when
-        # nothing changed (the run history needs that), and whether the index looks reset.
-        probe = ctx.store.status()
-        fresh = ledger is not None and ledger.fresh and not paused and _holds_any(probe)
-        rebuilt = rebuild(ctx, ledger) if fresh and ledger is not None else None
-        report: Report | None = None
-        journals: dict[date, Journal] = {}
-        if ledger is not None and not paused and (verify or _looks_reset(probe, ledger)):
-            report, journals = _verify(ctx, ledger)
-        reading, the_plan = read_and_plan(
-            ctx, scope, ledger, paused=paused, prune=prune, journals=journals
+    ledger = ctx.ledger if not ctx.dry_run or existing else None
+    # A rollback's pause lives in its own state file, not in the ledger (an old ledger's
+    # is moved there when it is opened): a ledger lost or set aside must not undo it.
+    paused = paused_since(workspace.state)
+    # One cheap read first, alone: it tells a reachable store from a dead one even when
+    # nothing changed (the run history needs that), and whether the index looks reset.
+    probe = ctx.store.status()
+    fresh = ledger is not None and ledger.fresh and not paused and _holds_any(probe)
+    rebuilt = rebuild(ctx, ledger) if fresh and ledger is not None else None
+    report: Report | None = None
+    journals: dict[date, Journal] = {}
+    if ledger is not None and not paused and (verify or _looks_reset(probe, ledger)):
+        report, journals = _verify(ctx, ledger)
+    reading, the_plan = read_and_plan(
+        ctx, scope, ledger, paused=paused, prune=prune, journals=journals
+    )
+    counts["unchanged"] = the_plan.unchanged
+    counts["stale"] = len(reading.stale)
+    data: SyncData = {
+        "dry_run": ctx.dry_run, "counts": counts, "dates": reading.days, "calls": 0,
+        "stale": [], "rejected": [], "pruned": [], "scope": _scope_name(scope),
+        "plan": the_plan.as_dict(),
+    }  # fmt: skip
+    if paused:
+        data["paused_since"] = paused
+        ctx.reporter.warn(
+            f"sync is rolled back since {paused}: nothing is sent until `memfuse rollback --undo`"
         )
-        counts["unchanged"] = the_plan.unchanged
-        counts["stale"] = len(reading.stale)
-        data: SyncData = {
-            "dry_run": ctx.dry_run, "counts": counts, "dates": reading.days, "calls": 0,
-            "stale": [], "rejected": [], "pruned": [], "scope": _scope_name(scope),
-            "plan": the_plan.as_dict(),
-        }  # fmt: skip
-        if paused:
-            data["paused_since"] = paused
-            ctx.reporter.warn(
-                f"sync is rolled back since {paused}: nothing is sent until"
-                " `memfuse rollback --undo`"
-            )
-        today = workspace.journal_path(s.now.date())
-        if not reading.days and not today.exists():
-            data["today_journal"] = str(today)
-        if rebuilt:
-            data["rebuilt"] = rebuilt
-        if report is not None:
-            data["index"] = report.as_dict()
-            data["index_line"] = report.line()
-        if explain:
-            data["explain"] = [
-                {"position": i.position.key, "type": i.verdict.type, "keyword": i.verdict.keyword,
-                 "uri": i.uri, "text": i.bullet.text}
-                for i in reading.items
-            ]  # fmt: skip
-        if ctx.dry_run:
-            data["would_send"] = [
-                dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend
-            ]
-            data["calls"] = ctx.calls_made
-            return _result(data, reading.stale, rejected=[], pruned=[])
-        assert ledger is not None
-        rejected, failed_days, pruned = apply(ctx, ledger, the_plan, counts)
-        data["resent"] = len(the_plan.resend)
-        counts["stale"] = len(reading.stale) - len(pruned)
-        at = s.now.isoformat(timespec="seconds")
-        if not paused:
-            _cover(ledger, reading, failed_days, at)
-        _note_unreadable(ctx, ledger, reading, at)
-        if report is not None and report.lost:
-            data["lost_left"] = len(ledger.positions_with("lost"))
+    today = workspace.journal_path(s.now.date())
+    if not reading.days and not today.exists():
+        data["today_journal"] = str(today)
+    if rebuilt:
+        data["rebuilt"] = rebuilt
+    if report is not None:
+        data["index"] = report.as_dict()
+        data["index_line"] = report.line()
+    if explain:
+        data["explain"] = [
+            {"position": i.position.key, "type": i.verdict.type, "keyword": i.verdict.keyword,
+             "uri": i.uri, "text": i.bullet.text}
+            for i in reading.items
+        ]  # fmt: skip
+    if ctx.dry_run:
+        data["would_send"] = [
+            dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend
+        ]
         data["calls"] = ctx.calls_made
-        # The Markdown side of recall, kept current where the journals are read anyway.
-        data["recall_index_refreshed"] = refresh_index(workspace, ctx.classifier, ctx.reporter.warn)
-        return _result(data, reading.stale, rejected, pruned)
-    finally:
-        if ledger is not None:
-            ledger.close()
+        return _result(data, reading.stale, rejected=[], pruned=[])
+    assert ledger is not None
+    rejected, failed_days, pruned = apply(ctx, ledger, the_plan, counts)
+    data["resent"] = len(the_plan.resend)
+    counts["stale"] = len(reading.stale) - len(pruned)
+    at = s.now.isoformat(timespec="seconds")
+    if not paused:
+        _cover(ledger, reading, failed_days, at)
+    _note_unreadable(ctx, ledger, reading, at)
+    if report is not None and report.lost:
+        data["lost_left"] = len(ledger.positions_with("lost"))
+    data["calls"] = ctx.calls_made
+    # The Markdown side of recall, kept current where the journals are read anyway.
+    data["recall_index_refreshed"] = refresh_index(workspace, ctx.classifier, ctx.reporter.warn)
+    return _result(data, reading.stale, rejected, pruned)
 
 
 def read_and_plan(

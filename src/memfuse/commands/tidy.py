@@ -9,7 +9,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.confine import UnsafePath
-from memfuse.ledger.ledger import Entry, Ledger, content_hash
+from memfuse.ledger.ledger import Entry, content_hash
 from memfuse.ledger.reconcile import verify_index
 from memfuse.recall.reranking import candidates
 from memfuse.run import render
@@ -168,22 +168,18 @@ def read_old_dailies(ctx: RunContext) -> list[Archival]:
     cutoff = s.now.date() - timedelta(days=s.archive_after_days - 1)
     old = {d: p for d, p in workspace.daily_journals().items() if d < cutoff}
     every_form = workspace.sources()
-    ledger = Ledger(workspace.state) if workspace.state.ledger.exists() else None
+    ledger = ctx.ledger if workspace.state.ledger.exists() else None
     found: list[Archival] = []
-    try:
-        for day, path in sorted(old.items()):
-            try:
-                raw = workspace.files.read(path)
-            except (UnsafePath, OSError) as exc:
-                ctx.reporter.warn(f"not archiving {path.name}: {exc}")
-                continue
-            forms = every_form.get(day, ())
-            journal = workspace.read_day(day, forms, ctx.reporter.warn, given={path: raw})
-            known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
-            found.append(Archival(day, path, raw, unsynced(known, journal, path)))
-    finally:
-        if ledger is not None:
-            ledger.close()
+    for day, path in sorted(old.items()):
+        try:
+            raw = workspace.files.read(path)
+        except (UnsafePath, OSError) as exc:
+            ctx.reporter.warn(f"not archiving {path.name}: {exc}")
+            continue
+        forms = every_form.get(day, ())
+        journal = workspace.read_day(day, forms, ctx.reporter.warn, given={path: raw})
+        known = ledger.entries_for([day.isoformat()]) if ledger is not None else {}
+        found.append(Archival(day, path, raw, unsynced(known, journal, path)))
     return found
 
 
@@ -232,12 +228,8 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     }
     # Right after the store forgot: record what it forgot, mark what it lost for the next sync.
     if ctx.workspace.state.ledger.exists():
-        ledger = Ledger(ctx.workspace.state)
-        try:
-            index = verify_index(ctx.store, ledger, ctx.settings.now, ctx.reporter,
-                                 mark=not ctx.dry_run)  # fmt: skip
-        finally:
-            ledger.close()
+        index = verify_index(ctx.store, ctx.ledger, ctx.settings.now, ctx.reporter,
+                             mark=not ctx.dry_run)  # fmt: skip
         if index is not None:
             data["index"] = index.as_dict()
             data["index_line"] = index.line()

@@ -224,11 +224,19 @@ class RunContext:
         """ok (the store answered), failed (calls were due, none answered) or idle."""
         return self._store.outcome if self._store is not None else "idle"
 
-    def close(self) -> None:
-        """Close what the run opened: the store client, the ledger."""
-        for opened in (self._store, self._ledger, self._reader):
+    def close_ledger(self) -> None:
+        """Close the ledger (while the run still holds the workspace lock); a later use opens
+        it again."""
+        for opened in (self._ledger, self._reader):
             if opened is not None:
                 opened.close()
+        self._ledger = self._reader = None
+
+    def close(self) -> None:
+        """Close what the run opened: the store client, the ledger."""
+        self.close_ledger()
+        if self._store is not None:
+            self._store.close()
 
 
 class Resting:

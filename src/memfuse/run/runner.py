@@ -126,7 +126,10 @@ def run(
         ctx, refused = _prepare(name, common, reporter, dry_run=dry_run, workspace=workspace)
         if lock and not dry_run:
             with WorkspaceLock(ctx.workspace.state, name, common.wait):
-                result = body(ctx)
+                try:
+                    result = body(ctx)
+                finally:
+                    ctx.close_ledger()  # its last write done under the lock
         else:
             result = body(ctx)
     except MemfuseError as exc:
