@@ -198,12 +198,15 @@ def run_sync(server: Server, ws: Path, *extra: str) -> tuple[float, dict[str, ob
     return seconds, envelope["data"]
 
 
-def sync_envelope(server: Server, ws: Path, *extra: str) -> tuple[float, dict[str, Any]]:
-    """run_sync's wall seconds and whole envelope."""
+def sync_envelope(
+    server: Server, ws: Path, *extra: str, env: dict[str, str] | None = None
+) -> tuple[float, dict[str, Any]]:
+    """run_sync's wall seconds and whole envelope (`env`: the whole environment of the run,
+    e.g. another memfuse's source first on PYTHONPATH, benchmarks/acceptance.py)."""
     argv = [MEMFUSE, "sync", "-w", str(ws), "--mcporter", MCPORTER, "--mcporter-config",
             str(server.config), "--server", server.name, "--now", "2026-11-30T23:00", "--json",
             *extra]  # fmt: skip
-    seconds, done = timed(argv)
+    seconds, done = timed(argv, env=env)
     envelope = json.loads(done.stdout)
     if envelope["status"] != "ok":
         raise SystemExit(f"sync {extra} was {envelope['status']}: {envelope['warnings'][:3]}")
