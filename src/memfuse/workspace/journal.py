@@ -92,6 +92,8 @@ ORDERED_FROM = 1000
 # CommonMark's block structure alone (the inline pass runs only where an item may hold an
 # HTML comment): what a Markdown viewer shows as a list item is what sync reads as a bullet.
 NESTING = 400  # token levels CommonMark may open: well inside Python's stack
+
+
 _BLOCKS = MarkdownIt("commonmark", {"maxNesting": NESTING}).disable(["inline", "text_join"])
 _INLINE = MarkdownIt("commonmark")
 _MARKER = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])")
@@ -109,8 +111,15 @@ def parse(text: str) -> list[Bullet]:
 
     A top-level item is one of a list that is not inside another block (a list item or a
     block quote); its text is its lines — nested items and continuation lines included —
-    each stripped, blank ones and real HTML comments left out.
+    each stripped, blank ones and real HTML comments left out. A plain journal is read line
+    by line (`parse_plain`), any other by markdown-it (`parse_commonmark`): the same bullets.
     """
+    plain = parse_plain(text)
+    return plain if plain is not None else parse_commonmark(text)
+
+
+def parse_commonmark(text: str) -> list[Bullet]:
+    """`parse` by markdown-it's blocks, whatever the journal holds."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # lines as CommonMark counts them
     lines = text.split("\n")
     walk = _Walk(lines)
@@ -127,6 +136,96 @@ def parse(text: str) -> list[Bullet]:
             walk.take(tokens, first)
         elif _MARKER.match(lines[first]):
             walk.add([first, last], [], ordered=lines[first].lstrip()[:1].isdigit())
+    return walk.bullets
+
+
+# The plain reading (docs/decisions.md 170). Most journals are ATX headings, `-`/`*`/`+` items
+# and their text: for those, CommonMark's blocks follow from each line's indentation and first
+# characters, read here line by line at a small part of markdown-it's cost. A journal holding
+# anything that could open another block — a tab or control character, any `<` (HTML, a
+# comment), and at the start of a line's text a fence, a quote, a reference definition, a
+# thematic break or setext underline, a numbered item, an indented heading, a list marker where
+# it could start an item of its own — is read by markdown-it instead (`parse`), as is one
+# whose structure this reading does not follow (a marker indented one space, text indented for
+# code after a blank line). tests/unit/test_journal_plain.py holds both readings equal.
+_NOT_PLAIN = re.compile(r"[\x00-\x09\x0b-\x1f\x7f<]")
+_OPENS = re.compile(
+    r"[#>\[]|```|~~~|[-*+](?: |$)|[0-9]{1,9}[.)](?: |$)|([-*_])(?: *\1){2,} *$|=+ *$|-+ *$"
+)
+_HEADING = re.compile(r"(#{1,6}) ")
+PLAIN_INDENT = 40  # spaces; deeper is left to markdown-it (and its depth guard)
+
+
+def _plain(lines: list[str]) -> list[tuple[int, int, str]] | None:
+    """The headings and top-level items of a plain journal, in file order — (level, 0, title)
+    and (first line, end line, "") — or None when it is not plain (see above).
+
+    What keeps this CommonMark's reading: every item opens with `- ` at column 0 (or `*`, `+`)
+    and text, so its content starts at column 2 and its first block is a paragraph; a line of
+    text at column 0 or 1 continues that paragraph lazily unless a blank line came first; a
+    line indented 2 or more belongs to the item (a nested item, or text), and no line after a
+    blank one is indented for code (6 or more), so the item's last block is always a paragraph.
+    Outside an item, text is a paragraph or indented code, neither of which holds an item.
+    """
+    found: list[tuple[int, int, str]] = []
+    item: list[int] | None = None  # [first, end) of the open top-level item
+    blank = False  # the line before was blank
+    for n, line in enumerate(lines):
+        body = line.lstrip(" ")
+        if not body:
+            blank = True
+            continue
+        indent = len(line) - len(body)
+        if indent > PLAIN_INDENT:
+            return None
+        if not indent and (head := _HEADING.match(line)):
+            title = line[head.end() :].strip()
+            if not title or title.endswith("#"):
+                return None  # an empty heading, or a closing sequence: markdown-it's to read
+            if item:
+                found.append((item[0], item[1], ""))
+            item = None
+            found.append((len(head[1]), 0, title))
+        elif body[0] in "-*+" and body[1:2] == " ":
+            text = body[2:]
+            if not text[:1].strip() or _OPENS.match(text):
+                return None
+            if not indent:
+                if item:
+                    found.append((item[0], item[1], ""))
+                item = [n, n + 1]
+            elif item and indent >= 2 and not (blank and indent >= 6):
+                item[1] = n + 1  # a nested item
+            else:
+                return None
+        elif _OPENS.match(body):
+            return None
+        elif item and indent >= 2:
+            if blank and indent >= 6:
+                return None
+            item[1] = n + 1
+        elif item and not blank:
+            item[1] = n + 1  # a lazy continuation line
+        elif item:
+            found.append((item[0], item[1], ""))
+            item = None
+        blank = False
+    if item:
+        found.append((item[0], item[1], ""))
+    return found
+
+
+def parse_plain(text: str) -> list[Bullet] | None:
+    """`parse` of a plain journal, line by line; None when it is not plain (see above)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _NOT_PLAIN.search(text):
+        return None
+    lines = text.split("\n")
+    found = _plain(lines)
+    if found is None:
+        return None
+    walk = _Walk(lines)
+    walk.replay(found)
     return walk.bullets
 
 
@@ -175,14 +274,24 @@ class _Walk:
             if token.level != 0 and token.type != "list_item_open":
                 continue
             if token.type == "heading_open" and token.markup.startswith("#"):  # ATX (SPEC)
-                title, level = tokens[n + 1].content, len(token.markup)
-                self.key = section_key(title) if level > 1 else NO_TIME
-                if not (self.skip_level and level > self.skip_level):
-                    self.skip_level = level if skipped_section(title) else 0
+                self.heading(tokens[n + 1].content, len(token.markup))
             elif token.type == "list_item_open" and token.level == 1 and token.map:
                 ordered = token.info != "" or token.markup in (".", ")")
                 span = [token.map[0] + offset, token.map[1] + offset]
                 self.add(span, _comments_in(tokens, n), ordered=ordered)
+
+    def heading(self, title: str, level: int) -> None:
+        self.key = section_key(title) if level > 1 else NO_TIME
+        if not (self.skip_level and level > self.skip_level):
+            self.skip_level = level if skipped_section(title) else 0
+
+    def replay(self, found: list[tuple[int, int, str]]) -> None:
+        """What `_plain` read: headings (level, 0, title) and items (first, end, "")."""
+        for a, b, title in found:
+            if title:
+                self.heading(title, a)
+            else:
+                self.add([a, b], [], ordered=False)
 
     def add(self, span: list[int], comments: list[str], *, ordered: bool) -> None:
         if self.skip_level:

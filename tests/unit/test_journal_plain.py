@@ -1,0 +1,130 @@
+"""The plain reading of a journal (line by line) against markdown-it's: the same bullets, at the
+same positions and lines, in the same sections, on every journal it takes (decisions 170)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memfuse.workspace.journal import Bullet, parse, parse_commonmark, parse_plain
+
+# Lines as journals hold them, and the lines that border on something else: an indented
+# marker, a heading with a closing sequence, text that would open a block of its own, Unicode
+# space, a numbered item, a thematic break, a setext underline, a fence, HTML.
+HEADINGS = ["# Journal", "## 09:30 standup", "## 14:00", "### 22:00 memory-sync", "## Notes",
+            "## Light Sleep", "### REM Sleep", "#### deep 7:05", "###### six", "####### seven",
+            "## C#", "## closed ##", "##", "#tag", " ## indented", "## 25:00 not a time"]  # fmt: skip
+STARTS = ["note", "**bold** note", "*em*", "-5 degrees", "+1", "2024 was", "3. numbered",
+          "1) numbered", "_under_", "___", "***", "* * *", "---", "===", "= x", "> quote",
+          "[ref]: /url", "```", "~~~", "`code`", "\\- escaped", "#", "\u3000wide", "\xa0nb",
+          "中文 笔记", "C# and F#", "a <b>", "<!-- c -->", "x\ty", "", " "]  # fmt: skip
+MARKERS = ["- ", "* ", "+ ", "-  ", "- - ", "-", "1. ", "2) "]
+
+
+def _line(choose: Callable[[Sequence[Any]], Any]) -> str:
+    """One line, its parts chosen by `choose` (hypothesis's draw, or a seeded generator's)."""
+    kind = choose(["heading", "item", "item", "item", "text", "blank"])
+    if kind == "heading":
+        return str(choose(HEADINGS))
+    if kind == "blank":
+        return " " * choose([0, 0, 1, 3])
+    indent = " " * choose([0, 0, 0, 1, 2, 2, 3, 4, 5, 6, 8])
+    marker = choose(MARKERS) if kind == "item" else ""
+    words = choose(["", " about billing", " 迁移", " — OPS-00042"])
+    return f"{indent}{marker}{choose(STARTS)}{words}"
+
+
+journal_line = st.composite(lambda draw: _line(lambda xs: draw(st.sampled_from(xs))))()
+
+
+def _same(text: str) -> bool:
+    """Whether the plain reading took this journal; it must then agree with markdown-it."""
+    plain = parse_plain(text)
+    if plain is None:
+        return False
+    assert _seen(plain) == _seen(parse_commonmark(text)), text
+    return True
+
+
+def _seen(bullets: list[Bullet]) -> list[tuple[str, int, str, int]]:
+    return [(b.key, b.n, b.text, b.line) for b in bullets]
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(journal_line, max_size=30))
+def test_the_plain_reading_equals_markdown_it_on_any_journal_it_takes(lines: list[str]) -> None:
+    _same("\n".join(lines))
+
+
+def test_the_plain_reading_takes_journals_as_agents_write_them() -> None:
+    journals = [
+        "# Journal\n\n## 09:30 standup\n- Kicked off the billing migration\n- 今天最重要的事\n\n"
+        "## 14:00 memory-sync\n- Wrote the runbook\n",
+        "## 10:00\n- parent\n  - child\n    more text\n- next\ncontinued lazily\n\nparagraph\n",
+        "## 22:00\n* star **bold**\n+ plus\n   - nested\n\n  after a blank, still the item\n",
+        "- first\n\n- second, a loose list\n\n## Light Sleep\n- restated\n## 23:00\n- kept\n",
+    ]
+    for text in journals:
+        assert _same(text), text
+        assert parse(text) == parse_commonmark(text)
+
+
+def test_journals_the_plain_reading_leaves_to_markdown_it() -> None:
+    for text in [
+        "- a\n```\n- fenced\n```\n",  # a fence
+        "- a <!-- hidden -->\n",  # HTML
+        "- a\n - b\n",  # a marker indented one space: an item of its own
+        "1. numbered\n",
+        "- a\n\n      code\nlazy or not\n",  # indented for code after a blank line
+        "- a\n---\n",  # a setext underline
+        "## closed ##\n- a\n",  # a closing sequence
+        "- a\tb\n",  # a tab
+    ]:
+        assert parse_plain(text) is None, text
+        assert _seen(parse(text)) == _seen(parse_commonmark(text))
+
+
+def _agent_journal(rng: random.Random) -> str:
+    """A journal as an agent writes one: timed sections of items, some with nested items or
+    continuation lines, blank lines here and there."""
+    lines = ["# Journal", ""] if rng.random() < 0.5 else []
+    for _ in range(rng.randint(0, 4)):
+        lines.append(rng.choice(["## 09:30 standup", "## 14:00", "### 22:00 sync", "## Notes"]))
+        for _ in range(rng.randint(0, 12)):
+            lines.append(rng.choice(["- ", "* ", "+ "]) + rng.choice(STARTS[:5]) + " text")
+            for _ in range(rng.choice([0, 0, 0, 1, 2])):
+                lines.append(rng.choice(["  - nested", "    - deeper", "  more", "lazy", ""]))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def test_journals_as_agents_write_them_are_all_read_plain_and_equal() -> None:
+    rng = random.Random(32)
+    for _ in range(500):
+        text = _agent_journal(rng)
+        assert _same(text), text
+
+
+def test_agent_journals_with_border_lines_read_the_same_either_way() -> None:
+    """Long journals, each with a few of the lines that border on another block put anywhere:
+    the plain reading takes about half of them, and agrees with markdown-it on every one."""
+    rng = random.Random(34)
+    taken = 0
+    for _ in range(1500):
+        lines = _agent_journal(rng).split("\n")
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            lines.insert(rng.randint(0, len(lines)), _line(rng.choice))
+        taken += _same("\n".join(lines))
+    assert taken > 300
+
+
+def test_the_property_compares_many_journals_not_a_few() -> None:
+    """The property above is not vacuous: of journals drawn from its lines, a fair share is
+    plain and compared (the rest are markdown-it's alone)."""
+    rng = random.Random(33)
+    texts = ["\n".join(_line(rng.choice) for _ in range(rng.randint(0, 12))) for _ in range(2000)]
+    assert sum(_same(text) for text in texts) > 200
