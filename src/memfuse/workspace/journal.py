@@ -13,12 +13,15 @@ Sections under a heading of `SKIPPED_SECTIONS` (and their subsections) hold no b
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 NO_TIME = "0000"
 _TIME = re.compile(r"(?<![0-9])([01]?[0-9]|2[0-3]):([0-5][0-9])(?![0-9])")
@@ -94,8 +97,16 @@ ORDERED_FROM = 1000
 NESTING = 400  # token levels CommonMark may open: well inside Python's stack
 
 
-_BLOCKS = MarkdownIt("commonmark", {"maxNesting": NESTING}).disable(["inline", "text_join"])
-_INLINE = MarkdownIt("commonmark")
+@functools.cache
+def _markdown_it() -> tuple[MarkdownIt, MarkdownIt]:
+    """The block parser and the inline one, made when a journal first needs them: importing
+    markdown-it costs a run ~40 ms, and a run whose journals are all plain never does."""
+    from markdown_it import MarkdownIt
+
+    blocks = MarkdownIt("commonmark", {"maxNesting": NESTING}).disable(["inline", "text_join"])
+    return blocks, MarkdownIt("commonmark")
+
+
 _MARKER = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])")
 # What opens blocks inside blocks at the start of a line: indentation, quote marks, list
 # markers. A line opening more than DEEPEST columns of them is a hostile file's: parsed whole,
@@ -234,7 +245,7 @@ def _blocks(lines: list[str]) -> list[Token] | None:
     if any(_NESTERS.match(line).end() > DEEPEST for line in lines):  # type: ignore[union-attr]
         return None
     try:
-        tokens = _BLOCKS.parse("\n".join(lines))
+        tokens = _markdown_it()[0].parse("\n".join(lines))
     except RecursionError:  # a safety net: DEEPEST keeps far from it
         return None
     return None if any(t.level >= NESTING - 2 for t in tokens) else tokens
@@ -314,7 +325,7 @@ def _comments_in(tokens: list[Token], start: int) -> list[str]:
         if token.type == "html_block" and token.content.lstrip().startswith("<!--"):
             found.append(token.content.strip())
         elif token.type == "inline" and "<!--" in token.content:
-            for child in _INLINE.parseInline(token.content)[0].children or ():
+            for child in _markdown_it()[1].parseInline(token.content)[0].children or ():
                 if child.type == "html_inline" and child.content.startswith("<!--"):
                     found.append(child.content)
         if depth <= 0:
