@@ -9,15 +9,18 @@ Run from a set-up checkout (`scripts/setup.sh`):
 The baseline's source is checked out with `git worktree add --detach` into a temporary
 folder (removed at the end, on error too) and run by this venv's Python with that `src/`
 first on PYTHONPATH; "now" runs with this checkout's `src/` there. Before measuring, one
-untimed sync a side runs under PYTHONVERBOSE and the files Python loaded `memfuse.cli` and
-`memfuse.workspace.journal` from are checked to be that side's. Runs alternate A/B (then B/A)
+untimed sync a side runs under PYTHONVERBOSE and every file Python loaded a `memfuse` module
+from (`cli`, `commands.sync` and `workspace.journal` among them) is checked to be that side's. Runs alternate A/B (then B/A)
 so that the other work of a shared machine falls on both; each figure is a median.
 
 (a) a plain `memfuse sync` of examples/workspace into a fresh reference server; (b) the year
 of benchmarks/bench.py `--only year`: 365 journals × 40 bullets synced once, then before each
 timed plain sync one bullet is added to the journal of 200 days ago; (c) a rebuild: a full
 sync of 1 000 bullets (40 a journal), the database deleted, the next plain sync timed.
-memfuse's own time is the JSON envelope's `duration_ms` less its `store_ms`.
+memfuse's own time is the JSON envelope's `duration_ms` less its `store_ms`. Then (scale) what
+grows with the bullets in a rebuild, `--verify` or `--all`: one process parsing every journal
+of 1×, 10× and 100× the rebuild's bullets, each side, and now's markdown-it alone for scale.
+
 """
 
 from __future__ import annotations
@@ -160,6 +163,57 @@ def rebuild_run(side: Side, n: int) -> tuple[float, dict[str, Any]]:
     return seconds, envelope
 
 
+# One process parses every journal of a folder: memfuse's own work per bullet in a rebuild, a
+# --verify or an --all, measured apart from the store at 1x, 10x and 100x the rebuild's size.
+PARSE = """
+import pathlib, sys, time
+from memfuse.workspace import journal
+if sys.argv[2] == "markdown-it":
+    read = lambda raw: journal.parse_commonmark(journal.decode(raw)[0])
+else:
+    read = lambda raw: journal.parse_bytes(raw).bullets
+raws = [p.read_bytes() for p in sorted(pathlib.Path(sys.argv[1]).glob("*.md"))]
+started = time.perf_counter()
+count = sum(len(read(raw)) for raw in raws)
+print(count, time.perf_counter() - started)
+"""
+
+
+def parse_run(side: Side, folder: Path, how: str) -> float:
+    """Seconds `side`'s memfuse takes to parse the journals in `folder` (`how`: "parse",
+    or "markdown-it": now's markdown-it reading for every journal)."""
+    done = subprocess.run([bench.PY, "-c", PARSE, str(folder), how], env=side.env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    count, seconds = done.stdout.split()
+    assert int(count) == len(list(folder.glob("*.md"))) * bench.PER_JOURNAL, count
+    return float(seconds)
+
+
+def scale_rows(sides: list[Side], root: Path, runs: int) -> list[str]:
+    """Parsing 1x, 10x and 100x the rebuild's bullets: baseline, now, and now with markdown-it
+    reading every journal (what the plain reading saves)."""
+    rows = []
+    for times in (1, 10, 100):
+        ws, _last = bench.make_workspace(root / f"scale{times}", REBUILD_BULLETS * times)
+        folder = ws / "memory"
+        measured: dict[str, list[float]] = {"baseline": [], "now": [], "markdown-it": []}
+        for n in range(runs):
+            for side in sides if n % 2 == 0 else sides[::-1]:
+                measured[side.name].append(parse_run(side, folder, "parse"))
+            measured["markdown-it"].append(parse_run(sides[1], folder, "markdown-it"))
+        base, now, slow = (statistics.median(v) * 1000 for v in measured.values())
+        rows.append(
+            f"| {times}×: {REBUILD_BULLETS * times:,} bullets in {len(list(folder.glob('*.md'))):,}"
+            f" journals | {base:.0f} ms | {now:.0f} ms | {now / base:.2f}× | {slow:.0f} ms |"
+        )
+        print(rows[-1], flush=True)
+    return [
+        "| parse every journal | baseline | now | ratio | now, markdown-it for every journal |",
+        "|---|---:|---:|---:|---:|",
+        *rows,
+    ]
+
+
 def interleaved(
     sides: list[Side], runs: int, measure: Callable[[Side, int], tuple[float, dict[str, Any]]]
 ) -> dict[str, Figures]:
@@ -186,10 +240,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="timed runs a side of each scenario")
     parser.add_argument("--quick", action="store_true", help="3 runs a side")
     parser.add_argument("--baseline", default=BASELINE, help="the commit to compare against")
-    parser.add_argument("--only", choices=("example", "year", "rebuild"), action="append")
+    parser.add_argument("--only", choices=("example", "year", "rebuild", "scale"), action="append")
     options = parser.parse_args()
     runs = 3 if options.quick else options.runs
-    only = options.only or ["example", "year", "rebuild"]
+    only = options.only or ["example", "year", "rebuild", "scale"]
     started, when = time.monotonic(), datetime.now()
     lines: list[str] = []
     with (
@@ -215,6 +269,7 @@ def main() -> None:
             figures = interleaved(sides, runs, rebuild_run)
             lines.append(row(f"(c) rebuild of {REBUILD_BULLETS} after the database was deleted: plain `memfuse sync`", figures))  # fmt: skip
             print(lines[-1], flush=True)
+        scale = scale_rows(sides, Path(tmp), runs) if "scale" in only else []
     took = time.monotonic() - started
     head = [
         f"Measured on {when:%Y-%m-%d %H:%M} in {took:.0f} s on {bench.machine()} by"
@@ -224,7 +279,8 @@ def main() -> None:
         "| scenario | baseline wall | now wall | ratio | baseline own | now own | ratio |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    print("\n" + "\n".join([*head, *lines]))
+    table = [*head, *lines] if lines else head[:1]
+    print("\n" + "\n".join([*table, *([""] if scale else []), *scale]))
 
 
 def git_head() -> str:
