@@ -1,0 +1,67 @@
+"""Every form, reviewed (issue 32): what a hostile workspace does to a day made of many forms —
+many archived copies, a roll-up with no section for a day or one for a day outside its week,
+day headings inside code fences. In-process, against the scripted store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import memfuse.recall.index as index_module
+from tests.fakes import World
+
+DAY = "2026-11-16"  # a Monday
+LATER = "2026-11-30"  # two weeks on: DAY is old enough to archive
+WEEK = "2026-11-30"  # a Monday: memory/weekly/2026-11-30.md holds 2026-11-30..2026-12-06
+COPIES = 200
+
+
+def weekly(world: World, monday: str, text: str) -> Path:
+    path = world.workspace / "memory" / "weekly" / f"{monday}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def held(world: World) -> dict[str, str]:
+    return world.gateway.journal_uris()
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[int]:
+    """Count the calls to `module.name` (a seam), each still made."""
+    calls = [0]
+    real: Callable[..., object] = getattr(module, name)
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+# --- 1. the recall index is linear in a day's archived copies -------------------------------
+def test_a_day_with_many_archived_copies_is_indexed_once_not_once_per_copy(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = world.workspace / "memory" / "archive"
+    archive.mkdir(parents=True)
+    (archive / f"{DAY}.md").write_text("- the first copy holds the kettle note\n")
+    for n in range(1, COPIES + 1):
+        (archive / f"{DAY}.{n}.md").write_text(f"- copy{n} zebra{n} marker\n")
+    world.journal(DAY, "- the daily says the ferry leaves at nine\n")
+    terms = counting(monkeypatch, index_module, "doc_terms")
+    world.gateway.down = "missing"  # the journals alone
+    found = world.json("recall", "zebra137", "--now", f"{LATER}T14:00")
+    assert found.code == 0, found.stderr
+    bullets = COPIES + 2
+    # each bullet's terms made once (and the question's): not once per file of its day
+    assert terms[0] <= 3 * bullets, terms[0]
+    (hit,) = [h for h in found.data["results"] if "zebra137" in h["content"]]
+    assert hit["location"] == f"memory/archive/{DAY}.137.md:1"
+    for n in (1, COPIES):  # every copy's own bullet is there, at its own file
+        again = world.json("recall", f"zebra{n}", "--now", f"{LATER}T14:00")
+        assert [h["location"] for h in again.data["results"] if f"zebra{n} " in h["content"]
+                ] == [f"memory/archive/{DAY}.{n}.md:1"]  # fmt: skip
