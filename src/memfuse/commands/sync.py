@@ -246,9 +246,18 @@ def read_days(
     def unreadable(path: Path, why: str) -> None:
         reading.unreadable[workspace.location(path)] = why
 
+    def passed(day: date, path: Path) -> None:
+        # a roll-up read that holds nothing of the day: settled like any journal read
+        where = workspace.location(path)
+        files = reading.files.setdefault(day.isoformat(), [])
+        found = now.get(where) or _stat(path)
+        if found is not None and (where, found) not in files:
+            files.append((where, found))
+
     for journal in workspace.journals(
-        days, ctx.reporter.warn, missing=missing, unreadable=unreadable, read=journals
-    ):
+        days, ctx.reporter.warn, missing=missing, unreadable=unreadable, read=journals,
+        passed=passed,
+    ):  # fmt: skip
         iso = journal.day.isoformat()
         reading.days.append(iso)
         files = reading.files.setdefault(iso, [])

@@ -259,13 +259,16 @@ class Workspace:
         missing: Warn | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
         read: Mapping[date, Journal] | None = None,
+        passed: Callable[[date, Path], None] | None = None,
     ) -> Iterator[Journal]:
         """The journals of these days that can be read, oldest first, each the union of the
         day's forms (`read`: days this run has read already, not read again).
 
         A file that may not be read costs one warning (and is told to `unreadable`, with
         why); a day with no file is passed over, or told to `missing` when the caller asked
-        for that day by name.
+        for that day by name. A day none of whose files holds it (a roll-up with no section
+        for it) gives no journal; each file read for it is told to `passed`, so that the
+        caller can note it read.
         """
         available = self.sources()
         weeklies = Weeklies(self)
@@ -274,7 +277,14 @@ class Workspace:
                 yield read[day]
                 continue
             forms = available.get(day, (Source(day, self.journal_path(day), DAILY),))
-            journal = self.read_day(day, forms, warn, weeklies, unreadable=unreadable)
+
+            def passed_over(path: Path, day: date = day) -> None:
+                if passed is not None:
+                    passed(day, path)
+
+            journal = self.read_day(
+                day, forms, warn, weeklies, unreadable=unreadable, passed=passed_over
+            )
             if journal is not None:
                 yield journal
             elif missing is not None and not any(os.path.lexists(f.path) for f in forms):
@@ -289,14 +299,20 @@ class Workspace:
         *,
         given: Mapping[Path, bytes] | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
+        passed: Callable[[Path], None] | None = None,
     ) -> Journal | None:
         """A day's journal from its forms (`given`: the bytes of forms already read, by path,
         so that what is checked is what is then written elsewhere); None when
-        none of them is there or the first one there cannot be read. A form that cannot be
-        read ends the reading: the forms after it would count their bullets on from it."""
+        none of them holds the day or the first one there cannot be read. A form that cannot
+        be read ends the reading: the forms after it would count their bullets on from it.
+
+        A roll-up read that has no section for the day is among the journal's files all the
+        same (read, and settled as such); when no form holds the day, it is told to `passed`.
+        """
         weeklies = weeklies if weeklies is not None else Weeklies(self)
         parts: list[Part] = []
         read: list[Source] = []
+        empty: list[Path] = []  # roll-ups read that hold no section for the day
         complete = True
         for source in forms:
             problems: list[str] = []
@@ -320,14 +336,21 @@ class Workspace:
                     unreadable(source.path, problems[-1] if problems else "cannot be read")
                 complete = False
                 break
+            if not sections:
+                empty.append(source.path)
+                continue
             read.append(source)
             parts += [Part(source.path, section.bullets) for section in sections]
         if not read:
+            if complete and passed is not None:
+                for path in empty:
+                    passed(path)
             return None
         merged = union(parts)
         first = read[0]
-        return Journal(day, first.path, merged.bullets, first.kind, merged.origins,
-                       tuple(dict.fromkeys(s.path for s in read)), complete)  # fmt: skip
+        files = tuple(dict.fromkeys([*(s.path for s in read), *empty]))
+        return Journal(day, first.path, merged.bullets, first.kind, merged.origins, files,
+                       complete)  # fmt: skip
 
     def read_weekly(self, path: Path, warn: Warn) -> dict[date, list[ParsedJournal]] | None:
         """Each day's sections of a weekly roll-up, in file order, each parsed as a journal
@@ -420,20 +443,23 @@ class Weeklies:
         self.workspace = workspace
         self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
         self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
+        self.gone: set[Path] = set()  # listed, but not there when read
 
     def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
-        """The day's sections of this roll-up; None, with the same warning each time, when it
-        cannot be read; FileNotFoundError when it holds none or is not there."""
+        """The day's sections of this roll-up ([] when it holds none); None, with the same
+        warning each time, when it cannot be read; FileNotFoundError when it is not there."""
         if path not in self.read:
             if len(self.read) >= self.KEEP:
                 oldest = next(iter(self.read))
                 del self.read[oldest]
                 self.why.pop(oldest, None)
+                self.gone.discard(oldest)
             said: list[str] = []
             try:
                 self.read[path] = self.workspace.read_weekly(path, said.append)
             except FileNotFoundError:
                 self.read[path] = {}
+                self.gone.add(path)
             if said:
                 self.why[path] = said[-1]
         found = self.read[path]
@@ -441,6 +467,6 @@ class Weeklies:
             warn(self.why[path])
         if found is None:
             return None
-        if day not in found:
+        if path in self.gone:
             raise FileNotFoundError(path)
-        return found[day]
+        return found.get(day, [])

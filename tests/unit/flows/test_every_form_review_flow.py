@@ -4,6 +4,7 @@ day headings inside code fences. In-process, against the scripted store."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +28,15 @@ def weekly(world: World, monday: str, text: str) -> Path:
 
 def held(world: World) -> dict[str, str]:
     return world.gateway.journal_uris()
+
+
+def covered(world: World) -> set[str]:
+    """The journal files the ledger notes as settled (a plain sync passes over them)."""
+    db = sqlite3.connect(world.state / "ledger.sqlite3")
+    try:
+        return {str(row[0]) for row in db.execute("SELECT path FROM stamps")}
+    finally:
+        db.close()
 
 
 def counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[int]:
@@ -65,3 +75,21 @@ def test_a_day_with_many_archived_copies_is_indexed_once_not_once_per_copy(
         again = world.json("recall", f"zebra{n}", "--now", f"{LATER}T14:00")
         assert [h["location"] for h in again.data["results"] if f"zebra{n} " in h["content"]
                 ] == [f"memory/archive/{DAY}.{n}.md:1"]  # fmt: skip
+
+
+# --- 2. a roll-up with no section for a day settles -----------------------------------------
+def test_a_roll_up_with_no_section_for_a_day_is_not_read_again_by_every_sync(
+    world: World,
+) -> None:
+    world.journal(WEEK, "- Monday's own note about the heating\n")
+    weekly(world, WEEK, "# Week of 2026-11-30\n\nJust a few words, no day's section.\n")
+    first = world.json("sync", "--now", f"{WEEK}T22:00")
+    assert first.code == 0 and first.data["counts"]["added"] == 1, first.stderr
+    again = world.json("sync", "--now", f"{WEEK}T22:10")
+    assert again.data["dates"] == [], again.data  # nothing changed: nothing read
+    alone = weekly(world, "2026-12-07", "# Week of 2026-12-07\n\nOnly prose here.\n")
+    assert world.json("sync", "--now", "2026-12-07T22:00").code == 0
+    assert "memory/weekly/2026-12-07.md" in covered(world)  # read: settled, like any journal
+    alone.write_text("# Week of 2026-12-07\n\n## 2026-12-08\n- a Tuesday note, added later\n")
+    late = world.json("sync", "--now", "2026-12-08T22:00")
+    assert late.data["dates"] == ["2026-12-08"] and late.data["counts"]["added"] == 1
