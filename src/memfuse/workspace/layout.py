@@ -128,6 +128,9 @@ class Workspace:
         # memfuse's own state: outside the workspace unless told otherwise (memfuse.config);
         # a Workspace made without one (a test, a benchmark) keeps it in the legacy place.
         self.state = StateFolder(state if state is not None else self.legacy_state)
+        # The roll-ups read that hold a section for a day outside the week they name, with
+        # why (by path, as last read): never synced, a person must move it (decisions 167).
+        self.misplaced: dict[Path, str] = {}
 
     # --- the layout ----------------------------------------------------------------------
     @property
@@ -433,6 +436,12 @@ def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
     return found
 
 
+# How a roll-up's section for a day outside its week is named (in sync's warning and in
+# `status`'s alarm), and how many such days one line shows.
+OUTSIDE_WEEK = "holds a section for a day outside the week it names,"
+SHOWN_DAYS = 5
+
+
 class Weeklies:
     """The weekly roll-ups one pass over the journals reads, each read once: the pass goes day
     by day, so the last few are kept (a bounded cache, whatever the pass's length)."""
@@ -447,7 +456,10 @@ class Weeklies:
 
     def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
         """The day's sections of this roll-up ([] when it holds none); None, with the same
-        warning each time, when it cannot be read; FileNotFoundError when it is not there."""
+        warning each time, when it cannot be read; FileNotFoundError when it is not there.
+
+        Sections for days outside the week the roll-up names are never any day's: read
+        once, they are one warning each and noted in `Workspace.misplaced`."""
         if path not in self.read:
             if len(self.read) >= self.KEEP:
                 oldest = next(iter(self.read))
@@ -462,6 +474,7 @@ class Weeklies:
                 self.gone.add(path)
             if said:
                 self.why[path] = said[-1]
+            self._place(path, warn)
         found = self.read[path]
         if path in self.why:
             warn(self.why[path])
@@ -470,3 +483,22 @@ class Weeklies:
         if path in self.gone:
             raise FileNotFoundError(path)
         return found.get(day, [])
+
+    def _place(self, path: Path, warn: Warn) -> None:
+        """Note (and say) the sections of a roll-up just read that lie outside its week."""
+        found = self.read[path]
+        first = journal_date(path)
+        if not found or first is None:
+            self.workspace.misplaced.pop(path, None)
+            return
+        last = first + timedelta(days=6)
+        outside = [d for d in found if not first <= d <= last]
+        if not outside:
+            self.workspace.misplaced.pop(path, None)
+            return
+        days = ", ".join(f"## {d}" for d in outside[:SHOWN_DAYS])
+        more = f" and {len(outside) - SHOWN_DAYS} more" if len(outside) > SHOWN_DAYS else ""
+        why = (f"{OUTSIDE_WEEK} {first} to {last}: {days}{more}; not synced until it is moved"
+               f" to its day's journal (memory/{outside[0]}.md)")  # fmt: skip
+        self.workspace.misplaced[path] = why
+        warn(f"{self.workspace.location(path)} {why}")

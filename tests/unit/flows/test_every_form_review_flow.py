@@ -93,3 +93,31 @@ def test_a_roll_up_with_no_section_for_a_day_is_not_read_again_by_every_sync(
     alone.write_text("# Week of 2026-12-07\n\n## 2026-12-08\n- a Tuesday note, added later\n")
     late = world.json("sync", "--now", "2026-12-08T22:00")
     assert late.data["dates"] == ["2026-12-08"] and late.data["counts"]["added"] == 1
+
+
+# --- 3. a roll-up's section for a day outside its week -------------------------------------
+STRAY = "The lease renewal was signed on the first of October"
+
+
+def test_a_section_outside_the_roll_ups_week_is_named_until_a_person_moves_it(
+    world: World,
+) -> None:
+    rollup = weekly(
+        world,
+        WEEK,
+        f"# Week of {WEEK}\n\n## {WEEK}\n- Monday in the right week\n\n## 2026-10-01\n- {STRAY}\n",
+    )
+    synced = world.json("sync", "--now", f"{WEEK}T22:00")
+    assert synced.code == 0 and synced.data["counts"]["added"] == 1, synced.stderr
+    said = synced.stderr
+    assert f"memory/weekly/{WEEK}.md" in said and "2026-10-01" in said, said
+    assert STRAY not in held(world).values()  # not synced under a day the file does not name
+    status = world.json("status", "--now", f"{WEEK}T22:05")
+    assert status.code == 4, status.stdout
+    assert f"memory/weekly/{WEEK}.md" in status.stdout and "2026-10-01" in status.stdout
+    # a person moves the section to its day: synced, and the alarm is gone
+    world.journal("2026-10-01", f"- {STRAY}\n")
+    rollup.write_text(f"# Week of {WEEK}\n\n## {WEEK}\n- Monday in the right week\n")
+    fixed = world.json("sync", "--now", f"{WEEK}T22:10")
+    assert fixed.data["counts"]["added"] == 1 and STRAY in held(world).values(), fixed.stderr
+    assert world.json("status", "--now", f"{WEEK}T22:15").code == 0
