@@ -19,15 +19,16 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.forms import Part, union
-from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse, parse_bytes
+from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse_bytes
 from memfuse.workspace.position import JournalPosition
+from memfuse.workspace.sections import split
 
 Warn = Callable[[str], None]
 
@@ -75,7 +76,6 @@ DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
 # An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
 # (`YYYY-MM-DD.1.md`, memfuse.confine.move_into's name for a taken one).
 _ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]{0,5}))?\.md")
-_WEEKLY_SECTION = re.compile(r"^## ([0-9]{4}-[0-9]{2}-[0-9]{2})[ \t]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -355,11 +355,14 @@ class Workspace:
         return Journal(day, first.path, merged.bullets, first.kind, merged.origins, files,
                        complete)  # fmt: skip
 
-    def read_weekly(self, path: Path, warn: Warn) -> dict[date, list[ParsedJournal]] | None:
+    def read_weekly(
+        self, path: Path, warn: Warn, odd: list[str] | None = None
+    ) -> dict[date, list[ParsedJournal]] | None:
         """Each day's sections of a weekly roll-up, in file order, each parsed as a journal
         (the roll-up shifted its headings below the `## YYYY-MM-DD` line, so timed sections
         keep their keys and the bullets their positions); None, after one warning, when the
-        file cannot or may not be read. A missing file raises FileNotFoundError."""
+        file cannot or may not be read. A missing file raises FileNotFoundError. `odd` is
+        given the day headings that name no real day."""
         try:
             raw = self.files.read(path)
         except UnsafePath as exc:
@@ -370,7 +373,10 @@ class Workspace:
                 raise
             warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
             return None
-        return weekly_sections(decode(raw)[0])
+        found, impossible = split(decode(raw)[0], _heading_day)
+        if odd is not None:
+            odd += impossible
+        return found
 
     def read_journal(self, path: Path, warn: Warn) -> ParsedJournal | None:
         """A journal parsed, or None after one warning when it cannot or may not be read.
@@ -421,19 +427,13 @@ def _dated(folder: Path) -> dict[date, Path]:
 
 def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
     """Each day's `## YYYY-MM-DD` sections of a weekly roll-up's text, in file order, each
-    parsed as that day's journal (its lines the roll-up's own)."""
-    heads = list(_WEEKLY_SECTION.finditer(text))
-    found: dict[date, list[ParsedJournal]] = {}
-    line = 1
-    for n, head in enumerate(heads):
-        line += text.count("\n", heads[n - 1].end() if n else 0, head.end())
-        day = journal_date(Path(f"{head[1]}.md"))
-        if day is None:
-            continue
-        end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
-        bullets = tuple(replace(b, line=b.line + line - 1) for b in parse(text[head.end() : end]))
-        found.setdefault(day, []).append(ParsedJournal(bullets, replaced_bytes=False))
-    return found
+    parsed as that day's journal (its lines the roll-up's own): where CommonMark sees a
+    top-level heading, never in a code fence (memfuse.workspace.sections)."""
+    return split(text, _heading_day)[0]
+
+
+def _heading_day(iso: str) -> date | None:
+    return journal_date(Path(f"{iso}.md"))
 
 
 # How a roll-up's section for a day outside its week is named (in sync's warning and in

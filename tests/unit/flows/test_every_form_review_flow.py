@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 import memfuse.recall.index as index_module
+from memfuse.workspace.layout import weekly_sections
 from tests.fakes import World
 
 DAY = "2026-11-16"  # a Monday
@@ -121,3 +123,47 @@ def test_a_section_outside_the_roll_ups_week_is_named_until_a_person_moves_it(
     fixed = world.json("sync", "--now", f"{WEEK}T22:10")
     assert fixed.data["counts"]["added"] == 1 and STRAY in held(world).values(), fixed.stderr
     assert world.json("status", "--now", f"{WEEK}T22:15").code == 0
+
+
+# --- 4. day headings inside code fences ------------------------------------------------------
+FENCED = f"""# Week of {WEEK}
+
+## {WEEK}
+
+- Monday's note before the code
+
+````markdown
+```
+## 2026-12-01
+- an example inside the code, not a bullet
+```
+````
+
+~~~
+## 2026-12-02
+- more code, not a bullet
+~~~
+
+- Monday's note after the code
+
+## 2026-12-03
+
+- Wednesday's own note
+"""
+
+
+def test_a_day_heading_inside_a_fence_is_code_not_a_section(world: World) -> None:
+    weekly(world, WEEK, FENCED)
+    synced = world.json("sync", "--all", "--now", f"{WEEK}T22:00")
+    assert synced.code == 0, synced.stderr
+    texts = held(world)
+    assert sorted(texts.values()) == [
+        "Monday's note after the code",
+        "Monday's note before the code",
+        "Wednesday's own note",
+    ]
+    assert all("2026-12-01" not in uri and "2026-12-02" not in uri for uri in texts)
+    sections = weekly_sections(FENCED)
+    assert sorted(sections) == [date(2026, 11, 30), date(2026, 12, 3)]
+    unclosed = f"## {WEEK}\n- a\n```\n## 2026-12-01\n- code to the end\n"
+    assert sorted(weekly_sections(unclosed)) == [date(2026, 11, 30)]
