@@ -52,7 +52,7 @@ def _blocks(lines: list[str]) -> list[Token] | None:
     return None if any(t.level >= NESTING - 2 for t in tokens) else tokens
 
 
-def _opens(line: str) -> str | None:
+def fence_opened(line: str) -> str | None:
     """The fence a line opens (its run of ` or ~), or None."""
     match = _FENCE.fullmatch(line)
     if match is None or (match[1][0] == "`" and "`" in match[2]):
@@ -60,7 +60,7 @@ def _opens(line: str) -> str | None:
     return match[1]
 
 
-def _closes(line: str, fence: str) -> bool:
+def fence_closes(line: str, fence: str) -> bool:
     match = _FENCE.fullmatch(line)
     return (
         match is not None
@@ -75,8 +75,8 @@ def _scanned_headings(lines: list[str]) -> list[int]:
     found, fence = [], ""
     for n, line in enumerate(lines):
         if fence:
-            fence = "" if _closes(line, fence) else fence
-        elif (opened := _opens(line)) is not None:
+            fence = "" if fence_closes(line, fence) else fence
+        elif (opened := fence_opened(line)) is not None:
             fence = opened
         elif line.startswith("## "):
             found.append(n)
@@ -145,8 +145,8 @@ def _closer(lines: list[str]) -> str | None:
         fence = ""
         for line in lines:
             if fence:
-                fence = "" if _closes(line, fence) else fence
-            elif (opened := _opens(line)) is not None:
+                fence = "" if fence_closes(line, fence) else fence
+            elif (opened := fence_opened(line)) is not None:
                 fence = opened
         return fence or None
     last = next((t for t in reversed(tokens) if t.level == 0 and t.map), None)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import memfuse.recall.index as index_module
-from memfuse.workspace.layout import weekly_sections
+from memfuse.workspace.layout import Workspace, weekly_sections
+from memfuse.workspace.rollup import shift_headings
 from tests.fakes import World
 
 DAY = "2026-11-16"  # a Monday
@@ -167,3 +168,30 @@ def test_a_day_heading_inside_a_fence_is_code_not_a_section(world: World) -> Non
     assert sorted(sections) == [date(2026, 11, 30), date(2026, 12, 3)]
     unclosed = f"## {WEEK}\n- a\n```\n## 2026-12-01\n- code to the end\n"
     assert sorted(weekly_sections(unclosed)) == [date(2026, 11, 30)]
+
+
+def test_a_daily_that_leaves_a_fence_open_does_not_swallow_the_next_days_section(
+    world: World,
+) -> None:
+    monday = "- Monday's note\n\n```python\nprint('the fence is never closed')\n"
+    world.journal(DAY, monday)
+    world.journal("2026-11-17", "- Tuesday's note\n")
+    assert world.json("sync", "--all", "--now", f"{LATER}T02:00").code == 0
+    rolled = world.json("tidy", "--archive", "--now", f"{LATER}T03:00")
+    assert [r["date"] for r in rolled.data["archive"]["archived"]] == [DAY, "2026-11-17"]
+    ws = Workspace(world.workspace)
+    sections = ws.read_weekly(ws.weekly_path(date.fromisoformat(DAY)), print)
+    assert sections is not None
+    shown = {day.isoformat(): [b.text for s in part for b in s.bullets]
+             for day, part in sections.items()}  # fmt: skip
+    assert shown == {DAY: ["Monday's note"], "2026-11-17": ["Tuesday's note"]}
+    again = world.json("sync", "--all", "--prune", "--now", f"{LATER}T04:00")
+    assert again.data["counts"]["added"] == again.data["counts"]["updated"] == 0
+    assert again.data["stale"] == [] and again.data["pruned"] == []
+
+
+def test_shifting_a_dailys_headings_leaves_code_in_a_longer_fence_as_it_is() -> None:
+    daily = "# Notes\n\n````\n```\n# a comment in the code\n````\n\n## 14:00\n- x\n"
+    assert shift_headings(daily) == (
+        "### Notes\n\n````\n```\n# a comment in the code\n````\n\n#### 14:00\n- x\n"
+    )
