@@ -75,7 +75,10 @@ def monday_of(day: date) -> date:
 DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
 # An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
 # (`YYYY-MM-DD.1.md`, memfuse.confine.move_into's name for a taken one).
-_ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]{0,5}))?\.md")
+# Any number of digits (`.99999999999999999999.md` is read, in number order); a zero-padded
+# or zero number (`.01.md`, `.0.md`) is a look-alike, named and never read (decisions 169).
+_ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]*))?\.md")
+_NUMBERED_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+\.md")
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,12 @@ class Workspace:
         for folder in (self.journal_dir, self.journal_dir / "weekly", self.archive_dir):
             if folder.is_dir() and not folder.is_symlink():
                 found += [self.location(p) for p in folder.iterdir() if looks_like_journal(p.name)]
+        if self.archive_dir.is_dir() and not self.archive_dir.is_symlink():
+            found += [
+                self.location(p)
+                for p in self.archive_dir.iterdir()
+                if _NUMBERED_NAME.fullmatch(p.name) and not _ARCHIVED_NAME.fullmatch(p.name)
+            ]
         return sorted(found)
 
     def archived_journals(self) -> dict[date, tuple[Path, ...]]:
@@ -438,7 +447,7 @@ def _heading_day(iso: str) -> date | None:
 
 # How a roll-up's section for a day outside its week is named (in sync's warning and in
 # `status`'s alarm), and how many such days one line shows.
-OUTSIDE_WEEK = "holds a section for a day outside the week it names,"
+MISPLACED = "holds a section"
 SHOWN_DAYS = 5
 
 
@@ -453,6 +462,7 @@ class Weeklies:
         self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
         self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
         self.gone: set[Path] = set()  # listed, but not there when read
+        self.odd: dict[Path, list[str]] = {}  # day headings that name no real day
 
     def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
         """The day's sections of this roll-up ([] when it holds none); None, with the same
@@ -466,9 +476,11 @@ class Weeklies:
                 del self.read[oldest]
                 self.why.pop(oldest, None)
                 self.gone.discard(oldest)
+                self.odd.pop(oldest, None)
             said: list[str] = []
             try:
-                self.read[path] = self.workspace.read_weekly(path, said.append)
+                odd = self.odd[path] = []
+                self.read[path] = self.workspace.read_weekly(path, said.append, odd)
             except FileNotFoundError:
                 self.read[path] = {}
                 self.gone.add(path)
@@ -485,20 +497,34 @@ class Weeklies:
         return found.get(day, [])
 
     def _place(self, path: Path, warn: Warn) -> None:
-        """Note (and say) the sections of a roll-up just read that lie outside its week."""
-        found = self.read[path]
-        first = journal_date(path)
-        if not found or first is None:
+        """Note (and say) the sections of a roll-up just read that are no day of its week:
+        outside it, or under a heading that names no real day."""
+        found, first = self.read[path] or {}, journal_date(path)
+        reasons = []
+        if first is not None:
+            last = first + timedelta(days=6)
+            outside = [d for d in found if not first <= d <= last]
+            if outside:
+                reasons.append(
+                    f"{MISPLACED} for a day outside the week it names, {first} to {last}:"
+                    f" {_some(f'## {d}' for d in outside)}; not synced until it is moved to its"
+                    f" day's journal (memory/{outside[0]}.md)"
+                )
+        if self.odd.get(path):
+            reasons.append(
+                f"{MISPLACED} under a heading that names no real day:"
+                f" {_some(self.odd[path])}; not synced until the heading names its day"
+            )
+        if not reasons:
             self.workspace.misplaced.pop(path, None)
             return
-        last = first + timedelta(days=6)
-        outside = [d for d in found if not first <= d <= last]
-        if not outside:
-            self.workspace.misplaced.pop(path, None)
-            return
-        days = ", ".join(f"## {d}" for d in outside[:SHOWN_DAYS])
-        more = f" and {len(outside) - SHOWN_DAYS} more" if len(outside) > SHOWN_DAYS else ""
-        why = (f"{OUTSIDE_WEEK} {first} to {last}: {days}{more}; not synced until it is moved"
-               f" to its day's journal (memory/{outside[0]}.md)")  # fmt: skip
+        why = "; and ".join(reasons)
         self.workspace.misplaced[path] = why
         warn(f"{self.workspace.location(path)} {why}")
+
+
+def _some(names: Iterable[str]) -> str:
+    """The first few of a list, and how many more."""
+    shown = list(names)
+    more = f" and {len(shown) - SHOWN_DAYS} more" if len(shown) > SHOWN_DAYS else ""
+    return ", ".join(shown[:SHOWN_DAYS]) + more

@@ -195,3 +195,37 @@ def test_shifting_a_dailys_headings_leaves_code_in_a_longer_fence_as_it_is() -> 
     assert shift_headings(daily) == (
         "### Notes\n\n````\n```\n# a comment in the code\n````\n\n#### 14:00\n- x\n"
     )
+
+
+# --- what else an attacker tries -------------------------------------------------------------
+def test_an_archived_copy_with_a_huge_number_is_read_and_a_zero_padded_one_is_named(
+    world: World,
+) -> None:
+    archive = world.workspace / "memory" / "archive"
+    archive.mkdir(parents=True)
+    (archive / f"{DAY}.md").write_text("- the first copy of the day\n")
+    (archive / f"{DAY}.99999999999999999999.md").write_text("- a copy numbered past any int64\n")
+    (archive / f"{DAY}.01.md").write_text("- a zero-padded copy\n")
+    synced = world.json("sync", "--all", "--now", f"{LATER}T14:00")
+    assert "a copy numbered past any int64" in held(world).values(), synced.stderr
+    assert f"memory/archive/{DAY}.01.md" in synced.stderr  # named, never read in silence
+
+
+def test_a_day_heading_naming_no_real_day_is_named_until_fixed(world: World) -> None:
+    weekly(world, "2026-02-23", "## 2026-02-23\n- a real Monday\n\n## 2026-02-30\n- lost?\n")
+    synced = world.json("sync", "--all", "--now", "2026-03-02T14:00")
+    assert "## 2026-02-30" in synced.stderr and "memory/weekly/2026-02-23.md" in synced.stderr
+    status = world.json("status", "--now", "2026-03-02T14:05")
+    assert status.code == 4 and "2026-02-30" in status.stdout
+
+
+def test_an_archive_that_is_a_file_refuses_the_archiving_not_the_whole_tidy(
+    world: World,
+) -> None:
+    world.journal(DAY, "- a note to archive\n")
+    assert world.json("sync", "--all", "--now", f"{DAY}T22:00").code == 0
+    (world.workspace / "memory" / "archive").write_text("not a folder\n")
+    tidy = world.json("tidy", "--archive", "--now", f"{LATER}T03:00")
+    assert tidy.code in (0, 1), (tidy.code, tidy.stderr)
+    assert tidy.data["archive"]["archived"] == [] and "not archiving" in tidy.stderr
+    assert (world.workspace / "memory" / f"{DAY}.md").exists()
