@@ -246,9 +246,18 @@ def read_days(
     def unreadable(path: Path, why: str) -> None:
         reading.unreadable[workspace.location(path)] = why
 
+    def passed(day: date, path: Path) -> None:
+        # a roll-up read that holds nothing of the day: settled like any journal read
+        where = workspace.location(path)
+        files = reading.files.setdefault(day.isoformat(), [])
+        found = now.get(where) or _stat(path)
+        if found is not None and (where, found) not in files:
+            files.append((where, found))
+
     for journal in workspace.journals(
-        days, ctx.reporter.warn, missing=missing, unreadable=unreadable, read=journals
-    ):
+        days, ctx.reporter.warn, missing=missing, unreadable=unreadable, read=journals,
+        passed=passed,
+    ):  # fmt: skip
         iso = journal.day.isoformat()
         reading.days.append(iso)
         files = reading.files.setdefault(iso, [])
@@ -476,10 +485,13 @@ def _scope_name(scope: Scope) -> str:
 def _note_unreadable(ctx: RunContext, ledger: Ledger, reading: Reading, at: str) -> None:
     """Keep the journals that could not be read on record (an alarm in `status`), and clear
     those read since or gone."""
-    root = ctx.workspace.root
-    gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(root / p)]
-    read = [file[0] for files in reading.files.values() for file in files]
-    ledger.note_unreadable(reading.unreadable, read, gone, at)
+    workspace = ctx.workspace
+    gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(workspace.root / p)]
+    # a roll-up read with a section outside its week stays on record until read without it
+    misplaced = {workspace.location(p): why for p, why in workspace.misplaced.items()}
+    found = {**misplaced, **reading.unreadable}
+    read = [file[0] for files in reading.files.values() for file in files if file[0] not in found]
+    ledger.note_unreadable(found, read, gone, at)
 
 
 def _cover(ledger: Ledger, reading: Reading, failed_days: set[str], at: str) -> None:

@@ -19,15 +19,16 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.forms import Part, union
-from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse, parse_bytes
+from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse_bytes
 from memfuse.workspace.position import JournalPosition
+from memfuse.workspace.sections import split
 
 Warn = Callable[[str], None]
 
@@ -74,8 +75,10 @@ def monday_of(day: date) -> date:
 DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
 # An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
 # (`YYYY-MM-DD.1.md`, memfuse.confine.move_into's name for a taken one).
-_ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]{0,5}))?\.md")
-_WEEKLY_SECTION = re.compile(r"^## ([0-9]{4}-[0-9]{2}-[0-9]{2})[ \t]*$", re.MULTILINE)
+# Any number of digits (`.99999999999999999999.md` is read, in number order); a zero-padded
+# or zero number (`.01.md`, `.0.md`) is a look-alike, named and never read (decisions 169).
+_ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]*))?\.md")
+_NUMBERED_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+\.md")
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,9 @@ class Workspace:
         # memfuse's own state: outside the workspace unless told otherwise (memfuse.config);
         # a Workspace made without one (a test, a benchmark) keeps it in the legacy place.
         self.state = StateFolder(state if state is not None else self.legacy_state)
+        # The roll-ups read that hold a section for a day outside the week they name, with
+        # why (by path, as last read): never synced, a person must move it (decisions 167).
+        self.misplaced: dict[Path, str] = {}
 
     # --- the layout ----------------------------------------------------------------------
     @property
@@ -191,6 +197,12 @@ class Workspace:
         for folder in (self.journal_dir, self.journal_dir / "weekly", self.archive_dir):
             if folder.is_dir() and not folder.is_symlink():
                 found += [self.location(p) for p in folder.iterdir() if looks_like_journal(p.name)]
+        if self.archive_dir.is_dir() and not self.archive_dir.is_symlink():
+            found += [
+                self.location(p)
+                for p in self.archive_dir.iterdir()
+                if _NUMBERED_NAME.fullmatch(p.name) and not _ARCHIVED_NAME.fullmatch(p.name)
+            ]
         return sorted(found)
 
     def archived_journals(self) -> dict[date, tuple[Path, ...]]:
@@ -259,13 +271,16 @@ class Workspace:
         missing: Warn | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
         read: Mapping[date, Journal] | None = None,
+        passed: Callable[[date, Path], None] | None = None,
     ) -> Iterator[Journal]:
         """The journals of these days that can be read, oldest first, each the union of the
         day's forms (`read`: days this run has read already, not read again).
 
         A file that may not be read costs one warning (and is told to `unreadable`, with
         why); a day with no file is passed over, or told to `missing` when the caller asked
-        for that day by name.
+        for that day by name. A day none of whose files holds it (a roll-up with no section
+        for it) gives no journal; each file read for it is told to `passed`, so that the
+        caller can note it read.
         """
         available = self.sources()
         weeklies = Weeklies(self)
@@ -274,7 +289,14 @@ class Workspace:
                 yield read[day]
                 continue
             forms = available.get(day, (Source(day, self.journal_path(day), DAILY),))
-            journal = self.read_day(day, forms, warn, weeklies, unreadable=unreadable)
+
+            def passed_over(path: Path, day: date = day) -> None:
+                if passed is not None:
+                    passed(day, path)
+
+            journal = self.read_day(
+                day, forms, warn, weeklies, unreadable=unreadable, passed=passed_over
+            )
             if journal is not None:
                 yield journal
             elif missing is not None and not any(os.path.lexists(f.path) for f in forms):
@@ -289,14 +311,20 @@ class Workspace:
         *,
         given: Mapping[Path, bytes] | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
+        passed: Callable[[Path], None] | None = None,
     ) -> Journal | None:
         """A day's journal from its forms (`given`: the bytes of forms already read, by path,
         so that what is checked is what is then written elsewhere); None when
-        none of them is there or the first one there cannot be read. A form that cannot be
-        read ends the reading: the forms after it would count their bullets on from it."""
+        none of them holds the day or the first one there cannot be read. A form that cannot
+        be read ends the reading: the forms after it would count their bullets on from it.
+
+        A roll-up read that has no section for the day is among the journal's files all the
+        same (read, and settled as such); when no form holds the day, it is told to `passed`.
+        """
         weeklies = weeklies if weeklies is not None else Weeklies(self)
         parts: list[Part] = []
         read: list[Source] = []
+        empty: list[Path] = []  # roll-ups read that hold no section for the day
         complete = True
         for source in forms:
             problems: list[str] = []
@@ -320,20 +348,30 @@ class Workspace:
                     unreadable(source.path, problems[-1] if problems else "cannot be read")
                 complete = False
                 break
+            if not sections:
+                empty.append(source.path)
+                continue
             read.append(source)
             parts += [Part(source.path, section.bullets) for section in sections]
         if not read:
+            if complete and passed is not None:
+                for path in empty:
+                    passed(path)
             return None
         merged = union(parts)
         first = read[0]
-        return Journal(day, first.path, merged.bullets, first.kind, merged.origins,
-                       tuple(dict.fromkeys(s.path for s in read)), complete)  # fmt: skip
+        files = tuple(dict.fromkeys([*(s.path for s in read), *empty]))
+        return Journal(day, first.path, merged.bullets, first.kind, merged.origins, files,
+                       complete)  # fmt: skip
 
-    def read_weekly(self, path: Path, warn: Warn) -> dict[date, list[ParsedJournal]] | None:
+    def read_weekly(
+        self, path: Path, warn: Warn, odd: list[str] | None = None
+    ) -> dict[date, list[ParsedJournal]] | None:
         """Each day's sections of a weekly roll-up, in file order, each parsed as a journal
         (the roll-up shifted its headings below the `## YYYY-MM-DD` line, so timed sections
         keep their keys and the bullets their positions); None, after one warning, when the
-        file cannot or may not be read. A missing file raises FileNotFoundError."""
+        file cannot or may not be read. A missing file raises FileNotFoundError. `odd` is
+        given the day headings that name no real day."""
         try:
             raw = self.files.read(path)
         except UnsafePath as exc:
@@ -344,7 +382,10 @@ class Workspace:
                 raise
             warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
             return None
-        return weekly_sections(decode(raw)[0])
+        found, impossible = split(decode(raw)[0], _heading_day)
+        if odd is not None:
+            odd += impossible
+        return found
 
     def read_journal(self, path: Path, warn: Warn) -> ParsedJournal | None:
         """A journal parsed, or None after one warning when it cannot or may not be read.
@@ -395,19 +436,19 @@ def _dated(folder: Path) -> dict[date, Path]:
 
 def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
     """Each day's `## YYYY-MM-DD` sections of a weekly roll-up's text, in file order, each
-    parsed as that day's journal (its lines the roll-up's own)."""
-    heads = list(_WEEKLY_SECTION.finditer(text))
-    found: dict[date, list[ParsedJournal]] = {}
-    line = 1
-    for n, head in enumerate(heads):
-        line += text.count("\n", heads[n - 1].end() if n else 0, head.end())
-        day = journal_date(Path(f"{head[1]}.md"))
-        if day is None:
-            continue
-        end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
-        bullets = tuple(replace(b, line=b.line + line - 1) for b in parse(text[head.end() : end]))
-        found.setdefault(day, []).append(ParsedJournal(bullets, replaced_bytes=False))
-    return found
+    parsed as that day's journal (its lines the roll-up's own): where CommonMark sees a
+    top-level heading, never in a code fence (memfuse.workspace.sections)."""
+    return split(text, _heading_day)[0]
+
+
+def _heading_day(iso: str) -> date | None:
+    return journal_date(Path(f"{iso}.md"))
+
+
+# How a roll-up's section for a day outside its week is named (in sync's warning and in
+# `status`'s alarm), and how many such days one line shows.
+MISPLACED = "holds a section"
+SHOWN_DAYS = 5
 
 
 class Weeklies:
@@ -420,27 +461,70 @@ class Weeklies:
         self.workspace = workspace
         self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
         self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
+        self.gone: set[Path] = set()  # listed, but not there when read
+        self.odd: dict[Path, list[str]] = {}  # day headings that name no real day
 
     def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
-        """The day's sections of this roll-up; None, with the same warning each time, when it
-        cannot be read; FileNotFoundError when it holds none or is not there."""
+        """The day's sections of this roll-up ([] when it holds none); None, with the same
+        warning each time, when it cannot be read; FileNotFoundError when it is not there.
+
+        Sections for days outside the week the roll-up names are never any day's: read
+        once, they are one warning each and noted in `Workspace.misplaced`."""
         if path not in self.read:
             if len(self.read) >= self.KEEP:
                 oldest = next(iter(self.read))
                 del self.read[oldest]
                 self.why.pop(oldest, None)
+                self.gone.discard(oldest)
+                self.odd.pop(oldest, None)
             said: list[str] = []
             try:
-                self.read[path] = self.workspace.read_weekly(path, said.append)
+                odd = self.odd[path] = []
+                self.read[path] = self.workspace.read_weekly(path, said.append, odd)
             except FileNotFoundError:
                 self.read[path] = {}
+                self.gone.add(path)
             if said:
                 self.why[path] = said[-1]
+            self._place(path, warn)
         found = self.read[path]
         if path in self.why:
             warn(self.why[path])
         if found is None:
             return None
-        if day not in found:
+        if path in self.gone:
             raise FileNotFoundError(path)
-        return found[day]
+        return found.get(day, [])
+
+    def _place(self, path: Path, warn: Warn) -> None:
+        """Note (and say) the sections of a roll-up just read that are no day of its week:
+        outside it, or under a heading that names no real day."""
+        found, first = self.read[path] or {}, journal_date(path)
+        reasons = []
+        if first is not None:
+            last = first + timedelta(days=6)
+            outside = [d for d in found if not first <= d <= last]
+            if outside:
+                reasons.append(
+                    f"{MISPLACED} for a day outside the week it names, {first} to {last}:"
+                    f" {_some(f'## {d}' for d in outside)}; not synced until it is moved to its"
+                    f" day's journal (memory/{outside[0]}.md)"
+                )
+        if self.odd.get(path):
+            reasons.append(
+                f"{MISPLACED} under a heading that names no real day:"
+                f" {_some(self.odd[path])}; not synced until the heading names its day"
+            )
+        if not reasons:
+            self.workspace.misplaced.pop(path, None)
+            return
+        why = "; and ".join(reasons)
+        self.workspace.misplaced[path] = why
+        warn(f"{self.workspace.location(path)} {why}")
+
+
+def _some(names: Iterable[str]) -> str:
+    """The first few of a list, and how many more."""
+    shown = list(names)
+    more = f" and {len(shown) - SHOWN_DAYS} more" if len(shown) > SHOWN_DAYS else ""
+    return ", ".join(shown[:SHOWN_DAYS]) + more
