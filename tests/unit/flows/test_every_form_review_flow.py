@@ -229,3 +229,25 @@ def test_an_archive_that_is_a_file_refuses_the_archiving_not_the_whole_tidy(
     assert tidy.code in (0, 1), (tidy.code, tidy.stderr)
     assert tidy.data["archive"]["archived"] == [] and "not archiving" in tidy.stderr
     assert (world.workspace / "memory" / f"{DAY}.md").exists()
+
+
+# --- a sync of some days of a roll-up leaves its other days to read ------------------------
+def test_a_sync_of_one_day_does_not_settle_a_roll_up_whose_other_days_it_did_not_read(
+    world: World,
+) -> None:
+    weekly(world, WEEK, "## 2026-11-30\n- Monday's note\n\n## 2026-12-02\n- Wednesday's note\n")
+    now = "2026-12-06T22:00"
+    assert world.json("sync", "--now", now).code == 0
+    assert set(held(world).values()) == {"Monday's note", "Wednesday's note"}
+    # The agent adds a note under Wednesday; the operator then syncs Monday alone.
+    weekly(
+        world, WEEK,
+        "## 2026-11-30\n- Monday's note\n\n## 2026-12-02\n- Wednesday's note\n"
+        "- A second note on Wednesday\n",
+    )  # fmt: skip
+    one = world.json("sync", "--date", "2026-11-30", "--now", now)
+    assert one.code == 0, one.stderr
+    assert "A second note on Wednesday" not in held(world).values()
+    plain = world.json("sync", "--now", now)  # the next plain sync reads Wednesday
+    assert plain.code == 0, plain.stderr
+    assert "A second note on Wednesday" in held(world).values()
