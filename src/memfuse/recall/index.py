@@ -164,7 +164,7 @@ class RecallIndex:
             present: set[str] = set()
             for name, (path, days) in wanted.items():
                 try:
-                    info = os.stat(path, follow_symlinks=False)
+                    info = os.stat(path)  # a link: the file it names, as sync reads it
                 except FileNotFoundError:
                     continue  # gone since it was listed (MEMORY.md deleted): dropped below
                 except OSError:

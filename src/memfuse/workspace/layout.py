@@ -81,6 +81,19 @@ _ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]*))?\.
 _NUMBERED_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+\.md")
 
 
+def _look(path: str) -> tuple[int, int, int, int, int]:
+    """Inode, mode, size, time and change time of what a path names (the link itself when
+    what it names is gone; zeros when there is nothing)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return 0, 0, 0, 0, 0
+    return info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
 @dataclass(frozen=True)
 class Source:
     """Where a day's bullets live now: a file, and which form of the journal it is."""
@@ -221,26 +234,21 @@ class Workspace:
         """The weekly roll-ups, by the Monday that names them."""
         return _dated(self.journal_dir / "weekly")
 
-    def markdown_stamp(self) -> tuple[tuple[str, int, int, int, int], ...]:
+    def markdown_stamp(self) -> tuple[tuple[str, int, int, int, int, int], ...]:
         """A cheap fingerprint of every file the Markdown's views read (the entries of
-        memory/, its archive and weekly folders, and MEMORY.md: name, inode, mode, size and
-        time, never followed): equal stamps mean nothing they read changed. A long-lived
-        reader (memfuse serve) checks it before it asks the recall index to refresh."""
-        found: list[tuple[str, int, int, int, int]] = []
+        memory/, its archive and weekly folders, and MEMORY.md: name, inode, mode, size, time
+        and change time, of the file a link names as the reads follow it): equal stamps mean
+        nothing they read changed, an old time put back included. A long-lived reader
+        (memfuse serve) checks it before it asks the recall index to refresh."""
+        found: list[tuple[str, int, int, int, int, int]] = []
         for folder in (self.journal_dir, self.archive_dir, self.journal_dir / "weekly"):
             try:
                 with os.scandir(folder) as entries:
                     for entry in entries:
-                        info = entry.stat(follow_symlinks=False)
-                        found.append((entry.path, info.st_ino, info.st_mode, info.st_size,
-                                      info.st_mtime_ns))  # fmt: skip
+                        found.append((entry.path, *_look(entry.path)))
             except OSError:
-                found.append((str(folder), 0, 0, 0, 0))
-        try:
-            info = os.stat(self.memory_md, follow_symlinks=False)
-            found.append(("MEMORY.md", info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns))
-        except OSError:
-            found.append(("MEMORY.md", 0, 0, 0, 0))
+                found.append((str(folder), 0, 0, 0, 0, 0))
+        found.append(("MEMORY.md", *_look(str(self.memory_md))))
         return tuple(sorted(found))
 
     def sources(self) -> dict[date, tuple[Source, ...]]:
