@@ -24,7 +24,7 @@ from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
 from memfuse.schedule.runs import due_between
 from memfuse.state.memo import last_generation
 from memfuse.untrusted import UntrustedJSON, load_json
-from memfuse.workspace.layout import MISPLACED
+from memfuse.workspace.weekly import MISPLACED
 
 SCHEDULE_FILE = "schedule.json"  # written by `memfuse cron --install` (memfuse.commands.cron)
 

@@ -40,8 +40,9 @@ from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
 from memfuse.workspace.journal import Bullet, decode
-from memfuse.workspace.layout import Journal, Source, Weeklies, Workspace
+from memfuse.workspace.layout import Journal, Source, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
+from memfuse.workspace.weekly import Weeklies
 
 _DOCS = """
 CREATE TABLE IF NOT EXISTS docs (

@@ -16,8 +16,6 @@ it is attacker input. `journals(days)` is the one loop that reads the journals o
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -27,58 +25,21 @@ from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.forms import Part, union
 from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse_bytes
+from memfuse.workspace.names import (
+    ARCHIVED,
+    ARCHIVED_NAME,
+    DAILY,
+    FIRST_DAY,
+    LAST_DAY,
+    NUMBERED_NAME,
+    WEEKLY,
+    journal_date,
+    looks_like_journal,
+    monday_of,
+)
 from memfuse.workspace.position import JournalPosition
 from memfuse.workspace.sections import split
-
-Warn = Callable[[str], None]
-
-# Only ASCII digits and a real date name a journal (SPEC §3): `\d` would take other scripts'
-# digits, and `$` a name ending in a newline.
-JOURNAL_NAME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\.md")
-
-
-# The days a journal may be for. A journal dated far from any agent's life (`0001-01-01`,
-# `9999-12-31`) is named and skipped: every window, week and neighbour memfuse computes from a
-# day then stays a real date (docs/decisions.md 106).
-FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
-
-# What a person would take for a journal's name: other scripts' digits, full-width forms, a
-# trailing space or newline, `.MD`, an impossible or extreme date. Never a journal; always
-# reported.
-_LOOSE_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md", re.IGNORECASE)
-
-
-def looks_like_journal(name: str) -> bool:
-    """A name that is not a journal's but reads like one (and could hide a real one)."""
-    loose = unicodedata.normalize("NFKC", name).strip()
-    return _LOOSE_NAME.fullmatch(loose) is not None and journal_date(Path(name)) is None
-
-
-def journal_date(path: Path) -> date | None:
-    """The date a journal's file name gives, or None for any other file."""
-    match = JOURNAL_NAME.fullmatch(path.name)
-    if match is None:
-        return None
-    try:
-        day = date(int(match[1]), int(match[2]), int(match[3]))
-    except ValueError:
-        return None
-    return day if FIRST_DAY <= day <= LAST_DAY else None
-
-
-def monday_of(day: date) -> date:
-    return day - timedelta(days=day.weekday())
-
-
-# The forms a day's journal takes, in the order memfuse reads them: the daily itself, the daily
-# moved to memory/archive/ by `tidy --archive`, the day's section of its weekly roll-up.
-DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
-# An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
-# (`YYYY-MM-DD.1.md`, memfuse.confine.move_into's name for a taken one).
-# Any number of digits (`.99999999999999999999.md` is read, in number order); a zero-padded
-# or zero number (`.01.md`, `.0.md`) is a look-alike, named and never read (decisions 169).
-_ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]*))?\.md")
-_NUMBERED_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+\.md")
+from memfuse.workspace.weekly import Warn, Weeklies, heading_day
 
 
 def _look(path: str) -> tuple[int, int, int, int, int]:
@@ -214,7 +175,7 @@ class Workspace:
             found += [
                 self.location(p)
                 for p in self.archive_dir.iterdir()
-                if _NUMBERED_NAME.fullmatch(p.name) and not _ARCHIVED_NAME.fullmatch(p.name)
+                if NUMBERED_NAME.fullmatch(p.name) and not ARCHIVED_NAME.fullmatch(p.name)
             ]
         return sorted(found)
 
@@ -224,7 +185,7 @@ class Workspace:
         found: dict[date, list[tuple[int, Path]]] = {}
         if self.archive_dir.is_dir():
             for path in self.archive_dir.iterdir():
-                match = _ARCHIVED_NAME.fullmatch(path.name)
+                match = ARCHIVED_NAME.fullmatch(path.name)
                 day = journal_date(Path(f"{match[1]}.md")) if match else None
                 if match is not None and day is not None:
                     found.setdefault(day, []).append((int(match[2] or 0), path))
@@ -390,7 +351,7 @@ class Workspace:
                 raise
             warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
             return None
-        found, impossible = split(decode(raw)[0], _heading_day)
+        found, impossible = split(decode(raw)[0], heading_day)
         if odd is not None:
             odd += impossible
         return found
@@ -440,99 +401,3 @@ def _dated(folder: Path) -> dict[date, Path]:
         if day is not None:
             found[day] = path
     return dict(sorted(found.items()))
-
-
-def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
-    """Each day's `## YYYY-MM-DD` sections of a weekly roll-up's text, in file order, each
-    parsed as that day's journal (its lines the roll-up's own): where CommonMark sees a
-    top-level heading, never in a code fence (memfuse.workspace.sections)."""
-    return split(text, _heading_day)[0]
-
-
-def _heading_day(iso: str) -> date | None:
-    return journal_date(Path(f"{iso}.md"))
-
-
-# How a roll-up's section for a day outside its week is named (in sync's warning and in
-# `status`'s alarm), and how many such days one line shows.
-MISPLACED = "holds a section"
-SHOWN_DAYS = 5
-
-
-class Weeklies:
-    """The weekly roll-ups one pass over the journals reads, each read once: the pass goes day
-    by day, so the last few are kept (a bounded cache, whatever the pass's length)."""
-
-    KEEP = 4
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
-        self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
-        self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
-        self.gone: set[Path] = set()  # listed, but not there when read
-        self.odd: dict[Path, list[str]] = {}  # day headings that name no real day
-
-    def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
-        """The day's sections of this roll-up ([] when it holds none); None, with the same
-        warning each time, when it cannot be read; FileNotFoundError when it is not there.
-
-        Sections for days outside the week the roll-up names are never any day's: read
-        once, they are one warning each and noted in `Workspace.misplaced`."""
-        if path not in self.read:
-            if len(self.read) >= self.KEEP:
-                oldest = next(iter(self.read))
-                del self.read[oldest]
-                self.why.pop(oldest, None)
-                self.gone.discard(oldest)
-                self.odd.pop(oldest, None)
-            said: list[str] = []
-            try:
-                odd = self.odd[path] = []
-                self.read[path] = self.workspace.read_weekly(path, said.append, odd)
-            except FileNotFoundError:
-                self.read[path] = {}
-                self.gone.add(path)
-            if said:
-                self.why[path] = said[-1]
-            self._place(path, warn)
-        found = self.read[path]
-        if path in self.why:
-            warn(self.why[path])
-        if found is None:
-            return None
-        if path in self.gone:
-            raise FileNotFoundError(path)
-        return found.get(day, [])
-
-    def _place(self, path: Path, warn: Warn) -> None:
-        """Note (and say) the sections of a roll-up just read that are no day of its week:
-        outside it, or under a heading that names no real day."""
-        found, first = self.read[path] or {}, journal_date(path)
-        reasons = []
-        if first is not None:
-            last = first + timedelta(days=6)
-            outside = [d for d in found if not first <= d <= last]
-            if outside:
-                reasons.append(
-                    f"{MISPLACED} for a day outside the week it names, {first} to {last}:"
-                    f" {_some(f'## {d}' for d in outside)}; not synced until it is moved to its"
-                    f" day's journal (memory/{outside[0]}.md)"
-                )
-        if self.odd.get(path):
-            reasons.append(
-                f"{MISPLACED} under a heading that names no real day:"
-                f" {_some(self.odd[path])}; not synced until the heading names its day"
-            )
-        if not reasons:
-            self.workspace.misplaced.pop(path, None)
-            return
-        why = "; and ".join(reasons)
-        self.workspace.misplaced[path] = why
-        warn(f"{self.workspace.location(path)} {why}")
-
-
-def _some(names: Iterable[str]) -> str:
-    """The first few of a list, and how many more."""
-    shown = list(names)
-    more = f" and {len(shown) - SHOWN_DAYS} more" if len(shown) > SHOWN_DAYS else ""
-    return ", ".join(shown[:SHOWN_DAYS]) + more

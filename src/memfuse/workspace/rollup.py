@@ -17,8 +17,10 @@ from pathlib import Path
 
 from memfuse.workspace.forms import Part, union
 from memfuse.workspace.journal import decode, parse
-from memfuse.workspace.layout import Workspace, monday_of, weekly_sections
+from memfuse.workspace.layout import Workspace
+from memfuse.workspace.names import monday_of
 from memfuse.workspace.sections import closed, fence_closes, fence_opened
+from memfuse.workspace.weekly import weekly_sections
 
 _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
 

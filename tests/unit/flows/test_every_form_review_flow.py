@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 import memfuse.recall.index as index_module
-from memfuse.workspace.layout import Workspace, weekly_sections
+from memfuse.workspace.layout import Workspace
 from memfuse.workspace.rollup import shift_headings
+from memfuse.workspace.weekly import weekly_sections
 from tests.fakes import World
 
 DAY = "2026-11-16"  # a Monday
