@@ -83,8 +83,12 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def read_file(root: Path, path: Path, cap: int = DEFAULT_READ_CAP) -> bytes:
-    """The bytes of a regular file inside `root`, at most `cap` of them.
+def read_file(
+    root: Path, path: Path, cap: int = DEFAULT_READ_CAP, *, one_link: bool = False
+) -> bytes:
+    """The bytes of a regular file inside `root`, at most `cap` of them; with `one_link`, only
+    of a file with no other name (a hard link passes every path check: its other name may be
+    a file outside `root` that whoever wrote the link could not read).
 
     Raises FileNotFoundError when there is no such file, UnsafePath for everything memfuse
     refuses to read (the message names the file and says why).
@@ -102,6 +106,11 @@ def read_file(root: Path, path: Path, cap: int = DEFAULT_READ_CAP) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafePath(f"{path} is {kind_of(info.st_mode)}, not a regular file")
+        if one_link and info.st_nlink > 1:
+            raise UnsafePath(
+                f"{path} has {info.st_nlink} hard links, so it may be a file from outside the"
+                " workspace; memfuse reads only a file with one name"
+            )
         _check_open(root, fd, real, path)
         if info.st_size > cap:
             raise UnsafePath(_too_big(path, info.st_size, cap))
@@ -234,7 +243,7 @@ class WorkspaceFiles:
         self.read_cap = read_cap
 
     def read(self, path: Path) -> bytes:
-        return read_file(self.root, path, self.read_cap)
+        return read_file(self.root, path, self.read_cap, one_link=True)
 
     def write(self, path: Path, data: bytes, **options: Any) -> Path:
         return write_atomic(self.root, path, data, **options)

@@ -6,8 +6,9 @@ from pathlib import Path
 from memfuse.store.answers import StoredMemory
 from memfuse.text.consistency import check
 from memfuse.workspace.journal import parse
-from memfuse.workspace.layout import Workspace, monday_of
+from memfuse.workspace.layout import Workspace
 from memfuse.workspace.memory_md import memory_md_facts
+from memfuse.workspace.names import monday_of
 from memfuse.workspace.rollup import roll_up, shift_headings
 
 MEMORY_MD = "# MEMORY\n\n## Preferences\n- User prefers dark mode\n- 用户喜欢简短的回答\n"

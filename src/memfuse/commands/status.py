@@ -24,6 +24,7 @@ from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
 from memfuse.schedule.runs import due_between
 from memfuse.state.memo import last_generation
 from memfuse.untrusted import UntrustedJSON, load_json
+from memfuse.workspace.weekly import MISPLACED
 
 SCHEDULE_FILE = "schedule.json"  # written by `memfuse cron --install` (memfuse.commands.cron)
 
@@ -140,7 +141,9 @@ def _unreadable_alarms(reader: LedgerReader | None) -> list[str]:
     except LedgerError:
         return []  # the ledger's own trouble is told by the ledger view
     return [
-        f"the journal {path} cannot be read since {since}, so its"
+        f"the journal {path} {why} (since {since})"
+        if why.startswith(MISPLACED)
+        else f"the journal {path} cannot be read since {since}, so its"
         f" bullets are not in the store ({why}); fix or convert it (UTF-8, a regular file)"
         for path, why, since in found[:SHOWN]
     ]

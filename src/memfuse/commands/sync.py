@@ -113,6 +113,7 @@ class Reading:
     files: dict[str, list[tuple[str, Stamp]]]  # by day: its files' locations and stamps when read
     unreadable: dict[str, str] = field(default_factory=dict)  # location -> why
     partial: set[str] = field(default_factory=set)  # days with a form that could not be read
+    holds: dict[str, set[str]] = field(default_factory=dict)  # location -> the days it is a form of
 
 
 @dataclass(frozen=True)
@@ -188,8 +189,9 @@ def _stat(path: Path) -> Stamp | None:
 
 def in_scope(
     ctx: RunContext, scope: Scope, ledger: Ledger | None
-) -> tuple[list[date], dict[str, Stamp]]:
-    """The days to read, and the stamp of each journal file now, by location."""
+) -> tuple[list[date], dict[str, Stamp], dict[str, set[str]]]:
+    """The days to read, the stamp of each journal file now, and the days each is a form of,
+    by location."""
     workspace = ctx.workspace
     sources = workspace.sources()
     where = {day: {workspace.location(f.path) for f in forms} for day, forms in sources.items()}
@@ -210,7 +212,11 @@ def in_scope(
             *(p for p, _attempt in ledger.pending()),  # their last call failed
         ]
         chosen |= {pos.day for pos in map(JournalPosition.parse, pending) if pos} & set(sources)
-    return sorted(chosen), now
+    holds: dict[str, set[str]] = {}
+    for day, locs in where.items():
+        for loc in locs:
+            holds.setdefault(loc, set()).add(day.isoformat())
+    return sorted(chosen), now, holds
 
 
 def read_items(
@@ -218,14 +224,14 @@ def read_items(
 ) -> Reading:
     """Every bullet of the days in scope, as items against the ledger."""
     workspace = ctx.workspace
-    days, now = in_scope(ctx, scope, ledger)
+    days, now, holds = in_scope(ctx, scope, ledger)
     named = ctx.reporter.warn if scope.day is not None else None
     for name in workspace.look_alikes():
         ctx.reporter.warn(
             f"{name!r} reads like a journal but is not one (a journal is named YYYY-MM-DD.md in"
             " ASCII digits, a real date from 1900 to 2999): not synced"
         )
-    reading = Reading([], [], {}, {})
+    reading = Reading([], [], {}, {}, holds=holds)
     read_days(ctx, reading, days, now, ledger, missing=named, journals=journals)
     return reading
 
@@ -246,9 +252,18 @@ def read_days(
     def unreadable(path: Path, why: str) -> None:
         reading.unreadable[workspace.location(path)] = why
 
+    def passed(day: date, path: Path) -> None:
+        # a roll-up read that holds nothing of the day: settled like any journal read
+        where = workspace.location(path)
+        files = reading.files.setdefault(day.isoformat(), [])
+        found = now.get(where) or _stat(path)
+        if found is not None and (where, found) not in files:
+            files.append((where, found))
+
     for journal in workspace.journals(
-        days, ctx.reporter.warn, missing=missing, unreadable=unreadable, read=journals
-    ):
+        days, ctx.reporter.warn, missing=missing, unreadable=unreadable, read=journals,
+        passed=passed,
+    ):  # fmt: skip
         iso = journal.day.isoformat()
         reading.days.append(iso)
         files = reading.files.setdefault(iso, [])
@@ -476,20 +491,27 @@ def _scope_name(scope: Scope) -> str:
 def _note_unreadable(ctx: RunContext, ledger: Ledger, reading: Reading, at: str) -> None:
     """Keep the journals that could not be read on record (an alarm in `status`), and clear
     those read since or gone."""
-    root = ctx.workspace.root
-    gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(root / p)]
-    read = [file[0] for files in reading.files.values() for file in files]
-    ledger.note_unreadable(reading.unreadable, read, gone, at)
+    workspace = ctx.workspace
+    gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(workspace.root / p)]
+    # a roll-up read with a section outside its week stays on record until read without it
+    misplaced = {workspace.location(p): why for p, why in workspace.misplaced.items()}
+    found = {**misplaced, **reading.unreadable}
+    read = [file[0] for files in reading.files.values() for file in files if file[0] not in found]
+    ledger.note_unreadable(found, read, gone, at)
 
 
 def _cover(ledger: Ledger, reading: Reading, failed_days: set[str], at: str) -> None:
     """Note each file read whose bullets all settled: the next plain sync passes over it until
     it changes. The files of a day with a failed call, or one of whose forms could not be
-    read, are left out (a roll-up holds seven days: one such day leaves it out), so the next
-    run reads them again."""
+    read, are left out (a roll-up holds seven days: one such day leaves it out), and so is a
+    roll-up some of whose days this run did not read (`--date`, `--days`): the next run
+    reads them again."""
     again = failed_days | reading.partial
     done = [file for day, files in reading.files.items() if day not in again for file in files]
     undone = {file[0] for day, files in reading.files.items() if day in again for file in files}
+    undone |= {
+        loc for loc, _stamp in done if not reading.holds.get(loc, set()) <= reading.files.keys()
+    }
     ledger.cover([file for file in done if file[0] not in undone], at)
     ledger.uncover(sorted(undone))
 

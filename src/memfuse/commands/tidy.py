@@ -9,6 +9,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.confine import UnsafePath
+from memfuse.errors import WorkspaceError
 from memfuse.ledger.ledger import Entry, content_hash
 from memfuse.ledger.reconcile import verify_index
 from memfuse.recall.reranking import candidates
@@ -203,7 +204,7 @@ def archive(ctx: RunContext) -> ArchiveData:
         else:
             try:
                 rolled = roll_up(workspace, old.day, old.path, old.raw)
-            except UnsafePath as exc:
+            except WorkspaceError as exc:  # a link out, a file where a folder should be
                 ctx.reporter.warn(f"not archiving {name}: {exc}")
                 continue
             done.append({"date": iso, "weekly": str(rolled.weekly),

@@ -40,8 +40,9 @@ from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
 from memfuse.workspace.journal import Bullet, decode
-from memfuse.workspace.layout import Journal, Source, Weeklies, Workspace
+from memfuse.workspace.layout import Journal, Source, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
+from memfuse.workspace.weekly import Weeklies
 
 _DOCS = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -164,7 +165,7 @@ class RecallIndex:
             present: set[str] = set()
             for name, (path, days) in wanted.items():
                 try:
-                    info = os.stat(path, follow_symlinks=False)
+                    info = os.stat(path)  # a link: the file it names, as sync reads it
                 except FileNotFoundError:
                     continue  # gone since it was listed (MEMORY.md deleted): dropped below
                 except OSError:
@@ -175,14 +176,14 @@ class RecallIndex:
                 stamps[name] = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size,
                                 role)  # fmt: skip
                 empty[name] = _empty(info)
-            days_read = DaysRead(workspace, warn)
+            days_read = DaysRead(workspace, classifier, warn)
             for name in _to_read_again(stamps, known, present):
                 path, days = wanted[name]
                 before = known.get(name)
                 if empty[name]:  # a touched empty journal: nothing to read
                     rows: list[Row] | None = []
                 else:
-                    rows = _rows(workspace, path, days, classifier, days_read, warn)
+                    rows = _rows(workspace, path, days, days_read, warn)
                 self._put(name, stamps[name], rows or [], before[1] if before else 0)
                 changed += 1
             for gone in known.keys() - present:
@@ -338,19 +339,31 @@ def _to_read_again(
 
 
 class DaysRead:
-    """The days one refresh reads, each read once: files are listed day by day, so the last
-    few days read are kept (bounded, whatever the number of days)."""
+    """The days one refresh reads, each read once and made into rows once, grouped by the file
+    each bullet was read from: files are listed day by day, so the last few days are kept
+    (bounded, whatever the number of days).
+
+    The cost is linear in a day's forms and bullets: a day with many archived copies (`D.md`,
+    `D.1.md` … `D.200.md`) is read, unioned, classified and given its neighbours' terms once,
+    and each of its files takes its own rows from that (docs/decisions.md 165); asking for the
+    day's whole union once per file would cost files × bullets.
+    """
 
     KEEP = 32
 
-    def __init__(self, workspace: Workspace, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
+    ) -> None:
         self.workspace = workspace
+        self.classifier = classifier
         self.warn = warn
         self.weeklies = Weeklies(workspace)
-        self.read: dict[date, Journal | None] = {}
+        self.read: dict[date, DayRows | None] = {}
         self.blocked: set[date] = set()  # days with a form that could not be read
 
-    def day(self, day: date, forms: tuple[Source, ...]) -> Journal | None:
+    def day(self, day: date, forms: tuple[Source, ...]) -> DayRows | None:
+        """The day's rows by file; None when none of its forms holds it (or the first cannot
+        be read)."""
         if day not in self.read:
             if len(self.read) >= self.KEEP:
                 del self.read[next(iter(self.read))]
@@ -358,17 +371,39 @@ class DaysRead:
             def unreadable(_path: Path, _why: str) -> None:
                 self.blocked.add(day)
 
-            self.read[day] = self.workspace.read_day(
+            journal = self.workspace.read_day(
                 day, forms, self.warn, self.weeklies, unreadable=unreadable
             )
+            self.read[day] = None if journal is None else _day_rows(journal, self.classifier)
         return self.read[day]
+
+
+@dataclass(frozen=True)
+class DayRows:
+    """One day's rows, by the file each bullet was read from, and every file read for it."""
+
+    by_file: dict[Path, list[Row]]
+    files: frozenset[Path]
+
+
+def _day_rows(journal: Journal, classifier: Classifier) -> DayRows:
+    """The rows of a day's union, each under the file its bullet was read from (one pass)."""
+    dates = " ".join(doc_tokens(journal.day))
+    origins = journal.origins or (journal.path,) * len(journal.bullets)
+    origin = {id(b): o for b, o in zip(journal.bullets, origins, strict=True)}
+    by_file: dict[Path, list[Row]] = {}
+    for bullet, own, near1, near2 in _with_neighbours(journal.bullets):
+        kind = classifier.classify(bullet.text).type
+        by_file.setdefault(origin[id(bullet)], []).append(
+            (bullet.line, journal.day.isoformat(), kind, bullet.text, own, near1, near2, dates)
+        )
+    return DayRows(by_file, frozenset(journal.read))
 
 
 def _rows(
     workspace: Workspace,
     path: os.PathLike[str],
     days: Days,
-    classifier: Classifier,
     days_read: DaysRead,
     warn: Callable[[str], None],
 ) -> list[Row] | None:
@@ -384,20 +419,12 @@ def _rows(
         ]
     rows: list[Row] = []
     for day, forms in days:
-        journal = days_read.day(day, forms)
-        if journal is None or Path(path) not in journal.read:
+        read = days_read.day(day, forms)
+        if read is None or Path(path) not in read.files:
             if day in days_read.blocked:
                 return None  # the day cannot be read as far as this file
             continue  # a week without this day's section
-        dates = " ".join(doc_tokens(day))
-        origins = journal.origins or (journal.path,) * len(journal.bullets)
-        origin = {id(b): o for b, o in zip(journal.bullets, origins, strict=True)}
-        for bullet, own, near1, near2 in _with_neighbours(journal.bullets):
-            if origin[id(bullet)] != Path(path):
-                continue
-            kind = classifier.classify(bullet.text).type
-            rows.append((bullet.line, day.isoformat(), kind, bullet.text, own, near1,
-                         near2, dates))  # fmt: skip
+        rows += read.by_file.get(Path(path), [])
     return rows
 
 

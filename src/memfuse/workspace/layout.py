@@ -16,66 +16,43 @@ it is attacker input. `journals(days)` is the one loop that reads the journals o
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.forms import Part, union
-from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse, parse_bytes
+from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse_bytes
+from memfuse.workspace.names import (
+    ARCHIVED,
+    ARCHIVED_NAME,
+    DAILY,
+    FIRST_DAY,
+    LAST_DAY,
+    NUMBERED_NAME,
+    WEEKLY,
+    journal_date,
+    looks_like_journal,
+    monday_of,
+)
 from memfuse.workspace.position import JournalPosition
-
-Warn = Callable[[str], None]
-
-# Only ASCII digits and a real date name a journal (SPEC §3): `\d` would take other scripts'
-# digits, and `$` a name ending in a newline.
-JOURNAL_NAME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\.md")
+from memfuse.workspace.sections import split
+from memfuse.workspace.weekly import Warn, Weeklies, heading_day
 
 
-# The days a journal may be for. A journal dated far from any agent's life (`0001-01-01`,
-# `9999-12-31`) is named and skipped: every window, week and neighbour memfuse computes from a
-# day then stays a real date (docs/decisions.md 106).
-FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
-
-# What a person would take for a journal's name: other scripts' digits, full-width forms, a
-# trailing space or newline, `.MD`, an impossible or extreme date. Never a journal; always
-# reported.
-_LOOSE_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md", re.IGNORECASE)
-
-
-def looks_like_journal(name: str) -> bool:
-    """A name that is not a journal's but reads like one (and could hide a real one)."""
-    loose = unicodedata.normalize("NFKC", name).strip()
-    return _LOOSE_NAME.fullmatch(loose) is not None and journal_date(Path(name)) is None
-
-
-def journal_date(path: Path) -> date | None:
-    """The date a journal's file name gives, or None for any other file."""
-    match = JOURNAL_NAME.fullmatch(path.name)
-    if match is None:
-        return None
+def _look(path: str) -> tuple[int, int, int, int, int]:
+    """Inode, mode, size, time and change time of what a path names (the link itself when
+    what it names is gone; zeros when there is nothing)."""
     try:
-        day = date(int(match[1]), int(match[2]), int(match[3]))
-    except ValueError:
-        return None
-    return day if FIRST_DAY <= day <= LAST_DAY else None
-
-
-def monday_of(day: date) -> date:
-    return day - timedelta(days=day.weekday())
-
-
-# The forms a day's journal takes, in the order memfuse reads them: the daily itself, the daily
-# moved to memory/archive/ by `tidy --archive`, the day's section of its weekly roll-up.
-DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
-# An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
-# (`YYYY-MM-DD.1.md`, memfuse.confine.move_into's name for a taken one).
-_ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]{0,5}))?\.md")
-_WEEKLY_SECTION = re.compile(r"^## ([0-9]{4}-[0-9]{2}-[0-9]{2})[ \t]*$", re.MULTILINE)
+        info = os.stat(path)
+    except OSError:
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return 0, 0, 0, 0, 0
+    return info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
 @dataclass(frozen=True)
@@ -128,6 +105,9 @@ class Workspace:
         # memfuse's own state: outside the workspace unless told otherwise (memfuse.config);
         # a Workspace made without one (a test, a benchmark) keeps it in the legacy place.
         self.state = StateFolder(state if state is not None else self.legacy_state)
+        # The roll-ups read that hold a section for a day outside the week they name, with
+        # why (by path, as last read): never synced, a person must move it (decisions 167).
+        self.misplaced: dict[Path, str] = {}
 
     # --- the layout ----------------------------------------------------------------------
     @property
@@ -191,6 +171,12 @@ class Workspace:
         for folder in (self.journal_dir, self.journal_dir / "weekly", self.archive_dir):
             if folder.is_dir() and not folder.is_symlink():
                 found += [self.location(p) for p in folder.iterdir() if looks_like_journal(p.name)]
+        if self.archive_dir.is_dir() and not self.archive_dir.is_symlink():
+            found += [
+                self.location(p)
+                for p in self.archive_dir.iterdir()
+                if NUMBERED_NAME.fullmatch(p.name) and not ARCHIVED_NAME.fullmatch(p.name)
+            ]
         return sorted(found)
 
     def archived_journals(self) -> dict[date, tuple[Path, ...]]:
@@ -199,7 +185,7 @@ class Workspace:
         found: dict[date, list[tuple[int, Path]]] = {}
         if self.archive_dir.is_dir():
             for path in self.archive_dir.iterdir():
-                match = _ARCHIVED_NAME.fullmatch(path.name)
+                match = ARCHIVED_NAME.fullmatch(path.name)
                 day = journal_date(Path(f"{match[1]}.md")) if match else None
                 if match is not None and day is not None:
                     found.setdefault(day, []).append((int(match[2] or 0), path))
@@ -209,26 +195,21 @@ class Workspace:
         """The weekly roll-ups, by the Monday that names them."""
         return _dated(self.journal_dir / "weekly")
 
-    def markdown_stamp(self) -> tuple[tuple[str, int, int, int, int], ...]:
+    def markdown_stamp(self) -> tuple[tuple[str, int, int, int, int, int], ...]:
         """A cheap fingerprint of every file the Markdown's views read (the entries of
-        memory/, its archive and weekly folders, and MEMORY.md: name, inode, mode, size and
-        time, never followed): equal stamps mean nothing they read changed. A long-lived
-        reader (memfuse serve) checks it before it asks the recall index to refresh."""
-        found: list[tuple[str, int, int, int, int]] = []
+        memory/, its archive and weekly folders, and MEMORY.md: name, inode, mode, size, time
+        and change time, of the file a link names as the reads follow it): equal stamps mean
+        nothing they read changed, an old time put back included. A long-lived reader
+        (memfuse serve) checks it before it asks the recall index to refresh."""
+        found: list[tuple[str, int, int, int, int, int]] = []
         for folder in (self.journal_dir, self.archive_dir, self.journal_dir / "weekly"):
             try:
                 with os.scandir(folder) as entries:
                     for entry in entries:
-                        info = entry.stat(follow_symlinks=False)
-                        found.append((entry.path, info.st_ino, info.st_mode, info.st_size,
-                                      info.st_mtime_ns))  # fmt: skip
+                        found.append((entry.path, *_look(entry.path)))
             except OSError:
-                found.append((str(folder), 0, 0, 0, 0))
-        try:
-            info = os.stat(self.memory_md, follow_symlinks=False)
-            found.append(("MEMORY.md", info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns))
-        except OSError:
-            found.append(("MEMORY.md", 0, 0, 0, 0))
+                found.append((str(folder), 0, 0, 0, 0, 0))
+        found.append(("MEMORY.md", *_look(str(self.memory_md))))
         return tuple(sorted(found))
 
     def sources(self) -> dict[date, tuple[Source, ...]]:
@@ -259,13 +240,16 @@ class Workspace:
         missing: Warn | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
         read: Mapping[date, Journal] | None = None,
+        passed: Callable[[date, Path], None] | None = None,
     ) -> Iterator[Journal]:
         """The journals of these days that can be read, oldest first, each the union of the
         day's forms (`read`: days this run has read already, not read again).
 
         A file that may not be read costs one warning (and is told to `unreadable`, with
         why); a day with no file is passed over, or told to `missing` when the caller asked
-        for that day by name.
+        for that day by name. A day none of whose files holds it (a roll-up with no section
+        for it) gives no journal; each file read for it is told to `passed`, so that the
+        caller can note it read.
         """
         available = self.sources()
         weeklies = Weeklies(self)
@@ -274,7 +258,14 @@ class Workspace:
                 yield read[day]
                 continue
             forms = available.get(day, (Source(day, self.journal_path(day), DAILY),))
-            journal = self.read_day(day, forms, warn, weeklies, unreadable=unreadable)
+
+            def passed_over(path: Path, day: date = day) -> None:
+                if passed is not None:
+                    passed(day, path)
+
+            journal = self.read_day(
+                day, forms, warn, weeklies, unreadable=unreadable, passed=passed_over
+            )
             if journal is not None:
                 yield journal
             elif missing is not None and not any(os.path.lexists(f.path) for f in forms):
@@ -289,14 +280,20 @@ class Workspace:
         *,
         given: Mapping[Path, bytes] | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
+        passed: Callable[[Path], None] | None = None,
     ) -> Journal | None:
         """A day's journal from its forms (`given`: the bytes of forms already read, by path,
         so that what is checked is what is then written elsewhere); None when
-        none of them is there or the first one there cannot be read. A form that cannot be
-        read ends the reading: the forms after it would count their bullets on from it."""
+        none of them holds the day or the first one there cannot be read. A form that cannot
+        be read ends the reading: the forms after it would count their bullets on from it.
+
+        A roll-up read that has no section for the day is among the journal's files all the
+        same (read, and settled as such); when no form holds the day, it is told to `passed`.
+        """
         weeklies = weeklies if weeklies is not None else Weeklies(self)
         parts: list[Part] = []
         read: list[Source] = []
+        empty: list[Path] = []  # roll-ups read that hold no section for the day
         complete = True
         for source in forms:
             problems: list[str] = []
@@ -320,20 +317,30 @@ class Workspace:
                     unreadable(source.path, problems[-1] if problems else "cannot be read")
                 complete = False
                 break
+            if not sections:
+                empty.append(source.path)
+                continue
             read.append(source)
             parts += [Part(source.path, section.bullets) for section in sections]
         if not read:
+            if complete and passed is not None:
+                for path in empty:
+                    passed(path)
             return None
         merged = union(parts)
         first = read[0]
-        return Journal(day, first.path, merged.bullets, first.kind, merged.origins,
-                       tuple(dict.fromkeys(s.path for s in read)), complete)  # fmt: skip
+        files = tuple(dict.fromkeys([*(s.path for s in read), *empty]))
+        return Journal(day, first.path, merged.bullets, first.kind, merged.origins, files,
+                       complete)  # fmt: skip
 
-    def read_weekly(self, path: Path, warn: Warn) -> dict[date, list[ParsedJournal]] | None:
+    def read_weekly(
+        self, path: Path, warn: Warn, odd: list[str] | None = None
+    ) -> dict[date, list[ParsedJournal]] | None:
         """Each day's sections of a weekly roll-up, in file order, each parsed as a journal
         (the roll-up shifted its headings below the `## YYYY-MM-DD` line, so timed sections
         keep their keys and the bullets their positions); None, after one warning, when the
-        file cannot or may not be read. A missing file raises FileNotFoundError."""
+        file cannot or may not be read. A missing file raises FileNotFoundError. `odd` is
+        given the day headings that name no real day."""
         try:
             raw = self.files.read(path)
         except UnsafePath as exc:
@@ -344,7 +351,10 @@ class Workspace:
                 raise
             warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
             return None
-        return weekly_sections(decode(raw)[0])
+        found, impossible = split(decode(raw)[0], heading_day)
+        if odd is not None:
+            odd += impossible
+        return found
 
     def read_journal(self, path: Path, warn: Warn) -> ParsedJournal | None:
         """A journal parsed, or None after one warning when it cannot or may not be read.
@@ -391,56 +401,3 @@ def _dated(folder: Path) -> dict[date, Path]:
         if day is not None:
             found[day] = path
     return dict(sorted(found.items()))
-
-
-def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
-    """Each day's `## YYYY-MM-DD` sections of a weekly roll-up's text, in file order, each
-    parsed as that day's journal (its lines the roll-up's own)."""
-    heads = list(_WEEKLY_SECTION.finditer(text))
-    found: dict[date, list[ParsedJournal]] = {}
-    line = 1
-    for n, head in enumerate(heads):
-        line += text.count("\n", heads[n - 1].end() if n else 0, head.end())
-        day = journal_date(Path(f"{head[1]}.md"))
-        if day is None:
-            continue
-        end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
-        bullets = tuple(replace(b, line=b.line + line - 1) for b in parse(text[head.end() : end]))
-        found.setdefault(day, []).append(ParsedJournal(bullets, replaced_bytes=False))
-    return found
-
-
-class Weeklies:
-    """The weekly roll-ups one pass over the journals reads, each read once: the pass goes day
-    by day, so the last few are kept (a bounded cache, whatever the pass's length)."""
-
-    KEEP = 4
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
-        self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
-        self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
-
-    def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
-        """The day's sections of this roll-up; None, with the same warning each time, when it
-        cannot be read; FileNotFoundError when it holds none or is not there."""
-        if path not in self.read:
-            if len(self.read) >= self.KEEP:
-                oldest = next(iter(self.read))
-                del self.read[oldest]
-                self.why.pop(oldest, None)
-            said: list[str] = []
-            try:
-                self.read[path] = self.workspace.read_weekly(path, said.append)
-            except FileNotFoundError:
-                self.read[path] = {}
-            if said:
-                self.why[path] = said[-1]
-        found = self.read[path]
-        if path in self.why:
-            warn(self.why[path])
-        if found is None:
-            return None
-        if day not in found:
-            raise FileNotFoundError(path)
-        return found[day]

@@ -1,10 +1,11 @@
 """The weekly roll-up: old dailies appended, bullets intact, to `memory/weekly/<Monday>.md`.
 
 Each daily becomes a `## YYYY-MM-DD` section of its week's file with its own headings shifted
-below that level (so `## 14:00` stays a timed section, `#### 14:00`), then the daily moves to
-`memory/archive/`. Appending is idempotent: a daily whose bullets the roll-up already shows
-for its date is not appended again, so a run interrupted between the append and the move
-finishes cleanly; a late daily, written after its day was rolled up, gets a second section.
+below that level (so `## 14:00` stays a timed section, `#### 14:00`) and any code fence or
+HTML block it leaves open closed, then the daily moves to `memory/archive/`. Appending is
+idempotent: a daily whose bullets the roll-up already shows for its date is not appended
+again, so a run interrupted between the append and the move finishes cleanly; a late daily,
+written after its day was rolled up, gets a second section.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from pathlib import Path
 
 from memfuse.workspace.forms import Part, union
 from memfuse.workspace.journal import decode, parse
-from memfuse.workspace.layout import Workspace, monday_of, weekly_sections
+from memfuse.workspace.layout import Workspace
+from memfuse.workspace.names import monday_of
+from memfuse.workspace.sections import closed, fence_closes, fence_opened
+from memfuse.workspace.weekly import weekly_sections
 
 _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def shift_headings(text: str, top: int = 3) -> str:
@@ -49,12 +52,12 @@ def shift_headings(text: str, top: int = 3) -> str:
 
 
 def _fence_state(line: str, fence: str | None) -> tuple[str | None, bool]:
-    match = _FENCE.match(line)
+    """The fence open after this line, and whether the line is code (CommonMark's rule: a
+    fence closes with the same character, at least as many, and nothing after)."""
     if fence is None:
-        return (match[1][0] * 3, True) if match else (None, False)
-    if match and match[1].startswith(fence):
-        return None, True
-    return fence, True
+        opened = fence_opened(line)
+        return (opened, True) if opened else (None, False)
+    return (None if fence_closes(line, fence) else fence), True
 
 
 def adds_to(weekly_text: str, day: date, daily_text: str) -> bool:
@@ -96,7 +99,9 @@ def roll_up(workspace: Workspace, day: date, daily: Path, raw: bytes) -> Rolled:
     if appended:
         if not existing:
             existing = f"# Week of {monday_of(day).isoformat()}\n"
-        section = f"\n## {day.isoformat()}\n\n{shift_headings(body).strip()}\n"
+        # a fence or HTML block the daily leaves open is closed, or it would swallow every
+        # day's heading after it (its bullets are the same either way)
+        section = f"\n## {day.isoformat()}\n\n{closed(shift_headings(body).strip())}\n"
         data = (existing.rstrip("\n") + "\n" + section).encode("utf-8")
         files.write(weekly, data, create_parents=True)
     target = files.move_into(daily, workspace.archive_dir)

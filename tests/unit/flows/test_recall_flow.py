@@ -224,3 +224,18 @@ def test_since_and_until_keep_the_days_between_and_timeless_facts(world: World) 
     }  # fmt: skip
     bad = world.run("recall", "billing", "--since", "2026-11-28", "--until", "2026-11-27")
     assert bad.code == 2 and "is after --until" in bad.stderr
+
+
+def test_an_edit_behind_a_journal_linked_inside_the_workspace_is_recalled(world: World) -> None:
+    notes = world.workspace / "notes"
+    notes.mkdir()
+    (notes / "day.md").write_text("- Booked the venue for the offsite\n")
+    (world.workspace / "memory" / f"{DAY}.md").symlink_to(notes / "day.md")
+    world.gateway.down = "missing"  # the journals alone answer
+    first = world.json("recall", "offsite venue", "--now", NOW)
+    assert [r["content"] for r in first.data["results"]] == ["Booked the venue for the offsite"]
+    (notes / "day.md").write_text("- Booked the lakeside venue for the offsite, 40 seats\n")
+    again = world.json("recall", "offsite venue", "--now", NOW)
+    assert [r["content"] for r in again.data["results"]] == [
+        "Booked the lakeside venue for the offsite, 40 seats"
+    ]

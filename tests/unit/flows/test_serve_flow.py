@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,22 @@ def test_a_journal_changed_between_calls_is_found_by_the_next(world: World) -> N
     top = after["data"]["results"][0]
     assert top["content"].startswith("Visited the zeppelin hangar")
     assert top["location"] == f"memory/{DAY}.md:6"
+
+
+def test_a_same_size_edit_with_its_old_time_put_back_is_found_by_the_next_call(
+    world: World,
+) -> None:
+    synced(world)
+    path = world.workspace / "memory" / f"{DAY}.md"
+    path.write_text(path.read_text() + "- Visited the zeppelin hangar in Friedrichshafen\n")
+    served = service(world)
+    assert ok(served.call("recall", {"query": "zeppelin"}))["data"]["results"]
+    before = path.stat()
+    path.write_text(path.read_text().replace("zeppelin hangar", "blimp hangars  "))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `rsync -t` leaves it
+    assert path.stat().st_size == before.st_size
+    after = ok(served.call("recall", {"query": "blimp hangars"}))["data"]["results"]
+    assert after and after[0]["content"].startswith("Visited the blimp hangars")
 
 
 def test_the_store_going_away_costs_one_warning_then_rest_then_a_new_session(

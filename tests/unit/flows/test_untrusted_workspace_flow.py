@@ -152,3 +152,19 @@ def test_keywords_and_caps_from_the_workspace_config_still_apply(world: World) -
     assert [e["type"] for e in out.data["explain"]] == ["knowledge", "event", "event"]
     surfaced = world.json("surface", "--now", NOW)
     assert surfaced.data["sections"]["event"] == 1
+
+
+def test_a_journal_hard_linked_to_a_file_outside_is_not_read_and_is_an_alarm(
+    world: World, decoy: Path
+) -> None:
+    world.journal(DAY, "- Shipped the billing fix\n")
+    os.link(decoy / "sub" / "notes.md", world.workspace / "memory" / "2026-11-28.md")
+    out = world.json("sync", "--days", "7", "--now", NOW)
+    assert out.code == 0, out.stderr
+    assert any("2026-11-28.md has 2 hard links" in w for w in out.envelope["warnings"])
+    assert list(world.gateway.journal_uris().values()) == ["Shipped the billing fix"]
+    status = world.run("status", "--now", NOW)
+    assert status.code == 4
+    assert "memory/2026-11-28.md cannot be read" in status.stdout + status.stderr
+    recalled = world.json("recall", "private", "--now", NOW)
+    assert "private" not in str(recalled.data["results"])

@@ -1,0 +1,167 @@
+"""A weekly roll-up's `## YYYY-MM-DD` sections, found as CommonMark finds headings. Pure.
+
+A day's heading splits the roll-up only where a Markdown viewer shows a heading: a top-level
+ATX `## YYYY-MM-DD` line, never one inside a fenced code block (``` or ~~~; a fence closes
+only with the same character, at least as many of them, and nothing after; an unclosed one
+runs to the end), an HTML block or a list item. A hostile file nested too deep for the
+parser is cut by a line scan that still honours fences.
+
+`closed` makes a daily's text safe to append before another day's heading: a fence or HTML
+block it leaves open at its end would swallow every heading after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import date
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from memfuse.workspace.journal import DEEPEST, NESTING, Bullet, ParsedJournal, parse
+
+DAY_HEADING = re.compile(r"## ([0-9]{4})-([0-9]{2})-([0-9]{2})[ \t]*")
+_BLOCKS = MarkdownIt("commonmark", {"maxNesting": NESTING}).disable(["inline", "text_join"])
+# What opens blocks inside blocks at the start of a line (memfuse.workspace.journal's guard).
+_NESTERS = re.compile(r"(?:[ \t>]|[-*+](?=[ \t])|[0-9]{1,9}[.)](?=[ \t]))*")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_PROBE = "## 1900-01-01"  # a heading appended to see whether a text swallows it
+# An HTML block's opening and the line that ends it (CommonMark's kinds 1-5; 6 and 7 end at a
+# blank line, which every appended section starts with).
+_HTML_ENDS = (
+    (re.compile(r" {0,3}<(pre|script|style|textarea)(?:[ \t>]|$)", re.IGNORECASE), None),
+    (re.compile(r" {0,3}<!--"), "-->"),
+    (re.compile(r" {0,3}<\?"), "?>"),
+    (re.compile(r" {0,3}<![A-Za-z]"), ">"),
+    (re.compile(r" {0,3}<!\[CDATA\["), "]]>"),
+)
+
+Sections = dict[date, list[ParsedJournal]]
+
+
+def _blocks(lines: list[str]) -> list[Token] | None:
+    """CommonMark's top-level blocks; None when the text nests too deep to parse whole."""
+    if any(_NESTERS.match(line).end() > DEEPEST for line in lines):  # type: ignore[union-attr]
+        return None
+    try:
+        tokens = _BLOCKS.parse("\n".join(lines))
+    except RecursionError:
+        return None
+    return None if any(t.level >= NESTING - 2 for t in tokens) else tokens
+
+
+def fence_opened(line: str) -> str | None:
+    """The fence a line opens (its run of ` or ~), or None."""
+    match = _FENCE.fullmatch(line)
+    if match is None or (match[1][0] == "`" and "`" in match[2]):
+        return None  # a backtick fence's info string holds no backtick
+    return match[1]
+
+
+def fence_closes(line: str, fence: str) -> bool:
+    match = _FENCE.fullmatch(line)
+    return (
+        match is not None
+        and match[1][0] == fence[0]
+        and len(match[1]) >= len(fence)
+        and not match[2].strip()
+    )
+
+
+def _scanned_headings(lines: list[str]) -> list[int]:
+    """The heading lines outside fences, by a line scan (a file too deep to parse)."""
+    found, fence = [], ""
+    for n, line in enumerate(lines):
+        if fence:
+            fence = "" if fence_closes(line, fence) else fence
+        elif (opened := fence_opened(line)) is not None:
+            fence = opened
+        elif line.startswith("## "):
+            found.append(n)
+    return found
+
+
+def heading_lines(lines: list[str]) -> list[int]:
+    """The lines (0-based) that start a top-level level-2 ATX heading, in order."""
+    tokens = _blocks(lines)
+    if tokens is None:
+        return _scanned_headings(lines)
+    return [
+        t.map[0]
+        for t in tokens
+        if t.type == "heading_open" and t.level == 0 and t.markup == "##" and t.map
+    ]
+
+
+def split(text: str, day_of: Callable[[str], date | None]) -> tuple[Sections, list[str]]:
+    """Each day's `## YYYY-MM-DD` sections of a roll-up's text in file order, each parsed as
+    that day's journal (its lines the roll-up's own); and the headings that name no day
+    `day_of` takes (`## 2026-02-30`): their sections are no day's."""
+    lines = text.split("\n")
+    heads = [n for n in heading_lines(lines) if DAY_HEADING.fullmatch(lines[n])]
+    found: Sections = {}
+    odd: list[str] = []
+    for index, n in enumerate(heads):
+        day = day_of(lines[n][3:].strip())
+        if day is None:
+            odd.append(lines[n].strip())
+            continue
+        end = heads[index + 1] if index + 1 < len(heads) else len(lines)
+        chunk = "\n".join(["", *lines[n + 1 : end]])  # line 1 is the heading's
+        bullets = tuple(replace(b, line=b.line + n) for b in parse(chunk))
+        found.setdefault(day, []).append(ParsedJournal(bullets, replaced_bytes=False))
+    return found, odd
+
+
+def swallows(text: str) -> bool:
+    """Whether a heading written after this text would not be one (a block left open)."""
+    lines = [*text.split("\n"), "", _PROBE]
+    return len(lines) - 1 not in heading_lines(lines)
+
+
+def closed(text: str) -> str:
+    """The text with the fence or HTML block it leaves open at its end closed, so that what
+    is appended after it stays outside it; the text itself when nothing is open, or when
+    closing would change one of its bullets (it never does: an open top-level block holds
+    none, and the closing line comes after everything)."""
+    if not swallows(text):
+        return text
+    lines = text.split("\n")
+    closer = _closer(lines)
+    if closer is None:
+        return text
+    candidate = f"{text}\n{closer}"
+    if swallows(candidate) or _texts(parse(candidate)) != _texts(parse(text)):
+        return text
+    return candidate
+
+
+def _closer(lines: list[str]) -> str | None:
+    """The line that ends the block open at the end of these lines: the last top-level one."""
+    tokens = _blocks(lines)
+    if tokens is None:  # too deep to parse: the line scan's fence, if one is open
+        fence = ""
+        for line in lines:
+            if fence:
+                fence = "" if fence_closes(line, fence) else fence
+            elif (opened := fence_opened(line)) is not None:
+                fence = opened
+        return fence or None
+    last = next((t for t in reversed(tokens) if t.level == 0 and t.map), None)
+    if last is None or last.map is None:
+        return None
+    if last.type == "fence":
+        return last.markup
+    if last.type == "html_block":
+        first = lines[last.map[0]]
+        for opening, end in _HTML_ENDS:
+            match = opening.match(first)
+            if match is not None:
+                return end if end is not None else f"</{match[1].lower()}>"
+    return None
+
+
+def _texts(bullets: list[Bullet]) -> list[str]:
+    return [b.text for b in bullets]

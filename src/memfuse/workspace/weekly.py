@@ -1,0 +1,115 @@
+"""Weekly roll-ups read as journals: a roll-up's `## YYYY-MM-DD` sections are forms of their
+days (memfuse.workspace.forms), found where CommonMark sees a heading (memfuse.workspace.sections),
+and a section for a day outside the roll-up's week is named, never synced."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import date, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memfuse.workspace.journal import ParsedJournal
+from memfuse.workspace.names import journal_date
+from memfuse.workspace.sections import split
+
+if TYPE_CHECKING:
+    from memfuse.workspace.layout import Workspace
+
+Warn = Callable[[str], None]
+
+
+def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
+    """Each day's `## YYYY-MM-DD` sections of a weekly roll-up's text, in file order, each
+    parsed as that day's journal (its lines the roll-up's own): where CommonMark sees a
+    top-level heading, never in a code fence (memfuse.workspace.sections)."""
+    return split(text, heading_day)[0]
+
+
+def heading_day(iso: str) -> date | None:
+    return journal_date(Path(f"{iso}.md"))
+
+
+# How a roll-up's section for a day outside its week is named (in sync's warning and in
+# `status`'s alarm), and how many such days one line shows.
+MISPLACED = "holds a section"
+SHOWN_DAYS = 5
+
+
+class Weeklies:
+    """The weekly roll-ups one pass over the journals reads, each read once: the pass goes day
+    by day, so the last few are kept (a bounded cache, whatever the pass's length)."""
+
+    KEEP = 4
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
+        self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
+        self.gone: set[Path] = set()  # listed, but not there when read
+        self.odd: dict[Path, list[str]] = {}  # day headings that name no real day
+
+    def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
+        """The day's sections of this roll-up ([] when it holds none); None, with the same
+        warning each time, when it cannot be read; FileNotFoundError when it is not there.
+
+        Sections for days outside the week the roll-up names are never any day's: read
+        once, they are one warning each and noted in `Workspace.misplaced`."""
+        if path not in self.read:
+            if len(self.read) >= self.KEEP:
+                oldest = next(iter(self.read))
+                del self.read[oldest]
+                self.why.pop(oldest, None)
+                self.gone.discard(oldest)
+                self.odd.pop(oldest, None)
+            said: list[str] = []
+            try:
+                odd = self.odd[path] = []
+                self.read[path] = self.workspace.read_weekly(path, said.append, odd)
+            except FileNotFoundError:
+                self.read[path] = {}
+                self.gone.add(path)
+            if said:
+                self.why[path] = said[-1]
+            self._place(path, warn)
+        found = self.read[path]
+        if path in self.why:
+            warn(self.why[path])
+        if found is None:
+            return None
+        if path in self.gone:
+            raise FileNotFoundError(path)
+        return found.get(day, [])
+
+    def _place(self, path: Path, warn: Warn) -> None:
+        """Note (and say) the sections of a roll-up just read that are no day of its week:
+        outside it, or under a heading that names no real day."""
+        found, first = self.read[path] or {}, journal_date(path)
+        reasons = []
+        if first is not None:
+            last = first + timedelta(days=6)
+            outside = [d for d in found if not first <= d <= last]
+            if outside:
+                reasons.append(
+                    f"{MISPLACED} for a day outside the week it names, {first} to {last}:"
+                    f" {_some(f'## {d}' for d in outside)}; not synced until it is moved to its"
+                    f" day's journal (memory/{outside[0]}.md)"
+                )
+        if self.odd.get(path):
+            reasons.append(
+                f"{MISPLACED} under a heading that names no real day:"
+                f" {_some(self.odd[path])}; not synced until the heading names its day"
+            )
+        if not reasons:
+            self.workspace.misplaced.pop(path, None)
+            return
+        why = "; and ".join(reasons)
+        self.workspace.misplaced[path] = why
+        warn(f"{self.workspace.location(path)} {why}")
+
+
+def _some(names: Iterable[str]) -> str:
+    """The first few of a list, and how many more."""
+    shown = list(names)
+    more = f" and {len(shown) - SHOWN_DAYS} more" if len(shown) > SHOWN_DAYS else ""
+    return ", ".join(shown[:SHOWN_DAYS]) + more
