@@ -134,7 +134,7 @@ def parse_commonmark(text: str) -> list[Bullet]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # lines as CommonMark counts them
     lines = text.split("\n")
     walk = _Walk(lines)
-    tokens = _blocks(lines)
+    tokens = commonmark_blocks(lines)
     if tokens is not None:
         walk.take(tokens, 0)
         return walk.bullets
@@ -142,7 +142,7 @@ def parse_commonmark(text: str) -> list[Bullet]:
     # item. Each top-level block is read alone instead, so a bullet after it stays one; a block
     # too deep itself is one bullet, its lines as they are.
     for first, last in _chunks(lines):
-        tokens = _blocks(lines[first:last])
+        tokens = commonmark_blocks(lines[first:last])
         if tokens is not None:
             walk.take(tokens, first)
         elif _MARKER.match(lines[first]):
@@ -240,8 +240,9 @@ def parse_plain(text: str) -> list[Bullet] | None:
     return walk.bullets
 
 
-def _blocks(lines: list[str]) -> list[Token] | None:
-    """CommonMark's blocks of these lines; None when they nest too deep to parse whole."""
+def commonmark_blocks(lines: list[str]) -> list[Token] | None:
+    """CommonMark's blocks of these lines; None when they nest too deep to parse whole (also
+    the weekly roll-ups' parse, memfuse.workspace.sections)."""
     if any(_NESTERS.match(line).end() > DEEPEST for line in lines):  # type: ignore[union-attr]
         return None
     try:

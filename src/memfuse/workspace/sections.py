@@ -17,15 +17,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-
-from memfuse.workspace.journal import DEEPEST, NESTING, Bullet, ParsedJournal, parse
+from memfuse.workspace.journal import Bullet, ParsedJournal, commonmark_blocks, parse
 
 DAY_HEADING = re.compile(r"## ([0-9]{4})-([0-9]{2})-([0-9]{2})[ \t]*")
-_BLOCKS = MarkdownIt("commonmark", {"maxNesting": NESTING}).disable(["inline", "text_join"])
-# What opens blocks inside blocks at the start of a line (memfuse.workspace.journal's guard).
-_NESTERS = re.compile(r"(?:[ \t>]|[-*+](?=[ \t])|[0-9]{1,9}[.)](?=[ \t]))*")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _PROBE = "## 1900-01-01"  # a heading appended to see whether a text swallows it
 # An HTML block's opening and the line that ends it (CommonMark's kinds 1-5; 6 and 7 end at a
@@ -39,17 +33,6 @@ _HTML_ENDS = (
 )
 
 Sections = dict[date, list[ParsedJournal]]
-
-
-def _blocks(lines: list[str]) -> list[Token] | None:
-    """CommonMark's top-level blocks; None when the text nests too deep to parse whole."""
-    if any(_NESTERS.match(line).end() > DEEPEST for line in lines):  # type: ignore[union-attr]
-        return None
-    try:
-        tokens = _BLOCKS.parse("\n".join(lines))
-    except RecursionError:
-        return None
-    return None if any(t.level >= NESTING - 2 for t in tokens) else tokens
 
 
 def fence_opened(line: str) -> str | None:
@@ -85,7 +68,7 @@ def _scanned_headings(lines: list[str]) -> list[int]:
 
 def heading_lines(lines: list[str]) -> list[int]:
     """The lines (0-based) that start a top-level level-2 ATX heading, in order."""
-    tokens = _blocks(lines)
+    tokens = commonmark_blocks(lines)
     if tokens is None:
         return _scanned_headings(lines)
     return [
@@ -140,7 +123,7 @@ def closed(text: str) -> str:
 
 def _closer(lines: list[str]) -> str | None:
     """The line that ends the block open at the end of these lines: the last top-level one."""
-    tokens = _blocks(lines)
+    tokens = commonmark_blocks(lines)
     if tokens is None:  # too deep to parse: the line scan's fence, if one is open
         fence = ""
         for line in lines:
