@@ -52,3 +52,13 @@ def test_archiving_a_late_form_keeps_its_positions() -> None:
     after = places([(ARCHIVED, first), (Path("archive/d.1.md"), late),
                     (WEEKLY, "#### 14:00\n- a\n"), (WEEKLY, "#### 14:00\n- c\n")])  # fmt: skip
     assert [p[:2] for p in before] == [p[:2] for p in after] == [("1400-1", "a"), ("1400-2", "c")]
+
+
+def test_a_section_of_over_a_thousand_items_and_numbered_ones_never_shares_a_position() -> None:
+    many = "## 14:00\n" + "".join(f"- note {i}\n" for i in range(1001)) + "\n1. numbered\n"
+    late = "## 14:00\n2. numbered too\n- one more\n"
+    found = places([(ARCHIVED, many), (DAILY, late)])
+    positions = [position for position, _text, _origin in found]
+    assert len(positions) == len(set(positions)) == 1004
+    assert ("1400-1001", "note 1000", "archive/d.md") in found  # the file's first keeps it
+    assert {text for _p, text, _o in found} >= {"numbered", "numbered too", "one more"}

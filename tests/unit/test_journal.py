@@ -149,3 +149,11 @@ def test_a_list_nested_past_the_parsers_depth_hides_no_later_bullet() -> None:
     assert found[0] == ("0900-1", "top")
     assert found[-1] == ("1000-1", "after")
     assert not any("fenced" in text for _, text in found)
+
+
+def test_over_a_thousand_items_and_numbered_ones_in_one_section_never_share_a_place() -> None:
+    text = "## 10:00\n1. numbered first\n" + "".join(f"- b{i}\n" for i in range(1002))
+    bullets = parse(text)
+    assert len({(b.key, b.n) for b in bullets}) == len(bullets) == 1003
+    assert bullets[0].n == 1001 and bullets[-1].text == "b1001"
+    assert parse("## 10:00\n- a\n1. b\n")[1].n == 1001  # an ordinary journal's places stay

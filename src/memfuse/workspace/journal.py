@@ -279,6 +279,7 @@ class _Walk:
         self.key = NO_TIME
         self.skip_level = 0  # the level of the skipped section we are in, 0 when none
         self.counts: Counter[tuple[str, bool]] = Counter()
+        self.used: set[tuple[str, int]] = set()  # (section, count): each position once
         self.bullets: list[Bullet] = []
 
     def take(self, tokens: list[Token], offset: int) -> None:
@@ -313,6 +314,9 @@ class _Walk:
             return
         self.counts[self.key, ordered] += 1
         count = self.counts[self.key, ordered] + (ORDERED_FROM if ordered else 0)
+        while (self.key, count) in self.used:  # a section of over 1000 `-` items meets the
+            count += 1  # numbered ones' counts: the later in the file takes the next free one
+        self.used.add((self.key, count))
         self.bullets.append(Bullet(self.key, count, body, span[0] + 1))
 
 
