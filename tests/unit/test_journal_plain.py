@@ -88,6 +88,42 @@ def test_journals_the_plain_reading_leaves_to_markdown_it() -> None:
         assert _seen(parse(text)) == _seen(parse_commonmark(text))
 
 
+def test_a_nested_marker_that_closes_items_into_indented_code_is_not_a_lazy_line() -> None:
+    """`- d` closes `c` and `b` (it is left of their content) and is 4 past `a`'s: markdown-it
+    reads it as indented code in `a`, so the `x` after it is a paragraph outside every item —
+    the plain reading once took `x` lazily into `a`'s text."""
+    text = "- a\n     - b\n       - c\n      - d\nx\n"
+    assert _same(text) or parse_plain(text) is None
+    assert _seen(parse(text)) == [("0000", 1, "a\n- b\n- c\n- d", 1)]
+    for text in [
+        "- top\n     * item\n          * item\n      - item\n         * item\n after\n",
+        "## 14:00\n- a\n     - b\n       - c\n      - d\n\n  y\nz\n- e\n",
+        "- a\n     - b\n      - more of b's text\nlazy\n",  # markdown-it's special case
+        "- a\n    - b\n  - c\n      - d\nlazy\n",
+    ]:
+        assert _same(text) or parse_plain(text) is None, text
+
+
+def _nesting(rng: random.Random) -> str:
+    """An item whose nested markers and text wander in indentation, then one more line."""
+    lines = ["- top"]
+    for _ in range(rng.randint(1, 6)):
+        r = rng.random()
+        if r < 0.1:
+            lines.append("")
+        elif r < 0.25:
+            lines.append(" " * rng.randint(0, 9) + "text")
+        else:
+            lines.append(" " * rng.randint(2, 11) + rng.choice("-*+") + " item")
+    lines.append(rng.choice(["after", " after", "- next", "## 10:00"]))
+    return "\n".join(lines)
+
+
+def test_nested_items_at_any_indentation_read_the_same_either_way() -> None:
+    rng = random.Random(35)
+    assert sum(_same(_nesting(rng)) for _ in range(3000)) > 2000
+
+
 def _agent_journal(rng: random.Random) -> str:
     """A journal as an agent writes one: timed sections of items, some with nested items or
     continuation lines, blank lines here and there."""

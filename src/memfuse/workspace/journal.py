@@ -158,7 +158,8 @@ def parse_commonmark(text: str) -> list[Bullet]:
 # thematic break or setext underline, a numbered item, an indented heading, a list marker where
 # it could start an item of its own — is read by markdown-it instead (`parse`), as is one
 # whose structure this reading does not follow (a marker indented one space, text indented for
-# code after a blank line). tests/unit/test_journal_plain.py holds both readings equal.
+# code after a blank line, a nested marker that closes items and lands as indented code).
+# tests/unit/test_journal_plain.py holds both readings equal.
 _NOT_PLAIN = re.compile(r"[\x00-\x09\x0b-\x1f\x7f<]")
 _OPENS = re.compile(
     r"[#>\[]|```|~~~|[-*+](?: |$)|[0-9]{1,9}[.)](?: |$)|([-*_])(?: *\1){2,} *$|=+ *$|-+ *$"
@@ -175,11 +176,13 @@ def _plain(lines: list[str]) -> list[tuple[int, int, str]] | None:
     and text, so its content starts at column 2 and its first block is a paragraph; a line of
     text at column 0 or 1 continues that paragraph lazily unless a blank line came first; a
     line indented 2 or more belongs to the item (a nested item, or text), and no line after a
-    blank one is indented for code (6 or more), so the item's last block is always a paragraph.
-    Outside an item, text is a paragraph or indented code, neither of which holds an item.
+    blank one is indented for code (6 or more), nor a nested marker that closes items (`_nest`),
+    so the item's last block is always a paragraph. Outside an item, text is a paragraph or
+    indented code, neither of which holds an item.
     """
     found: list[tuple[int, int, str]] = []
     item: list[int] | None = None  # [first, end) of the open top-level item
+    columns = [2]  # where the content of the open item and its open nested items starts
     blank = False  # the line before was blank
     for n, line in enumerate(lines):
         body = line.lstrip(" ")
@@ -204,16 +207,21 @@ def _plain(lines: list[str]) -> list[tuple[int, int, str]] | None:
             if not indent:
                 if item:
                     found.append((item[0], item[1], ""))
-                item = [n, n + 1]
+                item, columns = [n, n + 1], [2]
             elif item and indent >= 2 and not (blank and indent >= 6):
-                item[1] = n + 1  # a nested item
+                if not _nest(columns, indent, blank=blank):
+                    return None
+                item[1] = n + 1  # a nested item, or text of the paragraph
             else:
                 return None
         elif _OPENS.match(body):
             return None
         elif item and indent >= 2:
-            if blank and indent >= 6:
-                return None
+            if blank:
+                if indent >= 6:
+                    return None
+                while columns[-1] > indent:  # a new paragraph, in the items it is inside
+                    columns.pop()
             item[1] = n + 1
         elif item and not blank:
             item[1] = n + 1  # a lazy continuation line
@@ -224,6 +232,31 @@ def _plain(lines: list[str]) -> list[tuple[int, int, str]] | None:
     if item:
         found.append((item[0], item[1], ""))
     return found
+
+
+def _nest(columns: list[int], indent: int, *, blank: bool) -> bool:
+    """A `- ` line indented 2 or more inside an open item, read as markdown-it reads it:
+    `columns` (the content columns of the open item and its open nested items, outermost
+    first) updated; False when the line is indented code, which a later line at column 0
+    would not continue.
+
+    After a line of text, the marker is more of its paragraph when indented 4 or more past the
+    innermost item's content, or 4 or more past its parent's and left of its own (markdown-it's
+    special case). Otherwise it ends the paragraph and closes every item it is left of; in the
+    innermost one left open it is a new item, or indented code when 4 or more past its content
+    (`- a` / `     - b` / `       - c` / `      - d`: `- d` is code in `a`, not an item of
+    `b`'s list, and a line at column 0 after it is a paragraph of its own, outside `a`).
+    """
+    if not blank:
+        inner, outer = columns[-1], columns[-2] if len(columns) > 1 else 0
+        if indent - inner >= 4 or (indent - outer >= 4 and indent < inner):
+            return True
+    while columns[-1] > indent:
+        columns.pop()
+    if indent - columns[-1] >= 4:
+        return False
+    columns.append(indent + 2)
+    return True
 
 
 def parse_plain(text: str) -> list[Bullet] | None:
