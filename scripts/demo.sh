@@ -14,7 +14,9 @@ fi
 export PATH="$PWD/.venv/bin:$PATH"
 
 DEMO="$PWD/demo"
-rm -rf "$DEMO/workspace" "$DEMO/agent-memory.db"*
+# memfuse keeps its ledger and history in a state folder; the demo keeps its own in demo/, so
+# that a re-run starts as fresh as its new database (not "35 lost: the store was reset?").
+rm -rf "$DEMO/workspace" "$DEMO/agent-memory.db"* "$DEMO/state"
 cp -r examples/workspace "$DEMO/workspace"
 python - "$DEMO/workspace/memory" <<'PY'
 import sys
@@ -41,6 +43,7 @@ cat > "$DEMO/mcporter.json" <<JSON
 JSON
 
 export MEMFUSE_WORKSPACE="$DEMO/workspace"
+export MEMFUSE_STATE_DIR="$DEMO/state"
 export MEMFUSE_MCPORTER="node $PWD/tools/node_modules/mcporter/dist/cli.js"
 export MEMFUSE_MCPORTER_CONFIG="$DEMO/mcporter.json"
 
