@@ -253,7 +253,8 @@ def read_days(
         reading.unreadable[workspace.location(path)] = why
 
     def passed(day: date, path: Path) -> None:
-        # a roll-up read that holds nothing of the day: settled like any journal read
+        """Note a file read for the day, with its stamp when read; a roll-up that holds
+        nothing of the day is told here too, settled like any journal read."""
         where = workspace.location(path)
         files = reading.files.setdefault(day.isoformat(), [])
         found = now.get(where) or _stat(path)
@@ -266,12 +267,8 @@ def read_days(
     ):  # fmt: skip
         iso = journal.day.isoformat()
         reading.days.append(iso)
-        files = reading.files.setdefault(iso, [])
         for path in journal.read:
-            where = workspace.location(path)
-            found = now.get(where) or _stat(path)
-            if found is not None:
-                files.append((where, found))
+            passed(journal.day, path)
         if not journal.complete:
             reading.partial.add(iso)
         known = ledger.entries_for([iso]) if ledger is not None else {}
