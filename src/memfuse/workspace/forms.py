@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memfuse.workspace.journal import ORDERED_FROM, Bullet
+from memfuse.workspace.journal import ORDERED_FROM, Bullet, Places
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def union(parts: Sequence[Part]) -> Merged:
     origins: list[Path] = []
     held: Counter[str] = Counter()  # how many bullets with each text the union holds
     counts: Counter[tuple[str, bool]] = Counter()  # the counts taken, by section and kind
-    used: set[tuple[str, int]] = set()  # the positions taken: never two bullets on one
+    places = Places()  # the positions taken: never two bullets on one
     for index, part in enumerate(parts):
         mine: Counter[str] = Counter()
         for bullet in part.bullets:
@@ -61,10 +61,9 @@ def union(parts: Sequence[Part]) -> Merged:
             taken = bullet
             if index > 0:  # the first form's own counts are these same counts
                 n = counts[bullet.key, ordered] + (ORDERED_FROM if ordered else 0)
-                while (bullet.key, n) in used:  # past 1000 `-` items, the numbered ones' counts
-                    n += 1
-                taken = replace(bullet, n=n)
-            used.add((taken.key, taken.n))
+                taken = replace(bullet, n=places.take(bullet.key, n))
+            else:
+                places.take(bullet.key, bullet.n)  # the parser made them unique already
             bullets.append(taken)
             origins.append(part.path)
         for text, count in mine.items():

@@ -304,6 +304,23 @@ def _chunks(lines: list[str]) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], len(lines)], strict=True))
 
 
+class Places:
+    """The positions a day's bullets have taken, each once. A section of over 1000 `-` items
+    meets the numbered items' counts: the later of two such bullets takes the section's next
+    count above every one taken (one step, however hostile the file)."""
+
+    def __init__(self) -> None:
+        self.used: set[tuple[str, int]] = set()
+        self.top: dict[str, int] = {}
+
+    def take(self, key: str, n: int) -> int:
+        if (key, n) in self.used:
+            n = self.top[key] + 1
+        self.used.add((key, n))
+        self.top[key] = max(self.top.get(key, 0), n)
+        return n
+
+
 class _Walk:
     """The bullets of a file, built from its tokens (of the whole, or chunk by chunk)."""
 
@@ -312,7 +329,7 @@ class _Walk:
         self.key = NO_TIME
         self.skip_level = 0  # the level of the skipped section we are in, 0 when none
         self.counts: Counter[tuple[str, bool]] = Counter()
-        self.used: set[tuple[str, int]] = set()  # (section, count): each position once
+        self.places = Places()
         self.bullets: list[Bullet] = []
 
     def take(self, tokens: list[Token], offset: int) -> None:
@@ -347,9 +364,7 @@ class _Walk:
             return
         self.counts[self.key, ordered] += 1
         count = self.counts[self.key, ordered] + (ORDERED_FROM if ordered else 0)
-        while (self.key, count) in self.used:  # a section of over 1000 `-` items meets the
-            count += 1  # numbered ones' counts: the later in the file takes the next free one
-        self.used.add((self.key, count))
+        count = self.places.take(self.key, count)
         self.bullets.append(Bullet(self.key, count, body, span[0] + 1))
 
 
@@ -358,7 +373,8 @@ def _comments_in(tokens: list[Token], start: int) -> list[str]:
     comment blocks and, when its text may hold one, the comments inline in its paragraphs."""
     found: list[str] = []
     depth = 0
-    for token in tokens[start:]:
+    for index in range(start, len(tokens)):  # not a slice: a copy per item is quadratic
+        token = tokens[index]
         depth += token.nesting
         if token.type == "html_block" and token.content.lstrip().startswith("<!--"):
             found.append(token.content.strip())
