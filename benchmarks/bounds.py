@@ -187,5 +187,5 @@ def rows(root: Path, bench: ModuleType) -> list[str]:
         + "; ".join(split)
         + " (the recall row is that refresh and one question). The rest is the sync's own work"
         " a touched journal: it reads each one again through the confined reader and compares"
-        " it with its ledger (memfuse.commands.sync).",
+        " it with its ledger (memfuse.sync).",
     ]

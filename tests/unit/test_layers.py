@@ -148,6 +148,7 @@ FLOORS = (
     ("__main__",),
     ("cli",),
     ("commands",),
+    ("sync",),
     ("run",),
     ("ledger",),
     ("recall",),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from memfuse.commands.sync import Item, Reading, plan, touched
 from memfuse.ledger.ledger import Entry, content_hash
+from memfuse.sync.plan import plan
+from memfuse.sync.reading import Item, Reading, touched
 from memfuse.text.classify import Verdict
 from memfuse.workspace.journal import Bullet
 from memfuse.workspace.position import JournalPosition
