@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from memfuse.ledger.ledger import Entry, Ledger, paused_since, set_paused
+from memfuse.ledger.ledger import Entry, Ledger
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import RollbackData, RollbackRow
+from memfuse.state.pause import paused_since, set_paused
 from memfuse.store.answers import StoredMemory
 from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX
 

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
-from memfuse.ledger.ledger import Ledger, LedgerError, LedgerReader, paused_since
+from memfuse.ledger.ledger import Ledger, LedgerError, LedgerReader
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, stamp
@@ -23,6 +23,7 @@ from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
 from memfuse.schedule.runs import due_between
 from memfuse.state.memo import last_generation
+from memfuse.state.pause import paused_since
 from memfuse.untrusted import UntrustedJSON, load_json
 from memfuse.workspace.weekly import MISPLACED
 

@@ -14,12 +14,12 @@ import os
 import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
+from memfuse.state.pause import paused_since, set_paused
 from memfuse.state.sqlite import immediate, open_private_db, open_read_only, quarantine_db
 
 SCHEMA_VERSION = 1
@@ -419,31 +419,6 @@ def attempts_of(state: StateFolder, positions: Iterable[str]) -> dict[str, list[
     for row in rows or ():
         found.setdefault(str(row[0]), []).append(Attempt(*row[1:]))
     return found
-
-
-def paused_since(state: StateFolder) -> str | None:
-    """Since when `memfuse rollback` has sync paused, from the file kept apart from the ledger
-    (so that a ledger lost or set aside cannot undo it); None when sync is not paused."""
-    try:
-        raw = state.read(state.PAUSED, 64)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except (OSError, UnsafePath):
-        return "an unknown time (its record cannot be read)"
-    text = raw.decode("ascii", errors="replace").strip()
-    try:
-        return datetime.fromisoformat(text).isoformat(timespec="seconds")
-    except ValueError:
-        return "an unknown time (its record is not a date)"
-
-
-def set_paused(state: StateFolder, since: str | None) -> None:
-    """Record the pause (None: lift it), atomically. A text that is not a date is kept all
-    the same (the pause holds, since an unknown time): lifting it is a person's decision."""
-    if since is None:
-        state.remove(state.PAUSED)
-    else:
-        state.write(state.PAUSED, since.encode("ascii", errors="replace")[:64])
 
 
 class LedgerReader:

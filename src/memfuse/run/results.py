@@ -64,7 +64,7 @@ class SyncData(TypedDict):
     index_line: NotRequired[str]
     explain: NotRequired[list[ExplainRow]]  # --explain
     would_send: NotRequired[list[dict[str, Any]]]  # --dry-run: the remember arguments
-    plan: dict[str, Any]  # positions to send, stale, to prune, to send again (memfuse.sync.plan.Plan)
+    plan: dict[str, Any]  # to send, stale, to prune, to send again (memfuse.sync.plan.Plan)
     rebuilt: NotRequired[int]  # entries a fresh ledger took back from the store
     resent: NotRequired[int]  # bullets sent again because they shared a memory with a change
     calls: int

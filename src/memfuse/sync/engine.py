@@ -8,10 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memfuse.ledger.ledger import Entry, Ledger, paused_since
+from memfuse.ledger.ledger import Entry, Ledger
 from memfuse.recall.index import refresh_index
 from memfuse.report import Reporter
 from memfuse.run.results import SyncData
+from memfuse.state.pause import paused_since
 from memfuse.store.client import StoreClient
 from memfuse.sync.apply import Applied, Applier, Progress, note_files
 from memfuse.sync.plan import Plan, plan
