@@ -25,7 +25,7 @@ from memfuse.run.results import CheckRow, DoctorData, InstallConfigData, PrintCo
 from memfuse.settings import Settings, mask_secret
 from memfuse.state.memo import note_generation
 from memfuse.store.answers import StoreStatus
-from memfuse.store.client import NEEDED_TOOLS, StoreError
+from memfuse.store.client import StoreError
 from memfuse.store.server_entry import (
     CONFIG_MAX,
     mcporter_config_path,
@@ -283,10 +283,11 @@ def _tool_checks(ctx: RunContext, status: StoreStatus, extra: dict[str, int]) ->
         offered = store.tools()
     except StoreError as exc:
         return [Check("tools", False, str(exc))]
-    missing = [t for t in NEEDED_TOOLS if t not in offered]
+    needed = store.needed_tools()
+    missing = [t for t in needed if t not in offered]
     checks = [
         Check("tools", not missing,
-              "all of " + ", ".join(NEEDED_TOOLS) if not missing
+              "all of " + ", ".join(needed) if not missing
               else "missing: " + ", ".join(missing))
     ]  # fmt: skip
     generation = store.generation()

@@ -30,12 +30,13 @@ from memfuse.store.answers import (
     status_of,
 )
 from memfuse.store.gateway import Gateway, GatewayError, Guard
-from memfuse.store.generations import Generation, generation_of, limit_variable
+from memfuse.store.generations import BASELINE, Generation, Tools, generation_of, limit_variable
 
 T = TypeVar("T")
 
-# The tools memfuse calls; `doctor` checks the server offers them all.
-NEEDED_TOOLS = ("remember", "recall", "recall_path", "reflect", "status", "forget")
+# The tools memfuse calls on a store whose generation is not known; `doctor` checks the server
+# offers those of its generation (StoreClient.needed_tools).
+NEEDED_TOOLS = BASELINE.tools.needed()
 # forget of a memory the store no longer has: the outcome memfuse wanted.
 _GONE = ("Memory not found",)
 _OFF = ("0", "false", "off", "no")
@@ -94,6 +95,7 @@ class StoreClient:
         self._server_env = server_env  # the server entry's environment; None: not readable
         self._tools: list[str] | None = None
         self._generation: Generation | None = None
+        self._asked = False  # whether the tools were listed to name the generation
 
     # --- the run's bookkeeping ---------------------------------------------------------
     @property
@@ -146,9 +148,25 @@ class StoreClient:
         return self._generation
 
     def _reader(self) -> Generation:
-        """The generation that reads answers: the known one, else the baseline readers,
-        which read every generation memfuse knows."""
+        """The generation that names the tools and reads the answers: the known one; else the
+        one the tools name, asked once a run after the store has answered (a dead store is not
+        asked again) and only where a listing costs no process of its own (mcporter's would:
+        it learns on a misread answer); else the baseline, whose names and readers serve every
+        generation to 5.x."""
+        costly = getattr(self._guard.gateway, "costly_listing", False)
+        if self._generation is None and not self._asked and self._guard.reached and not costly:
+            self._asked = True
+            self.generation()
         return self._generation or generation_of(self._tools or ())
+
+    @property
+    def _tool(self) -> Tools:
+        return self._reader().tools
+
+    def needed_tools(self) -> tuple[str, ...]:
+        """The tools this store's generation must offer for memfuse to work."""
+        generation = self.generation()
+        return (generation or BASELINE).tools.needed()
 
     def limits(self, status: StoreStatus) -> dict[str, int]:
         """The capacity limits in force, by "total" or type (empty: no limit)."""
@@ -175,17 +193,17 @@ class StoreClient:
 
     # --- reads -------------------------------------------------------------------------
     def status(self) -> StoreStatus | None:
-        answer = self._guard.call("status", {})
+        answer = self._guard.call(self._tool.status, {})
         return status_of(answer) if answer is not None else None
 
     def recall(self, query: str, limit: int) -> list[StoredMemory] | None:
         """The store's own ranked recall; None when it did not answer a list."""
-        answer = self._guard.call("recall", {"query": query, "limit": limit})
+        answer = self._guard.call(self._tool.recall, {"query": query, "limit": limit})
         return self._reader().memories(answer, self._tz) if answer is not None else None
 
     def listing(self, prefix: str) -> list[StoredMemory] | None:
         """Every memory under a URI prefix (recall_path has no limit: the caller caps)."""
-        answer = self._guard.call("recall_path", {"uri": prefix, "traverse_hops": 0})
+        answer = self._guard.call(self._tool.recall_path, {"uri": prefix, "traverse_hops": 0})
         if answer is None:
             return None
         found = self._reader().memories(answer, self._tz)
@@ -196,7 +214,7 @@ class StoreClient:
 
     def lookup(self, uri: str) -> StoredMemory | None:
         """The memory at exactly this URI, or None (not there, or no answer)."""
-        answer = self._guard.call("recall_path", {"uri": uri})
+        answer = self._guard.call(self._tool.recall_path, {"uri": uri})
         memory = (answer or {}).get("memory")
         found = self._reader().memories({"memories": [memory]}, self._tz) if memory else None
         return found[0] if found else None
@@ -226,8 +244,8 @@ class StoreClient:
         generation = self.generation()
         if generation is None or generation.eviction == "none":
             return set()
-        if generation.eviction == "archive":
-            answer = self._guard.call("archive", {"action": "list"})
+        if generation.eviction == "archive" and generation.tools.archive:
+            answer = self._guard.call(generation.tools.archive, {"action": "list"})
             items = (answer or {}).get("archived")
             archived: set[str] = set()
             for item in items if isinstance(items, list) else []:
@@ -250,13 +268,14 @@ class StoreClient:
 
     # --- writes ------------------------------------------------------------------------
     def remember(self, memory: NewMemory) -> Outcome:
-        answer, why = self._guard.attempt("remember", memory.arguments())
+        answer, why = self._guard.attempt(self._tool.remember, memory.arguments())
         return self._outcome(answer, why)
 
     def remember_all(self, memories: Sequence[NewMemory]) -> Iterator[tuple[int, Outcome]]:
         """Remember each, concurrently; (index, outcome) as each call finishes, so the caller
         can record every outcome the moment it arrives."""
-        calls = [("remember", m.arguments()) for m in memories]
+        tool = self._tool.remember
+        calls = [(tool, m.arguments()) for m in memories]
         for index, (answer, why) in self._guard.as_completed(calls):
             yield index, self._outcome(answer, why)
 
@@ -274,12 +293,14 @@ class StoreClient:
 
     def forget(self, memory_id: str) -> bool:
         """Delete a memory for good; True when it is gone (or was already)."""
-        answer = self._guard.call("forget", {"id": memory_id, "hard": True}, tolerate=_GONE)
+        answer = self._guard.call(
+            self._tool.forget, {"id": memory_id, "hard": True}, tolerate=_GONE
+        )
         return answer is not None
 
     def reflect(self) -> Reflection | None:
         """The sleep cycle (decay, tidy, govern); None when it failed."""
-        answer = self._guard.answer("reflect", {"phase": "all"})
+        answer = self._guard.answer(self._tool.reflect, {"phase": "all"})
         if answer is None:
             return None
         return self._reader().reflection(answer.value, answer.text)

@@ -2,16 +2,19 @@
 and its capacity rules. Facts in reference/agent-memory-versions.md.
 
 `serverInfo.version` is stale in every release, so a generation is recognised by the first
-tool it added. Each `Generation` reads its answers; the defaults read every known generation
-(their differences are tolerated field by field in memfuse.store.answers), so a new generation
-that answers differently is a new entry here, with the readers it changes overridden, and
-nothing outside the store package moves (tests/unit/flows/test_generations_flow.py adds one).
+tool it added. Each `Generation` is one entry of GENERATIONS carrying everything memfuse must
+know of it: its marker, the name of each tool memfuse calls (`Tools`), the readers of its
+answers (the defaults read every known generation: their differences are tolerated field by
+field in memfuse.store.answers) and its capacity rules. A new generation — even one whose write
+tool is renamed and whose ids come in another shape — is one entry here and nothing else moves
+(tests/unit/flows/test_generations_flow.py adds one; tests/unit/test_generations_registry.py
+fails on an incomplete entry).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from datetime import tzinfo
 from typing import Any, Literal
 
@@ -33,11 +36,41 @@ def limit_variable(name: str) -> str:
 
 
 @dataclass(frozen=True)
+class Tools:
+    """The name of each tool memfuse calls, by what memfuse calls it for (2.2's names by
+    default: every generation to 5.x kept them)."""
+
+    remember: str = "remember"  # write one memory at a URI
+    recall: str = "recall"  # the store's own ranked search
+    recall_path: str = "recall_path"  # the memory at a URI, or every one under a prefix
+    reflect: str = "reflect"  # the sleep cycle: decay, tidy, govern
+    status: str = "status"  # counts and capacity
+    forget: str = "forget"  # delete one memory by id
+    archive: str | None = None  # what capacity eviction moved aside (5.x), if anything
+
+    def needed(self) -> tuple[str, ...]:
+        """The tools the server must offer for memfuse to work (`doctor` checks them)."""
+        return tuple(
+            name for f in fields(self) if f.name != "archive" and (name := getattr(self, f.name))
+        )
+
+
+OutcomeReader = Callable[[Mapping[str, Any]], Outcome]
+MemoriesReader = Callable[[Any, "tzinfo | None"], "list[StoredMemory] | None"]
+ReflectionReader = Callable[[Any, str], Reflection]
+
+
+@dataclass(frozen=True)
 class Generation:
     """One generation of agent-memory, as memfuse must treat it."""
 
     number: int
     markers: tuple[str, ...] = ()  # tools this generation added: any one of them names it
+    tools: Tools = field(default_factory=Tools)
+    # How its answers read: remember's outcome, a list of memories, reflect's report.
+    read_outcome: OutcomeReader = outcome_of
+    read_memories: MemoriesReader = memories_in
+    read_reflection: ReflectionReader = reflection_of
     # Capacity limits when `status` does not report them (4.x), by "total" or type.
     default_limits: Mapping[str, int] = field(default_factory=dict)
     # What reflect does with memories above capacity: nothing, move them to an archive that
@@ -46,13 +79,13 @@ class Generation:
     ingests_by_itself: bool = False  # watches ~/.openclaw/workspace unless told not to (3.x+)
 
     def outcome(self, answer: Mapping[str, Any]) -> Outcome:
-        return outcome_of(answer)
+        return self.read_outcome(answer)
 
     def reflection(self, value: Any, text: str) -> Reflection:
-        return reflection_of(value, text)
+        return self.read_reflection(value, text)
 
     def memories(self, answer: Any, tz: tzinfo | None) -> list[StoredMemory] | None:
-        return memories_in(answer, tz)
+        return self.read_memories(answer, tz)
 
     def limits(self, reported: Mapping[str, int], server_env: Mapping[str, str]) -> dict[str, int]:
         """The capacity limits in force: what status reports, else this generation's defaults
@@ -73,8 +106,12 @@ CAPACITY_5 = {"identity": None, "emotion": 50, "knowledge": 250, "event": 50, "t
 
 # Newest first: the first whose marker the server offers is its generation.
 GENERATIONS: tuple[Generation, ...] = (
-    Generation(5, ("archive",), eviction="archive", ingests_by_itself=True),
-    Generation(4, ("reindex",), GEN4_LIMITS, eviction="delete", ingests_by_itself=True),
+    Generation(
+        5, ("archive",), Tools(archive="archive"), eviction="archive", ingests_by_itself=True
+    ),
+    Generation(
+        4, ("reindex",), default_limits=GEN4_LIMITS, eviction="delete", ingests_by_itself=True
+    ),
     Generation(3, ("ingest", "surface"), ingests_by_itself=True),
 )
 BASELINE = Generation(2)

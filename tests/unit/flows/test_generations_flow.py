@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,8 @@ from memfuse.refserver.store import Store
 from memfuse.refserver.tools import call_tool
 from memfuse.store import generations
 from memfuse.store.answers import Outcome, reflect_counts, reflect_totals
-from memfuse.store.gateway import Answer
-from memfuse.store.generations import GENERATIONS, Generation, generation_of
+from memfuse.store.gateway import Answer, CallFailed
+from memfuse.store.generations import GENERATIONS, Generation, Tools, generation_of
 from tests.fakes import Clock, FakeGateway, World
 
 DAY = "2026-11-29"
@@ -209,15 +208,19 @@ def test_4x_eviction_at_its_limit_is_forgotten_not_resent(world: World, tmp_path
 
 
 class SixthStore(FakeGateway):
-    """A made-up agent-memory 6: it offers a new tool, and its remember answers in a shape no
-    earlier generation used (`{"result": "created", "memory": {"id": …}}`)."""
+    """A made-up agent-memory 6: it offers a new tool, its write tool is `memory_write` (no
+    `remember`), and it answers in a shape no earlier generation used (`{"result": "created",
+    "memory": {"id": …}}`)."""
 
     def list_tools(self) -> list[str]:
-        return [*super().list_tools(), "timeline"]
+        offered = ["memory_write" if t == "remember" else t for t in super().list_tools()]
+        return [*offered, "timeline"]
 
     def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
-        answer = super().call(tool, arguments)
-        if tool != "remember" or not isinstance(answer.value, dict):
+        if tool == "remember":
+            raise CallFailed("MCP error -32602: Tool remember not found")
+        answer = super().call("remember" if tool == "memory_write" else tool, arguments)
+        if tool != "memory_write" or not isinstance(answer.value, dict):
             return answer
         old = answer.value
         result = {"added": "created", "updated": "rewritten", "merged": "folded"}.get(
@@ -228,30 +231,36 @@ class SixthStore(FakeGateway):
         return Answer(tool, json.dumps(new), new)
 
 
-@dataclass(frozen=True)
-class Sixth(Generation):
-    """What memfuse would add for agent-memory 6: its marker and its remember reader."""
+def sixth_outcome(answer: Mapping[str, Any]) -> Outcome:
+    """agent-memory 6's write answer, read."""
+    action = {"created": "added", "rewritten": "updated", "folded": "merged"}.get(
+        str(answer.get("result")), "rejected"
+    )
+    memory = answer.get("memory") or {}
+    return Outcome(action, memory.get("id"), str(answer.get("why", "")))
 
-    def outcome(self, answer: Mapping[str, Any]) -> Outcome:
-        action = {"created": "added", "rewritten": "updated", "folded": "merged"}.get(
-            str(answer.get("result")), "rejected"
-        )
-        memory = answer.get("memory") or {}
-        return Outcome(action, memory.get("id"), str(answer.get("why", "")))
+
+# What memfuse would add for agent-memory 6: one entry, its marker, its write tool's name and
+# its write answer's reader.
+SIXTH = Generation(
+    6, ("timeline",), Tools(remember="memory_write", archive="archive"), read_outcome=sixth_outcome,
+    eviction="archive", ingests_by_itself=True,
+)  # fmt: skip
 
 
 def test_a_sixth_generation_is_one_entry_in_the_store_client(
     world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Adding a generation that answers differently touches only memfuse.store (issue 28):
-    here, one `Generation` entry; every command runs on it unchanged."""
+    """Adding a generation whose write tool is renamed and whose ids come in another shape
+    touches only memfuse.store (issues 28, 41): here, one `Generation` entry; every command
+    runs on it unchanged."""
     world.journal(DAY, JOURNAL)
     world.gateway = SixthStore(tmp_path / "unknown.db", generation=5)
     unknown = world.json("sync", "--now", NOW)
-    assert unknown.data["counts"]["failed"] == 4  # unread, so retried: nothing is lost
-    assert "unexpected remember answer" in unknown.warnings_text
+    assert unknown.data["counts"]["failed"] == 4  # not written, so retried: nothing is lost
+    assert "remember not found" in unknown.warnings_text
 
-    monkeypatch.setattr(generations, "GENERATIONS", (Sixth(6, ("timeline",)), *GENERATIONS))
+    monkeypatch.setattr(generations, "GENERATIONS", (SIXTH, *GENERATIONS))
     world.gateway = SixthStore(tmp_path / "sixth.db", generation=5)
     out = world.json("sync", "--now", NOW)
     assert out.code == 0, out.stderr

@@ -178,6 +178,7 @@ class McporterGateway:
     """Calls tools through the mcporter CLI. Stateless, hence safe to use from many threads."""
 
     name = "mcporter"
+    costly_listing = True  # `mcporter list` is a process (and a server start) of its own
 
     def __init__(
         self,
