@@ -75,6 +75,8 @@ def stem(word: str) -> str:
 def _terms(text: str, stop: frozenset[str]) -> list[str]:
     lowered = text.casefold().replace("\u2019", "'")
     found = [stem(w) for w in _WORD.findall(lowered) if w not in stop]
+    if not _CJK.search(lowered):
+        return found  # the usual bullet: no character to look at one by one
     found += [c for c in lowered if _CJK.match(c) and c not in STOP_ZH]
     found += [
         a + b

@@ -55,7 +55,7 @@ def connect(
     settings: Settings, server: Server, server_log: Callable[[], TextIO] | None = None
 ) -> tuple[Gateway, str]:
     """The transport the settings ask for, and why it was chosen. The session transport is
-    imported lazily: only it needs the MCP SDK, and other commands should not pay for it.
+    imported only by the runs that use it.
     `server_log` opens where the stderr of a server the session transport starts is kept."""
     if isinstance(server, ServerSpec):
         server = placed(server, settings)

@@ -1,80 +1,231 @@
-"""The session transport: one stdio MCP session per run, through the official `mcp` SDK.
+"""The session transport: one stdio MCP session per run, spoken directly.
 
 mcporter starts a fresh server for every call (~0.3-0.7 s each); one session pays the start-up
-once and then ~2 ms per call. The SDK is async; a blocking portal runs its event loop on a
-background thread so the rest of memfuse stays synchronous and thread-pool friendly.
+once and then ~2 ms per call. memfuse needs four messages of MCP (initialize, the initialized
+notification, tools/list, tools/call), so it speaks them itself — newline-delimited JSON-RPC
+over the server's stdin and stdout — instead of importing the SDK, whose import alone cost a
+run more than half a second (docs/decisions.md 184). One reader thread hands each answer to
+the call waiting for its id; calls from several threads run side by side.
 
-The server's command, args, env and cwd come as a `ServerSpec` (memfuse.store.server_entry resolves
-it from memfuse's `[session]` table or mcporter's config entry).
+Everything the server says is untrusted: a line is read only up to LINE_LIMIT bytes (a longer
+one ends the session), an answer that is not JSON-RPC is passed over, every wait is bounded by
+the timeout, and a request the server makes of memfuse is answered (ping) or refused. The
+server runs in a process group of its own, ended whole when the session closes.
+
+The server's command, args, env and cwd come as a `ServerSpec` (memfuse.store.server_entry
+resolves it from memfuse's `[session]` table or mcporter's config entry).
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
+import itertools
+import json
 import os
+import signal
+import subprocess
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractContextManager, asynccontextmanager
-from typing import Any, TextIO
+from collections.abc import Callable, Mapping
+from typing import IO, Any, TextIO
 
+from memfuse import __version__
 from memfuse.errors import MemfuseError
 from memfuse.store.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
 from memfuse.store.gateway.spec import ServerSpec
 
 ErrlogOpener = Callable[[], TextIO]
 
+# One JSON-RPC line from the server may hold at most this many bytes: past it the session is
+# closed (a server answering an endless line must not cost memfuse its memory).
+LINE_LIMIT = 16 << 20
+# The protocol revisions memfuse speaks (all use the initialize handshake); it asks for the
+# first and accepts any the server answers with.
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+# What the server inherits of memfuse's environment besides its entry's own variables (as the
+# SDK did): nothing that could hold a secret.
+INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+LIST_PAGES_MAX = 20  # tools/list pages followed at most
+EXIT_GRACE = 2.0  # seconds a server has to leave once its stdin is closed, then again after TERM
+
 
 def _devnull() -> TextIO:
     return open(os.devnull, "a", encoding="utf-8")
 
 
-# One JSON-RPC line from the server may hold at most this many characters: the SDK gathers a
-# line in memory (by repeated concatenation) before it parses it, so a server that answers an
-# endless line would cost memfuse its memory. Past the limit the session is closed.
-LINE_LIMIT = 16 << 20
-# Where the bounded reader tells what it saw: the list of the session whose reader it is (the
-# SDK makes the reader, so it cannot be handed one). A context variable, set where the session
-# opens and inherited by the reader's task: sessions running side by side (serve) never see,
-# or take, one another's overflow.
-_OVERFLOWED: contextvars.ContextVar[list[str]] = contextvars.ContextVar("overflowed")
+class _Ended(Exception):
+    """The conversation is over (the server left, or said something it may not)."""
 
 
-def _bounded_stdout() -> None:
-    """Have the SDK's stdio client read the server's stdout through a reader that ends the
-    session at a line longer than LINE_LIMIT (the SDK offers no such limit of its own)."""
-    import anyio
-    from anyio.streams.text import TextReceiveStream
-    from mcp.client import stdio
-
-    if getattr(getattr(stdio, "TextReceiveStream", None), "bounded", False):
-        return
-
-    class BoundedText(TextReceiveStream):
-        bounded = True
-        _open_line = 0
-
-        async def receive(self) -> str:
-            chunk = await super().receive()
-            newline = chunk.rfind("\n")
-            opened = len(chunk) - newline - 1 if newline >= 0 else self._open_line + len(chunk)
-            self._open_line = opened
-            if self._open_line > LINE_LIMIT:
-                _OVERFLOWED.get([]).append(f"a line of more than {LINE_LIMIT >> 20} MiB")
-                # Closed, not just left: the SDK drains stdout to its end before it tells the
-                # session, and the server's stdout would not end.
-                await self.transport_stream.aclose()
-                raise anyio.ClosedResourceError  # the SDK's reader ends quietly on this
-            return chunk
-
-    setattr(stdio, "TextReceiveStream", BoundedText)  # noqa: B010 - the SDK's own name for it
+class _RpcError(Exception):
+    """The server answered a request with a JSON-RPC error."""
 
 
-def _root_cause(exc: BaseException) -> BaseException:
-    """The first leaf of an exception group (anyio's task groups wrap what went wrong)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+class _Slot:
+    """Where the reader leaves the answer to one request."""
+
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: Exception | None = None
+
+
+class _Conversation:
+    """One server process and the JSON-RPC spoken with it."""
+
+    def __init__(self, spec: ServerSpec, errlog: IO[str], timeout: float) -> None:
+        env = {k: v for k in INHERITED if (v := os.environ.get(k)) and not v.startswith("()")}
+        self.timeout = timeout
+        self.process = subprocess.Popen(
+            [spec.command, *spec.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            env={**env, **spec.env},
+            cwd=spec.cwd,
+            start_new_session=True,
+        )
+        self.ended: str | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Slot] = {}
+        self._lock = threading.Lock()  # the pending table and `ended`
+        self._write = threading.Lock()  # one message at a time on stdin
+        self._reader = threading.Thread(target=self._read, name="mcp-session", daemon=True)
+        self._reader.start()
+
+    # --- the server's side ------------------------------------------------------------
+    def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        try:
+            while True:
+                line = stdout.readline(LINE_LIMIT + 1)
+                if not line:
+                    self._end(self._gone("the server closed the connection"))
+                    return
+                if len(line) > LINE_LIMIT:
+                    self._end(f"the server answered a line of more than {LINE_LIMIT >> 20} MiB")
+                    self._stop()
+                    return
+                self._take(line)
+        except (OSError, ValueError) as exc:  # the pipe closed under the read
+            self._end(f"the connection failed ({exc})")
+
+    def _gone(self, what: str) -> str:
+        """Why the conversation ended, with the server's exit status when it has one."""
+        try:
+            code = self.process.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            return what
+        return f"{what} (it exited with status {code})"
+
+    def _take(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return  # not JSON-RPC (a server printing to stdout): passed over
+        if not isinstance(message, dict):
+            return
+        ident = message.get("id")
+        if "method" in message:
+            if ident is not None and isinstance(ident, int | str):
+                self._answer_request(ident, message.get("method"))
+            return  # a notification: nothing memfuse acts on
+        if not isinstance(ident, int):
+            return
+        with self._lock:
+            slot = self._pending.pop(ident, None)
+        if slot is None:
+            return  # an answer nobody waits for (any more)
+        error = message.get("error")
+        if error is not None:
+            code = error.get("code") if isinstance(error, dict) else None
+            text = str(error.get("message", "")) if isinstance(error, dict) else str(error)
+            slot.error = _RpcError(f"MCP error {code}: {text[:300]}")
+        else:
+            slot.result = message.get("result")
+        slot.done.set()
+
+    def _answer_request(self, ident: int | str, method: object) -> None:
+        """The server asked memfuse something: a ping is answered, anything else refused."""
+        if method == "ping":
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "result": {}}
+        else:
+            error = {"code": -32601, "message": "memfuse offers no such method"}
+            reply = {"jsonrpc": "2.0", "id": ident, "error": error}
+        with contextlib.suppress(_Ended):
+            self._send(reply)
+
+    def _end(self, why: str) -> None:
+        with self._lock:
+            if self.ended is None:
+                self.ended = why
+            waiting, self._pending = list(self._pending.values()), {}
+        for slot in waiting:
+            slot.error = _Ended(why)
+            slot.done.set()
+
+    # --- memfuse's side ---------------------------------------------------------------
+    def _send(self, message: Mapping[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n"
+        stdin = self.process.stdin
+        assert stdin is not None
+        with self._write:
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (OSError, ValueError):
+                raise _Ended(self.ended or self._gone("the server closed its input")) from None
+
+    def notify(self, method: str) -> None:
+        self._send({"jsonrpc": "2.0", "method": method})
+
+    def request(self, method: str, params: Mapping[str, Any]) -> Any:
+        """The result of one request; _Ended, _RpcError or TimeoutError."""
+        slot = _Slot()
+        with self._lock:
+            if self.ended is not None:
+                raise _Ended(self.ended)
+            ident = next(self._ids)
+            self._pending[ident] = slot
+        try:
+            self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": dict(params)})
+            if not slot.done.wait(self.timeout):
+                raise TimeoutError(method)
+        finally:
+            with self._lock:
+                self._pending.pop(ident, None)
+        if slot.error is not None:
+            raise slot.error
+        return slot.result
+
+    def close(self) -> None:
+        """Close the server's input, give it EXIT_GRACE to leave, then end its process group."""
+        stdin = self.process.stdin
+        with self._write, contextlib.suppress(OSError, ValueError):
+            if stdin is not None:
+                stdin.close()
+        try:
+            self.process.wait(timeout=EXIT_GRACE)
+        except subprocess.TimeoutExpired:
+            self._stop()
+        self._end("the session was closed")
+        self._reader.join(timeout=EXIT_GRACE)
+        if self.process.stdout is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdout.close()
+
+    def _stop(self) -> None:
+        """End the server and whatever it started (its own process group): TERM, then KILL."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(OSError):
+                os.killpg(self.process.pid, sig)
+            try:
+                self.process.wait(timeout=EXIT_GRACE)
+                return
+            except subprocess.TimeoutExpired:
+                continue
 
 
 class SessionGateway:
@@ -95,146 +246,119 @@ class SessionGateway:
         self.timeout = timeout
         self._errlog_open = errlog or _devnull
         self._lock = threading.Lock()
-        self._portal_cm: AbstractContextManager[Any] | None = None
-        self._portal: Any = None
-        self._session_cm: AbstractContextManager[Any] | None = None
-        self._session: Any = None
+        self._session: _Conversation | None = None
         self._errlog: TextIO | None = None
         self._reopens_left = 1
         self._dead: str | None = None
-        self._overflowed: list[str] = []  # what this session's bounded reader saw
 
     # --- lifecycle ----------------------------------------------------------------------
-    @asynccontextmanager
-    async def _connect(self) -> AsyncIterator[Any]:
-        from mcp.client.session import ClientSession
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        params = StdioServerParameters(
-            command=self.spec.command,
-            args=list(self.spec.args),
-            env=dict(self.spec.env),
-            cwd=self.spec.cwd,
-            encoding_error_handler="replace",
-        )
-        assert self._errlog is not None
-        _bounded_stdout()
-        _OVERFLOWED.set(self._overflowed)  # this task's, and the reader tasks it starts
-        async with (
-            stdio_client(params, errlog=self._errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            import anyio
-
-            with anyio.fail_after(self.timeout):
-                await session.initialize()
-            yield session
-
-    def _open(self) -> Any:
-        try:
-            from anyio.from_thread import start_blocking_portal
-        except ImportError:  # pragma: no cover - depends on the install
-            raise ToolMissing(
-                "the session transport needs the MCP SDK: pip install 'memfuse[session]'"
-            ) from None
-        if self._portal is None:
-            self._portal_cm = start_blocking_portal()
-            self._portal = self._portal_cm.__enter__()
+    def _open(self) -> _Conversation:
         if self._errlog is None:
             try:
                 self._errlog = self._errlog_open()
             except (OSError, MemfuseError):
                 self._errlog = _devnull()  # the server's stderr is kept where it can be
-        self._session_cm = self._portal.wrap_async_context_manager(self._connect())
         try:
-            self._session = self._session_cm.__enter__()
-        except Exception as exc:
-            self._session_cm = None
-            cause = _root_cause(exc)
-            if isinstance(cause, FileNotFoundError | PermissionError):
-                raise ToolMissing(
-                    f"cannot start the MCP server {self.server} ({self.spec.command!r}: {cause})"
-                ) from None
-            if isinstance(cause, TimeoutError):
-                raise CallTimeout(
-                    f"the MCP server {self.server} did not initialize within {self.timeout:g}s"
-                ) from None
-            raise CallFailed(f"the MCP session to {self.server} did not open: {cause}") from None
-        return self._session
+            session = _Conversation(self.spec, self._errlog, self.timeout)
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+            raise ToolMissing(
+                f"cannot start the MCP server {self.server} ({self.spec.command!r}: {exc})"
+            ) from None
+        except OSError as exc:
+            raise CallFailed(f"the MCP session to {self.server} did not open: {exc}") from None
+        try:
+            hello = {
+                "protocolVersion": PROTOCOL_VERSIONS[0],
+                "capabilities": {},
+                "clientInfo": {"name": "memfuse", "version": __version__},
+            }
+            answer = session.request("initialize", hello)
+            version = answer.get("protocolVersion") if isinstance(answer, dict) else None
+            if version not in PROTOCOL_VERSIONS:
+                raise _Ended(f"it speaks MCP protocol {str(version)[:40]!r}, not one memfuse knows")
+            session.notify("notifications/initialized")
+        except TimeoutError:
+            session.close()
+            raise CallTimeout(
+                f"the MCP server {self.server} did not initialize within {self.timeout:g}s"
+            ) from None
+        except (_Ended, _RpcError) as exc:
+            session.close()
+            raise CallFailed(f"the MCP session to {self.server} did not open: {exc}") from None
+        return session
 
     def _drop_session(self) -> None:
-        cm, self._session_cm, self._session = self._session_cm, None, None
-        if cm is not None:
-            with contextlib.suppress(BaseException):
-                cm.__exit__(None, None, None)
+        session, self._session = self._session, None
+        if session is not None:
+            session.close()
 
     def close(self) -> None:
         with self._lock:
             self._drop_session()
-            if self._portal_cm is not None:
-                with contextlib.suppress(BaseException):
-                    self._portal_cm.__exit__(None, None, None)
-                self._portal_cm = self._portal = None
             if self._errlog is not None:
                 self._errlog.close()
                 self._errlog = None
 
     # --- calls --------------------------------------------------------------------------
-    def _session_or_open(self) -> Any:
+    def _session_or_open(self) -> _Conversation:
         with self._lock:
             if self._session is None:
                 if self._dead is not None and self._reopens_left <= 0:
                     raise CallFailed(f"the MCP session is gone ({self._dead}); not reopening again")
                 if self._dead is not None:
                     self._reopens_left -= 1
-                self._open()
+                self._session = self._open()
             return self._session
 
-    def _mark_dead(self, session: Any, why: str) -> None:
+    def _mark_dead(self, session: _Conversation, why: str) -> None:
         with self._lock:
             if self._session is session:
                 self._dead = why
                 self._drop_session()
 
-    def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
+    def _request(self, what: str, method: str, params: Mapping[str, Any]) -> Any:
         session = self._session_or_open()
         try:
-            result = self._portal.call(self._call, session, tool, dict(arguments))
-        except Exception as exc:
-            cause = _root_cause(exc)
-            if isinstance(cause, TimeoutError):
-                self._mark_dead(session, "timeout")
-                raise CallTimeout(
-                    f"{tool} did not answer within {self.timeout:g}s; the session was closed"
-                ) from None
-            self._mark_dead(session, type(cause).__name__)
-            why = f"the server answered {self._overflowed.pop()}" if self._overflowed else cause
-            raise CallFailed(
-                f"{tool} failed over the MCP session: {why or type(cause).__name__}"
+            return session.request(method, params)
+        except TimeoutError:
+            self._mark_dead(session, "timeout")
+            raise CallTimeout(
+                f"{what} did not answer within {self.timeout:g}s; the session was closed"
             ) from None
-        text = "\n".join(getattr(item, "text", "") for item in result.content)
-        if result.is_error:
+        except _Ended as exc:
+            self._mark_dead(session, str(exc))
+            raise CallFailed(f"{what} failed over the MCP session: {exc}") from None
+        except _RpcError as exc:
+            raise CallFailed(f"{what} failed: {exc}") from None
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
+        result = self._request(tool, "tools/call", {"name": tool, "arguments": dict(arguments)})
+        if not isinstance(result, dict):
+            raise CallFailed(f"{tool} failed: the server's answer is not a tool result")
+        content = result.get("content")
+        items = content if isinstance(content, list) else []
+        text = "\n".join(
+            item["text"]
+            for item in items
+            if isinstance(item, dict) and isinstance(item.get("text"), str)
+        )
+        if result.get("isError"):
             raise CallFailed(f"{tool} failed: {text.strip()[:300]}")
         return parse_answer(tool, text)
 
-    async def _call(self, session: Any, tool: str, arguments: dict[str, Any]) -> Any:
-        import anyio
-
-        with anyio.fail_after(self.timeout):
-            return await session.call_tool(tool, arguments)
-
     def list_tools(self) -> list[str]:
-        session = self._session_or_open()
-
-        async def names() -> list[str]:
-            import anyio
-
-            with anyio.fail_after(self.timeout):
-                listing = await session.list_tools()
-            return [t.name for t in listing.tools]
-
-        try:
-            result: list[str] = self._portal.call(names)
-        except TimeoutError:
-            raise CallTimeout("listing tools timed out") from None
-        return result
+        names: list[str] = []
+        cursor: object = None
+        for _ in range(LIST_PAGES_MAX):
+            params = {"cursor": cursor} if isinstance(cursor, str) else {}
+            result = self._request("listing tools", "tools/list", params)
+            tools = result.get("tools") if isinstance(result, dict) else None
+            if not isinstance(tools, list):
+                raise CallFailed("listing tools: the server's answer holds no tool list")
+            names += [
+                t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)
+            ]
+            cursor = result.get("nextCursor")
+            if not cursor:
+                break
+        return names
