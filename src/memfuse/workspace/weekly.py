@@ -7,16 +7,26 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import date, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from memfuse.workspace.journal import ParsedJournal
 from memfuse.workspace.names import journal_date
 from memfuse.workspace.sections import split
 
-if TYPE_CHECKING:
-    from memfuse.workspace.layout import Workspace
-
 Warn = Callable[[str], None]
+
+
+class RollupSource(Protocol):
+    """What the roll-ups are read through (the workspace object): their sections, a file's
+    place in the workspace, and the roll-ups noted as holding a section for no day of theirs."""
+
+    misplaced: dict[Path, str]
+
+    def read_weekly(
+        self, path: Path, warn: Warn, odd: list[str] | None = None
+    ) -> dict[date, list[ParsedJournal]] | None: ...
+
+    def location(self, path: Path) -> str: ...
 
 
 def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
@@ -42,7 +52,7 @@ class Weeklies:
 
     KEEP = 4
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: RollupSource) -> None:
         self.workspace = workspace
         self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
         self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
