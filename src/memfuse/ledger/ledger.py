@@ -20,7 +20,7 @@ from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
 from memfuse.state.pause import paused_since, set_paused
-from memfuse.state.sqlite import immediate, open_private_db, open_read_only, quarantine_db
+from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db, open_read_only
 
 SCHEMA_VERSION = 1
 Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns and inode
@@ -129,24 +129,21 @@ class Ledger:
         # rebuilds what it can from the store's own record of memfuse's memories.
         self.fresh = not os.path.lexists(self.path)
         try:
-            self.db = self._open(state)
+            self.db, old = open_or_set_aside(state, state.LEDGER, lambda: self._open(state))
         except sqlite3.OperationalError as exc:
             # A full disk, an I/O error, a lock held too long: the file is fine, this moment is
             # not. Moving it aside would forget every decision it holds (a rollback's pause).
             raise LedgerError(
                 f"the sync ledger {self.path} cannot be opened now ({exc}); it was left as it is"
             ) from None
-        except (sqlite3.DatabaseError, UnsafePath) as exc:
-            # Not memfuse's, or not usable: moved aside. The next sync rebuilds what it held
-            # from the store, which answers every bullet it already has as a duplicate.
-            quarantine_db(state, state.LEDGER, str(exc))
-            self.fresh = True
-            try:
-                self.db = self._open(state)
-            except (sqlite3.DatabaseError, UnsafePath) as again:
-                raise LedgerError(f"the sync ledger {self.path} cannot be used ({again})") from None
+        except (sqlite3.DatabaseError, UnsafePath) as again:
+            # Not memfuse's, or not usable, even made afresh.
+            raise LedgerError(f"the sync ledger {self.path} cannot be used ({again})") from None
         except OSError as exc:
             raise LedgerError(f"cannot create {self.path}: {exc.strerror}") from None
+        # Not memfuse's, or not usable, the old one was moved aside: the next sync rebuilds
+        # what it held from the store, which answers every bullet it has as a duplicate.
+        self.fresh = self.fresh or old is not None
         self._move_pause(state)
 
     def _move_pause(self, state: StateFolder) -> None:

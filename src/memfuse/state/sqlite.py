@@ -19,10 +19,11 @@ import functools
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from memfuse.confine import UnsafePath
 from memfuse.state.folder import StateFolder
 
 SIDECARS = ("", "-wal", "-shm", "-journal")
@@ -151,6 +152,27 @@ def open_read_only(state: StateFolder, name: str, schema: str) -> sqlite3.Connec
         db.close()
         raise
     return db
+
+
+def open_or_set_aside(
+    state: StateFolder, name: str, open_db: Callable[[], sqlite3.Connection]
+) -> tuple[sqlite3.Connection, str | None]:
+    """Open a private database; one memfuse cannot use is made afresh: the connection, and
+    what became of the old file (None: it was used as it was; "outdated": memfuse's own from
+    before, removed; "set aside": moved aside, with its notice, by `quarantine_db`). A moment's
+    trouble (a full disk, a lock held too long: sqlite3.OperationalError) is raised, the file
+    left as it is; so is whatever the second open raises."""
+    try:
+        return open_db(), None
+    except sqlite3.OperationalError:
+        raise
+    except Outdated:
+        for suffix in SIDECARS:
+            state.remove(f"{name}{suffix}")
+        return open_db(), "outdated"
+    except (sqlite3.DatabaseError, UnsafePath) as exc:
+        quarantine_db(state, name, str(exc))
+    return open_db(), "set aside"
 
 
 def quarantine_db(state: StateFolder, name: str, why: str) -> str:
