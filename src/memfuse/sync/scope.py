@@ -57,7 +57,7 @@ class InScope:
     holds: dict[str, set[str]]
 
 
-def stamp(path: Path) -> Stamp | None:
+def stamp(path: Path | str) -> Stamp | None:
     """A file's size, times and inode now; None when it is not there."""
     try:
         info = os.stat(path)
@@ -72,8 +72,11 @@ def in_scope(workspace: Workspace, scope: Scope, ledger: Ledger | None, today: d
     bullet of (lost by the store, a rollback undone, a failed call), whatever the scope."""
     sources = workspace.sources()
     where = {day: {workspace.location(f.path) for f in forms} for day, forms in sources.items()}
+    top = os.fspath(workspace.root)
     now = {
-        loc: found for loc in set().union(*where.values()) if (found := stamp(workspace.root / loc))
+        loc: found
+        for loc in set().union(*where.values())
+        if (found := stamp(os.path.join(top, loc)))
     }
     if scope.plain:
         covered = ledger.covered() if ledger is not None else {}

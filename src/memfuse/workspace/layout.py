@@ -15,6 +15,7 @@ it is attacker input. `journals(days)` is the one loop that reads the journals o
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -33,9 +34,9 @@ from memfuse.workspace.names import (
     LAST_DAY,
     NUMBERED_NAME,
     WEEKLY,
-    journal_date,
     looks_like_journal,
     monday_of,
+    name_date,
 )
 from memfuse.workspace.position import JournalPosition
 from memfuse.workspace.sections import split
@@ -110,7 +111,7 @@ class Workspace:
         self.misplaced: dict[Path, str] = {}
 
     # --- the layout ----------------------------------------------------------------------
-    @property
+    @functools.cached_property
     def journal_dir(self) -> Path:
         return self.root / "memory"
 
@@ -149,10 +150,10 @@ class Workspace:
 
     def location(self, path: Path) -> str:
         """A path as a person finds it in the workspace (`memory/2026-12-03.md`)."""
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
+        found, top = os.fspath(path), os.fspath(self.root).rstrip("/") + "/"
+        if found.startswith(top):  # as text: pathlib's relative_to costs a sync of many files
+            return found[len(top) :]
+        return "." if found == os.fspath(self.root) else found
 
     # --- the journals --------------------------------------------------------------------
     def daily_journals(self) -> dict[date, Path]:
@@ -183,12 +184,11 @@ class Workspace:
         """The dailies `tidy --archive` moved into memory/archive/, by date: `YYYY-MM-DD.md`,
         then the late dailies archived after it (`YYYY-MM-DD.1.md`, `.2.md`…), in that order."""
         found: dict[date, list[tuple[int, Path]]] = {}
-        if self.archive_dir.is_dir():
-            for path in self.archive_dir.iterdir():
-                match = ARCHIVED_NAME.fullmatch(path.name)
-                day = journal_date(Path(f"{match[1]}.md")) if match else None
-                if match is not None and day is not None:
-                    found.setdefault(day, []).append((int(match[2] or 0), path))
+        for path in _entries(self.archive_dir):
+            match = ARCHIVED_NAME.fullmatch(path.name)
+            day = name_date(f"{match[1]}.md") if match else None
+            if match is not None and day is not None:
+                found.setdefault(day, []).append((int(match[2] or 0), path))
         return {day: tuple(p for _n, p in sorted(found[day])) for day in sorted(found)}
 
     def weekly_rollups(self) -> dict[date, Path]:
@@ -393,11 +393,13 @@ class Workspace:
 
 def _dated(folder: Path) -> dict[date, Path]:
     """The entries of a folder named like a journal, by date ({} without the folder)."""
-    if not folder.is_dir():
-        return {}
-    found = {}
-    for path in folder.iterdir():
-        day = journal_date(path)
-        if day is not None:
-            found[day] = path
+    found = {day: path for path in _entries(folder) if (day := name_date(path.name)) is not None}
     return dict(sorted(found.items()))
+
+
+def _entries(folder: Path) -> list[Path]:
+    """The entries of a folder (none without it, or when it is not a folder)."""
+    try:
+        return list(folder.iterdir())  # its paths made cheaply: no parsing of each name
+    except (FileNotFoundError, NotADirectoryError):
+        return []

@@ -27,12 +27,17 @@ LOOSE_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md", re.IGNORECASE)
 def looks_like_journal(name: str) -> bool:
     """A name that is not a journal's but reads like one (and could hide a real one)."""
     loose = unicodedata.normalize("NFKC", name).strip()
-    return LOOSE_NAME.fullmatch(loose) is not None and journal_date(Path(name)) is None
+    return LOOSE_NAME.fullmatch(loose) is not None and name_date(name) is None
 
 
 def journal_date(path: Path) -> date | None:
     """The date a journal's file name gives, or None for any other file."""
-    match = JOURNAL_NAME.fullmatch(path.name)
+    return name_date(path.name)
+
+
+def name_date(name: str) -> date | None:
+    """The date a journal's file name (`YYYY-MM-DD.md`) gives, or None for any other name."""
+    match = JOURNAL_NAME.fullmatch(name)
     if match is None:
         return None
     try:

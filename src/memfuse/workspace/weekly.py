@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memfuse.workspace.journal import ParsedJournal
-from memfuse.workspace.names import journal_date
+from memfuse.workspace.names import journal_date, name_date
 from memfuse.workspace.sections import split
 
 Warn = Callable[[str], None]
@@ -37,7 +37,7 @@ def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
 
 
 def heading_day(iso: str) -> date | None:
-    return journal_date(Path(f"{iso}.md"))
+    return name_date(f"{iso}.md")
 
 
 # How a roll-up's section for a day outside its week is named (in sync's warning and in
