@@ -1,0 +1,29 @@
+"""A new user's first hour on a bare machine (issue 40): every mistake is named with its fix,
+and nothing the user wrote is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes import World
+
+
+def _user_config(text: str) -> Path:
+    import os
+
+    path = Path(os.environ["HOME"]) / ".config" / "memfuse" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_an_unknown_config_key_is_answered_with_the_key_it_was_meant_to_be(world: World) -> None:
+    path = _user_config("[surface]\nwindows_days = 3\n")
+    out = world.run("status")
+    assert out.code == 2  # a usage error
+    assert f"config file {path}: unknown key 'surface.windows_days'" in out.stderr
+    assert "did you mean 'surface.window_days'?" in out.stderr
+    _user_config("windows_days = 3\n")  # the right name, outside its table
+    assert "did you mean 'surface.window_days'?" in world.run("status").stderr
+    _user_config("[surface]\nbogus = 1\n")  # nothing close: no guess
+    assert "did you mean" not in world.run("status").stderr
