@@ -155,7 +155,8 @@ FLOORS = (
     ("workspace",),
     ("state", "store", "refserver"),
     ("confine", "schedule"),
-    ("text", "settings", "report", "errors", "untrusted", "__init__"),
+    ("text", "settings"),
+    ("report", "errors", "untrusted", "__init__"),  # settings masks with report's mask
 )
 
 

@@ -29,6 +29,7 @@ from memfuse.config.options import (
     positive_number,
 )
 from memfuse.errors import ConfigError
+from memfuse.report import arg_secrets
 from memfuse.settings import Budget, RerankSettings, SessionServer, Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.workspace.layout import Workspace
@@ -327,6 +328,7 @@ def secrets_in(settings: Settings, env: Mapping[str, str] | None = None) -> list
         found.update(
             v for name, v in settings.session_server.env if name.upper().endswith(SECRET_NAMES)
         )
+        found.update(arg_secrets(settings.session_server.args))  # `--api-key=…`, a DSN's
     url = urlsplit(settings.rerank.base_url)
     found.update(v for v in (url.password, *(v for _k, v in parse_qsl(url.query))) if v)
     return sorted((s for s in found if len(s) >= 6), key=len, reverse=True)

@@ -27,3 +27,17 @@ def test_an_unknown_config_key_is_answered_with_the_key_it_was_meant_to_be(world
     assert "did you mean 'surface.window_days'?" in world.run("status").stderr
     _user_config("[surface]\nbogus = 1\n")  # nothing close: no guess
     assert "did you mean" not in world.run("status").stderr
+
+
+def test_the_session_servers_arguments_are_masked_like_its_environment(world: World) -> None:
+    _user_config(
+        '[session]\ncommand = "node"\n'
+        'args = ["server.js", "--api-key=sk-live-abcdefgh12345678", "--token", "tok-9876543210",'
+        ' "postgres://mem:pw@db.local/mem"]\n'
+    )
+    for argv in (["doctor", "--json", "--show-config"], ["doctor", "--show-config"]):
+        out = world.run(*argv)
+        text = out.stdout + out.stderr
+        for secret in ("sk-live-abcdefgh12345678", "tok-9876543210", "mem:pw@"):
+            assert secret not in text, (argv, secret)
+        assert "server.js" in text and "db.local/mem" in text  # what is not secret is shown
