@@ -219,6 +219,13 @@ def load_settings(
         or str(home / ".openclaw" / "workspace")
     )
     workspace = Path(str(workspace_text)).expanduser().absolute()
+    meant = Workspace.meant_by(workspace)
+    if meant is not None:  # it would read memory/memory/ and keep a second state folder
+        raise ConfigError(
+            f"workspace {workspace} is the journals' folder of the workspace {meant}, not a"
+            f" workspace: give -w {meant} (or MEMFUSE_WORKSPACE={meant}); memfuse reads"
+            f" {Workspace(meant).journal_dir}/YYYY-MM-DD.md itself"
+        )
     workspace_file = config_paths(workspace, env)[0]
     local = _lowered_only(read_workspace_config(workspace, workspace_file, user_file), user_values)
     files = tuple(

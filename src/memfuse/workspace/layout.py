@@ -110,6 +110,19 @@ class Workspace:
         self.misplaced: dict[Path, str] = {}
 
     # --- the layout ----------------------------------------------------------------------
+    @classmethod
+    def meant_by(cls, root: Path) -> Path | None:
+        """The workspace meant when `root` is its journals' folder (`-w …/workspace/memory`):
+        a folder named as the journals' folder is, holding neither a journals' folder nor a
+        MEMORY.md of its own; None when `root` may well be a workspace."""
+        found = cls(root.parent)
+        if root.name != found.journal_dir.name or not root.is_dir():
+            return None
+        inside = cls(root)
+        if inside.journal_dir.is_dir() or inside.memory_md.exists():
+            return None
+        return found.root
+
     @property
     def journal_dir(self) -> Path:
         return self.root / "memory"

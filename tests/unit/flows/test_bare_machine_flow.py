@@ -41,3 +41,26 @@ def test_the_session_servers_arguments_are_masked_like_its_environment(world: Wo
         for secret in ("sk-live-abcdefgh12345678", "tok-9876543210", "mem:pw@"):
             assert secret not in text, (argv, secret)
         assert "server.js" in text and "db.local/mem" in text  # what is not secret is shown
+
+
+def test_a_workspace_that_is_a_journals_folder_is_refused_naming_the_one_meant(
+    world: World,
+) -> None:
+    world.journal("2026-12-01", "## Events\n- the billing rollout\n")
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    inner = world.workspace / "memory"
+    for argv in (["sync", "-w", str(inner)], ["doctor", "-w", str(inner)]):
+        result = CliRunner().invoke(app, argv, obj=world.seams)
+        assert result.exit_code == 2, result.stderr
+        assert f"give -w {world.workspace}" in result.stderr
+    assert not (inner / "memory").exists() and world.gateway.calls == []
+    from tests.fakes import state_of
+
+    assert not state_of(inner).exists()  # no second state folder
+    # A workspace that happens to be named memory, holding its own journals, is one.
+    named = world.workspace.parent / "agents" / "memory"
+    (named / "memory").mkdir(parents=True)
+    assert CliRunner().invoke(app, ["status", "-w", str(named)], obj=world.seams).exit_code == 0
