@@ -148,6 +148,7 @@ FLOORS = (
     ("__main__",),
     ("cli",),
     ("commands",),
+    ("setup",),  # doctor's engine: it reads the run history
     ("run",),
     ("ledger",),
     ("recall",),
