@@ -64,3 +64,47 @@ def test_a_workspace_that_is_a_journals_folder_is_refused_naming_the_one_meant(
     named = world.workspace.parent / "agents" / "memory"
     (named / "memory").mkdir(parents=True)
     assert CliRunner().invoke(app, ["status", "-w", str(named)], obj=world.seams).exit_code == 0
+
+
+DAY = "2026-11-29"
+
+
+def _sync(world: World, at: str, *extra: str) -> tuple[int, str]:
+    out = world.run("sync", "-q", "--now", f"{DAY}T{at}", *extra)
+    return out.code, out.stderr
+
+
+def test_a_run_whose_own_setup_is_wrong_names_the_cause_and_raises_no_store_alarm(
+    world: World, tmp_path: Path
+) -> None:
+    """The causes doctor names — a mistyped --mcporter-config, a server script that is not
+    there — are the run's error (exit 78), and such runs never make the store-down alarm."""
+    import json
+
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+    world.gateway.down = "failed"
+    typo = tmp_path / "mcporter.jsn"
+    code, stderr = _sync(world, "10:00", "--mcporter-config", str(typo))
+    assert code == 78, stderr
+    assert f"mcporter-config: {typo} does not exist" in stderr
+    doctor = world.run("doctor", "--mcporter-config", str(typo))
+    assert f"{typo} does not exist" in doctor.stdout  # the same words doctor says
+    config = tmp_path / "mcporter.json"
+    missing = tmp_path / "gone" / "dist" / "mcp" / "server.js"
+    entry = {"command": "sh", "args": [str(missing)]}
+    config.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}))
+    for at in ("11:00", "12:00", "13:00"):
+        code, stderr = _sync(world, at, "--mcporter-config", str(config))
+        assert code == 78, stderr
+        assert f"its script {missing} does not exist" in stderr
+        assert "needs a person" not in stderr
+    status = world.run("status", "--now", f"{DAY}T13:05")
+    assert status.code == 0, status.stdout  # four mistaken runs: no store-down alarm
+    assert "store misconfigured" in status.stdout
+    # A store that is set up and down still escalates, mistaken runs in between or not.
+    config.write_text(json.dumps({"mcpServers": {"agent-memory": {"command": "sh"}}}))
+    assert _sync(world, "14:00", "--mcporter-config", str(config))[0] == 0
+    assert _sync(world, "15:00", "--mcporter-config", str(typo))[0] == 78
+    assert _sync(world, "16:00", "--mcporter-config", str(config))[0] == 0
+    code, stderr = _sync(world, "17:00", "--mcporter-config", str(config))
+    assert code == 4 and "every store call failed in the last 3 runs" in stderr
