@@ -108,3 +108,24 @@ def test_a_run_whose_own_setup_is_wrong_names_the_cause_and_raises_no_store_alar
     assert _sync(world, "16:00", "--mcporter-config", str(config))[0] == 0
     code, stderr = _sync(world, "17:00", "--mcporter-config", str(config))
     assert code == 4 and "every store call failed in the last 3 runs" in stderr
+
+
+def test_doctor_on_a_machine_without_agent_memory_says_so_and_shows_the_server_js_route(
+    world: World,
+) -> None:
+    import os
+
+    out = world.json("doctor")
+    rows = {c["name"]: c for c in out.data["checks"]}
+    row = rows["agent-memory"]
+    assert not row["ok"] and not row["critical"]
+    assert "agent-memory is not installed here" in row["detail"]
+    assert "E404" in row["detail"]  # the registry's answer on most machines today
+    assert "--install-config ~/.mcporter/mcporter.json --server-js PATH" in row["detail"]
+    # With a build of its source release where the README puts it, doctor names it instead.
+    source = Path(os.environ["HOME"]) / ".local/share/agent-memory/src"
+    (source / "dist" / "mcp").mkdir(parents=True)
+    (source / "dist" / "mcp" / "server.js").write_text("// the server\n")
+    (source / "package.json").write_text('{"version": "5.1.0"}')
+    row = {c["name"]: c for c in world.json("doctor").data["checks"]}["agent-memory"]
+    assert row["ok"] and "5.1.0 at" in row["detail"] and "built from its source" in row["detail"]
