@@ -150,6 +150,11 @@ class Workspace:
         return self.root / "RECENT.md"
 
     @property
+    def recent_kept(self) -> Path:
+        """Where the lines of RECENT.md memfuse did not write are kept before it rewrites it."""
+        return self.root / "RECENT.kept.md"
+
+    @property
     def legacy_state(self) -> Path:
         """Where memfuse kept its state before it moved out of the agent's reach: read once,
         to migrate it (memfuse.state.legacy), and ignored after that."""

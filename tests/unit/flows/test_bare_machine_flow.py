@@ -129,3 +129,61 @@ def test_doctor_on_a_machine_without_agent_memory_says_so_and_shows_the_server_j
     (source / "package.json").write_text('{"version": "5.1.0"}')
     row = {c["name"]: c for c in world.json("doctor").data["checks"]}["agent-memory"]
     assert row["ok"] and "5.1.0 at" in row["detail"] and "built from its source" in row["detail"]
+
+
+def _surface(world: World, at: str) -> dict[str, object]:
+    out = world.json("surface", "--now", f"{DAY}T{at}")
+    assert out.code == 0, out.stdout
+    data: dict[str, object] = out.data
+    return data
+
+
+def test_surface_keeps_the_lines_it_did_not_write_in_a_copy_named_in_its_output(
+    world: World,
+) -> None:
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+    recent = world.workspace / "RECENT.md"
+    kept = world.workspace / "RECENT.kept.md"
+    assert "user_lines" not in _surface(world, "14:05") and not kept.exists()
+    mine = recent.read_text()
+    # A person adds a line, and the agent rewrites one of memfuse's entries its own way.
+    recent.write_text(
+        mine.replace("- met Bob about the staging deploy", "- met Bob (he wants a rollback plan)")
+        + "\n- call the bank before Friday\n"
+    )
+    data = _surface(world, "22:05")
+    assert data["user_lines"] == {"count": 2, "copy": str(kept)}
+    text = kept.read_text()
+    assert "- call the bank before Friday" in text and "he wants a rollback plan" in text
+    assert "_auto-updated" not in text and "## 最近事件" not in text  # memfuse's lines are not
+    assert "call the bank" not in recent.read_text()
+    human = world.run("surface", "--now", f"{DAY}T22:10").stdout
+    assert "kept in" not in human  # nothing new of the user's: nothing kept again
+    # A mark in the file cannot pass a line off as memfuse's: only its own record counts.
+    recent.write_text(recent.read_text() + "- <!-- memfuse --> pay rent\n")
+    assert _surface(world, "22:15")["user_lines"] == {"count": 1, "copy": str(kept)}
+    assert kept.read_text().count("call the bank") == 1  # a line is kept once
+
+
+def test_the_kept_copy_is_bounded_and_never_written_through_a_link(
+    world: World, tmp_path: Path
+) -> None:
+    from memfuse.workspace.recent_md import KEPT_MAX
+
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+    recent = world.workspace / "RECENT.md"
+    _surface(world, "14:05")
+    recent.write_text("".join(f"- note {i} {'x' * 60}\n" for i in range(20_000)))  # 1.3 MB
+    out = world.json("surface", "--now", f"{DAY}T15:05")
+    kept = world.workspace / "RECENT.kept.md"
+    assert len(kept.read_bytes()) <= KEPT_MAX and "oldest line(s) were dropped" in out.stderr
+    outside = tmp_path / "outside.md"
+    outside.write_text("not memfuse's\n")
+    kept.unlink()
+    kept.symlink_to(outside)
+    recent.write_text("- a line of the agent's\n")
+    data = _surface(world, "16:05")
+    assert outside.read_text() == "not memfuse's\n"  # the link was not written through
+    copy = Path(str(data["user_lines"]["copy"]))  # type: ignore[index]
+    assert copy.is_relative_to(world.state)  # kept in memfuse's own state folder instead
+    assert "- a line of the agent's" in copy.read_text()
