@@ -134,7 +134,8 @@ def missing_program(server: ServerSpec | ConfigError) -> str | None:
         else shutil.which(program) is not None or "/" in program
     )
     if not found:
-        return f"its command {program!r} is not on this PATH"
+        where = "does not exist" if os.path.isabs(program) else "is not on this PATH"
+        return f"its command {printable(program)[:300]} {where}"
     for arg in (*argv[1:], *server.args):
         if not _SCRIPT.search(arg) or arg.startswith("-"):
             continue

@@ -187,3 +187,18 @@ def test_the_kept_copy_is_bounded_and_never_written_through_a_link(
     copy = Path(str(data["user_lines"]["copy"]))  # type: ignore[index]
     assert copy.is_relative_to(world.state)  # kept in memfuse's own state folder instead
     assert "- a line of the agent's" in copy.read_text()
+
+
+def test_a_server_command_that_is_not_there_is_named_too(world: World, tmp_path: Path) -> None:
+    import json
+
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+    world.gateway.down = "failed"
+    config = tmp_path / "mcporter.json"
+    gone = tmp_path / "old-node" / "bin" / "node"
+    config.write_text(json.dumps({"mcpServers": {"agent-memory": {"command": str(gone)}}}))
+    code, stderr = _sync(world, "10:00", "--mcporter-config", str(config))
+    assert code == 78 and f"its command {gone} does not exist" in stderr
+    # A server that is there and down is an outage, not a setup mistake: exit 0, as before.
+    config.write_text(json.dumps({"mcpServers": {"agent-memory": {"command": "sh"}}}))
+    assert _sync(world, "11:00", "--mcporter-config", str(config))[0] == 0
