@@ -15,6 +15,9 @@ class ExitCode(IntEnum):
     ESCALATED = 4  # the store has failed for runs on end, or no success for too long
     NO_WORKSPACE = 66  # the workspace does not exist or is not a folder (sysexits' EX_NOINPUT)
     LOCKED = 75
+    # The store could not be reached and its setup is why (a config file that is not there, no
+    # mcporter, a server script that is not there): sysexits' EX_CONFIG, not a store outage.
+    SETUP = 78
 
 
 class MemfuseError(Exception):

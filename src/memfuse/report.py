@@ -63,6 +63,36 @@ def mask_secretish(text: str) -> str:
     return _SECRETISH.sub(masked, text)
 
 
+# A flag whose next argument is a secret (`--api-key sk-…`, `--token T`), as a server's
+# arguments may carry one.
+_SECRET_FLAG = re.compile(r"(?i)^--?[\w-]*(?:token|password|passwd|secret|api[_-]?key|auth\w*)$")
+
+
+def arg_secrets(args: Iterable[str]) -> list[str]:
+    """The secret values in a program's arguments: a value after a secret-named flag (`=` or
+    the next argument) and a URL's password (`postgres://user:pw@host`)."""
+    found: list[str] = []
+    after_flag = False
+    for arg in args:
+        if after_flag:
+            found.append(arg)
+        after_flag = bool(_SECRET_FLAG.match(arg))
+        for match in _SECRETISH.finditer(arg):
+            groups = match.groups()
+            found.extend(g for g in (groups[1], groups[3], groups[5]) if g)
+    return [s for s in found if s]
+
+
+def mask_args(args: Iterable[str]) -> list[str]:
+    """A program's arguments with their secret values masked, as environment values are."""
+    masked: list[str] = []
+    after_flag = False
+    for arg in args:
+        masked.append(SecretMasker.MASK if after_flag else mask_secretish(arg))
+        after_flag = bool(_SECRET_FLAG.match(arg))
+    return masked
+
+
 def cause(text: str, *, lines: int = 2) -> str:
     """The line of another program's output that names why it failed (the first line saying
     why, and the one after it when that is a hint), not merely its last line: bounded, colour

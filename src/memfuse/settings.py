@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from memfuse.report import mask_args
+
 Transport = Literal["auto", "mcporter", "session"]
 
 # The classifier's keyword table, the one place it is written (docs/operations.md, "What a
@@ -141,7 +143,8 @@ class Settings:
                 continue
             if isinstance(value, SessionServer):  # its env is where a server's token lives
                 env = {name: mask_secret(v) for name, v in value.env}
-                value = f"{value.command} {' '.join(value.args)} env={env} cwd={value.cwd}"
+                args = " ".join(mask_args(value.args))  # a key or a URL password, too
+                value = f"{value.command} {args} env={env} cwd={value.cwd}"
             if isinstance(value, tuple) and value and isinstance(value[0], str | Path):
                 value = ", ".join(str(v) for v in value)
             rows.append((f.name, str(value)))

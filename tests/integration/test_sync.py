@@ -172,18 +172,21 @@ def test_a_removed_bullet_is_stale_and_prune_deletes_only_what_memfuse_made(
     assert after["data"]["counts"]["stale"] == 0
 
 
-def test_missing_mcporter_warns_and_changes_nothing(workspace: Path) -> None:
+def test_missing_mcporter_is_named_as_the_cause_and_changes_nothing(workspace: Path) -> None:
+    """A `--mcporter` that is not there is the run's own setup, named as doctor names it
+    (exit 78, decision 262); the bullets wait for the next run, nothing is written."""
     journal(workspace).write_text(JOURNAL)
     before = journal(workspace).read_bytes()
     args = ["sync", "-w", str(workspace), "--date", DAY, "--mcporter", "/nonexistent/mcporter"]
     result = CliRunner().invoke(app, [*args, "--json"])
     envelope = json.loads(result.stdout)
-    assert result.exit_code == 0
-    assert envelope["status"] == "degraded"
+    assert result.exit_code == 78
+    assert envelope["status"] == "failed"
     assert envelope["data"]["counts"]["failed"] == 10
     assert "mcporter not found" in result.stderr
+    assert "its setup is why: mcporter: mcporter not found or not runnable" in result.stderr
     strict = CliRunner().invoke(app, [*args, "--strict", "-q"])
-    assert strict.exit_code == 3
+    assert strict.exit_code == 78
     assert journal(workspace).read_bytes() == before
     import sqlite3
 

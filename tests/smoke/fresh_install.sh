@@ -2,12 +2,15 @@
 # The README's "Use it on your agent" block, run as written — extracted from README.md, not
 # copied — in a fresh HOME that already has an mcporter config with another server and a
 # crontab of its own: both must survive, memfuse's entry must work, and the installed
-# schedule's jobs must run under `env -i` as cron runs them. What is not run as written, and
-# why: `/path/to/memfuse` is this checkout; agent-memory's statement (its npm package is not in
-# this machine's registry, and its source release cannot be fetched here) becomes a stand-in
-# server.js, where the README's source build puts it, that hands its stdio to the bundled
-# reference server; and this machine has no cron, so `crontab` is a small program that keeps
-# the table in a file, as crontab(1) does. npm and pip are made quiet by their own variables.
+# schedule's jobs must run under `env -i` as cron runs them. What is not as on a user's
+# machine, and why: `/path/to/memfuse` is this checkout; three programs are stand-ins, put
+# first on PATH: `npm` answers E404 for agent-memory's package (as this machine's registry
+# does) and is the real npm for everything else; `curl` hands over a source release of a
+# stand-in agent-memory (its build makes a server.js that hands its stdio to the bundled
+# reference server) where a user's curl fetches the real one; and this machine has no cron,
+# so `crontab` is a small program that keeps the table in a file, as crontab(1) does. npm and
+# pip are made quiet by their own variables. First the block is run with the release out of
+# reach: it must stop at that step, say what to do, and leave nothing half made.
 source "$(dirname "$0")/_lib.bash"
 make_world
 H=$WORK/home
@@ -35,6 +38,47 @@ fi
 cat > "$WORK/crontab-table.new" && mv "$WORK/crontab-table.new" "$WORK/crontab-table"
 SH
 chmod +x "$H/bin/crontab"
+
+# agent-memory's source release, as the stand-in `curl` hands it over: a package whose build
+# makes dist/mcp/server.js, a stand-in handing its stdio to the bundled reference server.
+RELEASE=$WORK/release/agent-memory-5.1.0
+mkdir -p "$RELEASE"
+cat > "$RELEASE/package.json" <<'JSON'
+{"name": "@smyslenny/agent-memory", "version": "2.2.0", "private": true,
+ "scripts": {"build": "mkdir -p dist/mcp && cp server.js dist/mcp/server.js"}}
+JSON
+cat > "$RELEASE/server.js" <<JS
+// Stand-in: the bundled reference server behind agent-memory's path.
+const { spawnSync } = require("child_process");
+const done = spawnSync("$H/.local/share/memfuse/bin/python", ["-m", "memfuse.refserver"], { stdio: "inherit" });
+process.exit(done.status === null ? 1 : done.status);
+JS
+REAL_NPM=$(command -v npm) || fail "no npm on PATH"
+cat > "$H/bin/npm" <<SH
+#!/bin/sh
+# Stand-in: this machine's registry has no agent-memory package; npm itself for the rest.
+case " \$* " in
+    *" @smyslenny/agent-memory "*)
+        echo "npm error code E404" >&2
+        echo "npm error 404 Not Found - GET @smyslenny%2fagent-memory - Not found" >&2
+        exit 1 ;;
+esac
+exec "$REAL_NPM" "\$@"
+SH
+cat > "$H/bin/curl" <<SH
+#!/bin/sh
+# Stand-in: agent-memory's source release, or (RELEASE_OUT_OF_REACH) curl -f's 404.
+for arg; do url=\$arg; done
+case "\$url" in
+    */agent-memory/archive/refs/tags/v5.1.0.tar.gz)
+        if [ -z "\${RELEASE_OUT_OF_REACH:-}" ]; then
+            exec tar -cz -C "$WORK/release" agent-memory-5.1.0
+        fi ;;
+esac
+echo "curl: (22) The requested URL returned error: 404" >&2
+exit 22
+SH
+chmod +x "$H/bin/npm" "$H/bin/curl"
 export PATH="$H/bin:$PATH"
 unset MEMFUSE_WORKSPACE MEMFUSE_MCPORTER MEMFUSE_MCPORTER_CONFIG MEMFUSE_TRANSPORT
 export PIP_QUIET=1 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -43,33 +87,33 @@ export npm_config_update_notifier=false npm_config_audit=false npm_config_fund=f
 
 step "the README's block, extracted"
 "$PY" - "$ROOT/README.md" "$ROOT" > "$WORK/readme-steps.sh" <<'PY' || fail "no install block in the README"
-import re, sys
+import sys
 readme, root = open(sys.argv[1]).read(), sys.argv[2]
 block = readme.split("<!-- fresh-install:", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
-standin = "install_agent_memory_standin  # the README's agent-memory statement, not runnable here"
-block, n = re.subn(
-    r"^npm install [^\n]*@smyslenny/agent-memory \|\| \{\n(?:.*\n)*?.*; \}$", standin, block,
-    flags=re.M,
-)
-assert n == 1, "the agent-memory statement changed shape: update the stand-in"
 assert block.count("/path/to/memfuse") == 1
 print(block.replace("/path/to/memfuse", root))
 PY
 grep -q "^memfuse cron .* --install$" "$WORK/readme-steps.sh" || fail "the block installs no schedule"
 
-install_agent_memory_standin() {
-    local src=$HOME/.local/share/agent-memory/src
-    mkdir -p "$src/dist/mcp"
-    echo '{"name": "@smyslenny/agent-memory", "version": "2.2.0"}' > "$src/package.json"
-    cat > "$src/dist/mcp/server.js" <<JS
-// Stand-in: the bundled reference server behind agent-memory's path.
-const { spawnSync } = require("child_process");
-const done = spawnSync("$HOME/.local/share/memfuse/bin/python", ["-m", "memfuse.refserver"], { stdio: "inherit" });
-process.exit(done.status === null ? 1 : done.status);
-JS
-}
+step "the README's block stops where agent-memory cannot be had, and says what to do"
+# As a pasted block runs: without errexit, every line runs whatever the one before did.
+(
+    cd "$HOME"
+    RELEASE_OUT_OF_REACH=1 bash "$WORK/readme-steps.sh"
+) > "$WORK/readme-stop.out" 2>&1 || true
+grep -q "^stopped: agent-memory could not be installed" "$WORK/readme-stop.out" \
+    || fail "the block did not stop at agent-memory: $(tail -n 15 "$WORK/readme-stop.out")"
+grep -q -- "--server-js PATH" "$WORK/readme-stop.out" \
+    || fail "the stop does not show the --server-js route: $(tail -n 15 "$WORK/readme-stop.out")"
+grep -q "E404" "$WORK/readme-stop.out" || fail "npm's E404 is not shown"
+[ ! -e "$H/.local/share/agent-memory/src" ] || fail "a half-made agent-memory/src/ is left"
+cmp -s <(printf '%s\n' "$USERS_CONFIG") "$H/.mcporter/mcporter.json" \
+    || fail "the user's mcporter config changed: step 3 ran after the failed step"
+[ -z "$(ls "$H/.mcporter"/*.before-memfuse-* 2>/dev/null)" ] || fail "step 3 ran after the failed step"
+cmp -s <(printf 'MAILTO=me@example.invalid\n%s\n' "$USERS_LINE") "$WORK/crontab-table" \
+    || fail "the crontab changed: step 4 ran after the failed step"
 
-step "the README's block, line by line, in a fresh HOME"
+step "the README's block, run again with the release in reach, line by line"
 (
     set -euo pipefail
     cd "$HOME"

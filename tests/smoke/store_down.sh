@@ -1,28 +1,40 @@
 #!/usr/bin/env bash
 # The store is down for a day: nothing is lost, Markdown is untouched, the next day catches up.
-# mcporter is the transport here: "down" is mcporter missing, then back.
+# mcporter is the transport here: "down" is a server that dies as it starts, then back. (A
+# missing mcporter is the run's own setup, not an outage: exit 78, named, and no alarm.)
 export SMOKE_TRANSPORT=${SMOKE_TRANSPORT:-mcporter}
 source "$(dirname "$0")/_lib.bash"
 make_world
+cp "$WORK/mcporter.json" "$WORK/mcporter-up.json"
+FAULT_MODE=crash-start make_world
 before=$(checksum)
 
-step "sync with mcporter missing"
-out=$(SMOKE_MCPORTER=/nonexistent/mcporter cron sync --days 7 --now 2026-11-29T14:00 --json 2>"$WORK/err") \
+step "a missing mcporter is named as the run's setup, not taken for the store down"
+set +e
+SMOKE_MCPORTER=/nonexistent/mcporter cron sync --days 7 --now 2026-11-29T13:00 -q 2>"$WORK/err" >/dev/null
+code=$?
+set -e
+expect "$code" == 78 "exit code of a run with a missing mcporter"
+grep -q "its setup is why: mcporter: mcporter not found" "$WORK/err" \
+    || fail "the cause is not named: $(cat "$WORK/err")"
+
+step "sync with the store down"
+out=$(cron sync --days 7 --now 2026-11-29T14:00 --json 2>"$WORK/err") \
     || fail "sync must exit 0 when the store is down, got $?"
 expect "$(field "$out" status)" == degraded "status"
 expect "$(field "$out" data.counts.failed)" == 35 "failed bullets"
-grep -q "mcporter not found" "$WORK/err" || fail "no warning on stderr"
+grep -q "^warning: " "$WORK/err" || fail "no warning on stderr"
 
 step "sync --strict signals the failure to a pipeline"
 set +e
-SMOKE_MCPORTER=/nonexistent/mcporter cron sync --days 7 --now 2026-11-29T14:00 --strict -q 2>/dev/null
+cron sync --days 7 --now 2026-11-29T14:00 --strict -q 2>/dev/null
 code=$?
 set -e
 expect "$code" == 3 "--strict exit code"
 
 step "the third run in a row with the store down needs a person: exit 4, one line for cron"
 set +e
-quiet=$(SMOKE_MCPORTER=/nonexistent/mcporter cron sync --days 7 --now 2026-11-29T14:30 -q 2>"$WORK/err")
+quiet=$(cron sync --days 7 --now 2026-11-29T14:30 -q 2>"$WORK/err")
 code=$?
 set -e
 expect "$code" == 4 "escalation exit code"
@@ -37,7 +49,7 @@ set -e
 expect "$code" == 4 "memfuse status -q as a monitoring probe"
 
 step "surface falls back to the journals"
-out=$(SMOKE_MCPORTER=/nonexistent/mcporter cron surface --now 2026-11-29T14:05 --json 2>/dev/null) \
+out=$(cron surface --now 2026-11-29T14:05 --json 2>/dev/null) \
     || fail "surface exited $?"
 expect "$(field "$out" data.source)" == journals "surface source"
 expect "$(field "$out" data.sections.event)" -gt 0 "event entries from journals"
@@ -46,6 +58,7 @@ step "the Markdown is untouched"
 [ "$(checksum)" == "$before" ] || fail "journals or MEMORY.md changed"
 
 step "the store is back: everything is synced"
+cp "$WORK/mcporter-up.json" "$WORK/mcporter.json"
 out=$(cron sync --days 7 --now 2026-11-29T22:00 --json) || fail "sync exited $?"
 expect "$(field "$out" data.counts.added)" == 35 "bullets caught up"
 echo "ok: store down"

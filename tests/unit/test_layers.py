@@ -148,7 +148,7 @@ FLOORS = (
     ("__main__",),
     ("cli",),
     ("commands",),
-    ("sync",),
+    ("sync", "setup"),  # sync's and doctor's engines (setup reads the run history)
     ("run",),
     ("ledger",),
     ("recall",),
@@ -156,7 +156,8 @@ FLOORS = (
     ("workspace",),
     ("state", "store", "refserver"),
     ("confine", "schedule"),
-    ("text", "settings", "report", "errors", "untrusted", "__init__"),
+    ("text", "settings"),
+    ("report", "errors", "untrusted", "__init__"),  # settings masks with report's mask
 )
 
 

@@ -25,6 +25,7 @@ from memfuse.settings import Budget
 from memfuse.store.answers import StoredMemory
 from memfuse.text.similarity import fold_whitespace
 from memfuse.workspace.position import JournalPosition
+from memfuse.workspace.recent_keep import keep_foreign, note_written
 from memfuse.workspace.recent_md import Record, choose, section_counts
 from memfuse.workspace.recent_md import render as recent_md
 
@@ -193,8 +194,11 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         )
         return _kept(path)
     text = the_plan.text
+    kept = None
     if path is not None:
+        kept = keep_foreign(ctx.workspace, path, text, ctx.settings.now, ctx.reporter.warn)
         _write(ctx, path, text)
+        note_written(ctx.workspace.state, text, ctx.reporter.warn)
     data: SurfaceData = {
         "source": the_plan.source,
         "path": str(path) if path else None,
@@ -203,6 +207,8 @@ def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
         "lines": text.count("\n"),
         "sections": section_counts(text),
     }
+    if kept is not None:
+        data["user_lines"] = {"count": kept.count, "copy": str(kept.copy)}
     if to_stdout:
         data["text"] = text
         return CommandResult("surface", data, payload=text.rstrip("\n"))

@@ -26,6 +26,7 @@ from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
+from memfuse.store.diagnose import Check, setup_faults
 from memfuse.store.gateway import Answer, CallFailed
 from memfuse.text.classify import Classifier
 from memfuse.untrusted import printable
@@ -210,6 +211,26 @@ class RunContext:
         log = self._server_log if self.workspace.state.exists() else None
         return WarmStore(self.settings, self.seams, self.server, log, retry_after=retry_after,
                          clock=clock)  # fmt: skip
+
+    def setup_faults(self) -> list[Check]:
+        """Why this run reached no store, when the store's setup is why — named by doctor's
+        own checks (memfuse.store.diagnose); [] when the store answered, was not asked, or
+        is set up and down."""
+        store = self._store
+        if store is None or store.outcome != "failed":
+            return []
+        warnings = self.reporter.warnings
+        said = self.server_said()
+        return setup_faults(
+            self.settings,
+            self.server,
+            transport=store.transport,
+            bridge_version=store.bridge_version,
+            last=warnings[0] if warnings else "no answer",
+            said=said,
+            log=self.server_log if said else None,
+            env=os.environ,
+        )
 
     @property
     def calls_made(self) -> int:

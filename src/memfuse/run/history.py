@@ -27,6 +27,9 @@ from memfuse.untrusted import load_json
 KEEP = 30
 LIFECYCLE = ("sync", "surface", "tidy")
 RUNS_LIMIT = 4 << 20  # a runs.json larger than this was not written by memfuse
+# A run that reached no store because of its own setup (exit 78, the cause named): not a store
+# outage, so it neither counts toward nor breaks a streak of failing runs (decision 262).
+MISCONFIGURED = "misconfigured"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class RunRecord:
     status: str  # ok | degraded | failed | locked (another run held the workspace)
     exit_code: int
     store: str  # ok (some call answered) | failed (every call failed) | idle (no call made)
+    #            | misconfigured (every call failed, and the run's setup is why)
     calls: int = 0
     counts: Mapping[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
@@ -174,14 +178,15 @@ def assess(
         return Alarm(name, f"no run since {_when(last.at)} (is cron running it?)", last.started)
     if last.succeeded:
         return None
+    outages = [r for r in records if r.store != MISCONFIGURED]
     streak = 0
-    for record in reversed(records):
+    for record in reversed(outages):
         if record.store != "failed":
             break
         streak += 1
     successes = [r for r in records if r.succeeded]
     if streak >= policy.failed_runs:
-        first = records[-streak]
+        first = outages[-streak]
         reason = (
             f"every store call failed in the last {streak} runs, since {_when(first.at)}"
             f"{_last_success(successes)}"

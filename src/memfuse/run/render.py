@@ -94,11 +94,15 @@ def surface(data: SurfaceData) -> list[str]:
         return [f"surface: {data['target']} kept (nothing new to surface)"]
     target = f"dry run, {data['target']} not written" if data["dry_run"] else data["target"]
     counts = data.get("sections", {})
-    return [
+    lines = [
         f"surface: {target} from {data['source']}: {counts.get('emotion', 0)} emotion, "
         f"{counts.get('knowledge', 0)} knowledge, {counts.get('event', 0)} event entries, "
         f"{data.get('lines', 0)} lines"
     ]
+    kept = data.get("user_lines")
+    if kept:
+        lines.append(f"  {kept['count']} line(s) memfuse had not written kept in {kept['copy']}")
+    return lines
 
 
 def tidy(data: TidyData) -> list[str]:

@@ -78,6 +78,11 @@ class SyncData(TypedDict):
 # --- surface -------------------------------------------------------------------------------
 
 
+class KeptLines(TypedDict):
+    count: int  # lines of RECENT.md memfuse had not written, kept before it was rewritten
+    copy: str  # where: RECENT.kept.md beside it, or the state folder's copy
+
+
 class SurfaceData(TypedDict):
     source: str  # agent-memory | journals | kept
     path: str | None  # the file written; None under --stdout or --dry-run
@@ -87,6 +92,7 @@ class SurfaceData(TypedDict):
     lines: NotRequired[int]
     sections: NotRequired[dict[str, int]]
     text: NotRequired[str]  # --stdout: the rendered RECENT.md, which is also the payload
+    user_lines: NotRequired[KeptLines]
     alarm: NotRequired[AlarmData]
 
 

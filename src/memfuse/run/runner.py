@@ -27,7 +27,7 @@ from memfuse.config import load_settings, secrets_in
 from memfuse.errors import ExitCode, MemfuseError, NoWorkspace
 from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import Advance, RunContext, Seams, no_progress
-from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess
+from memfuse.run.history import LIFECYCLE, MISCONFIGURED, Alarm, History, RunRecord, assess
 from memfuse.run.lock import WorkspaceLock
 from memfuse.run.migrate import migrate_legacy
 from memfuse.run.output import CommandResult, failure, libraries, setup_log, to_json
@@ -202,6 +202,8 @@ def _conclude(
     mask = reporter.mask
     dry_run = ctx is not None and ctx.dry_run
     result = replace(result, guard_failures=reporter.guard_failures)
+    if ctx is not None and result.exit_code in (ExitCode.OK, ExitCode.STRICT):
+        result = _named_setup_fault(ctx, result)
     if common.strict and result.exit_code == ExitCode.OK and (result.guard_failures or refused):
         result = replace(result, exit_code=ExitCode.STRICT)
     duration_ms = int((time.monotonic() - started) * 1000)
@@ -230,6 +232,25 @@ def _conclude(
     raise typer.Exit(int(result.exit_code))
 
 
+def _named_setup_fault(ctx: RunContext, result: CommandResult) -> CommandResult:
+    """A run whose every store call failed because of the store's setup — a mistyped
+    `--mcporter-config`, no mcporter, a server script that is not there — fails with that
+    cause, named as doctor names it (exit 78), instead of a transport's `Connection closed`;
+    it is recorded as such, and does not count toward the store-down alarm (decision 262)."""
+    try:
+        faults = ctx.setup_faults()
+    except (OSError, MemfuseError) as exc:  # the diagnosis must not hide the run's own result
+        ctx.reporter.info(f"the store's setup could not be checked: {exc}")
+        return result
+    if not faults:
+        return result
+    error = "the store was not reached, and its setup is why: " + "; ".join(
+        f.line() for f in faults
+    )
+    data = {**result.data, "error": error}
+    return replace(result, data=data, exit_code=ExitCode.SETUP)
+
+
 def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int) -> Alarm | None:
     """Add this run to the history (a run the workspace lock refused too); return why the
     command needs a person, if it does."""
@@ -245,7 +266,7 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
         duration_ms=duration_ms,
         status="locked" if locked else result.status,
         exit_code=int(result.exit_code),
-        store=ctx.store_outcome,
+        store=MISCONFIGURED if result.exit_code == ExitCode.SETUP else ctx.store_outcome,
         calls=ctx.calls_made,
         counts={k: v for k, v in counts.items() if isinstance(v, int)}
         if isinstance(counts, dict)

@@ -111,6 +111,19 @@ class Workspace:
         self.misplaced: dict[Path, str] = {}
 
     # --- the layout ----------------------------------------------------------------------
+    @classmethod
+    def meant_by(cls, root: Path) -> Path | None:
+        """The workspace meant when `root` is its journals' folder (`-w …/workspace/memory`):
+        a folder named as the journals' folder is, holding neither a journals' folder nor a
+        MEMORY.md of its own; None when `root` may well be a workspace."""
+        found = cls(root.parent)
+        if root.name != found.journal_dir.name or not root.is_dir():
+            return None
+        inside = cls(root)
+        if inside.journal_dir.is_dir() or inside.memory_md.exists():
+            return None
+        return found.root
+
     @functools.cached_property
     def journal_dir(self) -> Path:
         return self.root / "memory"
@@ -136,6 +149,11 @@ class Workspace:
     @property
     def recent_md(self) -> Path:
         return self.root / "RECENT.md"
+
+    @property
+    def recent_kept(self) -> Path:
+        """Where the lines of RECENT.md memfuse did not write are kept before it rewrites it."""
+        return self.root / "RECENT.kept.md"
 
     @property
     def legacy_state(self) -> Path:

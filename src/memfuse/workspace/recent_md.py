@@ -150,3 +150,54 @@ def section_counts(text: str) -> dict[str, int]:
         elif current and line.startswith("- "):
             counts[current] += 1
     return counts
+
+
+# --- the lines memfuse did not write ---------------------------------------------------------
+# RECENT.md is memfuse's file, but a person or the agent may write into it; before it is
+# replaced, the lines memfuse did not write are kept in a copy beside it (decision 264). What
+# memfuse wrote is known from its own record in the state folder, never from a mark in the file
+# (the agent could forge one). The copy is bounded: a line already kept is not kept twice, and
+# past KEPT_MAX bytes the oldest kept lines give way.
+KEPT_MAX = 256 * 1024
+KEPT_HEADER = (
+    "# Lines kept from RECENT.md\n\n"
+    "memfuse rewrites RECENT.md at each surface; these lines were in it and memfuse had not\n"
+    "written them. Move what you want to keep into a journal or MEMORY.md.\n"
+)
+
+
+def foreign_lines(current: str, written: str | None, new: str) -> list[str]:
+    """The lines of RECENT.md as it is (`current`) that memfuse did not write: not in what it
+    wrote last (`written`; None when it has no record, and then every line is kept) and not
+    in what it writes now; non-blank, in file order, each once."""
+    ours = set(new.splitlines()) | set((written or "").splitlines())
+    seen: set[str] = set()
+    found = []
+    for raw in current.splitlines():
+        line = raw.rstrip()
+        if line.strip() and line not in ours and line not in seen:
+            seen.add(line)
+            found.append(line)
+    return found
+
+
+def kept_text(
+    existing: str, lines: Sequence[str], when: datetime, cap: int = KEPT_MAX
+) -> tuple[str, int]:
+    """The copy with `lines` added under the time they were found (those it holds already are
+    not added again), and how many lines were dropped to keep it within `cap` bytes (oldest
+    first)."""
+    body = existing.removeprefix(KEPT_HEADER).splitlines() if existing else []
+    held = set(body)
+    fresh = [line for line in lines if line not in held]
+    if fresh:
+        body += ["", f"## {when.strftime('%Y-%m-%d %H:%M')}", *fresh]
+    dropped = 0
+    size = len(KEPT_HEADER.encode()) + sum(len(line.encode()) + 1 for line in body)
+    while body and size > cap:
+        line = body.pop(0)
+        size -= len(line.encode()) + 1
+        dropped += bool(line.strip()) and not line.startswith("## ")
+    while body and not body[0].strip():
+        body.pop(0)
+    return KEPT_HEADER + ("\n" + "\n".join(body) + "\n" if body else ""), dropped

@@ -1,239 +1,43 @@
 """Settings, resolved in one place: command-line flag > environment > config file > default.
 
-Only this module reads the environment and the config files. Everything else receives a
-frozen `Settings` (memfuse.settings).
+Only this package reads the environment and the config files; the option table that declares
+every setting is memfuse.config.options. Everything else receives a frozen `Settings`
+(memfuse.settings).
 """
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from memfuse.errors import ConfigError
-from memfuse.settings import (
-    Budget,
-    RerankSettings,
-    SessionServer,
-    Settings,
-    Transport,
+from memfuse.config.options import (
+    BY_TARGET,
+    DOTTED,
+    FILE_KEYS,
+    FLAG_OPTIONS,
+    OPTIONS,
+    TRUSTED_KEYS,
+    Option,
+    Validator,
+    as_number,
+    positive_number,
 )
+from memfuse.errors import ConfigError
+from memfuse.report import arg_secrets
+from memfuse.settings import Budget, RerankSettings, SessionServer, Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.workspace.layout import Workspace
 
-# --- the config file schema --------------------------------------------------------------
-
-Validator = Callable[[Any], Any]  # a value → the value checked; TypeError says what it must be
-
-
-def _string(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise TypeError("a non-empty string")
-    return value
-
-
-def _positive_number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise TypeError("a number greater than 0")
-    if math.isinf(value) or math.isnan(value):
-        raise TypeError("a finite number")
-    return float(value)
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TypeError("a whole number ≥ 0")
-    return value
-
-
-def _positive_count(value: Any) -> int:
-    if _count(value) < 1:
-        raise TypeError("a whole number ≥ 1")
-    return int(value)
-
-
-def _file_mib(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
-        raise TypeError("a whole number of MiB from 1 to 1024")
-    return value
-
-
-JOBS_MAX = 32  # concurrent store calls: each may be a process (mcporter peaks at ~75 MB)
-
-
-def _jobs(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= JOBS_MAX:
-        raise TypeError(f"a whole number from 1 to {JOBS_MAX}")
-    return value
-
-
-def _fraction(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise TypeError("a number between 0 and 1")
-    return float(value)
-
-
-def _boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError("true or false")
-    return value
-
-
-def _transport(value: Any) -> Transport:
-    if value not in ("auto", "mcporter", "session"):
-        raise TypeError("'auto', 'mcporter' or 'session'")
-    return value  # type: ignore[no-any-return]
-
-
-# A keyword list compiles into one regular expression per run: bounded, so that no list can
-# make the compile (or the match on every bullet) take long.
-KEYWORDS_MAX = 200
-KEYWORD_CHARS = 64
-
-
-def _keywords(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(k, str) and k.strip() for k in value):
-        raise TypeError("a list of non-empty strings")
-    if len(value) > KEYWORDS_MAX or any(len(k.strip()) > KEYWORD_CHARS for k in value):
-        raise TypeError(f"at most {KEYWORDS_MAX} keywords of at most {KEYWORD_CHARS} characters")
-    return tuple(k.strip() for k in value)
-
-
-def _string_list(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
-        raise TypeError("a list of strings")
-    return tuple(value)
-
-
-def _string_table(value: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise TypeError("a table of strings")
-    return tuple(sorted(value.items()))
-
-
-@dataclass(frozen=True)
-class Option:
-    """One setting, declared once: where it may come from and what it must be.
-
-    `key` is its (section, key) in a config file (section "" is the top level), `env` its
-    environment variable, `flag` its command-line declarations. A flag and a variable are
-    checked like a file value. `trusted` keys choose what runs or where data and secrets go:
-    the agent-written workspace config may not set them. `limit` keys bound what a run may
-    spend or show (time, workers, bytes, lines): the workspace config may lower them, never
-    raise them above what the user's own settings or the default give.
-    """
-
-    target: str  # the Settings field; "table.field" for a field of a nested table
-    check: Validator
-    key: tuple[str, str] | None = None
-    env: str | None = None
-    flag: tuple[str, ...] = ()
-    flag_type: type = str
-    help: str = ""
-    shown_default: str | None = None  # how --help shows the default, when there is one
-    trusted: bool = False
-    numeric: bool = False  # text from a variable is read as a number first
-    limit: bool = False
-
-    @property
-    def dotted(self) -> str:
-        """The key as a config file spells it ("surface.top_n", "jobs"); "" for none."""
-        return ".".join(k for k in self.key if k) if self.key else ""
-
-    def from_env(self, text: str) -> Any:
-        """Check a value given as text (a variable; a flag given as a string)."""
-        return self.check(_as_number(text) if self.numeric else text)
-
-    @property
-    def flag_help(self) -> str:
-        where = [f"env {self.env}"] if self.env else []
-        if self.shown_default is not None:
-            where.append(f"default {self.shown_default}")
-        return f"{self.help} [{'; '.join(where)}]." if where else self.help
-
-
-def _path_text(value: Any) -> str:
-    return _string(str(value) if isinstance(value, Path) else value)
-
-
-OPTIONS: tuple[Option, ...] = (
-    Option("workspace", _path_text, ("", "workspace"), "MEMFUSE_WORKSPACE", ("--workspace", "-w"),
-           Path, "Workspace folder", "~/.openclaw/workspace", trusted=True),
-    Option("mcporter", _string, ("", "mcporter"), "MEMFUSE_MCPORTER", ("--mcporter",),
-           str, "mcporter command", "mcporter", trusted=True),
-    Option("mcporter_config", _path_text, ("", "mcporter_config"), "MEMFUSE_MCPORTER_CONFIG",
-           ("--mcporter-config",), Path, "mcporter config file, passed as its --config",
-           trusted=True),
-    Option("server", _string, ("", "server"), "MEMFUSE_SERVER", ("--server",), str,
-           "Server name in the mcporter config", "agent-memory", trusted=True),
-    Option("transport", _transport, ("", "transport"), "MEMFUSE_TRANSPORT", ("--transport",),
-           str, "auto, mcporter (a process per call) or session (one MCP session per run);"
-           " auto takes session for a stdio server", "auto", trusted=True),
-    Option("state_dir", _path_text, ("", "state_dir"), "MEMFUSE_STATE_DIR", ("--state-dir",),
-           Path, "memfuse's own state folder (ledger, history, lock, logs)",
-           "~/.local/state/memfuse/<workspace>", trusted=True),
-    Option("timeout", _positive_number, ("", "timeout"), "MEMFUSE_TIMEOUT", ("--timeout",),
-           float, "Seconds allowed per store call", "30", numeric=True, limit=True),
-    Option("jobs", _jobs, ("", "jobs"), "MEMFUSE_JOBS", ("--jobs", "-j"), int,
-           "Concurrent store calls", "4", numeric=True, limit=True),
-    Option("max_file_mib", _file_mib, ("", "max_file_mib"), limit=True),
-    Option("knowledge_keywords", _keywords, ("classify", "knowledge")),
-    Option("emotion_keywords", _keywords, ("classify", "emotion")),
-    Option("surface.window_days", _positive_count, ("surface", "window_days"), limit=True),
-    Option("surface.fallback_days", _positive_count, ("surface", "fallback_days"), limit=True),
-    Option("surface.top_n", _positive_count, ("surface", "top_n"), limit=True),
-    Option("surface.emotion_cap", _count, ("surface", "emotion_cap"), limit=True),
-    Option("surface.knowledge_cap", _count, ("surface", "knowledge_cap"), limit=True),
-    Option("surface.event_cap", _count, ("surface", "event_cap"), limit=True),
-    Option("surface.max_lines", _positive_count, ("surface", "max_lines"), limit=True),
-    Option("surface.entry_chars", _positive_count, ("surface", "entry_chars"), limit=True),
-    Option("surface.dedup_similarity", _fraction, ("surface", "dedup_similarity")),
-    Option("memory_md_max_lines", _positive_count, ("tidy", "memory_md_max_lines"), limit=True),
-    Option("consistent_similarity", _fraction, ("tidy", "consistent_similarity")),
-    Option("related_similarity", _fraction, ("tidy", "related_similarity")),
-    Option("archive_after_days", _positive_count, ("tidy", "archive_after_days")),
-    # The reranker's variables (AGENT_MEMORY_RERANK_*, OPENAI_*) are agent-memory's own names
-    # with fallbacks, read by _rerank_settings.
-    Option("rerank.provider", _string, ("rerank", "provider"), trusted=True),
-    Option("rerank.model", _string, ("rerank", "model"), trusted=True),
-    Option("rerank.base_url", _string, ("rerank", "base_url"), trusted=True),
-    Option("rerank.timeout", _positive_number, ("rerank", "timeout"), limit=True),
-    # Whether surface's and tidy's recalls are reranked too (recall's always is): trusted,
-    # since it decides whether their memories are sent to the reranker's endpoint.
-    Option("rerank.surface", _boolean, ("rerank", "surface"), trusted=True),
-    Option("rerank.tidy", _boolean, ("rerank", "tidy"), trusted=True),
-    Option("alert_failed_runs", _positive_count, ("alert", "failed_runs"), trusted=True),
-    Option("alert_max_age_hours", _positive_number, ("alert", "max_age_hours"), trusted=True),
-    Option("session.command", _string, ("session", "command"), trusted=True),
-    Option("session.args", _string_list, ("session", "args"), trusted=True),
-    Option("session.env", _string_table, ("session", "env"), trusted=True),
-    Option("session.cwd", _string, ("session", "cwd"), trusted=True),
-)  # fmt: skip
-BY_TARGET = {o.target: o for o in OPTIONS}
-FLAG_OPTIONS = tuple(o for o in OPTIONS if o.flag)
-
-# Views of the table, for the readers below.
-FILE_KEYS: dict[tuple[str, str], tuple[str, Validator]] = {
-    o.key: (o.target, o.check) for o in OPTIONS if o.key
-}
-TRUSTED_KEYS = frozenset(o.dotted for o in OPTIONS if o.trusted and o.key)
-_DOTTED = {o.target: o.dotted for o in OPTIONS if o.key}
-
-
-def _as_number(text: str) -> float | int:
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            raise TypeError("a number") from None
+__all__ = [
+    "BY_TARGET", "FILE_KEYS", "FLAG_OPTIONS", "OPTIONS", "TRUSTED_KEYS", "Option", "Validator",
+    "load_settings", "parse_config", "secrets_in",
+]  # fmt: skip
 
 
 def config_paths(workspace: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
@@ -263,7 +67,8 @@ def parse_config(text: str, path: Path) -> tuple[dict[str, Any], list[str]]:
             dotted = f"{section}.{key}" if section else key
             spec = FILE_KEYS.get((section, key))
             if spec is None:
-                problems.append(f"config file {path}: unknown key '{dotted}'")
+                hint = did_you_mean(section, key)
+                problems.append(f"config file {path}: unknown key '{dotted}'{hint}")
                 continue
             target, check = spec
             try:
@@ -271,6 +76,21 @@ def parse_config(text: str, path: Path) -> tuple[dict[str, Any], list[str]]:
             except TypeError as exc:
                 problems.append(f"config file {path}: key '{dotted}' must be {exc}, got {item!r}")
     return values, problems
+
+
+def did_you_mean(section: str, key: str) -> str:
+    """`; did you mean 'surface.window_days'?` for a key one slip away from a real one (a
+    letter too many, the right key in the wrong table); "" when none is close."""
+    import difflib
+
+    known = sorted(o.dotted for o in OPTIONS if o.key)
+    dotted = f"{section}.{key}" if section else key
+    close = difflib.get_close_matches(dotted, known, n=1, cutoff=0.8)
+    if not close:  # the right name under another table, or at the top level
+        by_key = {d.rsplit(".", 1)[-1]: d for d in known}
+        near = difflib.get_close_matches(key, sorted(by_key), n=1, cutoff=0.8)
+        close = [by_key[near[0]]] if near else []
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -310,13 +130,13 @@ def read_workspace_config(workspace: Path, path: Path, user_file: Path) -> Works
         return WorkspaceConfig({}, (f"{exc}; the workspace config is skipped",))
     values, problems = parse_config(raw.decode("utf-8", errors="replace"), path)
     notices = [f"{p}; skipped" for p in problems]
-    refused = sorted(_DOTTED[name] for name in values if _DOTTED[name] in TRUSTED_KEYS)
+    refused = sorted(DOTTED[name] for name in values if DOTTED[name] in TRUSTED_KEYS)
     if refused:
         notices.append(
             f"{path} sets {', '.join(refused)}: not applied, since these choose what runs or"
             f" where data goes; set them with flags, MEMFUSE_* variables or {user_file}"
         )
-    tunables = {k: v for k, v in values.items() if _DOTTED[k] not in TRUSTED_KEYS}
+    tunables = {k: v for k, v in values.items() if DOTTED[k] not in TRUSTED_KEYS}
     return WorkspaceConfig(tunables, tuple(notices), tuple(refused) + tuple(problems))
 
 
@@ -343,13 +163,13 @@ def _lowered_only(local: WorkspaceConfig, user_values: Mapping[str, Any]) -> Wor
     )  # fmt: skip
     if not raised:
         return local
-    keys = ", ".join(f"{_DOTTED[name]} = {local.values[name]!r}" for name in raised)
+    keys = ", ".join(f"{DOTTED[name]} = {local.values[name]!r}" for name in raised)
     notice = (
         f"the workspace config raises {keys}: not applied (the workspace may only lower a"
         " limit; set a higher one with a flag, a MEMFUSE_* variable or the user config file)"
     )
     values = {k: v for k, v in local.values.items() if k not in raised}
-    refused = tuple(_DOTTED[name] for name in raised)
+    refused = tuple(DOTTED[name] for name in raised)
     return WorkspaceConfig(values, (*local.notices, notice), local.refused + refused)
 
 
@@ -399,6 +219,13 @@ def load_settings(
         or str(home / ".openclaw" / "workspace")
     )
     workspace = Path(str(workspace_text)).expanduser().absolute()
+    meant = Workspace.meant_by(workspace)
+    if meant is not None:  # it would read memory/memory/ and keep a second state folder
+        raise ConfigError(
+            f"workspace {workspace} is the journals' folder of the workspace {meant}, not a"
+            f" workspace: give -w {meant} (or MEMFUSE_WORKSPACE={meant}); memfuse reads"
+            f" {Workspace(meant).journal_dir}/YYYY-MM-DD.md itself"
+        )
     workspace_file = config_paths(workspace, env)[0]
     local = _lowered_only(read_workspace_config(workspace, workspace_file, user_file), user_values)
     files = tuple(
@@ -461,7 +288,7 @@ def _rerank_settings(values: Mapping[str, Any], env: Mapping[str, str]) -> Reran
     timeout = values.get("rerank.timeout", base.timeout)
     if timeout_text:
         try:
-            timeout = _positive_number(_as_number(timeout_text))
+            timeout = positive_number(as_number(timeout_text))
         except TypeError as exc:
             raise ConfigError(
                 f"environment variable AGENT_MEMORY_RERANK_TIMEOUT must be {exc}"
@@ -508,6 +335,7 @@ def secrets_in(settings: Settings, env: Mapping[str, str] | None = None) -> list
         found.update(
             v for name, v in settings.session_server.env if name.upper().endswith(SECRET_NAMES)
         )
+        found.update(arg_secrets(settings.session_server.args))  # `--api-key=…`, a DSN's
     url = urlsplit(settings.rerank.base_url)
     found.update(v for v in (url.password, *(v for _k, v in parse_qsl(url.query))) if v)
     return sorted((s for s in found if len(s) >= 6), key=len, reverse=True)
