@@ -149,12 +149,13 @@ FLOORS = (
     ("cli",),
     ("commands",),
     ("run",),
+    ("schedule",),
     ("ledger",),
     ("recall",),
     ("config",),
     ("workspace",),
     ("state", "store", "refserver"),
-    ("confine", "schedule"),
+    ("confine",),
     ("text", "settings", "report", "errors", "untrusted", "__init__"),
 )
 

@@ -2,7 +2,7 @@
 
 Pure: no settings, no clock, no files. A command builds its typed data (memfuse.run.results) and
 hands it here; memfuse.run.runner prints what comes back (or the envelope under `--json`). A
-payload — RECENT.md under `surface --stdout`, the crontab, recall's answer — is not rendered
+payload — RECENT.md under `surface --stdout`, the schedule, recall's answer — is not rendered
 here: it travels in `CommandResult.payload` and is printed verbatim.
 """
 

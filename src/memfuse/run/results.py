@@ -325,11 +325,13 @@ class CronData(TypedDict):
     """`memfuse cron` printing or installing a schedule."""
 
     format: str
-    label: str  # the schedule's name: its crontab markers, unit and job names start with it
-    files: dict[str, str]  # file name -> text ("crontab" for the crontab block)
-    text: str  # the payload: the crontab block, or each file under a `# ==> name <==` line
+    label: str  # the schedule's name: every marker, unit and job name of it starts with it
+    files: dict[str, str]  # file name -> text, as the scheduler has them
+    text: str  # the payload: as the scheduler prints it (by default each file under a header)
     notes: list[str]
-    changes: list[str]  # with --install/--remove: what was done (a crontab's diff included)
+    changes: list[
+        str
+    ]  # with --install/--remove: what was done (a diff where the scheduler shows one)
 
 
 class CronJobCheck(TypedDict):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.commands import cron
-from memfuse.schedule import openclaw
+from memfuse.schedule import openclaw, plan
+from memfuse.schedule.install import SCHEDULE_FILE
 from memfuse.settings import Settings
 from tests.conftest import ROOT
 from tests.fakes import World
@@ -75,7 +75,7 @@ def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
 
 
 def ours(gateway: Gateway, world: World) -> list[dict[str, object]]:
-    label = cron.label_for(world.workspace)
+    label = plan.label_for(world.workspace)
     return [j for j in gateway.jobs if str(j.get("name", "")).startswith(label)]
 
 
@@ -85,7 +85,7 @@ def test_a_second_install_changes_nothing_and_keeps_the_ids(world: World, gatewa
     assert first.code == 0, first.stdout
     installed = ours(gateway, world)
     assert [j["declarationKey"] for j in installed] == [
-        openclaw.declaration_key(f"{cron.label_for(world.workspace)}-{run}")
+        openclaw.declaration_key(f"{plan.label_for(world.workspace)}-{run}")
         for run in ("sync", "surface", "tidy")
     ]
     assert all(j["failureAlert"] == {"after": 1} for j in installed)  # exit 4 is said at once
@@ -102,7 +102,7 @@ def test_ids_reach_openclaw_after_a_double_dash_and_a_job_without_one_is_left(
     world: World, gateway: Gateway
 ) -> None:
     """Issue 33: an id like `--all` was read by `openclaw cron rm` as its option."""
-    label = cron.label_for(world.workspace)
+    label = plan.label_for(world.workspace)
     legacy = {"id": "--all", "name": f"{label}-sync", "enabled": True,
               "schedule": {"kind": "cron", "expr": "0 14,22 * * *"}, "payload": {}}  # fmt: skip
     no_id = {"name": f"{label}-surface", "enabled": True, "schedule": {}, "payload": {}}
@@ -119,7 +119,7 @@ def test_ids_reach_openclaw_after_a_double_dash_and_a_job_without_one_is_left(
 def test_the_job_list_is_read_past_its_first_page(
     world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    label = cron.label_for(world.workspace)
+    label = plan.label_for(world.workspace)
     others = [{**USERS, "id": f"j{i}", "name": f"other-{i}"} for i in range(5)]
     stale = {"id": "old-tidy", "name": f"{label}-tidy-2", "enabled": True,
              "declarationKey": openclaw.declaration_key(f"{label}-tidy-2"),
@@ -146,7 +146,7 @@ def test_tidy_moves_out_of_the_dreaming_sweeps_minute_and_says_so(
         "tidy moved from 03:00 to 03:30: 'Memory Dreaming Promotion' at 03:00 rewrites"
         " MEMORY.md in that minute"
     ]
-    record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
+    record = json.loads((world.state / SCHEDULE_FILE).read_text())
     assert record["runs"]["tidy"] == ["03:30"]  # what status checks runs against
     files = json.loads(next(iter(out.data["files"].values())))
     assert [j["schedule"]["expr"] for j in files][-1] == "30 3 * * *"
@@ -211,7 +211,7 @@ def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
     world: World, tmp_path: Path
 ) -> None:
     tidy = openclaw.jobs(
-        cron.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
+        plan.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
         payload="command",
     )[-1]
     assert tidy["name"].endswith("-tidy") and tidy["schedule"]["expr"] == "0 3 * * *"

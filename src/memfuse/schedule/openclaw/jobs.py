@@ -37,8 +37,9 @@ import json
 import shlex
 from typing import Any, Literal
 
-from memfuse.schedule.crontab import cron_times, daily_times, split_command
+from memfuse.schedule.cronexpr import cron_times, daily_times
 from memfuse.schedule.runs import Job, ParseError, Run, Schedule, merge_adjacent
+from memfuse.schedule.shwords import split_command
 
 EXEC_PREFIX = "exec: "
 TIMEOUT_SECONDS = 900  # sync and surface may wait 300 s for the workspace lock, then run

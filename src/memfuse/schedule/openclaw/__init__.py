@@ -1,0 +1,95 @@
+"""OpenClaw (the agent runtime) as memfuse's scheduler: its Gateway's own cron jobs.
+
+`jobs` renders and reads the jobs, `gateway` installs them through the `openclaw` CLI, `host`
+knows OpenClaw on this machine (its state, configuration and dreaming sweep). Everything
+memfuse knows of OpenClaw lives in this package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memfuse.errors import MemfuseError
+from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read
+from memfuse.schedule.openclaw import gateway, host
+from memfuse.schedule.openclaw.jobs import (
+    ALERT_AFTER,
+    DECLARATION_PREFIX,
+    EXEC_PREFIX,
+    TIMEOUT_SECONDS,
+    add_commands,
+    alert_command,
+    declaration_key,
+    exec_command,
+    flag_value,
+    job_names,
+    jobs,
+    jobs_file,
+    message,
+    parse,
+    remove_command,
+    render,
+    stale_ids,
+)
+from memfuse.schedule.runs import Job, Schedule
+
+__all__ = [
+    "ALERT_AFTER", "DECLARATION_PREFIX", "EXEC_PREFIX", "SCHEDULER", "TIMEOUT_SECONDS",
+    "add_commands", "alert_command", "declaration_key", "exec_command", "flag_value",
+    "job_names", "jobs", "jobs_file", "message", "parse", "remove_command", "render",
+    "stale_ids",
+]  # fmt: skip
+
+
+class OpenClaw(Scheduler):
+    """Jobs declared by key in OpenClaw's Gateway through its CLI; the Gateway owns its store."""
+
+    name = "openclaw"
+    summary = "OpenClaw's own cron jobs"
+    source_help = "an OpenClaw jobs list"
+    shell = True  # an agent turn's `exec:` line
+    stdin_ok = True
+    own_writers = True  # the Gateway's own list says when dreaming runs
+    routes = "OpenClaw's own scheduler, where OpenClaw runs: `--format openclaw`"
+
+    def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
+        return render(schedule, payload="command")
+
+    def available(self, machine: Machine) -> bool:
+        return machine.which("openclaw") is not None
+
+    def read(self, files: dict[str, str]) -> list[Job]:
+        return parse(next(iter(files.values())))
+
+    def load(self, path: Path) -> dict[str, str]:
+        return {path.name: must_read(path)}
+
+    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+        _need(machine)
+        installed, changes = gateway.install(machine.tool, schedule)
+        return Outcome(installed, changes)
+
+    def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
+        _need(machine)
+        return gateway.remove(machine.tool, schedule)
+
+    def writers_here(self, machine: Machine) -> list[Writer]:
+        return host.dreaming(machine.env)
+
+    def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
+        import json
+
+        try:
+            listed = json.loads(next(iter(files.values())))
+        except ValueError:
+            listed = None
+        listed = listed.get("jobs") if isinstance(listed, dict) else listed
+        return host.busy_times(listed if isinstance(listed, list) else []) or None
+
+
+def _need(machine: Machine) -> None:
+    if machine.which("openclaw") is None:
+        raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
+
+
+SCHEDULER = OpenClaw()
