@@ -55,7 +55,13 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     changes: list[str] = []
     if placing:
         placed = installing.place(
-            scheduler, schedule, machine, ctx.workspace.state, s.now, remove=request.remove
+            scheduler,
+            schedule,
+            machine,
+            ctx.workspace.state,
+            s.now,
+            ctx.workspace.recent_md,
+            remove=request.remove,
         )
         schedule, files, changes = placed.schedule, placed.files, placed.changes
     data: CronData = {

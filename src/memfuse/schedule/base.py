@@ -112,6 +112,10 @@ class Scheduler(abc.ABC):
         """The jobs that rewrite MEMORY.md in a checked file (None: the file cannot say)."""
         return None
 
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        """Where the installed schedule lives, for `status`."""
+        return f"{self.name}: {', '.join(self.render(schedule, machine))}"
+
     def alerts(self, machine: Machine) -> str:
         """Where a failed scheduled run is reported."""
         return "a failed run is reported by `memfuse status` (exit 4)"

@@ -270,6 +270,9 @@ class Crontab(Scheduler):
             raise MemfuseError(str(exc)) from None
         return _replace(current, kept, machine)
 
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        return f"your crontab (`crontab -l`), between the {schedule.label} markers"
+
     def alerts(self, machine: Machine) -> str:
         return (
             "cron mails what a failed run prints to the crontab's MAILTO (when this machine"

@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
@@ -65,6 +66,7 @@ def place(
     machine: Machine,
     state: StateFolder,
     now: datetime,
+    recent: Path,
     *,
     remove: bool = False,
 ) -> Placed:
@@ -75,11 +77,12 @@ def place(
         changes = scheduler.remove(schedule, files, machine)
         if recorded_format(state) in (scheduler.name, None):
             state.remove(SCHEDULE_FILE)  # another format's schedule still runs: kept
-        return Placed(schedule, files, changes)
+        return Placed(schedule, files, changes + left_behind(state, recent))
     outcome = scheduler.install(schedule, files, machine)
     if outcome.schedule != schedule:  # moved clear of another job's minute
         schedule = outcome.schedule
         files = scheduler.render(schedule, machine)
+    alerts = scheduler.alerts(machine)
     record = {
         "format": scheduler.name,
         "label": schedule.label,
@@ -87,9 +90,22 @@ def place(
         # Missed runs are counted from here on, in the zone the scheduler reads the times in.
         "installed": now.isoformat(timespec="seconds"),
         "zone": scheduler.zone(machine),
+        "where": scheduler.where(schedule, machine),
+        "alerts": alerts,
     }
     state.write(SCHEDULE_FILE, json.dumps(record, indent=2).encode("utf-8"))
-    return Placed(schedule, files, outcome.changes)
+    return Placed(schedule, files, [*outcome.changes, f"failures: {alerts}"])
+
+
+def left_behind(state: StateFolder, recent: Path) -> list[str]:
+    """What removing the schedule leaves, so nobody takes it for gone: memfuse's state, the
+    backups in it, RECENT.md, and the store."""
+    return [
+        f"left memfuse's state folder {state.path} (the ledger, the run history, the backups"
+        " memfuse kept in it): remove it yourself if you are done with memfuse",
+        f"left {recent} as the last surface wrote it, and the journals",
+        "left every memory in agent-memory's store: memfuse never forgets them on removal",
+    ]
 
 
 def recorded(state: StateFolder) -> dict[str, object] | None:

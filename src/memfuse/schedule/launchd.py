@@ -176,6 +176,9 @@ class Launchd(Scheduler):
         base.remove_own(agents_dir(machine), files, is_generated, changes)
         return changes
 
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        return f"launchd agents {DOMAIN}.{schedule.label}.* in {agents_dir(machine)}"
+
 
 def agents_dir(machine: Machine) -> Path:
     return machine.home / "Library" / "LaunchAgents"

@@ -417,6 +417,9 @@ class Systemd(Scheduler):
             machine.tool(["systemctl", "--user", "daemon-reload"], check=False)
         return changes
 
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        return f"systemd user timers {schedule.label}-*.timer in {units_dir(machine)}"
+
     def verify(self, files: dict[str, str], machine: Machine) -> list[tuple[str, list[str]]]:
         """`systemd-analyze verify`, where it exists: systemd's own parser finds nothing."""
         tool = machine.which("systemd-analyze")

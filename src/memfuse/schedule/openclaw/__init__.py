@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from memfuse.errors import MemfuseError
-from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read
-from memfuse.schedule.openclaw import gateway, host
+from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read, system_zone
+from memfuse.schedule.openclaw import gateway, hook, host
 from memfuse.schedule.openclaw.jobs import (
     ALERT_AFTER,
     DECLARATION_PREFIX,
@@ -30,6 +30,7 @@ from memfuse.schedule.openclaw.jobs import (
     remove_command,
     render,
     stale_ids,
+    workspace_of,
 )
 from memfuse.schedule.runs import Job, Schedule
 
@@ -53,7 +54,12 @@ class OpenClaw(Scheduler):
     routes = "OpenClaw's own scheduler, where OpenClaw runs: `--format openclaw`"
 
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
-        return render(schedule, payload="command")
+        agent = host.agent_for(workspace_of(schedule), machine.env)
+        return render(schedule, payload="command", tz=self.zone(machine), agent=agent)
+
+    def zone(self, machine: Machine) -> str | None:
+        """The installing shell's zone (its TZ), else the system's: the jobs carry it."""
+        return host.shell_zone(machine.env) or system_zone()
 
     def available(self, machine: Machine) -> bool:
         return machine.which("openclaw") is not None
@@ -66,12 +72,40 @@ class OpenClaw(Scheduler):
 
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
         _need(machine)
-        installed, changes = gateway.install(machine.tool, schedule)
+        agent = host.agent_for(workspace_of(schedule), machine.env)
+        installed, changes = gateway.install(machine.tool, schedule, self.zone(machine), agent)
+        changes += hook.install(machine)
         return Outcome(installed, changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         _need(machine)
-        return gateway.remove(machine.tool, schedule)
+        changes = gateway.remove(machine.tool, schedule)
+        others = [
+            j for j in gateway.list_jobs(machine.tool)
+            if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
+        ]  # fmt: skip
+        if others:
+            changes.append(
+                f"kept the OpenClaw hook {hook.NAME}: another memfuse schedule ({len(others)}"
+                " jobs) still uses it"
+            )
+        else:
+            changes += hook.remove(machine)
+        return changes
+
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        return f"OpenClaw's Gateway cron (`openclaw cron list`: {schedule.label}-* jobs)"
+
+    def alerts(self, machine: Machine) -> str:
+        route = host.alert_route(machine.env)
+        if route is not None:
+            return f"a failed run: {route}, and `memfuse status` exits 4"
+        return (
+            "a failed run is NOT announced: OpenClaw has no channel to deliver its failure alert"
+            ' to (it fails with "Channel is required"); only `memfuse status` (exit 4) tells.'
+            " Add a channel (`openclaw channels add`) or a webhook (`openclaw config set"
+            " cron.failureAlert.mode webhook` and `cron.failureAlert.to <url>`)"
+        )
 
     def writers_here(self, machine: Machine) -> list[Writer]:
         return host.dreaming(machine.env)

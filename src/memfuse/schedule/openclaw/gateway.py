@@ -56,7 +56,7 @@ def list_jobs(tool: Tool) -> list[dict[str, Any]]:
 
 
 def install(
-    tool: Tool, schedule: Schedule, schedule_zone: str | None = None
+    tool: Tool, schedule: Schedule, schedule_zone: str | None = None, agent: str | None = None
 ) -> tuple[Schedule, list[str]]:
     """Declare the schedule's jobs (moved clear of MEMORY.md's other writers); the schedule
     as installed and what changed."""
@@ -65,7 +65,7 @@ def install(
         schedule, host.busy_times(listed), schedule_zone
     )  # said in its notes
     changes = _remove(tool, listed, schedule)
-    for argv in openclaw.add_commands(schedule, payload="command"):
+    for argv in openclaw.add_commands(schedule, payload="command", tz=schedule_zone, agent=agent):
         name = openclaw.flag_value(argv, "--name")
         answer = _answer(tool(list(argv)), "openclaw cron add")
         job = answer.get("job", answer) if isinstance(answer, dict) else None

@@ -11,9 +11,11 @@ rewrites MEMORY.md. Names and markers are from the `openclaw` package 2026.9.6
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import UnsafePath, read_file
 from memfuse.schedule.base import Writer
@@ -112,3 +114,77 @@ def busy_times(listed: list[dict[str, Any]]) -> list[Writer]:
                 Writer(str(job.get("name")), times, zone if isinstance(zone, str) else None)
             )
     return found
+
+
+def shell_zone(env: Mapping[str, str]) -> str | None:
+    """The zone the installing shell plans in: its `TZ` when that names a zone this machine
+    knows (`:Area/City` too), else None."""
+    name = (env.get("TZ") or "").removeprefix(":")
+    if not name or name.startswith("/") or ".." in name:
+        return None
+    try:
+        ZoneInfo(name)
+    except (ValueError, OSError, ZoneInfoNotFoundError):
+        return None
+    return name
+
+
+def _path(value: object, home: str) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if value == "~" or value.startswith("~/"):
+        value = home + value[1:]
+    return os.path.realpath(value)
+
+
+def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
+    """The id of the configured agent whose workspace this is (`agents.list[]` or
+    `agents.entries`, each entry's own `workspace` or the one OpenClaw gives it), or None."""
+    settings = read_config(env) or {}
+    if workspace is None:
+        return None
+    home = env.get("HOME") or "/nonexistent"
+    target = os.path.realpath(workspace)
+    root = dig(settings, "agents", "defaults", "workspace")
+    listed = dig(settings, "agents", "list")
+    entries = dig(settings, "agents", "entries")
+    pairs: list[tuple[object, object]] = [
+        (e.get("id"), e)
+        for e in (listed if isinstance(listed, list) else [])
+        if isinstance(e, dict)
+    ]
+    pairs += list(entries.items()) if isinstance(entries, dict) else []
+    for agent, entry in pairs:
+        if not isinstance(agent, str) or not agent.strip() or not isinstance(entry, dict):
+            continue
+        own = _path(entry.get("workspace"), home)
+        if own is None:  # OpenClaw's own rule for an entry without one
+            base = _path(root, home)
+            own = (
+                os.path.join(base, agent) if base
+                else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
+            )  # fmt: skip
+        if own == target:
+            return agent
+    return None
+
+
+def alert_route(env: Mapping[str, str]) -> str | None:
+    """Where OpenClaw delivers a failure alert (its `cron.failureAlert` webhook or channel, or
+    a configured channel), None when it has nowhere to: delivery then fails with
+    "Channel is required"."""
+    settings = read_config(env) or {}
+    alert = dig(settings, "cron", "failureAlert")
+    if dig(alert, "mode") == "webhook" and isinstance(dig(alert, "to"), str):
+        return "OpenClaw posts them to the webhook of its cron.failureAlert"
+    named = dig(alert, "channel")
+    channels = dig(settings, "channels")
+    configured = [
+        name for name, value in (channels.items() if isinstance(channels, dict) else ())
+        if isinstance(value, dict) and value.get("enabled") is not False
+    ]  # fmt: skip
+    if isinstance(named, str) and named.strip():
+        return f"OpenClaw announces them on its {named} channel"
+    if configured:
+        return f"OpenClaw announces them on its channel ({', '.join(sorted(configured)[:5])})"
+    return None
