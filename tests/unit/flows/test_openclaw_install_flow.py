@@ -426,3 +426,20 @@ def test_the_handler_adds_recent_md_to_main_sessions_only(tmp_path: Path) -> Non
     assert seen["agent:main:telegram:direct:7"][-1] == recent
     assert seen["agent:main:discord:group:9"] == [["AGENTS.md", "rules"]]
     assert seen["agent:main:cron:job:run:1"] == [["AGENTS.md", "rules"]]
+
+
+def test_a_dreaming_job_without_a_zone_runs_in_the_gateways_not_the_installing_shells(
+    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dreaming at 03:00 on a UTC Gateway and tidy at 03:00 in Shanghai are 8 hours apart."""
+    from memfuse.schedule.openclaw import host
+
+    monkeypatch.setattr(host, "system_zone", lambda: "Etc/UTC")
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    gateway.put(DREAMING)
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    tidy = next(j for j in ours(gateway, world) if str(j["name"]).endswith("-tidy"))
+    assert tidy["schedule"] == {"kind": "cron", "expr": "0 3 * * *", "staggerMs": 0,
+                                "tz": "Asia/Shanghai"}  # fmt: skip
+    assert not [n for n in out.data["notes"] if "moved" in n]

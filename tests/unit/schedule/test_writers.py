@@ -22,9 +22,13 @@ DREAMING = {
 
 
 def test_the_dreaming_sweep_is_found_by_name_key_or_payload() -> None:
-    assert busy_times([DREAMING]) == [Writer("Memory Dreaming Promotion", ((3, 0),))]
+    assert [(w.name, w.times) for w in busy_times([DREAMING])] == [
+        ("Memory Dreaming Promotion", ((3, 0),))
+    ]
     renamed = {**DREAMING, "name": "sweep", "schedule": {"kind": "cron", "expr": "0 0 4 * * *"}}
-    assert busy_times([renamed]) == [Writer("sweep", ((4, 0),))]  # six fields: seconds first
+    assert [(w.name, w.times) for w in busy_times([renamed])] == [
+        ("sweep", ((4, 0),))
+    ]  # six fields: seconds first
     assert busy_times([{**DREAMING, "enabled": False}]) == []
     assert busy_times([{"name": "x", "schedule": {"kind": "cron", "expr": "0 3 * * *"}}]) == []
 

@@ -18,7 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import UnsafePath, read_file
-from memfuse.schedule.base import Writer
+from memfuse.schedule.base import Writer, system_zone
 from memfuse.schedule.cronexpr import daily_times
 from memfuse.store.server_entry import strip_jsonc
 
@@ -82,7 +82,7 @@ def dreaming(env: Mapping[str, str]) -> list[Writer]:
     fields = (frequency if isinstance(frequency, str) else DREAMING_DEFAULT).split()
     times = daily_times(*fields[-5:]) if len(fields) in (5, 6) else ()
     zone = dig(dream, "timezone")
-    return [Writer(DREAMING_JOB, times, zone if isinstance(zone, str) else None)] if times else []
+    return [Writer(DREAMING_JOB, times, _gateway_zone(zone))] if times else []
 
 
 def writes_memory_md(job: dict[str, Any]) -> bool:
@@ -97,7 +97,8 @@ def writes_memory_md(job: dict[str, Any]) -> bool:
 
 
 def busy_times(listed: list[dict[str, Any]]) -> list[Writer]:
-    """Each enabled job in OpenClaw's list that rewrites MEMORY.md: its daily times and zone."""
+    """Each enabled job in OpenClaw's list that rewrites MEMORY.md: its daily times and zone
+    (a job without `tz` runs in the Gateway host's zone: this machine's)."""
     found = []
     for job in listed:
         if not isinstance(job, dict) or job.get("enabled") is False or not writes_memory_md(job):
@@ -110,10 +111,13 @@ def busy_times(listed: list[dict[str, Any]]) -> list[Writer]:
             fields = fields[1:]
         times = daily_times(*fields) if len(fields) == 5 else ()
         if times:
-            found.append(
-                Writer(str(job.get("name")), times, zone if isinstance(zone, str) else None)
-            )
+            found.append(Writer(str(job.get("name")), times, _gateway_zone(zone)))
     return found
+
+
+def _gateway_zone(zone: object) -> str | None:
+    """A job's own zone, else the Gateway host's (this machine's, not the installing shell's)."""
+    return zone if isinstance(zone, str) and zone.strip() else system_zone()
 
 
 def shell_zone(env: Mapping[str, str]) -> str | None:
