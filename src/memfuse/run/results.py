@@ -223,6 +223,18 @@ class LedgerView(TypedDict):
     rejections: NotRequired[list[RejectedRow]]  # the first few, with the store's reason
 
 
+class ScheduleView(TypedDict):
+    """The schedule `memfuse cron --install` put in place (installed False: none recorded)."""
+
+    installed: bool
+    format: NotRequired[str]
+    where: NotRequired[str]  # where the scheduler keeps it
+    zone: NotRequired[str | None]  # the zone its times are read in (None: local rules)
+    next_run: NotRequired[str | None]  # the next scheduled run, and of which command
+    next_command: NotRequired[str | None]
+    alerts: NotRequired[str | None]  # where a failed run is reported, or that it is not
+
+
 class StatusData(TypedDict):
     workspace: str
     state: str  # memfuse's own state folder (ledger, history, lock, log), outside the workspace
@@ -235,6 +247,7 @@ class StatusData(TypedDict):
     generation_seen: str | None  # when `memfuse doctor` saw that generation
     paused_since: NotRequired[str]  # `memfuse rollback` is in force
     alarms: list[str]
+    schedule: NotRequired[ScheduleView]
 
 
 # --- where ---------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, time, timedelta
 from pathlib import Path
 
 from memfuse.confine import UnsafePath
@@ -20,12 +21,13 @@ from memfuse.errors import MemfuseError
 from memfuse.schedule import registry, writers
 from memfuse.schedule.base import Machine, Scheduler, Writer, run_tool
 from memfuse.schedule.plan import home
-from memfuse.schedule.runs import Schedule
+from memfuse.schedule.runs import Schedule, due_between
 from memfuse.settings import Settings
 from memfuse.state.folder import StateFolder
 from memfuse.untrusted import UntrustedJSON, load_json
 
 SCHEDULE_FILE = "schedule.json"  # the installed schedule, which `status` checks runs against
+_HHMM = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
 
 
 def machine_for(
@@ -125,3 +127,46 @@ def recorded_format(state: StateFolder) -> str | None:
 
 def clear(schedule: Schedule, busy: list[Writer], zone: str | None) -> Schedule:
     return writers.clear_of(schedule, busy, zone)[0]
+
+
+@dataclass(frozen=True)
+class Described:
+    """The installed schedule as `status` shows it."""
+
+    format: str
+    where: str
+    zone: str | None
+    next_command: str | None
+    next_run: datetime | None
+    alerts: str | None
+
+
+def describe(state: StateFolder, now: datetime) -> Described | None:
+    """Which schedule is installed, where, and its next run; None when none is recorded."""
+    record = recorded(state)
+    if record is None or not isinstance(record.get("format"), str):
+        return None
+    zone_name = record.get("zone") if isinstance(record.get("zone"), str) else None
+    zone = writers.zone_of(str(zone_name) if zone_name else None)
+    runs = record.get("runs")
+    upcoming: list[tuple[datetime, str]] = []
+    for name, times in runs.items() if isinstance(runs, dict) else ():
+        clock = [
+            time(int(t[:2]), int(t[3:]))
+            for t in (times if isinstance(times, list) else [])[:48]
+            if isinstance(t, str) and _HHMM.fullmatch(t)
+        ]
+        found = due_between(tuple(clock), zone, now, now + timedelta(days=2))
+        upcoming += [(found[0], str(name))] if found else []
+    first = min(upcoming) if upcoming else None
+
+    def text(key: str) -> str | None:
+        value = record.get(key)
+        return value[:500] if isinstance(value, str) else None
+
+    return Described(
+        format=str(record["format"])[:40], where=text("where") or str(record["format"])[:40],
+        zone=str(zone_name)[:60] if zone_name else None,
+        next_command=first[1] if first else None, next_run=first[0] if first else None,
+        alerts=text("alerts"),
+    )  # fmt: skip

@@ -544,3 +544,25 @@ def test_the_scheduler_zone_is_the_systems_not_the_operators_tz(
     assert base.system_zone(etc / "localtime") == "America/New_York"
     (etc / "timezone").write_text("../../etc/passwd\n")
     assert base.system_zone(etc / "localtime") is None  # the local rules then
+
+
+def test_status_says_which_schedule_is_installed_where_and_its_next_run(
+    world: World, tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: `status` said nothing about the installed schedule."""
+    monkeypatch.setattr(base, "system_zone", lambda: "Europe/Berlin")
+    none = world.json("status", "--now", "2026-12-03T12:00+01:00")
+    assert none.data["schedule"] == {"installed": False}
+    assert "schedule none installed" in world.run("status", "--now", "2026-12-03T12:00").stdout
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install", "--now", "2026-12-03T12:00+01:00").code == 0
+    out = world.json("status", "--now", "2026-12-03T12:00+01:00")
+    view = out.data["schedule"]
+    assert view["installed"] and view["format"] == "crontab" and "crontab -l" in view["where"]
+    assert view["zone"] == "Europe/Berlin"
+    assert (view["next_command"], view["next_run"]) == ("sync", "2026-12-03T14:00+01:00")
+    assert "MAILTO" in view["alerts"]
+    text = world.run("status", "--now", "2026-12-03T12:00+01:00").stdout
+    assert "schedule crontab: your crontab" in text and "next: sync at 2026-12-03 14:00" in text
+    assert world.json("cron", "--remove").code == 0
+    assert world.json("status").data["schedule"] == {"installed": False}

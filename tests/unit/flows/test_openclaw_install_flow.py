@@ -443,3 +443,13 @@ def test_a_dreaming_job_without_a_zone_runs_in_the_gateways_not_the_installing_s
     assert tidy["schedule"] == {"kind": "cron", "expr": "0 3 * * *", "staggerMs": 0,
                                 "tz": "Asia/Shanghai"}  # fmt: skip
     assert not [n for n in out.data["notes"] if "moved" in n]
+
+
+def test_status_says_failures_reach_nobody_without_a_channel(
+    world: World, gateway: Gateway
+) -> None:
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    view = world.json("status").data["schedule"]
+    assert view["format"] == "openclaw" and "openclaw cron list" in view["where"]
+    assert "NOT announced" in view["alerts"]
+    assert "failures: a failed run is NOT announced" in world.run("status").stdout
