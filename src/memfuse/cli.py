@@ -432,7 +432,9 @@ def cron(
     if sum((install, remove, check)) > 1:
         raise typer.BadParameter("one of --install, --remove and --check at a time")
     request = command.Request(fmt, archive, install, remove, check, file)
-    runner.run("cron", common, lambda ctx: command.run(ctx, request), lock=False)
+    # A checked file names its jobs' workspaces: the default one need not exist.
+    needs = not (check and file is not None)
+    runner.run("cron", common, lambda ctx: command.run(ctx, request), lock=False, workspace=needs)
 
 
 @app.command(short_help="One ranked search over the Markdown and the store.")

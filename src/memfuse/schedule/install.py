@@ -80,7 +80,12 @@ def place(
         if recorded_format(state) in (scheduler.name, None):
             state.remove(SCHEDULE_FILE)  # another format's schedule still runs: kept
         return Placed(schedule, files, changes + left_behind(state, recent))
-    outcome = scheduler.install(schedule, files, machine)
+    try:
+        outcome = scheduler.install(schedule, files, machine)
+    except MemfuseError as exc:
+        if scheduler.available(machine):
+            raise
+        raise MemfuseError(f"{exc}. {ways_on(scheduler, machine)}") from None
     if outcome.schedule != schedule:  # moved clear of another job's minute
         schedule = outcome.schedule
         files = scheduler.render(schedule, machine)
@@ -97,6 +102,24 @@ def place(
     }
     state.write(SCHEDULE_FILE, json.dumps(record, indent=2).encode("utf-8"))
     return Placed(schedule, files, [*outcome.changes, f"failures: {alerts}"])
+
+
+def ways_on(missing: Scheduler, machine: Machine) -> str:
+    """What a machine without this scheduler can do instead: the schedulers it has, how to
+    get this one, or a schedule printed for one of the user's own."""
+    here = [s for s in registry.every() if s is not missing and s.available(machine)]
+    ways = [
+        f"`memfuse cron --format {s.name} --install` ({s.summary}: on this machine)" for s in here
+    ]
+    if missing.routes:
+        ways += [f"{missing.routes}, then `memfuse cron --format {missing.name} --install` again"]
+    ways += [
+        f"{s.routes}, then `memfuse cron --format {s.name} --install`"
+        for s in registry.every()
+        if s is not missing and s not in here and s.routes
+    ]
+    ways += ["`memfuse cron --format F` prints the schedule for you to install by hand"]
+    return "Ways on from here: " + "; ".join(ways)
 
 
 def left_behind(state: StateFolder, recent: Path) -> list[str]:

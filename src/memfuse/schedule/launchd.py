@@ -19,6 +19,7 @@ import os
 import plistlib
 import re
 import shlex
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,7 @@ class Launchd(Scheduler):
     name = "launchd"
     summary = "macOS agents"
     source_help = "a plist file or folder"
-    routes = "on macOS, `--format launchd`"
+    routes = "on this Mac, load them with launchctl" if sys.platform == "darwin" else ""
 
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
         out = str(machine.state_dir / "launchd.out") if machine.state_dir else None

@@ -566,3 +566,45 @@ def test_status_says_which_schedule_is_installed_where_and_its_next_run(
     assert "schedule crontab: your crontab" in text and "next: sync at 2026-12-03 14:00" in text
     assert world.json("cron", "--remove").code == 0
     assert world.json("status").data["schedule"] == {"installed": False}
+
+
+def test_no_crontab_and_no_user_manager_names_the_ways_on(
+    world: World, tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: `crontab is not on this PATH`, rc 1, and nothing said about what to do."""
+    monkeypatch.setenv("PATH", str(tools))  # no crontab, no systemctl, no openclaw
+    out = world.json("cron", "--install")
+    assert out.code == 1
+    error = out.data["error"]
+    assert error.startswith("crontab is not on this PATH. Ways on from here: ")
+    assert "install cron (Debian/Ubuntu: `apt-get install cron`" in error
+    assert "`memfuse cron --format systemd --install`" in error  # with a user manager
+    assert "install OpenClaw" in error
+    assert "`memfuse cron --format F` prints the schedule" in error
+    tool(tools, "openclaw", "exit 0")  # OpenClaw is here: its scheduler is the way on
+    here = world.json("cron", "--install").data["error"]
+    assert "`memfuse cron --format openclaw --install` (OpenClaw's own cron jobs: on this" in here
+    assert "install OpenClaw" not in here
+
+
+def test_check_of_a_file_takes_the_workspace_from_the_file(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: `cron --check FILE` without -w exited 66 (the default workspace is absent)
+    though every job in the file names its workspace."""
+    printed = world.json("cron").data["text"]
+    table = tmp_path / "memfuse.cron"
+    table.write_text(printed + "\n")
+    monkeypatch.delenv("MEMFUSE_WORKSPACE", raising=False)
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    done = CliRunner().invoke(
+        app, ["cron", "--check", str(table), "--json"], catch_exceptions=False, obj=world.seams
+    )
+    assert done.exit_code != 66, done.stdout
+    data = json.loads(done.stdout)["data"]
+    assert data["source"] == str(table)
+    assert [job["findings"] for job in data["jobs"]] == [[], [], []]
+    assert all(str(world.workspace) in job["command"] for job in data["jobs"])

@@ -196,11 +196,15 @@ def test_with_openclaw_here_the_crontabs_tidy_leaves_the_dreaming_minute(
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
     assert tidy_line(world.json("cron").data["text"]).startswith("0 3 * * * ")  # no OpenClaw
-    (home / ".openclaw").mkdir(parents=True)  # OpenClaw, its defaults: dreaming at 03:00
+    (home / ".openclaw").mkdir(parents=True)  # as `doctor --install-config` leaves it
+    bare = world.json("cron")
+    assert tidy_line(bare.data["text"]).startswith("0 3 * * * ")  # issue 40: not OpenClaw
+    assert not [n for n in bare.data["notes"] if "moved" in n]
+    config = home / ".openclaw" / "openclaw.json"
+    config.write_text("{}")  # OpenClaw, its defaults: dreaming at 03:00
     out = world.json("cron")
     assert tidy_line(out.data["text"]).startswith("30 3 * * * ")
     assert any("tidy moved from 03:00 to 03:30" in n for n in out.data["notes"])
-    config = home / ".openclaw" / "openclaw.json"
     config.write_text(
         '{ // JSONC as OpenClaw allows\n "plugins": {"entries": {"memory-core": {"config":'
         ' {"dreaming": {"frequency": "0 4 * * *"}}}}},\n}'
@@ -453,3 +457,18 @@ def test_status_says_failures_reach_nobody_without_a_channel(
     assert view["format"] == "openclaw" and "openclaw cron list" in view["where"]
     assert "NOT announced" in view["alerts"]
     assert "failures: a failed run is NOT announced" in world.run("status").stdout
+
+
+def test_openclaw_is_known_by_its_program_when_it_has_no_config_yet(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: OpenClaw is detected by its own program and configuration, not the folder."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    bin_dir = tmp_path / "only-openclaw"
+    bin_dir.mkdir()
+    (bin_dir / "openclaw").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "openclaw").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    out = world.json("cron")
+    assert tidy_line(out.data["text"]).startswith("30 3 * * * ")  # its default dreaming

@@ -37,7 +37,8 @@ def test_every_builtin_is_complete_and_the_first_is_the_default() -> None:
         scheduler = importlib.import_module(module).SCHEDULER
         assert module.rsplit(".", 1)[1] == scheduler.name
         assert registry.get(scheduler.name) is scheduler
-        assert scheduler.summary and scheduler.source_help and scheduler.routes
+        assert scheduler.summary and scheduler.source_help
+        assert scheduler.routes or scheduler.name == "launchd"  # macOS's alone
 
 
 class Half(Scheduler):

@@ -51,7 +51,7 @@ class OpenClaw(Scheduler):
     shell = True  # an agent turn's `exec:` line
     stdin_ok = True
     own_writers = True  # the Gateway's own list says when dreaming runs
-    routes = "OpenClaw's own scheduler, where OpenClaw runs: `--format openclaw`"
+    routes = "install OpenClaw, whose Gateway has a scheduler of its own"
 
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
         agent = host.agent_for(workspace_of(schedule), machine.env)
@@ -108,7 +108,7 @@ class OpenClaw(Scheduler):
         )
 
     def writers_here(self, machine: Machine) -> list[Writer]:
-        return host.dreaming(machine.env)
+        return host.dreaming(machine.env, machine.which)
 
     def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
         import json

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -63,15 +63,16 @@ def dig(value: object, *keys: str) -> object:
     return value
 
 
-def dreaming(env: Mapping[str, str]) -> list[Writer]:
+def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list[Writer]:
     """When OpenClaw's dreaming sweep rewrites MEMORY.md on this machine, read from its config
-    alone (no process): nothing when OpenClaw is not here (no state folder, no config), its
+    alone (no process): nothing when OpenClaw is not here (neither its program nor its config:
+    a bare `~/.openclaw`, which `memfuse doctor --install-config` makes, is not OpenClaw), its
     `dreaming.frequency` and `timezone` when the config says, and OpenClaw's default (on,
     03:00 local) when it is silent or cannot be read. For the schedulers that are not
     OpenClaw's own; the OpenClaw install reads the Gateway's job itself."""
     settings = read_config(env)
     if settings is None:
-        if not state_dir(env).is_dir():
+        if which("openclaw") is None:
             return []
         settings = {}
     core = dig(settings, "plugins", "entries", "memory-core")
