@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from memfuse.confine import UnsafePath, read_file, write_atomic
-from memfuse.errors import MemfuseError
+from memfuse.errors import ConfigError, MemfuseError
 from memfuse.report import cause
 from memfuse.schedule.runs import Job, Schedule, Writer
 
@@ -188,8 +188,6 @@ def read_text(path: Path) -> str | None:
 
 
 def must_read(path: Path) -> str:
-    from memfuse.errors import ConfigError
-
     text = read_text(path)
     if text is None:
         raise ConfigError(f"{path} does not exist")

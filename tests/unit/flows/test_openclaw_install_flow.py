@@ -430,6 +430,22 @@ def test_the_handler_adds_recent_md_to_main_sessions_only(tmp_path: Path) -> Non
     assert seen["agent:main:telegram:direct:7"][-1] == recent
     assert seen["agent:main:discord:group:9"] == [["AGENTS.md", "rules"]]
     assert seen["agent:main:cron:job:run:1"] == [["AGENTS.md", "rules"]]
+    secret = tmp_path / "secret.txt"
+    secret.write_text("sk-not-for-the-model\n")
+    (ws / "RECENT.md").unlink()
+    (ws / "RECENT.md").symlink_to(secret)  # the agent repointed it
+    linked = json.loads(
+        subprocess.run(
+            ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
+        ).stdout
+    )
+    assert linked["agent:main:main"] == [["AGENTS.md", "rules"]]
+    (ws / "RECENT.md").unlink()
+    os.link(secret, ws / "RECENT.md")  # a second name of the same file
+    hard = subprocess.run(
+        ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(hard.stdout)["agent:main:main"] == [["AGENTS.md", "rules"]]
 
 
 def test_a_dreaming_job_without_a_zone_runs_in_the_gateways_not_the_installing_shells(

@@ -7,6 +7,7 @@ memfuse knows of OpenClaw lives in this package.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from memfuse.errors import MemfuseError
@@ -111,8 +112,6 @@ class OpenClaw(Scheduler):
         return host.dreaming(machine.env, machine.which)
 
     def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
-        import json
-
         try:
             listed = json.loads(next(iter(files.values())))
         except ValueError:

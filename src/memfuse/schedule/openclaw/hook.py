@@ -45,6 +45,7 @@ direct sessions (not group, channel, cron or subagent ones). Writes nothing.
 """
 
 HANDLER_JS = """// written by memfuse: RECENT.md joins the bootstrap of main and direct sessions
+import { constants } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 
@@ -59,10 +60,12 @@ export default async function handler(event) {
   const file = path.join(ctx.workspaceDir, "RECENT.md");
   let content;
   try {
-    const handle = await fs.open(file, "r");
+    // Never through a link: the agent writes this folder, and a RECENT.md that points at
+    // another file (a symlink, a second hard link) would put that file in the model's context.
+    const handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       const info = await handle.stat();
-      if (!info.isFile()) return;
+      if (!info.isFile() || info.nlink !== 1) return;
       const buffer = Buffer.alloc(Math.min(info.size, LIMIT));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
       content = buffer.subarray(0, bytesRead).toString("utf8");
@@ -122,7 +125,7 @@ def remove(machine: Machine) -> list[str]:
     text = read_text(where / "HOOK.md")
     if text is None:
         return []
-    if MARK not in text:
+    if MARK not in text or where.is_symlink():
         return [f"left {where}: memfuse did not write it"]
     memo = _memo(where)
     machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
