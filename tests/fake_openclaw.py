@@ -1,7 +1,11 @@
 """A stand-in for the `openclaw` CLI's cron commands, as the package 2026.9.6 has them
 (dist/cron-cli-*.mjs, dist/list-jobs-*.mjs): `cron list --all --json`, `cron add --json
 --declaration-key=…` converging a job in place, `cron edit … -- ID`, `cron rm --json -- ID` and
-`gateway call cron.list --json --params=…`. Like commander, an argument that starts with a dash
+`gateway call cron.list --json --params=…`; `config get PATH --json` and `config unset PATH`
+on the configuration file OpenClaw reads (`OPENCLAW_CONFIG_PATH`, else `openclaw.json` in
+`OPENCLAW_STATE_DIR` or `~/.openclaw`, plain JSON here), and `hooks enable|disable NAME` as
+2026.9.6 writes them (`hooks.internal.entries.NAME.enabled`, the master switch on; a hook
+without its folder under `<state>/hooks/` is refused). Like commander, an argument that starts with a dash
 before `--` is an option, and an unknown one is refused. State is a JSON file beside it
 (`FAKE_OPENCLAW_STATE`); every argv is appended to `calls.jsonl` there. `FAKE_OPENCLAW_PAGE`
 makes `cron list` print one page only, as a CLI before 2026.9 did, and the Gateway's pages
@@ -24,7 +28,7 @@ FLAGS = {
 VALUED = {
     "--declaration-key", "--name", "--description", "--cron", "--tz", "--session", "--wake",
     "--command-argv", "--command-env", "--message", "--timeout-seconds",
-    "--failure-alert-after", "--params",
+    "--failure-alert-after", "--params", "--display-name", "--agent",
 }  # fmt: skip
 
 
@@ -60,6 +64,56 @@ def page(jobs: list[dict[str, object]], offset: int, limit: int) -> dict[str, ob
             "hasMore": more, "nextOffset": offset + len(chunk) if more else None}  # fmt: skip
 
 
+def state_dir() -> Path:
+    home = Path(os.environ.get("HOME") or "/nonexistent")
+    return Path(os.environ.get("OPENCLAW_STATE_DIR") or home / ".openclaw")
+
+
+def config_file() -> Path:
+    return Path(os.environ.get("OPENCLAW_CONFIG_PATH") or state_dir() / "openclaw.json")
+
+
+def load_config() -> dict[str, object]:
+    path = config_file()
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def save_config(config: dict[str, object]) -> None:
+    config_file().parent.mkdir(parents=True, exist_ok=True)
+    config_file().write_text(json.dumps(config, indent=2))
+
+
+def config_command(command: str, path: str) -> object:
+    config = load_config()
+    *parents, last = path.split(".")
+    node: object = config
+    for key in parents:
+        node = node.get(key) if isinstance(node, dict) else None
+    if command == "get":
+        if not isinstance(node, dict) or last not in node:
+            print(json.dumps({"ok": False, "error": f"Config path not found: {path}"}))
+            sys.exit(1)
+        return node[last]
+    if isinstance(node, dict):
+        node.pop(last, None)
+    save_config(config)
+    return {"ok": True}
+
+
+def hooks_command(command: str, name: str) -> object:
+    if not (state_dir() / "hooks" / name / "HOOK.md").is_file():
+        fail(f'Hook "{name}" not found')
+    config = load_config()
+    hooks = config.setdefault("hooks", {})
+    internal = hooks.setdefault("internal", {})  # type: ignore[union-attr]
+    entries = internal.setdefault("entries", {})  # type: ignore[union-attr]
+    entries[name] = {"enabled": command == "enable"}  # type: ignore[index]
+    if command == "enable":
+        internal["enabled"] = True  # type: ignore[index]
+    save_config(config)
+    return {"ok": True, "hook": name, "enabled": command == "enable"}
+
+
 def main(argv: list[str]) -> None:
     with (STATE.parent / "calls.jsonl").open("a") as calls:
         calls.write(json.dumps(argv) + "\n")
@@ -71,6 +125,14 @@ def main(argv: list[str]) -> None:
     opts, positional = parse(args)
     one = {k: v[-1] for k, v in opts.items()}
     size = int(os.environ.get("FAKE_OPENCLAW_PAGE") or 200)
+    if group == "config" and command in ("get", "unset"):
+        answer = config_command(command, positional[0])
+        print(json.dumps(answer, indent=2))
+        return
+    if group == "hooks" and command in ("enable", "disable"):
+        answer = hooks_command(command, positional[0])
+        print(json.dumps(answer, indent=2))
+        return
     if (group, command) == ("cron", "list"):
         answer: object = page(jobs, 0, size)
     elif (group, command) == ("gateway", "call") and positional == ["cron.list"]:
@@ -79,8 +141,10 @@ def main(argv: list[str]) -> None:
     elif (group, command) == ("cron", "add"):
         spec = {
             "name": one["--name"], "declarationKey": one.get("--declaration-key"),
+            "displayName": one.get("--display-name"), "agentId": one.get("--agent"),
             "description": one.get("--description"),
-            "schedule": {"kind": "cron", "expr": one["--cron"], "staggerMs": 0},
+            "schedule": {"kind": "cron", "expr": one["--cron"], "staggerMs": 0,
+                         **({"tz": one["--tz"]} if "--tz" in one else {})},
             "sessionTarget": one["--session"], "wakeMode": one.get("--wake", "now"),
             "payload": {"kind": "command", "argv": json.loads(one["--command-argv"]),
                         "env": dict(e.split("=", 1) for e in opts.get("--command-env", []))},

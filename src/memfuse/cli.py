@@ -24,6 +24,7 @@ from memfuse.errors import ExitCode
 from memfuse.run import runner
 from memfuse.run.context import Seams
 from memfuse.run.runner import Common
+from memfuse.schedule import registry as schedulers
 
 app = typer.Typer(
     name="memfuse",
@@ -385,11 +386,10 @@ def cron(
         typer.Option(
             "--format",
             "-f",
-            metavar="crontab|systemd|launchd|openclaw",
-            help="The scheduler: crontab, systemd user timers (catch up missed runs), launchd"
-            " (macOS) or OpenClaw's own cron jobs.",
+            metavar="|".join(schedulers.names()),
+            help=schedulers.format_help(),
         ),
-    ] = "crontab",
+    ] = schedulers.default(),
     archive: Annotated[
         bool, typer.Option("--archive", help="Let tidy roll old journals into weekly files.")
     ] = False,
@@ -409,8 +409,8 @@ def cron(
     file: Annotated[
         str | None,
         typer.Argument(
-            help="With --check: the schedule to check (a crontab, a unit/plist file or folder,"
-            " an OpenClaw jobs list; - for stdin). Default: the one memfuse prints.",
+            help=f"With --check: the schedule to check ({schedulers.source_help()}; - for"
+            " stdin). Default: the one memfuse prints.",
             show_default=False,
         ),
     ] = None,
@@ -420,19 +420,21 @@ def cron(
     """Print the schedule of memfuse's runs for this machine's scheduler; install it beside
     what is there, remove it, or check a schedule the way its scheduler would run it.
 
-    Example: memfuse cron --install; memfuse cron --format systemd --install;
+    Example: memfuse cron --install; memfuse cron --format FORMAT --install;
     memfuse cron --check memfuse.cron
     """
     from memfuse.commands import cron as command
 
-    if fmt not in command.FORMATS:
-        raise typer.BadParameter(f"one of {', '.join(command.FORMATS)}", param_hint="--format")
+    if fmt not in schedulers.names():
+        raise typer.BadParameter(f"one of {', '.join(schedulers.names())}", param_hint="--format")
     if file is not None and not check:
         raise typer.BadParameter("a FILE is read only with --check")
     if sum((install, remove, check)) > 1:
         raise typer.BadParameter("one of --install, --remove and --check at a time")
     request = command.Request(fmt, archive, install, remove, check, file)
-    runner.run("cron", common, lambda ctx: command.run(ctx, request), lock=False)
+    # A checked file names its jobs' workspaces: the default one need not exist.
+    needs = not (check and file is not None)
+    runner.run("cron", common, lambda ctx: command.run(ctx, request), lock=False, workspace=needs)
 
 
 @app.command(short_help="One ranked search over the Markdown and the store.")

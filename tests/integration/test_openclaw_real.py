@@ -8,6 +8,7 @@ port with a token, and is stopped (its process group) at the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -54,8 +55,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def gateway(tmp_path: Path) -> Iterator[dict[str, str]]:
+@contextlib.contextmanager
+def running_gateway(
+    tmp_path: Path, config: dict[str, object] | None = None
+) -> Iterator[dict[str, str]]:
+    """A local Gateway in a HOME of its own (with this configuration), stopped at the end."""
     openclaw = _openclaw()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -66,6 +70,9 @@ def gateway(tmp_path: Path) -> Iterator[dict[str, str]]:
         "OPENCLAW_GATEWAY_PORT": str(port), "OPENCLAW_GATEWAY_TOKEN": TOKEN,
     }  # fmt: skip
     Path(env["HOME"]).mkdir()
+    if config is not None:
+        (Path(env["HOME"]) / ".openclaw").mkdir()
+        (Path(env["HOME"]) / ".openclaw" / "openclaw.json").write_text(json.dumps(config))
     log = (tmp_path / "gateway.log").open("w")
     process = subprocess.Popen(
         [openclaw, "gateway", "run", "--allow-unconfigured", "--bind", "loopback",
@@ -96,6 +103,12 @@ def gateway(tmp_path: Path) -> Iterator[dict[str, str]]:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         log.close()
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[dict[str, str]]:
+    with running_gateway(tmp_path) as env:
+        yield env
 
 
 def memfuse(env: dict[str, str], workspace: Path, *args: str) -> dict[str, object]:
@@ -132,3 +145,60 @@ def test_install_is_idempotent_alerted_clear_of_dreaming_and_removable(
     memfuse(gateway, workspace, "--remove")
     assert not [j for j in jobs(gateway) if str(j.get("name", "")).startswith("memfuse-")]
     assert any(j["name"] == "Memory Dreaming Promotion" for j in jobs(gateway))
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """The stand-in model (tests/model_stub.py): its port, and the file of what it received."""
+    received = tmp_path / "requests.jsonl"
+    stub = Path(__file__).resolve().parents[1] / "model_stub.py"
+    process = subprocess.Popen(
+        [sys.executable, str(stub), str(received)], stdout=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        yield int(process.stdout.readline()), received
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+def test_recent_md_reaches_what_the_model_receives_in_a_main_session(
+    tmp_path: Path, model: tuple[int, Path]
+) -> None:
+    """Issue 40: OpenClaw loads RECENT.md only through memfuse's agent:bootstrap hook, which
+    `cron --install` puts in place and `--remove` takes out."""
+    port, received = model
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    line = "- RECENTMARK-4711 Alice prefers the release notes in English"
+    (workspace / "RECENT.md").write_text(f"# Recent\n{line}\n")
+    (workspace / "AGENTS.md").write_text("# Rules\n")
+    config = {
+        "models": {"providers": {"stub": {
+            "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "stub-key",
+            "api": "openai-completions",
+            "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
+                        "maxTokens": 4096}],
+        }}},
+        "agents": {"defaults": {"model": {"primary": "stub/stub-model"},
+                                "workspace": str(workspace)}},
+    }  # fmt: skip
+    with running_gateway(tmp_path, config) as env:
+
+        def turn(message: str) -> str:
+            before = received.read_text() if received.exists() else ""
+            subprocess.run(
+                ["openclaw", "agent", "--agent", "main", "--message", message], env=env,
+                capture_output=True, text=True, timeout=300, check=True,
+            )  # fmt: skip
+            return received.read_text()[len(before) :]
+
+        assert "RECENTMARK-4711" not in turn("before memfuse")  # OpenClaw alone never loads it
+        installed = memfuse(env, workspace, "--install")
+        assert any("RECENT.md joins every main session" in c for c in installed["changes"])  # type: ignore[attr-defined]
+        assert "RECENTMARK-4711" in turn("after memfuse")  # the hook, hot-loaded
+        assert (workspace / "AGENTS.md").read_text() == "# Rules\n"
+        memfuse(env, workspace, "--remove")
+        assert not (Path(env["HOME"]) / ".openclaw" / "hooks" / "memfuse-recent").exists()

@@ -150,14 +150,15 @@ FLOORS = (
     ("commands",),
     ("sync", "setup"),  # sync's and doctor's engines (setup reads the run history)
     ("run",),
+    ("schedule",),
     ("ledger",),
     ("recall",),
     ("config",),
     ("workspace",),
     ("state", "store", "refserver"),
-    ("confine", "schedule"),
+    ("confine",),
     ("text", "settings"),
-    ("report", "errors", "untrusted", "__init__"),  # settings masks with report's mask
+    ("report", "errors", "untrusted", "host", "__init__"),  # settings masks with report's mask
 )
 
 

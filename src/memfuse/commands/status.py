@@ -20,7 +20,8 @@ from memfuse.run.context import RunContext
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, stamp
 from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
-from memfuse.run.results import CommandView, LedgerView, RecentView, StatusData
+from memfuse.run.results import CommandView, LedgerView, RecentView, ScheduleView, StatusData
+from memfuse.schedule.install import describe as describe_schedule
 from memfuse.schedule.runs import due_between
 from memfuse.state.memo import last_generation
 from memfuse.state.pause import paused_since
@@ -79,6 +80,7 @@ def run(ctx: RunContext) -> CommandResult:
         + [f"memfuse needs a person: {p}" for p in lost],
     }
     data["alarms"] += _unreadable_alarms(reader) + _set_aside_alarms(ctx)
+    data["schedule"] = _schedule_view(ctx)
     paused = _paused(ctx, reader)
     if paused is not None:
         data["paused_since"] = paused
@@ -159,6 +161,16 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
         "missed": None,
         "missed_runs": 0,
     }
+
+
+def _schedule_view(ctx: RunContext) -> ScheduleView:
+    """Which schedule `memfuse cron --install` put in place: where, its next run, its alerts."""
+    found = describe_schedule(ctx.workspace.state, ctx.settings.now)
+    if found is None:
+        return {"installed": False}
+    at = found.next_run.isoformat(timespec="minutes") if found.next_run else None
+    return {"installed": True, "format": found.format, "where": found.where, "zone": found.zone,
+            "next_run": at, "next_command": found.next_command, "alerts": found.alerts}  # fmt: skip
 
 
 MISSED_AFTER = timedelta(hours=1)  # a scheduled run may wait for the lock, then run a while

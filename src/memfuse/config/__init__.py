@@ -29,6 +29,7 @@ from memfuse.config.options import (
     positive_number,
 )
 from memfuse.errors import ConfigError
+from memfuse.host import workspace_in
 from memfuse.report import arg_secrets
 from memfuse.settings import Budget, RerankSettings, SessionServer, Settings
 from memfuse.state.folder import default_state_dir
@@ -216,7 +217,7 @@ def load_settings(
         flags.get("workspace")
         or from_env.get("workspace")
         or user_values.get("workspace")
-        or str(home / ".openclaw" / "workspace")
+        or str(workspace_in(home))
     )
     workspace = Path(str(workspace_text)).expanduser().absolute()
     meant = Workspace.meant_by(workspace)

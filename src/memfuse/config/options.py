@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memfuse.host import WORKSPACE
 from memfuse.settings import Transport
 
 Validator = Callable[[Any], Any]  # a value → the value checked; TypeError says what it must be
@@ -146,7 +147,7 @@ def _path_text(value: Any) -> str:
 
 OPTIONS: tuple[Option, ...] = (
     Option("workspace", _path_text, ("", "workspace"), "MEMFUSE_WORKSPACE", ("--workspace", "-w"),
-           Path, "Workspace folder", "~/.openclaw/workspace", trusted=True),
+           Path, "Workspace folder", WORKSPACE, trusted=True),
     Option("mcporter", _string, ("", "mcporter"), "MEMFUSE_MCPORTER", ("--mcporter",),
            str, "mcporter command", "mcporter", trusted=True),
     Option("mcporter_config", _path_text, ("", "mcporter_config"), "MEMFUSE_MCPORTER_CONFIG",

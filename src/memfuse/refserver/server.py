@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from memfuse import __version__
+from memfuse.host import WORKSPACE
 from memfuse.refserver.store import Store, default_caps, utc_now
 from memfuse.refserver.tools import call_tool, tool_list
 
@@ -115,7 +116,7 @@ def main() -> None:
     generation = store.generation
     noise = None
     if generation >= 3 and env.get("AGENT_MEMORY_AUTO_INGEST", "1") not in ("0", "false"):
-        watched = env.get("AGENT_MEMORY_WORKSPACE", "~/.openclaw/workspace")
+        watched = env.get("AGENT_MEMORY_WORKSPACE", WORKSPACE)
         noise = f"[auto-ingest] watching {watched} (MEMORY.md, memory/*.md)"
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
         serve(store, sys.stdin.buffer, sys.stdout.buffer, noise)

@@ -33,7 +33,7 @@ ENVELOPE_SCHEMA = 2
 class CommandResult:
     """What a command produced and how it went: `data` for `--json` (typed per command in
     memfuse.run.results), `human` lines rendered from it (memfuse.run.render), or a `payload` — the
-    text that is the product itself (RECENT.md under `surface --stdout`, the crontab, recall's
+    text that is the product itself (RECENT.md under `surface --stdout`, the schedule, recall's
     answer), printed verbatim in place of the lines and even under `-q`."""
 
     command: str

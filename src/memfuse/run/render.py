@@ -2,7 +2,7 @@
 
 Pure: no settings, no clock, no files. A command builds its typed data (memfuse.run.results) and
 hands it here; memfuse.run.runner prints what comes back (or the envelope under `--json`). A
-payload — RECENT.md under `surface --stdout`, the crontab, recall's answer — is not rendered
+payload — RECENT.md under `surface --stdout`, the schedule, recall's answer — is not rendered
 here: it travels in `CommandResult.payload` and is printed verbatim.
 """
 
@@ -22,6 +22,7 @@ from memfuse.run.results import (
     RecentView,
     RerankTestData,
     RollbackData,
+    ScheduleView,
     StatusData,
     SurfaceData,
     SyncData,
@@ -203,12 +204,30 @@ def status(data: StatusData) -> list[str]:
         if data["generation"] is not None and seen is not None
         else "  store    generation unknown (run `memfuse doctor`)"
     )
+    lines += _schedule_lines(data.get("schedule"))
     holder = data["lock"]
     lines.append(f"  lock     {f'held by {holder}' if holder else 'free'}")
     lines.append(f"  state    {data['state']}")
     lines += data["alarms"]  # each says who needs a person and why
     if not data["alarms"]:
         lines.append("nothing needs a person")
+    return lines
+
+
+def _schedule_lines(view: ScheduleView | None) -> list[str]:
+    if view is None:
+        return []
+    if not view["installed"]:
+        return ["  schedule none installed here (`memfuse cron --install` puts one in place)"]
+    upcoming = (
+        f"; next: {view.get('next_command')} at {stamp(str(view['next_run']))}"
+        f"{' ' + str(view['zone']) if view.get('zone') else ''}"
+        if view.get("next_run")
+        else ""
+    )
+    lines = [f"  schedule {view.get('format')}: {view.get('where')}{upcoming}"]
+    if view.get("alerts"):
+        lines.append(f"           failures: {view['alerts']}")
     return lines
 
 

@@ -229,6 +229,18 @@ class LedgerView(TypedDict):
     rejections: NotRequired[list[RejectedRow]]  # the first few, with the store's reason
 
 
+class ScheduleView(TypedDict):
+    """The schedule `memfuse cron --install` put in place (installed False: none recorded)."""
+
+    installed: bool
+    format: NotRequired[str]
+    where: NotRequired[str]  # where the scheduler keeps it
+    zone: NotRequired[str | None]  # the zone its times are read in (None: local rules)
+    next_run: NotRequired[str | None]  # the next scheduled run, and of which command
+    next_command: NotRequired[str | None]
+    alerts: NotRequired[str | None]  # where a failed run is reported, or that it is not
+
+
 class StatusData(TypedDict):
     workspace: str
     state: str  # memfuse's own state folder (ledger, history, lock, log), outside the workspace
@@ -241,6 +253,7 @@ class StatusData(TypedDict):
     generation_seen: str | None  # when `memfuse doctor` saw that generation
     paused_since: NotRequired[str]  # `memfuse rollback` is in force
     alarms: list[str]
+    schedule: NotRequired[ScheduleView]
 
 
 # --- where ---------------------------------------------------------------------------------
@@ -331,11 +344,13 @@ class CronData(TypedDict):
     """`memfuse cron` printing or installing a schedule."""
 
     format: str
-    label: str  # the schedule's name: its crontab markers, unit and job names start with it
-    files: dict[str, str]  # file name -> text ("crontab" for the crontab block)
-    text: str  # the payload: the crontab block, or each file under a `# ==> name <==` line
+    label: str  # the schedule's name: every marker, unit and job name of it starts with it
+    files: dict[str, str]  # file name -> text, as the scheduler has them
+    text: str  # the payload: as the scheduler prints it (by default each file under a header)
     notes: list[str]
-    changes: list[str]  # with --install/--remove: what was done (a crontab's diff included)
+    changes: list[
+        str
+    ]  # with --install/--remove: what was done (a diff where the scheduler shows one)
 
 
 class CronJobCheck(TypedDict):

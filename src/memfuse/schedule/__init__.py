@@ -1,11 +1,11 @@
 """memfuse's scheduled runs, described once and rendered for every scheduler people use.
 
-`Schedule` holds the runs (argv and daily local times) and their environment; each module
-renders it for one scheduler and reads that scheduler's text back into `Job`s for a check:
-`crontab` (a marked block merged into the user's crontab), `systemd` (user timers), `launchd`
-(macOS agents) and `openclaw` (the agent runtime's own Gateway cron). Nothing here imports the
-rest of memfuse (its errors aside), runs a process or touches a file: the caller writes,
-installs and checks.
+`Schedule` (runs.py) holds the runs (argv and daily local times) and their environment;
+`plan` builds this workspace's. A scheduler is one module implementing `base.Scheduler`
+(render, install, remove, read back, its zone) plus one line in `registry`. The engines are
+`install` (put in place, take out, the record `status` reads) and `check` with `trial` (what
+`cron --check` runs of a job). runs.py, cronexpr.py, shwords.py and writers.py stand alone on
+the stdlib: no process, no file.
 """
 
 from __future__ import annotations

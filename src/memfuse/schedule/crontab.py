@@ -14,17 +14,20 @@ runs to the end of the line unless it is wrapped in one kind of quote, with no e
 
 from __future__ import annotations
 
+import difflib
 import re
 
+from memfuse.errors import MemfuseError
+from memfuse.schedule.base import Machine, Outcome, Scheduler, why
+from memfuse.schedule.cronexpr import cron_times, daily_times
 from memfuse.schedule.runs import Job, ParseError, Schedule, ScheduleError, merge_adjacent
+from memfuse.schedule.shwords import split_command
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
 _MARKER = re.compile(r"# (>>>|<<<) memfuse ([a-z0-9-]+) \1")
 _ASSIGNMENT = re.compile(r"([^\s='\"#][^\s=]*)[ \t]*=[ \t]*(.*)")
 _FIVE_FIELDS = re.compile(r"([^ \t]+)[ \t]+" * 5 + r"(.*)")  # minute hour day month weekday
 _NICKNAMES = {"@daily": ((0, 0),), "@midnight": ((0, 0),)}
-_OPERATORS = set(";|&<>()")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CSPACE = " \t\r\v\f"  # what C's isspace() skips and trims in cron's parser
 
 
@@ -85,14 +88,6 @@ def env_line(name: str, value: str) -> str:
         f"cron cannot set {name} to {value!r}: it starts with a quote or has blanks at an end,"
         " and holds both kinds of quote"
     )
-
-
-def cron_times(times: tuple[tuple[int, int], ...]) -> list[str]:
-    """The five time fields for daily times: one line per minute, its hours as a list."""
-    by_minute: dict[int, list[int]] = {}
-    for hour, minute in sorted(times):
-        by_minute.setdefault(minute, []).append(hour)
-    return [f"{m} {','.join(map(str, hours))} * * *" for m, hours in sorted(by_minute.items())]
 
 
 # --- installing into the user's crontab ----------------------------------------------------
@@ -225,110 +220,86 @@ def cron_command(field: str) -> str:
     return "".join(out)
 
 
-def split_command(command: str, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
-    """(argv up to the first shell operator, the leading NAME=value words) of a sh command.
-
-    Quotes and backslashes are undone as sh does; `$`, backquotes, globs and `~` are kept as
-    written (a check runs the words literally). A redirection's file descriptor (`2>`) is not
-    an argument.
-    """
-    words = _sh_words(command, where)
-    assigned: dict[str, str] = {}
-    while words:
-        text, first_quoted = words[0]
-        name, eq, value = text.partition("=")
-        if not (eq and _NAME.fullmatch(name) and len(name) < first_quoted):
-            break
-        assigned[name] = value
-        words.pop(0)
-    if not words:
-        raise ParseError(f"{where}: no command to run: {command!r}")
-    return tuple(text for text, _ in words), assigned
+# --- the scheduler ---------------------------------------------------------------------------
 
 
-def _sh_words(command: str, where: str) -> list[tuple[str, int]]:
-    """The words before the first unquoted operator or comment: (text, index of the first
-    character that came from quoting, or the text's length when none did)."""
-    words: list[tuple[str, int]] = []
-    i, n = 0, len(command)
-    while i < n:
-        while i < n and command[i] in " \t":
-            i += 1
-        if i >= n or command[i] in _OPERATORS or command[i] == "#":
-            break
-        text: list[str] = []
-        first_quoted: int | None = None
-        while i < n and command[i] not in " \t" and command[i] not in _OPERATORS:
-            ch = command[i]
-            if ch in "'\"\\" and first_quoted is None:
-                first_quoted = len("".join(text))
-            if ch == "'":
-                close = command.find("'", i + 1)
-                if close < 0:
-                    raise ParseError(f"{where}: unterminated single quote: {command!r}")
-                text.append(command[i + 1 : close])
-                i = close + 1
-            elif ch == '"':
-                i = _double_quoted(command, i + 1, text, where)
-            elif ch == "\\":
-                text.append(command[i + 1 : i + 2])
-                i += 2
-            else:
-                text.append(ch)
-                i += 1
-        word = "".join(text)
-        if i < n and command[i] in "<>" and first_quoted is None and word.isdigit():
-            break  # `2>file`: the digits name a file descriptor
-        words.append((word, len(word) if first_quoted is None else first_quoted))
-    return words
+class Crontab(Scheduler):
+    """The user's crontab: memfuse's marked block merged in through `crontab -`; the crontab
+    as it was is kept in the state folder and the change shown as a diff."""
+
+    name = "crontab"
+    summary = "the default"
+    source_help = "a crontab"
+    shell = True
+    stdin_ok = True
+    routes = (
+        "install cron (Debian/Ubuntu: `apt-get install cron`; Fedora: `dnf install cronie`)"
+        " and start its service"
+    )
+
+    def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
+        block = render(
+            schedule,
+            failed_runs=machine.alert_failed_runs,
+            max_age_hours=machine.alert_max_age_hours,
+        )
+        return {"crontab": block}
+
+    def printed(self, files: dict[str, str]) -> str:
+        return files["crontab"].rstrip("\n")
+
+    def available(self, machine: Machine) -> bool:
+        return machine.which("crontab") is not None
+
+    def read(self, files: dict[str, str]) -> list[Job]:
+        return parse(next(iter(files.values())))
+
+    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+        current = _current(machine)
+        try:
+            merged = merge(current, files["crontab"])
+        except ScheduleError as exc:
+            raise MemfuseError(str(exc)) from None
+        return Outcome(schedule, _replace(current, merged, machine))
+
+    def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
+        current = _current(machine)
+        try:
+            kept = remove(current, schedule.label)
+        except ScheduleError as exc:
+            raise MemfuseError(str(exc)) from None
+        return _replace(current, kept, machine)
+
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        return f"your crontab (`crontab -l`), between the {schedule.label} markers"
+
+    def alerts(self, machine: Machine) -> str:
+        return (
+            "cron mails what a failed run prints to the crontab's MAILTO (when this machine"
+            " delivers mail), and `memfuse status` exits 4"
+        )
 
 
-def _double_quoted(command: str, i: int, text: list[str], where: str) -> int:
-    """Append a double-quoted string's text (from just after its quote); return the index after
-    the closing quote. Inside, a backslash escapes only `$`, a backquote, `"` and itself."""
-    while i < len(command):
-        ch = command[i]
-        if ch == '"':
-            return i + 1
-        if ch == "\\" and i + 1 < len(command) and command[i + 1] in '$`"\\':
-            text.append(command[i + 1])
-            i += 2
-            continue
-        text.append(ch)
-        i += 1
-    raise ParseError(f"{where}: unterminated double quote: {command!r}")
+def _current(machine: Machine) -> str:
+    done = machine.tool(["crontab", "-l"], check=False)
+    if done.returncode != 0:
+        if "no crontab" in done.stderr.lower():
+            return ""
+        raise MemfuseError(f"crontab -l failed: {why(done)}")
+    return str(done.stdout)
 
 
-def daily_times(
-    minute: str, hour: str, day: str = "*", month: str = "*", weekday: str = "*"
-) -> tuple[tuple[int, int], ...]:
-    """The (hour, minute) pairs of a daily schedule; () when it is not every day."""
-    if (day, month, weekday) != ("*", "*", "*"):
-        return ()
-    minutes, hours = _field(minute, 59), _field(hour, 23)
-    if minutes is None or hours is None:
-        return ()
-    return tuple(sorted((h, m) for h in hours for m in minutes))
+def _replace(current: str, new: str, machine: Machine) -> list[str]:
+    if new == current:
+        return ["the crontab already holds this schedule: nothing changed"]
+    changes = []
+    if current:
+        changes.append(f"the crontab as it was is kept in {machine.backup('crontab', current)}")
+    machine.tool(["crontab", "-"], stdin=new)
+    diff = difflib.unified_diff(
+        current.splitlines(), new.splitlines(), "crontab (before)", "crontab (now)", lineterm=""
+    )
+    return changes + list(diff)
 
 
-def _field(text: str, top: int) -> set[int] | None:
-    found: set[int] = set()
-    for item in text.split(","):
-        span, slash, step_text = item.partition("/")
-        if slash and not (step_text.isdigit() and int(step_text) > 0):
-            return None
-        step = int(step_text) if slash else 1
-        if span == "*":
-            low, high = 0, top
-        elif re.fullmatch(r"\d+", span):
-            low = high = int(span)
-            if slash:  # "5/10": from 5 to the end, every 10
-                high = top
-        elif re.fullmatch(r"\d+-\d+", span):
-            low, high = map(int, span.split("-"))
-        else:
-            return None
-        if not 0 <= low <= high <= top:
-            return None
-        found.update(range(low, high + 1, step))
-    return found
+SCHEDULER = Crontab()

@@ -15,13 +15,19 @@ goes nowhere, so `output_path` names a file for it.
 
 from __future__ import annotations
 
+import os
 import plistlib
 import re
 import shlex
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from xml.parsers.expat import ExpatError
 
+from memfuse.errors import MemfuseError
+from memfuse.schedule import base
+from memfuse.schedule.base import Machine, Outcome, Scheduler
 from memfuse.schedule.runs import Job, ParseError, Run, Schedule, ScheduleError
 
 DOMAIN = "org.memfuse"
@@ -117,3 +123,66 @@ def _daily_times(intervals: object) -> tuple[tuple[int, int], ...]:
             return ()
         times.add((hour, minute))
     return tuple(sorted(times))
+
+
+# --- the scheduler ---------------------------------------------------------------------------
+
+
+class Launchd(Scheduler):
+    """Agents in ~/Library/LaunchAgents, written only over memfuse's own, loaded with
+    `launchctl bootstrap` into the user's GUI domain."""
+
+    name = "launchd"
+    summary = "macOS agents"
+    source_help = "a plist file or folder"
+    routes = "on this Mac, load them with launchctl" if sys.platform == "darwin" else ""
+
+    def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
+        out = str(machine.state_dir / "launchd.out") if machine.state_dir else None
+        return render(schedule, output_path=out)
+
+    def available(self, machine: Machine) -> bool:
+        return machine.which("launchctl") is not None
+
+    def read(self, files: dict[str, str]) -> list[Job]:
+        return parse(files)
+
+    def load(self, path: Path) -> dict[str, str]:
+        return base.load_folder(path, (".plist",), {})
+
+    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+        if machine.which("launchctl") is None:
+            raise MemfuseError(
+                "launchctl is not on this PATH (launchd agents are macOS's): nothing was"
+                " written; pick the --format of this machine's scheduler"
+            )
+        folder = agents_dir(machine)
+        changes: list[str] = []
+        written = base.write_own(folder, files, is_generated, changes)
+        domain = f"gui/{os.getuid()}"
+        with base.undone_on_failure(written):
+            for name in files:
+                label = name.removesuffix(".plist")
+                machine.tool(["launchctl", "bootout", f"{domain}/{label}"], check=False)
+                machine.tool(["launchctl", "bootstrap", domain, str(folder / name)])
+                changes.append(f"loaded {label}")
+        return Outcome(schedule, changes)
+
+    def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
+        if machine.which("launchctl") is not None:
+            for name in files:
+                label = name.removesuffix(".plist")
+                machine.tool(["launchctl", "bootout", f"gui/{os.getuid()}/{label}"], check=False)
+        changes: list[str] = []
+        base.remove_own(agents_dir(machine), files, is_generated, changes)
+        return changes
+
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        return f"launchd agents {DOMAIN}.{schedule.label}.* in {agents_dir(machine)}"
+
+
+def agents_dir(machine: Machine) -> Path:
+    return machine.home / "Library" / "LaunchAgents"
+
+
+SCHEDULER = Launchd()

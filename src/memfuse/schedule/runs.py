@@ -46,8 +46,8 @@ def check_text(value: str, what: str) -> str:
 
 
 def check_program(path: str) -> str:
-    """An absolute, normalised path: schedulers run with no PATH of the user's, and systemd
-    refuses paths with `//`, `/./` or `/../` in them."""
+    """An absolute, normalised path: schedulers run with no PATH of the user's, and some
+    refuse paths with `//`, `/./` or `/../` in them."""
     check_text(path, "the program path")
     if not path.startswith("/"):
         raise ScheduleError(f"the program must be an absolute path, not {path!r}")
@@ -154,7 +154,7 @@ class Job:
     `env` is what the file itself sets for the job (the check starts from an empty environment
     and adds it); `times` is empty when the file's schedule is not a set of daily times, and
     `when` is that schedule as the file spells it. `command` is the text the scheduler runs
-    (a crontab's command field, an ExecStart= value), for messages and further checks.
+    (a cron line's command field, a unit's command), for messages and further checks.
     """
 
     source: str
@@ -164,6 +164,16 @@ class Job:
     when: str
     command: str
     unread: tuple[str, ...] = ()  # settings of the file a check does not reproduce, as written
+
+
+@dataclass(frozen=True)
+class Writer:
+    """Another job that rewrites MEMORY.md: its name, daily times and the zone they are in
+    (None: this machine's local time)."""
+
+    name: str
+    times: tuple[tuple[int, int], ...]
+    zone: str | None = None
 
 
 def merge_adjacent(jobs: list[Job]) -> list[Job]:

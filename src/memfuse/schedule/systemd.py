@@ -17,8 +17,13 @@ in it ("Executable name contains special characters").
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
+from memfuse.errors import MemfuseError
+from memfuse.schedule import base
+from memfuse.schedule.base import Machine, Outcome, Scheduler
 from memfuse.schedule.runs import Job, ParseError, Run, Schedule, ScheduleError
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
@@ -350,3 +355,92 @@ def _calendar_times(specs: list[str]) -> tuple[tuple[int, int], ...]:
 
 def _numbers(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.isdigit()]
+
+
+# --- the scheduler ---------------------------------------------------------------------------
+
+
+class Systemd(Scheduler):
+    """User timers in `$XDG_CONFIG_HOME/systemd/user`, written only over memfuse's own."""
+
+    name = "systemd"
+    summary = "user timers, which catch up missed runs"
+    source_help = "a unit file or folder"
+    routes = "log in to a session with a systemd user manager (`loginctl enable-linger $USER`)"
+
+    def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
+        return render(schedule)
+
+    def available(self, machine: Machine) -> bool:
+        return machine.which("systemctl") is not None and _manager(machine).returncode == 0
+
+    def read(self, files: dict[str, str]) -> list[Job]:
+        return parse(files)
+
+    def load(self, path: Path) -> dict[str, str]:
+        return base.load_folder(path, (".service", ".timer"), {".service": ".timer"})
+
+    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+        if machine.which("systemctl") is None:
+            raise MemfuseError(
+                "systemctl is not on this PATH: no user timers can be enabled here (nothing"
+                " was written); `memfuse cron --format systemd` prints the units to install"
+                " by hand, or pick another --format"
+            )
+        if (probe := _manager(machine)).returncode != 0:
+            raise MemfuseError(
+                f"systemd's user manager cannot be reached ({base.why(probe)}): nothing was"
+                " written. Log in to a session that has one (or `loginctl enable-linger"
+                " $USER` and log in again), or pick another --format"
+            )
+        changes: list[str] = []
+        written = base.write_own(units_dir(machine), files, _ours(schedule), changes)
+        timers = [name for name in files if name.endswith(".timer")]
+        with base.undone_on_failure(written):
+            machine.tool(["systemctl", "--user", "daemon-reload"])
+            machine.tool(["systemctl", "--user", "enable", "--now", "--", *timers])
+        changes.append(f"enabled {', '.join(timers)}")
+        changes.append(
+            "user timers run while your user manager does: `loginctl enable-linger` keeps it"
+            " running when you are logged out"
+        )
+        return Outcome(schedule, changes)
+
+    def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
+        timers = [name for name in files if name.endswith(".timer")]
+        here = machine.which("systemctl") is not None
+        if here:
+            machine.tool(["systemctl", "--user", "disable", "--now", "--", *timers], check=False)
+        changes: list[str] = []
+        base.remove_own(units_dir(machine), files, _ours(schedule), changes)
+        if here:
+            machine.tool(["systemctl", "--user", "daemon-reload"], check=False)
+        return changes
+
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        return f"systemd user timers {schedule.label}-*.timer in {units_dir(machine)}"
+
+    def verify(self, files: dict[str, str], machine: Machine) -> list[tuple[str, list[str]]]:
+        """`systemd-analyze verify`, where it exists: systemd's own parser finds nothing."""
+        tool = machine.which("systemd-analyze")
+        if tool is None:
+            return []
+        return [
+            ("systemd-analyze verify", base.checker([tool, "verify", "--man=no"], files, machine))
+        ]
+
+
+def units_dir(machine: Machine) -> Path:
+    config = machine.env.get("XDG_CONFIG_HOME") or str(machine.home / ".config")
+    return Path(config) / "systemd" / "user"
+
+
+def _manager(machine: Machine) -> subprocess.CompletedProcess[str]:
+    return machine.tool(["systemctl", "--user", "show-environment"], check=False)
+
+
+def _ours(schedule: Schedule) -> Callable[[str, str], bool]:
+    return lambda text, _name: is_generated(text, schedule.label)
+
+
+SCHEDULER = Systemd()

@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from memfuse.errors import ConfigError, MemfuseError
+from memfuse.host import workspace_in
 from memfuse.ledger.ledger import Ledger
 from memfuse.ledger.reconcile import judge
 from memfuse.report import Reporter
@@ -223,7 +224,7 @@ def _auto_ingest(probe: Probe, store: StoreClient, generation: int) -> list[Chec
     if not found.on:
         return [Check("auto-ingest", True, "off (AGENT_MEMORY_AUTO_INGEST=0)", False)]
     home = os.environ.get("HOME") or str(Path.home())
-    watched = found.watched or str(Path(home) / ".openclaw" / "workspace")
+    watched = found.watched or str(workspace_in(home))
     if Path(watched).expanduser().absolute() != probe.settings.workspace:
         return [
             Check("auto-ingest", True, f"on, but it watches {watched}, not this workspace", False)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memfuse.errors import ConfigError
+from memfuse.host import store_db_in
 from memfuse.settings import Settings
 from memfuse.store.diagnose import installed_how
 from memfuse.store.server_entry import CONFIG_MAX, read_config
@@ -59,7 +60,7 @@ def server_entry(
 ) -> tuple[dict[str, Any], list[str]]:
     """A ready mcporter entry for agent-memory, and what the reader should know about it.
 
-    The entry turns off 3.x+'s own ingestion of ~/.openclaw/workspace (memfuse syncs it), and
+    The entry turns off 3.x+'s own ingestion of the host's workspace (memfuse syncs it), and
     for 4.x and 5.x raises the capacities the surface window needs (docs/operations.md: a
     journal writes ~15 events a day; 5.x keeps 50 by default, 4.x 200 memories in all)."""
     if setup.server_js is not None:
@@ -75,7 +76,7 @@ def server_entry(
     version = setup.version or package_version(found)
     major = _major(version)
     env = {
-        "AGENT_MEMORY_DB": str(home / ".openclaw" / "agent-memory.db"),
+        "AGENT_MEMORY_DB": str(store_db_in(home)),
         "AGENT_MEMORY_AUTO_INGEST": "0",
     }
     events = 15 * settings.surface.window_days * 2  # twice what the window's journals write

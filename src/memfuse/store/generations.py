@@ -76,7 +76,7 @@ class Generation:
     # What reflect does with memories above capacity: nothing, move them to an archive that
     # the `archive` tool lists (5.x), or delete them (4.x).
     eviction: Eviction = "none"
-    ingests_by_itself: bool = False  # watches ~/.openclaw/workspace unless told not to (3.x+)
+    ingests_by_itself: bool = False  # watches the host's workspace unless told not to (3.x+)
 
     def outcome(self, answer: Mapping[str, Any]) -> Outcome:
         return self.read_outcome(answer)

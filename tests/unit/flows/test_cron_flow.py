@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.commands import cron
-from memfuse.schedule import crontab
+from memfuse.schedule import base, crontab, launchd, plan, registry
+from memfuse.schedule.base import Machine, run_tool
+from memfuse.schedule.check import memfuse_sub
+from memfuse.schedule.install import SCHEDULE_FILE
+from memfuse.schedule.runs import Schedule
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from tests.conftest import ROOT
@@ -36,11 +39,22 @@ FOUND = {
 USERS_CRONTAB = "MAILTO=me@example.invalid\n# my backup\n30 1 * * * /usr/bin/backup --all\n"
 
 
+def files_of(schedule: Schedule, fmt: str, settings: Settings) -> dict[str, str]:
+    """The schedule rendered by one scheduler of the registry, as `memfuse cron` prints it."""
+    machine = Machine(
+        env={}, home=HOME, tool=run_tool, which=lambda _name: None,
+        backup=lambda _name, _text: "", state_dir=settings.state_dir,
+        alert_failed_runs=settings.alert_failed_runs,
+        alert_max_age_hours=settings.alert_max_age_hours,
+    )  # fmt: skip
+    return registry.get(fmt).render(schedule, machine)
+
+
 def example_crontab(**options: bool) -> str:
-    schedule = cron.build(
+    schedule = plan.build(
         EXAMPLE, memfuse=[str(HOME / ".local/bin/memfuse")], which=FOUND.get, **options
     )
-    return cron.files_of(schedule, "crontab", EXAMPLE)["crontab"]
+    return files_of(schedule, "crontab", EXAMPLE)["crontab"]
 
 
 def job_lines(text: str) -> list[str]:
@@ -62,7 +76,7 @@ def test_the_crontab_names_everything_absolutely_and_redirects_nothing() -> None
         assert "--mcporter-config /home/agent/.mcporter/mcporter.json" in line
         assert ">" not in line and "2>&1" not in line and "||" not in line
         assert "--archive" not in line
-    label = cron.label_for(EXAMPLE.workspace)
+    label = plan.label_for(EXAMPLE.workspace)
     assert text.splitlines()[0] == f"# >>> memfuse {label} >>>"
     assert text.splitlines()[-1] == f"# <<< memfuse {label} <<<"
     path = re.search(r"^PATH=(.*)$", text, re.M)
@@ -75,8 +89,8 @@ def test_the_crontab_names_everything_absolutely_and_redirects_nothing() -> None
 
 def test_a_percent_sign_is_escaped_and_read_back() -> None:
     settings = Settings(workspace=Path("/srv/100%/ws"), now=EXAMPLE.now)
-    schedule = cron.build(settings, memfuse=["/opt/memfuse"], which=FOUND.get)
-    text = cron.files_of(schedule, "crontab", settings)["crontab"]
+    schedule = plan.build(settings, memfuse=["/opt/memfuse"], which=FOUND.get)
+    text = files_of(schedule, "crontab", settings)["crontab"]
     assert "100%" not in text.replace("\\%", "")  # every % escaped: cron reads it as a newline
     assert all("/srv/100%/ws" in job.argv for job in crontab.parse(text))
 
@@ -94,9 +108,9 @@ def test_check_reads_assignments_and_runs_only_memfuse_jobs() -> None:
     assert dict(jobs[0].env) == {"PATH": "/opt/bin:/usr/bin", "MAILTO": "ops@example.invalid"}
     assert jobs[1].argv == ("memfuse", "tidy", "-q") and ("MEMFUSE_WORKSPACE", "/w") in jobs[1].env
     assert jobs[2].argv == ("memfuse", "sync", "-q")  # the shell part is not run
-    assert [cron._memfuse_sub(j.argv) for j in jobs] == [None, "tidy", "sync"]
-    assert cron._memfuse_sub(("/usr/bin/python3", "-m", "memfuse", "sync")) == "sync"
-    assert cron._memfuse_sub(("/bin/rm", "-m", "memfuse", "sync")) is None
+    assert [memfuse_sub(j.argv) for j in jobs] == [None, "tidy", "sync"]
+    assert memfuse_sub(("/usr/bin/python3", "-m", "memfuse", "sync")) == "sync"
+    assert memfuse_sub(("/bin/rm", "-m", "memfuse", "sync")) is None
 
 
 def test_check_flags_stderr_sent_away_from_cron_mail(world: World, tmp_path: Path) -> None:
@@ -196,7 +210,7 @@ def test_install_into_no_crontab_at_all(world: World, tools: Path) -> None:
 
 
 def test_a_broken_marker_pair_is_refused_not_guessed(world: World, tools: Path) -> None:
-    label = cron.label_for(world.workspace)
+    label = plan.label_for(world.workspace)
     broken = USERS_CRONTAB + f"# >>> memfuse {label} >>>\n0 1 * * * /usr/bin/mine\n"
     table = fake_crontab(tools, broken)
     out = world.json("cron", "--install")
@@ -213,7 +227,7 @@ def test_systemd_timers_are_written_beside_the_users_units_and_enabled(
     (units / "backup.timer").write_text("[Timer]\nOnCalendar=daily\n")
     out = world.json("cron", "--format", "systemd", "--install")
     assert out.code == 0, out.stdout
-    label = cron.label_for(world.workspace)
+    label = plan.label_for(world.workspace)
     written = sorted(p.name for p in units.iterdir())
     assert written == sorted(
         ["backup.timer"]
@@ -238,7 +252,7 @@ def test_a_unit_memfuse_did_not_write_is_never_overwritten(
     tool(tools, "systemctl", "exit 0")
     units = tmp_path / "config" / "systemd" / "user"
     units.mkdir(parents=True)
-    mine = units / f"{cron.label_for(world.workspace)}-sync.service"
+    mine = units / f"{plan.label_for(world.workspace)}-sync.service"
     mine.write_text("[Service]\nExecStart=/usr/bin/mine\n")
     out = world.json("cron", "--format", "systemd", "--install")
     assert out.code == 1 and "memfuse did not write" in out.data["error"]
@@ -256,7 +270,7 @@ def test_the_generated_units_pass_systemd_analyze_verify(world: World) -> None:
 def test_launchd_agents_are_property_lists_with_the_runs_times(
     world: World, tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cron, "agents_dir", lambda: tmp_path / "LaunchAgents")
+    monkeypatch.setattr(launchd, "agents_dir", lambda _machine: tmp_path / "LaunchAgents")
     tool(tools, "launchctl", "exit 0")
     out = world.json("cron", "--format", "launchd", "--install")
     assert out.code == 0, out.stdout
@@ -278,7 +292,7 @@ def test_openclaw_jobs_printed_are_cron_add_parameters(world: World) -> None:
     for job in jobs:  # the shape of OpenClaw's cron.add (docs/automation/cron-jobs.md)
         assert set(job) >= {"name", "schedule", "sessionTarget", "payload", "delivery"}
         assert job["schedule"]["kind"] == "cron" and len(job["schedule"]["expr"].split()) == 5
-        assert job["payload"]["kind"] == "command" and job["payload"]["argv"][1] in cron.LIFECYCLE
+        assert job["payload"]["kind"] == "command" and job["payload"]["argv"][1] in plan.LIFECYCLE
         assert job["declarationKey"] == "memfuse:" + job["name"]
         assert job["failureAlert"] == {"after": 1}
 
@@ -286,22 +300,20 @@ def test_openclaw_jobs_printed_are_cron_add_parameters(world: World) -> None:
 def test_an_installed_schedule_is_recorded_for_status(world: World, tools: Path) -> None:
     fake_crontab(tools, None)
     assert world.json("cron", "--install").code == 0
-    record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
+    record = json.loads((world.state / SCHEDULE_FILE).read_text())
     assert record["runs"]["tidy"] == ["03:00"] and record["format"] == "crontab"
     assert world.json("cron", "--remove").code == 0
-    assert not (world.state / cron.SCHEDULE_FILE).exists()
+    assert not (world.state / SCHEDULE_FILE).exists()
 
 
 def test_the_hostile_workspace_path_survives_every_format(tmp_path: Path) -> None:
     """A folder name with quotes, `%`, `$` and spaces reaches memfuse as it is, in each."""
     odd = tmp_path / 'it\'s 100% "$HOME" a b'
     settings = Settings(workspace=odd, now=EXAMPLE.now)
-    schedule = cron.build(settings, memfuse=["/opt/memfuse"], which=FOUND.get)
-    for fmt in cron.FORMATS:
-        files = cron.files_of(schedule, fmt, settings)
-        text = files["crontab"] if fmt == "crontab" else next(iter(files.values()))
-        source: str | dict[str, str] = text if fmt in ("crontab", "openclaw") else files
-        jobs = cron.read_jobs(fmt, source)
+    schedule = plan.build(settings, memfuse=["/opt/memfuse"], which=FOUND.get)
+    for fmt in registry.names():
+        files = files_of(schedule, fmt, settings)
+        jobs = registry.get(fmt).read(files)
         assert jobs and all(str(odd) in job.argv for job in jobs), fmt
 
 
@@ -346,7 +358,7 @@ def test_check_never_runs_a_program_that_is_only_named_memfuse(
     evil = tmp_path / "evil" / "memfuse"
     evil.mkdir(parents=True)
     (evil / "__init__.py").write_text(f"open({str(pwned)!r}, 'w').close()\n")
-    ours = shlex.join(cron.memfuse_command())
+    ours = shlex.join(plan.memfuse_command())
     jobs = tmp_path / "jobs.cron"
     jobs.write_text(
         f"0 14 * * * {fake} sync -q\n"
@@ -399,7 +411,7 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
     user_config = ws / "cfg" / "memfuse" / "config.toml"
     user_config.parent.mkdir(parents=True)
     user_config.write_text(f'transport = "session"\n[session]\ncommand = "{bin_dir / "node"}"\n')
-    ours = shlex.join(cron.memfuse_command())
+    ours = shlex.join(plan.memfuse_command())
     w = f"-w {world.workspace}"
     jobs = tmp_path / "agent.cron"
     jobs.write_text(
@@ -416,7 +428,7 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
         f"0 7 * * * {ours} sync {w} --days $(touch {marker}; echo 1) || {bin_dir}/sh\n"
     )
     (ws / "tools").mkdir()
-    (ws / "tools" / "memfuse").symlink_to(cron.memfuse_command()[0])  # this memfuse, for now
+    (ws / "tools" / "memfuse").symlink_to(plan.memfuse_command()[0])  # this memfuse, for now
     out = world.json("cron", "--check", str(jobs))
     assert not marker.exists(), marker.read_text()
     assert out.code == 1
@@ -445,7 +457,7 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
 def test_check_reports_what_a_unit_or_an_agent_sets_beside_the_command(
     world: World, tmp_path: Path
 ) -> None:
-    ours = cron.memfuse_command()
+    ours = plan.memfuse_command()
     units = tmp_path / "units"
     units.mkdir()
     (units / "x-sync.service").write_text(
@@ -478,10 +490,10 @@ def test_missed_runs_follow_the_zone_rules_of_each_day(
 ) -> None:
     """Issue 33: on the day the clocks go back, yesterday's 22:00 was built with today's
     offset (an hour late), and the sync made on time was flagged missed."""
-    monkeypatch.setattr(cron, "scheduler_zone", lambda: "Europe/Berlin")
+    monkeypatch.setattr(base, "system_zone", lambda: "Europe/Berlin")
     fake_crontab(tools, None)
     assert world.json("cron", "--install", "--now", "2026-10-23T12:00+02:00").code == 0
-    record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
+    record = json.loads((world.state / SCHEDULE_FILE).read_text())
     assert record["zone"] == "Europe/Berlin" and record["installed"].startswith("2026-10-23T12")
     for at in ("2026-10-24T14:00+02:00", "2026-10-24T22:00+02:00"):
         assert world.run("sync", "-q", "--now", at).code == 0
@@ -525,10 +537,74 @@ def test_the_scheduler_zone_is_the_systems_not_the_operators_tz(
     etc = tmp_path / "etc"
     etc.mkdir()
     (etc / "localtime").symlink_to(zones / "Berlin")
-    assert cron.scheduler_zone(etc / "localtime") == "Europe/Berlin"
+    assert base.system_zone(etc / "localtime") == "Europe/Berlin"
     (etc / "localtime").unlink()
     (etc / "localtime").write_bytes(b"TZif")  # a copy, as containers have it
     (etc / "timezone").write_text("America/New_York\n")
-    assert cron.scheduler_zone(etc / "localtime") == "America/New_York"
+    assert base.system_zone(etc / "localtime") == "America/New_York"
     (etc / "timezone").write_text("../../etc/passwd\n")
-    assert cron.scheduler_zone(etc / "localtime") is None  # the local rules then
+    assert base.system_zone(etc / "localtime") is None  # the local rules then
+
+
+def test_status_says_which_schedule_is_installed_where_and_its_next_run(
+    world: World, tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: `status` said nothing about the installed schedule."""
+    monkeypatch.setattr(base, "system_zone", lambda: "Europe/Berlin")
+    none = world.json("status", "--now", "2026-12-03T12:00+01:00")
+    assert none.data["schedule"] == {"installed": False}
+    assert "schedule none installed" in world.run("status", "--now", "2026-12-03T12:00").stdout
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install", "--now", "2026-12-03T12:00+01:00").code == 0
+    out = world.json("status", "--now", "2026-12-03T12:00+01:00")
+    view = out.data["schedule"]
+    assert view["installed"] and view["format"] == "crontab" and "crontab -l" in view["where"]
+    assert view["zone"] == "Europe/Berlin"
+    assert (view["next_command"], view["next_run"]) == ("sync", "2026-12-03T14:00+01:00")
+    assert "MAILTO" in view["alerts"]
+    text = world.run("status", "--now", "2026-12-03T12:00+01:00").stdout
+    assert "schedule crontab: your crontab" in text and "next: sync at 2026-12-03 14:00" in text
+    assert world.json("cron", "--remove").code == 0
+    assert world.json("status").data["schedule"] == {"installed": False}
+
+
+def test_no_crontab_and_no_user_manager_names_the_ways_on(
+    world: World, tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: `crontab is not on this PATH`, rc 1, and nothing said about what to do."""
+    monkeypatch.setenv("PATH", str(tools))  # no crontab, no systemctl, no openclaw
+    out = world.json("cron", "--install")
+    assert out.code == 1
+    error = out.data["error"]
+    assert error.startswith("crontab is not on this PATH. Ways on from here: ")
+    assert "install cron (Debian/Ubuntu: `apt-get install cron`" in error
+    assert "`memfuse cron --format systemd --install`" in error  # with a user manager
+    assert "install OpenClaw" in error
+    assert "`memfuse cron --format F` prints the schedule" in error
+    tool(tools, "openclaw", "exit 0")  # OpenClaw is here: its scheduler is the way on
+    here = world.json("cron", "--install").data["error"]
+    assert "`memfuse cron --format openclaw --install` (OpenClaw's own cron jobs: on this" in here
+    assert "install OpenClaw" not in here
+
+
+def test_check_of_a_file_takes_the_workspace_from_the_file(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: `cron --check FILE` without -w exited 66 (the default workspace is absent)
+    though every job in the file names its workspace."""
+    printed = world.json("cron").data["text"]
+    table = tmp_path / "memfuse.cron"
+    table.write_text(printed + "\n")
+    monkeypatch.delenv("MEMFUSE_WORKSPACE", raising=False)
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    done = CliRunner().invoke(
+        app, ["cron", "--check", str(table), "--json"], catch_exceptions=False, obj=world.seams
+    )
+    assert done.exit_code != 66, done.stdout
+    data = json.loads(done.stdout)["data"]
+    assert data["source"] == str(table)
+    assert [job["findings"] for job in data["jobs"]] == [[], [], []]
+    assert all(str(world.workspace) in job["command"] for job in data["jobs"])

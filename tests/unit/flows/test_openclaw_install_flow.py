@@ -5,15 +5,18 @@ the list read past its first page; tidy clear of OpenClaw's dreaming sweep; fail
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import stat
+import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from memfuse.commands import cron
-from memfuse.schedule import openclaw
+from memfuse.schedule import openclaw, plan
+from memfuse.schedule.install import SCHEDULE_FILE
 from memfuse.settings import Settings
 from tests.conftest import ROOT
 from tests.fakes import World
@@ -75,7 +78,7 @@ def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
 
 
 def ours(gateway: Gateway, world: World) -> list[dict[str, object]]:
-    label = cron.label_for(world.workspace)
+    label = plan.label_for(world.workspace)
     return [j for j in gateway.jobs if str(j.get("name", "")).startswith(label)]
 
 
@@ -85,7 +88,7 @@ def test_a_second_install_changes_nothing_and_keeps_the_ids(world: World, gatewa
     assert first.code == 0, first.stdout
     installed = ours(gateway, world)
     assert [j["declarationKey"] for j in installed] == [
-        openclaw.declaration_key(f"{cron.label_for(world.workspace)}-{run}")
+        openclaw.declaration_key(f"{plan.label_for(world.workspace)}-{run}")
         for run in ("sync", "surface", "tidy")
     ]
     assert all(j["failureAlert"] == {"after": 1} for j in installed)  # exit 4 is said at once
@@ -94,7 +97,8 @@ def test_a_second_install_changes_nothing_and_keeps_the_ids(world: World, gatewa
     assert again.code == 0, again.stdout
     assert ours(gateway, world) == installed  # the same ids, nothing re-made
     assert gateway.calls("cron", "rm") == [] and gateway.calls("cron", "edit") == []
-    assert all("unchanged" in c for c in again.data["changes"])
+    jobs = [c for c in again.data["changes"] if "OpenClaw job" in c]
+    assert len(jobs) == 3 and all("unchanged" in c for c in jobs)
     assert USERS in gateway.jobs
 
 
@@ -102,7 +106,7 @@ def test_ids_reach_openclaw_after_a_double_dash_and_a_job_without_one_is_left(
     world: World, gateway: Gateway
 ) -> None:
     """Issue 33: an id like `--all` was read by `openclaw cron rm` as its option."""
-    label = cron.label_for(world.workspace)
+    label = plan.label_for(world.workspace)
     legacy = {"id": "--all", "name": f"{label}-sync", "enabled": True,
               "schedule": {"kind": "cron", "expr": "0 14,22 * * *"}, "payload": {}}  # fmt: skip
     no_id = {"name": f"{label}-surface", "enabled": True, "schedule": {}, "payload": {}}
@@ -119,7 +123,7 @@ def test_ids_reach_openclaw_after_a_double_dash_and_a_job_without_one_is_left(
 def test_the_job_list_is_read_past_its_first_page(
     world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    label = cron.label_for(world.workspace)
+    label = plan.label_for(world.workspace)
     others = [{**USERS, "id": f"j{i}", "name": f"other-{i}"} for i in range(5)]
     stale = {"id": "old-tidy", "name": f"{label}-tidy-2", "enabled": True,
              "declarationKey": openclaw.declaration_key(f"{label}-tidy-2"),
@@ -146,7 +150,7 @@ def test_tidy_moves_out_of_the_dreaming_sweeps_minute_and_says_so(
         "tidy moved from 03:00 to 03:30: 'Memory Dreaming Promotion' at 03:00 rewrites"
         " MEMORY.md in that minute"
     ]
-    record = json.loads((world.state / cron.SCHEDULE_FILE).read_text())
+    record = json.loads((world.state / SCHEDULE_FILE).read_text())
     assert record["runs"]["tidy"] == ["03:30"]  # what status checks runs against
     files = json.loads(next(iter(out.data["files"].values())))
     assert [j["schedule"]["expr"] for j in files][-1] == "30 3 * * *"
@@ -192,11 +196,15 @@ def test_with_openclaw_here_the_crontabs_tidy_leaves_the_dreaming_minute(
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
     assert tidy_line(world.json("cron").data["text"]).startswith("0 3 * * * ")  # no OpenClaw
-    (home / ".openclaw").mkdir(parents=True)  # OpenClaw, its defaults: dreaming at 03:00
+    (home / ".openclaw").mkdir(parents=True)  # as `doctor --install-config` leaves it
+    bare = world.json("cron")
+    assert tidy_line(bare.data["text"]).startswith("0 3 * * * ")  # issue 40: not OpenClaw
+    assert not [n for n in bare.data["notes"] if "moved" in n]
+    config = home / ".openclaw" / "openclaw.json"
+    config.write_text("{}")  # OpenClaw, its defaults: dreaming at 03:00
     out = world.json("cron")
     assert tidy_line(out.data["text"]).startswith("30 3 * * * ")
     assert any("tidy moved from 03:00 to 03:30" in n for n in out.data["notes"])
-    config = home / ".openclaw" / "openclaw.json"
     config.write_text(
         '{ // JSONC as OpenClaw allows\n "plugins": {"entries": {"memory-core": {"config":'
         ' {"dreaming": {"frequency": "0 4 * * *"}}}}},\n}'
@@ -211,7 +219,7 @@ def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
     world: World, tmp_path: Path
 ) -> None:
     tidy = openclaw.jobs(
-        cron.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
+        plan.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
         payload="command",
     )[-1]
     assert tidy["name"].endswith("-tidy") and tidy["schedule"]["expr"] == "0 3 * * *"
@@ -223,3 +231,260 @@ def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
     assert by_job["Memory Dreaming Promotion"]["when"] == "03:00"
     problems = by_job[tidy["name"]]["problems"]
     assert any("the minute 'Memory Dreaming Promotion' rewrites MEMORY.md" in p for p in problems)
+
+
+# --- issue 40: zone, agent, names, the dreaming clash in instants, alerts, the hook ---------
+
+
+def test_jobs_carry_the_shells_zone_a_readable_name_and_a_zoned_description(
+    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: with TZ=Asia/Shanghai the jobs had no --tz (the Gateway's zone ran them),
+    schedule.json said Etc/UTC, and `cron list` showed cut hash labels."""
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    installed = ours(gateway, world)
+    assert [j["schedule"].get("tz") for j in installed] == ["Asia/Shanghai"] * 3
+    folder = world.workspace.name
+    assert [j["displayName"] for j in installed] == [
+        f"memfuse {run} ({folder})" for run in ("sync", "surface", "tidy")
+    ]
+    assert installed[0]["description"].startswith("14:00 and 22:00 Asia/Shanghai: ")
+    assert all("--tz=Asia/Shanghai" in c for c in gateway.calls("cron", "add"))
+    assert all(j.get("agentId") is None for j in installed)  # not a configured agent's
+    record = json.loads((world.state / SCHEDULE_FILE).read_text())
+    assert record["zone"] == "Asia/Shanghai" and record["format"] == "openclaw"
+
+
+def test_a_configured_agents_workspace_gives_its_jobs_that_agent(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"agents": {"list": [
+        {"id": "main"}, {"id": "coder", "workspace": str(world.workspace)},
+    ]}}))  # fmt: skip
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    assert [j["agentId"] for j in ours(gateway, world)] == ["coder"] * 3
+    assert all("--agent=coder" in c for c in gateway.calls("cron", "add"))
+    printed = json.loads(
+        next(iter(world.json("cron", "--format", "openclaw").data["files"].values()))
+    )
+    assert {j["agentId"] for j in printed} == {"coder"}
+
+
+NEW_YORK_DREAMING = {**DREAMING, "schedule": {"kind": "cron", "expr": "0 22 * * *",
+                                               "tz": "America/New_York"}}  # fmt: skip
+
+
+def test_dreaming_in_its_own_zone_is_compared_as_an_instant(
+    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 40: dreaming at 22:00 New York and tidy at 03:00 UTC run in the same minute
+    (in winter); install said `unchanged` and --check said ok."""
+    monkeypatch.setenv("TZ", "Etc/UTC")
+    gateway.put(NEW_YORK_DREAMING)
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    tidy = next(j for j in ours(gateway, world) if str(j["name"]).endswith("-tidy"))
+    assert tidy["schedule"]["expr"] == "30 3 * * *"  # 02:00 (summer) and 03:00 (winter) taken
+    assert any(
+        "tidy moved from 03:00 to 03:30: 'Memory Dreaming Promotion' at 22:00 America/New_York" in n
+        for n in out.data["notes"]
+    )
+    at_three = openclaw.jobs(
+        plan.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
+        payload="command",
+    )[-1]
+    listed = tmp_path / "jobs.json"
+    listed.write_text(json.dumps({"jobs": [NEW_YORK_DREAMING, at_three]}))
+    checked = world.json("cron", "--format", "openclaw", "--check", str(listed))
+    assert checked.code == 1
+    problems = {j["job"]: j for j in checked.data["jobs"]}[at_three["name"]]["problems"]
+    assert any("rewrites MEMORY.md (its 22:00 America/New_York)" in p for p in problems)
+
+
+def test_install_says_failures_reach_nobody_without_a_channel_and_where_with_one(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 40: with no channel, OpenClaw's failure alert fails ("Channel is required")."""
+    out = world.json("cron", "--format", "openclaw", "--install")
+    said = next(c for c in out.data["changes"] if c.startswith("failures: "))
+    assert "NOT announced" in said and "Channel is required" in said
+    record = json.loads((world.state / SCHEDULE_FILE).read_text())
+    assert "NOT announced" in record["alerts"]
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()),
+                                  "channels": {"telegram": {"botToken": "x"}}}))  # fmt: skip
+    again = world.json("cron", "--format", "openclaw", "--install")
+    said = next(c for c in again.data["changes"] if c.startswith("failures: "))
+    assert "announces them on its channel (telegram)" in said and "NOT" not in said
+
+
+def test_remove_says_what_it_leaves(world: World, gateway: Gateway) -> None:
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    out = world.json("cron", "--format", "openclaw", "--remove")
+    left = [c for c in out.data["changes"] if c.startswith("left ")]
+    assert any(str(world.state) in c for c in left)
+    assert any("RECENT.md" in c for c in left) and any("store" in c for c in left)
+
+
+def hook_dir() -> Path:
+    return Path(os.environ["HOME"]) / ".openclaw" / "hooks" / "memfuse-recent"
+
+
+def openclaw_config() -> dict[str, object]:
+    path = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    return dict(json.loads(path.read_text())) if path.exists() else {}
+
+
+def test_the_recent_md_hook_comes_and_goes_with_the_schedule(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 40: OpenClaw never loads RECENT.md; an agent:bootstrap hook adds it."""
+    agents_md = world.workspace / "AGENTS.md"
+    agents_md.write_text("# my rules\n")
+    memory_md = world.workspace / "MEMORY.md"
+    before = memory_md.read_bytes() if memory_md.exists() else None
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    assert "agent:bootstrap" in (hook_dir() / "HOOK.md").read_text()
+    assert "RECENT.md" in (hook_dir() / "handler.js").read_text()
+    assert gateway.calls("hooks", "enable") == [["hooks", "enable", "memfuse-recent"]]
+    assert openclaw_config()["hooks"] == {
+        "internal": {"enabled": True, "entries": {"memfuse-recent": {"enabled": True}}}
+    }
+    assert any("RECENT.md joins every main session" in c for c in out.data["changes"])
+    gateway.forget_calls()
+    again = world.json("cron", "--format", "openclaw", "--install")
+    assert gateway.calls("hooks") == [] and not any(
+        c.startswith("wrote") for c in again.data["changes"]
+    )
+    removed = world.json("cron", "--format", "openclaw", "--remove")
+    assert removed.code == 0, removed.stdout
+    assert gateway.calls("hooks", "disable") == [["hooks", "disable", "memfuse-recent"]]
+    assert not hook_dir().exists()
+    assert openclaw_config()["hooks"] == {"internal": {"entries": {}}}  # as memfuse found it
+    assert agents_md.read_text() == "# my rules\n"
+    assert (memory_md.read_bytes() if memory_md.exists() else None) == before
+
+
+def test_the_hook_respects_internal_hooks_turned_off_and_keeps_the_users_master_switch(
+    world: World, gateway: Gateway
+) -> None:
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"hooks": {"internal": {"enabled": False}}}))
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0 and gateway.calls("hooks") == []
+    assert any("internal hooks are turned off" in c for c in out.data["changes"])
+    assert not hook_dir().exists()
+    mine = {"enabled": True, "entries": {"session-memory": {"enabled": True}}}
+    config.write_text(json.dumps({"hooks": {"internal": mine}}))
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    assert world.json("cron", "--format", "openclaw", "--remove").code == 0
+    assert openclaw_config()["hooks"] == {"internal": mine}  # the user's switch and entry
+
+
+def test_a_hook_folder_memfuse_did_not_write_is_never_overwritten(
+    world: World, gateway: Gateway
+) -> None:
+    hook_dir().mkdir(parents=True)
+    (hook_dir() / "HOOK.md").write_text("---\nname: memfuse-recent\n---\nmine\n")
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 1 and "memfuse did not write" in out.data["error"]
+    assert (hook_dir() / "HOOK.md").read_text().endswith("mine\n")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node to run the hook's handler")
+def test_the_handler_adds_recent_md_to_main_sessions_only(tmp_path: Path) -> None:
+    """The handler as OpenClaw calls it (an `agent:bootstrap` event, a mutable bootstrapFiles):
+    RECENT.md joins main and direct sessions, never group, channel or cron ones."""
+    from memfuse.schedule.openclaw import hook
+
+    (tmp_path / "handler.mjs").write_text(hook.HANDLER_JS)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "RECENT.md").write_text("# Recent\n- Alice prefers release notes in English\n")
+    script = tmp_path / "run.mjs"
+    script.write_text(
+        'import handler from "./handler.mjs";\n'
+        "const out = {};\n"
+        'for (const key of ["agent:main:main", "agent:main:telegram:direct:7",\n'
+        '  "agent:main:discord:group:9", "agent:main:cron:job:run:1"]) {\n'
+        '  const ctx = {workspaceDir: process.argv[2], bootstrapFiles: [{name: "AGENTS.md",\n'
+        '    path: "/x/AGENTS.md", content: "rules", missing: false}]};\n'
+        '  await handler({type: "agent", action: "bootstrap", sessionKey: key, context: ctx});\n'
+        "  out[key] = ctx.bootstrapFiles.map((f) => [f.name, f.content]);\n"
+        "}\n"
+        "console.log(JSON.stringify(out));\n"
+    )
+    done = subprocess.run(
+        ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(done.stdout)
+    recent = ["RECENT.md", "# Recent\n- Alice prefers release notes in English\n"]
+    assert seen["agent:main:main"] == [["AGENTS.md", "rules"], recent]
+    assert seen["agent:main:telegram:direct:7"][-1] == recent
+    assert seen["agent:main:discord:group:9"] == [["AGENTS.md", "rules"]]
+    assert seen["agent:main:cron:job:run:1"] == [["AGENTS.md", "rules"]]
+    secret = tmp_path / "secret.txt"
+    secret.write_text("sk-not-for-the-model\n")
+    (ws / "RECENT.md").unlink()
+    (ws / "RECENT.md").symlink_to(secret)  # the agent repointed it
+    linked = json.loads(
+        subprocess.run(
+            ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
+        ).stdout
+    )
+    assert linked["agent:main:main"] == [["AGENTS.md", "rules"]]
+    (ws / "RECENT.md").unlink()
+    os.link(secret, ws / "RECENT.md")  # a second name of the same file
+    hard = subprocess.run(
+        ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(hard.stdout)["agent:main:main"] == [["AGENTS.md", "rules"]]
+
+
+def test_a_dreaming_job_without_a_zone_runs_in_the_gateways_not_the_installing_shells(
+    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dreaming at 03:00 on a UTC Gateway and tidy at 03:00 in Shanghai are 8 hours apart."""
+    from memfuse.schedule.openclaw import host
+
+    monkeypatch.setattr(host, "system_zone", lambda: "Etc/UTC")
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    gateway.put(DREAMING)
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    tidy = next(j for j in ours(gateway, world) if str(j["name"]).endswith("-tidy"))
+    assert tidy["schedule"] == {"kind": "cron", "expr": "0 3 * * *", "staggerMs": 0,
+                                "tz": "Asia/Shanghai"}  # fmt: skip
+    assert not [n for n in out.data["notes"] if "moved" in n]
+
+
+def test_status_says_failures_reach_nobody_without_a_channel(
+    world: World, gateway: Gateway
+) -> None:
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    view = world.json("status").data["schedule"]
+    assert view["format"] == "openclaw" and "openclaw cron list" in view["where"]
+    assert "NOT announced" in view["alerts"]
+    assert "failures: a failed run is NOT announced" in world.run("status").stdout
+
+
+def test_openclaw_is_known_by_its_program_when_it_has_no_config_yet(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: OpenClaw is detected by its own program and configuration, not the folder."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    bin_dir = tmp_path / "only-openclaw"
+    bin_dir.mkdir()
+    (bin_dir / "openclaw").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "openclaw").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    out = world.json("cron")
+    assert tidy_line(out.data["text"]).startswith("30 3 * * * ")  # its default dreaming

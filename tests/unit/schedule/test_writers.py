@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from memfuse.schedule import writers
+from memfuse.schedule.base import Writer
+from memfuse.schedule.openclaw.host import busy_times
 from tests.unit.schedule.samples import memfuse_schedule
 
 # As a local Gateway of openclaw 2026.9.6 lists it (`openclaw cron list --all --json`).
@@ -20,18 +22,20 @@ DREAMING = {
 
 
 def test_the_dreaming_sweep_is_found_by_name_key_or_payload() -> None:
-    assert writers.busy_times([DREAMING]) == [("Memory Dreaming Promotion", ((3, 0),))]
+    assert [(w.name, w.times) for w in busy_times([DREAMING])] == [
+        ("Memory Dreaming Promotion", ((3, 0),))
+    ]
     renamed = {**DREAMING, "name": "sweep", "schedule": {"kind": "cron", "expr": "0 0 4 * * *"}}
-    assert writers.busy_times([renamed]) == [("sweep", ((4, 0),))]  # six fields: seconds first
-    assert writers.busy_times([{**DREAMING, "enabled": False}]) == []
-    assert (
-        writers.busy_times([{"name": "x", "schedule": {"kind": "cron", "expr": "0 3 * * *"}}]) == []
-    )
+    assert [(w.name, w.times) for w in busy_times([renamed])] == [
+        ("sweep", ((4, 0),))
+    ]  # six fields: seconds first
+    assert busy_times([{**DREAMING, "enabled": False}]) == []
+    assert busy_times([{"name": "x", "schedule": {"kind": "cron", "expr": "0 3 * * *"}}]) == []
 
 
 def test_tidy_moves_half_an_hour_at_a_time_until_its_minute_is_free() -> None:
     schedule = memfuse_schedule()
-    busy = [("a", ((3, 0),)), ("b", ((3, 30),))]
+    busy = [Writer("a", ((3, 0),)), Writer("b", ((3, 30),))]
     moved, notes = writers.clear_of(schedule, busy)
     tidy = next(r for r in moved.runs if r.name == "tidy")
     assert tidy.times == ((4, 0),) and "04:00" in tidy.comment
@@ -46,4 +50,4 @@ def test_tidy_moves_half_an_hour_at_a_time_until_its_minute_is_free() -> None:
 
 def test_nothing_moves_when_no_minute_is_shared() -> None:
     schedule = memfuse_schedule()
-    assert writers.clear_of(schedule, [("a", ((2, 0),))]) == (schedule, [])
+    assert writers.clear_of(schedule, [Writer("a", ((2, 0),))]) == (schedule, [])

@@ -34,11 +34,13 @@ Gateway host's local time.
 from __future__ import annotations
 
 import json
+import posixpath
 import shlex
 from typing import Any, Literal
 
-from memfuse.schedule.crontab import cron_times, daily_times, split_command
+from memfuse.schedule.cronexpr import cron_times, daily_times
 from memfuse.schedule.runs import Job, ParseError, Run, Schedule, merge_adjacent
+from memfuse.schedule.shwords import split_command
 
 EXEC_PREFIX = "exec: "
 TIMEOUT_SECONDS = 900  # sync and surface may wait 300 s for the workspace lock, then run
@@ -67,9 +69,10 @@ def render(
     tz: str | None = None,
     announce: bool = True,
     payload: Payload = "agent",
+    agent: str | None = None,
 ) -> dict[str, str]:
     """{file name: a JSON list of `cron.add` parameters}, one entry per job."""
-    listed = jobs(schedule, tz=tz, announce=announce, payload=payload)
+    listed = jobs(schedule, tz=tz, announce=announce, payload=payload, agent=agent)
     return {jobs_file(schedule): json.dumps(listed, indent=2, ensure_ascii=False) + "\n"}
 
 
@@ -79,17 +82,21 @@ def jobs(
     tz: str | None = None,
     announce: bool = True,
     payload: Payload = "agent",
+    agent: str | None = None,
 ) -> list[dict[str, Any]]:
     """The `cron.add` parameters of every job: one per run, or per distinct minute of a run
-    (a job has one cron expression)."""
+    (a job has one cron expression). `tz` is the zone the times were planned in (the
+    Gateway's own when None); `agent` the configured agent whose workspace this is."""
     found = []
     for run in schedule.runs:
-        for name, expr in _exprs(schedule, run):
+        for i, (name, expr) in enumerate(_exprs(schedule, run)):
             found.append(
                 {
                     "name": name,
+                    "displayName": display_name(schedule, run, i),
                     "declarationKey": declaration_key(name),
-                    "description": run.comment,
+                    "description": _zoned(run.comment, tz),
+                    **({"agentId": agent} if agent else {}),
                     "enabled": True,
                     "schedule": {"kind": "cron", "expr": expr, **({"tz": tz} if tz else {})},
                     "sessionTarget": "isolated",
@@ -112,11 +119,12 @@ def add_commands(
     tz: str | None = None,
     announce: bool = True,
     payload: Payload = "agent",
+    agent: str | None = None,
 ) -> list[tuple[str, ...]]:
     """The `openclaw cron add` argv of every job (run each without a shell): idempotent by
     the declaration key, each value glued to its flag so none can pass for an option."""
     commands = []
-    for job in jobs(schedule, tz=tz, announce=announce, payload=payload):
+    for job in jobs(schedule, tz=tz, announce=announce, payload=payload, agent=agent):
         body = job["payload"]
         if body["kind"] == "command":
             what = [f"--command-argv={json.dumps(body['argv'], ensure_ascii=False)}"]
@@ -129,7 +137,9 @@ def add_commands(
                 openclaw, "cron", "add", "--json",
                 f"--declaration-key={job['declarationKey']}",
                 f"--name={job['name']}",
+                f"--display-name={job['displayName']}",
                 f"--description={job['description']}",
+                *([f"--agent={agent}"] if agent else []),
                 f"--cron={job['schedule']['expr']}",
                 "--exact",
                 *([f"--tz={tz}"] if tz else []),
@@ -220,6 +230,25 @@ def _payload(schedule: Schedule, run: Run, name: str, kind: Payload) -> dict[str
         "message": message(schedule, run, name),
         "timeoutSeconds": TIMEOUT_SECONDS,
     }
+
+
+def workspace_of(schedule: Schedule) -> str | None:
+    """The workspace the schedule's runs name (`--workspace`)."""
+    argv = schedule.runs[0].argv
+    found = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--workspace"]
+    return found[0] if found else None
+
+
+def display_name(schedule: Schedule, run: Run, index: int = 0) -> str:
+    """What `openclaw cron list` shows: `memfuse sync (workspace)`, not a hash label."""
+    folder = posixpath.basename((workspace_of(schedule) or "").rstrip("/")) or schedule.label
+    return f"memfuse {run.name}{f' {index + 1}' if index else ''} ({folder})"
+
+
+def _zoned(comment: str, tz: str | None) -> str:
+    """A run's comment with its times' zone: `14:00 and 22:00 Asia/Shanghai: …`."""
+    times, colon, rest = comment.partition(": ")
+    return f"{times} {tz}{colon}{rest}" if tz and colon else comment
 
 
 def _exprs(schedule: Schedule, run: Run) -> list[tuple[str, str]]:

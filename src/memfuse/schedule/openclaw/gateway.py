@@ -13,59 +13,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-from memfuse.confine import UnsafePath, read_file
 from memfuse.errors import MemfuseError
-from memfuse.schedule import Schedule, openclaw, writers
-from memfuse.schedule.crontab import daily_times
-from memfuse.store.server_entry import strip_jsonc
+from memfuse.schedule import Schedule, writers
+from memfuse.schedule.base import Tool
+from memfuse.schedule.openclaw import host
+from memfuse.schedule.openclaw import jobs as openclaw
 
-Tool = Callable[..., subprocess.CompletedProcess[str]]
 LIST_LIMIT = 16_000_000  # bytes of one answer read
 PAGE_SIZE = 200  # the CLI's own page
 MAX_PAGES = 50  # the CLI's own bound: 10 000 jobs
-DREAMING_DEFAULT = "0 3 * * *"  # memory-core's dreaming.frequency when the config is silent
-Busy = list[tuple[str, tuple[tuple[int, int], ...]]]
-
-
-def dreaming(env: Mapping[str, str]) -> Busy:
-    """When OpenClaw's dreaming sweep rewrites MEMORY.md on this machine, read from its config
-    alone (no process): nothing when OpenClaw is not here (no state folder, no config), its
-    `dreaming.frequency` when the config says, and OpenClaw's default (on, 03:00) when it is
-    silent or cannot be read. For the schedulers that are not OpenClaw's own; the OpenClaw
-    install reads the Gateway's job itself."""
-    home = env.get("HOME") or "/nonexistent"
-    state = Path(env.get("OPENCLAW_STATE_DIR") or Path(home) / ".openclaw")
-    config = Path(env.get("OPENCLAW_CONFIG_PATH") or state / "openclaw.json")
-    try:
-        raw = read_file(Path("/"), config.absolute(), 1 << 20)
-    except FileNotFoundError:
-        if not state.is_dir():
-            return []
-        raw = b"{}"
-    except (OSError, UnsafePath):
-        raw = b"{}"
-    try:
-        settings = json.loads(strip_jsonc(raw.decode("utf-8", "replace")))
-    except ValueError:  # JSON5 beyond JSONC: OpenClaw's defaults, the likely case
-        settings = {}
-    core = _dig(settings, "plugins", "entries", "memory-core")
-    dream = _dig(core, "config", "dreaming")
-    if _dig(core, "enabled") is False or _dig(dream, "enabled") is False:
-        return []
-    frequency = _dig(dream, "frequency")
-    fields = (frequency if isinstance(frequency, str) else DREAMING_DEFAULT).split()
-    times = daily_times(*fields[-5:]) if len(fields) in (5, 6) else ()
-    return [(writers.DREAMING_JOB, times)] if times else []
-
-
-def _dig(value: object, *keys: str) -> object:
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
 
 
 def list_jobs(tool: Tool) -> list[dict[str, Any]]:
@@ -97,13 +55,17 @@ def list_jobs(tool: Tool) -> list[dict[str, Any]]:
     raise MemfuseError(f"OpenClaw's job list goes on past {MAX_PAGES} pages: not read further")
 
 
-def install(tool: Tool, schedule: Schedule) -> tuple[Schedule, list[str]]:
+def install(
+    tool: Tool, schedule: Schedule, schedule_zone: str | None = None, agent: str | None = None
+) -> tuple[Schedule, list[str]]:
     """Declare the schedule's jobs (moved clear of MEMORY.md's other writers); the schedule
     as installed and what changed."""
     listed = list_jobs(tool)
-    schedule, _ = writers.clear_of(schedule, writers.busy_times(listed))  # said in its notes
+    schedule, _ = writers.clear_of(
+        schedule, host.busy_times(listed), schedule_zone
+    )  # said in its notes
     changes = _remove(tool, listed, schedule)
-    for argv in openclaw.add_commands(schedule, payload="command"):
+    for argv in openclaw.add_commands(schedule, payload="command", tz=schedule_zone, agent=agent):
         name = openclaw.flag_value(argv, "--name")
         answer = _answer(tool(list(argv)), "openclaw cron add")
         job = answer.get("job", answer) if isinstance(answer, dict) else None

@@ -1,6 +1,6 @@
 """What `memfuse cron --check` may run of a job, and what it only reports (issue 33).
 
-A job list may be the agent's: an OpenClaw job list, a crontab or unit copied out of the
+A job list may be the agent's: a job list or a scheduler's file copied out of the
 workspace. So a check never runs what the job names. It runs this memfuse, with the operator's
 own environment and settings, on the job's subcommand, workspace and tunables. Whatever in the
 job would change the program, its PATH, the shell cron starts it with, where memfuse reads its

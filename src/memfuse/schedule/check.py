@@ -1,0 +1,192 @@
+"""`memfuse cron --check`: try each memfuse job of a schedule the way its scheduler would run it.
+
+The schedule is the one printed, or a file (a scheduler's own text, files or folder). Each
+memfuse job is tried: this memfuse, never the job's program, with the operator's own
+environment and store settings, on the job's subcommand and workspace, `--dry-run --json`
+added. What the job sets that would change the program, its PATH, its configuration or its
+store is a finding (schedule/trial.py), never used. A job fails the check on a finding, or when
+its run would fail or leave the store unreachable, or when it reads MEMORY.md in the minute
+another job rewrites it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypedDict
+
+from memfuse.schedule import trial, writers
+from memfuse.schedule.base import Machine, Scheduler, Writer, tail
+from memfuse.schedule.plan import memfuse_command
+from memfuse.schedule.runs import Job, Schedule
+from memfuse.settings import Settings
+from memfuse.store.connect import choose_transport, find_server
+from memfuse.store.server_entry import mcporter_config_path
+
+CHECK_TIMEOUT_FLOOR = 120.0
+_STDERR_AWAY = re.compile(r"(^|\s)(2>|&>|>&)")
+
+
+class JobCheck(TypedDict):
+    job: str
+    command: str
+    when: str
+    ok: bool
+    findings: list[str]
+    problems: list[str]
+
+
+@dataclass(frozen=True)
+class Checked:
+    jobs: list[JobCheck]
+    failed: int
+    found: int  # memfuse jobs (and checker runs) tried
+
+
+def check(
+    scheduler: Scheduler,
+    jobs: list[Job],
+    files: dict[str, str] | None,
+    own: trial.Own,
+    busy: list[Writer],
+    zone: str | None,
+    machine: Machine,
+    timeout: float,
+) -> Checked:
+    """Every memfuse job in `jobs` tried; `files` (the rendered ones) also go through the
+    scheduler's own checker; `busy` are the jobs that rewrite MEMORY.md, listed after."""
+    checks = [c for job in jobs if (c := check_job(job, timeout, own, scheduler.shell)) is not None]
+    if files is not None:
+        for what, problems in scheduler.verify(files, machine):
+            checks.append({"job": what, "command": what, "when": "", "ok": not problems,
+                           "findings": [], "problems": problems})  # fmt: skip
+    flag_clashes(jobs, checks, busy, zone)
+    failed = sum(1 for c in checks if not c["ok"])
+    found = len(checks)
+    checks += [
+        {"job": w.name, "command": "(not memfuse's: it rewrites MEMORY.md)",
+         "when": writers.shown(w, zone), "ok": True, "findings": [], "problems": []}
+        for w in busy
+    ]  # fmt: skip
+    return Checked(checks, failed, found)
+
+
+def own_settings(
+    settings: Settings, schedule: Schedule, env: Mapping[str, str], home: Path
+) -> trial.Own:
+    """This memfuse and the operator's own settings, which every trial runs with."""
+    argv = schedule.runs[0].argv
+    store = {flag: argv[i + 1] for i, flag in enumerate(argv[:-1]) if flag in trial.STORE_FLAGS}
+    found = mcporter_config_path(settings, env)  # the one this memfuse reads unnamed
+    if found is not None:
+        store.setdefault("--mcporter-config", str(found))
+    server = find_server(settings)
+    transport, _why = choose_transport(settings, server)
+    command = "" if isinstance(server, Exception) else server.command
+    return trial.Own(
+        memfuse=tuple(memfuse_command()),
+        store=store,
+        workspace=settings.workspace,
+        state_dir=settings.state_dir,
+        env=dict(env),
+        home=home.as_posix(),
+        needs_node=transport == "mcporter" or command == "node",
+    )
+
+
+def flag_clashes(
+    jobs: list[Job], checks: list[JobCheck], busy: list[Writer], zone: str | None
+) -> None:
+    """A memfuse run that reads MEMORY.md in the minute another job rewrites it fails."""
+    for job in jobs:
+        if memfuse_sub(job.argv) not in writers.MEMORY_READERS:
+            continue
+        for writer in busy:
+            shared = sorted(set(writers.in_zone(writer, zone)) & set(job.times))
+            check = next((c for c in checks if c["job"] == job.source), None)
+            if not shared or check is None:
+                continue
+            at = writers.hhmm(tuple(shared))
+            when = (
+                f" (its {writers.shown(writer, zone)})" if writer.zone not in (None, zone) else ""
+            )
+            check["problems"].append(
+                f"runs at {at}, the minute {writer.name!r} rewrites MEMORY.md{when}: `memfuse"
+                " cron --install` moves it clear (or move it yourself)"
+            )
+            check["ok"] = False
+
+
+def memfuse_sub(argv: tuple[str, ...]) -> str | None:
+    """The lifecycle subcommand a job's argv runs, None when it is not a memfuse job."""
+    return trial.subcommand(argv)[0]
+
+
+def check_job(job: Job, timeout: float, own: trial.Own, shell: bool = True) -> JobCheck | None:
+    """Check one memfuse job: what in it would change what runs is a finding; this memfuse,
+    with the operator's own settings, is run on its subcommand with --dry-run. None for a job
+    that is not memfuse's."""
+    job = trial.unwrap_env(job)
+    if memfuse_sub(job.argv) is None:
+        return None
+    problems: list[str] = []
+    if _STDERR_AWAY.search(job.command):
+        problems.append(
+            "stderr is redirected away from the scheduler's mail: a run that needs a person"
+            " could never tell anyone (leave stderr alone; memfuse keeps its own log)"
+        )
+    path = dict(job.env).get("PATH", trial.CRON_DEFAULT_PATH)
+    first = job.argv[0]
+    program = first if "/" in first else shutil.which(first, path=path)
+    ours = list(own.memfuse)
+    same = program is not None and _same_program([program, *job.argv[1:]], ours)
+    if program is not None and not same:
+        # A job file may be the agent's: only this very memfuse is ever run to check one.
+        problems.append(
+            f"runs {shlex.join([program, *job.argv[1 : len(ours)]])}, not this memfuse"
+            f" ({shlex.join(ours)}): not run; `memfuse cron` prints the line to use"
+        )
+    tried = trial.plan(job, own, same_program=same)
+    if shell:
+        tried.findings += trial.shell_findings(job.command)
+    if tried.argv is not None:
+        problems += _dry_run(tried.argv, tried.env, timeout, Path(own.home))
+    return {"job": job.source, "command": shlex.join(job.argv), "when": job.when,
+            "ok": not problems and not tried.findings, "findings": tried.findings,
+            "problems": problems}  # fmt: skip
+
+
+def _same_program(argv: list[str], ours: list[str]) -> bool:
+    """Whether `argv` starts with this memfuse's own command (the same files, links resolved)."""
+    if len(argv) < len(ours) or argv[1 : len(ours)] != ours[1:]:
+        return False
+    return os.path.realpath(argv[0]) == os.path.realpath(ours[0])
+
+
+def _dry_run(argv: list[str], env: dict[str, str], timeout: float, home: Path) -> list[str]:
+    try:
+        done = subprocess.run(
+            argv, env=env, cwd=home if home.is_dir() else "/",
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return [f"did not finish within {timeout:g}s"]
+    except OSError as exc:
+        return [f"cannot be run: {exc.strerror or exc}"]
+    try:
+        envelope = json.loads(done.stdout)
+    except ValueError:
+        return [f"exit {done.returncode}: {tail(done.stderr.decode('utf-8', 'replace'))}"]
+    if envelope.get("status") == "ok" and done.returncode == 0:
+        return []
+    data = envelope.get("data", {})
+    warnings = [str(w) for w in envelope.get("warnings", [])]
+    reason = str(data.get("error") or (warnings[0] if warnings else envelope.get("status")))
+    return [f"would {'fail' if done.returncode else 'degrade'}: {reason}"]

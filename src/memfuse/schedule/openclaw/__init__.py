@@ -1,0 +1,128 @@
+"""OpenClaw (the agent runtime) as memfuse's scheduler: its Gateway's own cron jobs.
+
+`jobs` renders and reads the jobs, `gateway` installs them through the `openclaw` CLI, `host`
+knows OpenClaw on this machine (its state, configuration and dreaming sweep). Everything
+memfuse knows of OpenClaw lives in this package.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memfuse.errors import MemfuseError
+from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read, system_zone
+from memfuse.schedule.openclaw import gateway, hook, host
+from memfuse.schedule.openclaw.jobs import (
+    ALERT_AFTER,
+    DECLARATION_PREFIX,
+    EXEC_PREFIX,
+    TIMEOUT_SECONDS,
+    add_commands,
+    alert_command,
+    declaration_key,
+    exec_command,
+    flag_value,
+    job_names,
+    jobs,
+    jobs_file,
+    message,
+    parse,
+    remove_command,
+    render,
+    stale_ids,
+    workspace_of,
+)
+from memfuse.schedule.runs import Job, Schedule
+
+__all__ = [
+    "ALERT_AFTER", "DECLARATION_PREFIX", "EXEC_PREFIX", "SCHEDULER", "TIMEOUT_SECONDS",
+    "add_commands", "alert_command", "declaration_key", "exec_command", "flag_value",
+    "job_names", "jobs", "jobs_file", "message", "parse", "remove_command", "render",
+    "stale_ids",
+]  # fmt: skip
+
+
+class OpenClaw(Scheduler):
+    """Jobs declared by key in OpenClaw's Gateway through its CLI; the Gateway owns its store."""
+
+    name = "openclaw"
+    summary = "OpenClaw's own cron jobs"
+    source_help = "an OpenClaw jobs list"
+    shell = True  # an agent turn's `exec:` line
+    stdin_ok = True
+    own_writers = True  # the Gateway's own list says when dreaming runs
+    routes = "install OpenClaw, whose Gateway has a scheduler of its own"
+
+    def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
+        agent = host.agent_for(workspace_of(schedule), machine.env)
+        return render(schedule, payload="command", tz=self.zone(machine), agent=agent)
+
+    def zone(self, machine: Machine) -> str | None:
+        """The installing shell's zone (its TZ), else the system's: the jobs carry it."""
+        return host.shell_zone(machine.env) or system_zone()
+
+    def available(self, machine: Machine) -> bool:
+        return machine.which("openclaw") is not None
+
+    def read(self, files: dict[str, str]) -> list[Job]:
+        return parse(next(iter(files.values())))
+
+    def load(self, path: Path) -> dict[str, str]:
+        return {path.name: must_read(path)}
+
+    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+        _need(machine)
+        agent = host.agent_for(workspace_of(schedule), machine.env)
+        installed, changes = gateway.install(machine.tool, schedule, self.zone(machine), agent)
+        changes += hook.install(machine)
+        return Outcome(installed, changes)
+
+    def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
+        _need(machine)
+        changes = gateway.remove(machine.tool, schedule)
+        others = [
+            j for j in gateway.list_jobs(machine.tool)
+            if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
+        ]  # fmt: skip
+        if others:
+            changes.append(
+                f"kept the OpenClaw hook {hook.NAME}: another memfuse schedule ({len(others)}"
+                " jobs) still uses it"
+            )
+        else:
+            changes += hook.remove(machine)
+        return changes
+
+    def where(self, schedule: Schedule, machine: Machine) -> str:
+        return f"OpenClaw's Gateway cron (`openclaw cron list`: {schedule.label}-* jobs)"
+
+    def alerts(self, machine: Machine) -> str:
+        route = host.alert_route(machine.env)
+        if route is not None:
+            return f"a failed run: {route}, and `memfuse status` exits 4"
+        return (
+            "a failed run is NOT announced: OpenClaw has no channel to deliver its failure alert"
+            ' to (it fails with "Channel is required"); only `memfuse status` (exit 4) tells.'
+            " Add a channel (`openclaw channels add`) or a webhook (`openclaw config set"
+            " cron.failureAlert.mode webhook` and `cron.failureAlert.to <url>`)"
+        )
+
+    def writers_here(self, machine: Machine) -> list[Writer]:
+        return host.dreaming(machine.env, machine.which)
+
+    def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
+        try:
+            listed = json.loads(next(iter(files.values())))
+        except ValueError:
+            listed = None
+        listed = listed.get("jobs") if isinstance(listed, dict) else listed
+        return host.busy_times(listed if isinstance(listed, list) else []) or None
+
+
+def _need(machine: Machine) -> None:
+    if machine.which("openclaw") is None:
+        raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
+
+
+SCHEDULER = OpenClaw()

@@ -1,0 +1,181 @@
+"""RECENT.md in every main session on OpenClaw: an `agent:bootstrap` hook memfuse installs with
+its schedule and removes with it.
+
+OpenClaw loads only AGENTS.md, SOUL.md, IDENTITY.md, USER.md, BOOTSTRAP.md and MEMORY.md as
+bootstrap files; a hook may extend `bootstrapFiles` on `agent:bootstrap` (OpenClaw 2026.9.6,
+tried on a Gateway: /work/shared/reference/openclaw-2026.9.md §3–5). The handler adds the
+workspace's RECENT.md as one more record in main and direct sessions, never in group,
+channel, cron or subagent ones (a digest of private memory stays out of shared rooms); the
+Gateway's own per-file and total budgets still apply. It reads, writes nothing, and touches
+neither AGENTS.md nor MEMORY.md.
+
+Install (idempotent): the two files written atomically into `<state>/hooks/memfuse-recent/`
+(only over memfuse's own), then `openclaw hooks enable` unless internal hooks are open-ended
+already (`enabled` with no entries: every hook loads) — or refused by the user (`enabled:
+false`: said, not overridden). Whether memfuse turned the master switch on is kept beside the
+files, so removal puts it back: `hooks disable` while the files exist, the folder removed,
+the master switch unset only when memfuse set it and no other entry remains, the entry unset.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from memfuse.confine import UnsafePath, write_atomic
+from memfuse.errors import MemfuseError
+from memfuse.schedule.base import Machine, read_text
+from memfuse.schedule.openclaw import host
+
+NAME = "memfuse-recent"
+MARK = "<!-- written by memfuse: `memfuse cron --remove --format openclaw` removes it -->"
+MEMO = "memfuse.json"
+
+HOOK_MD = f"""---
+name: {NAME}
+description: "memfuse: the workspace's RECENT.md in every main session's bootstrap context"
+metadata:
+  {{ "openclaw": {{ "emoji": "🧠", "events": ["agent:bootstrap"] }} }}
+---
+{MARK}
+Reads <workspace>/RECENT.md on agent:bootstrap and adds it as a bootstrap record in main and
+direct sessions (not group, channel, cron or subagent ones). Writes nothing.
+"""
+
+HANDLER_JS = """// written by memfuse: RECENT.md joins the bootstrap of main and direct sessions
+import { constants } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+
+const LIMIT = 262144; // bytes read at most; OpenClaw's bootstrap budgets cut further
+
+export default async function handler(event) {
+  if (event?.type !== "agent" || event?.action !== "bootstrap") return;
+  const ctx = event.context;
+  if (!ctx?.workspaceDir || !Array.isArray(ctx.bootstrapFiles)) return;
+  const rest = String(event.sessionKey ?? "").split(":").slice(2).join(":");
+  if (/^(cron|subagent):|(^|:)(group|channel):/.test(rest)) return;
+  const file = path.join(ctx.workspaceDir, "RECENT.md");
+  let content;
+  try {
+    // Never through a link: the agent writes this folder, and a RECENT.md that points at
+    // another file (a symlink, a second hard link) would put that file in the model's context.
+    const handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const info = await handle.stat();
+      if (!info.isFile() || info.nlink !== 1) return;
+      const buffer = Buffer.alloc(Math.min(info.size, LIMIT));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      content = buffer.subarray(0, bytesRead).toString("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return;
+  }
+  if (!content.trim()) return;
+  ctx.bootstrapFiles = [
+    ...ctx.bootstrapFiles.filter((f) => f?.path !== file),
+    { name: "RECENT.md", path: file, content, missing: false },
+  ];
+}
+"""
+
+FILES = {"HOOK.md": HOOK_MD, "handler.js": HANDLER_JS}
+
+
+def folder(machine: Machine) -> Path:
+    return host.state_dir(machine.env) / "hooks" / NAME
+
+
+def install(machine: Machine) -> list[str]:
+    """Put the hook in place and enable it; what was done."""
+    where = folder(machine)
+    internal = _config(machine, "hooks.internal")
+    enabled = internal.get("enabled") if isinstance(internal, dict) else None
+    if enabled is False:
+        return [
+            f"RECENT.md is not added to OpenClaw's sessions: its internal hooks are turned off"
+            f" (hooks.internal.enabled is false), which memfuse leaves as you set it; `openclaw"
+            f" hooks enable {NAME}` after `memfuse cron --install --format openclaw` adds it"
+        ]
+    changes = _write(where)
+    entries = internal.get("entries") if isinstance(internal, dict) else None
+    entry = entries.get(NAME) if isinstance(entries, dict) else None
+    open_ended = enabled is True and not entries and not host.dig(internal, "load", "extraDirs")
+    if (isinstance(entry, dict) and entry.get("enabled") is True) or open_ended:
+        changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
+    else:
+        machine.tool(["openclaw", "hooks", "enable", NAME])
+        _remember(where, set_master=enabled is not True)
+        changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
+    if any(c.startswith("wrote") for c in changes):
+        changes.append(
+            "restart the Gateway (`openclaw gateway restart`) if it runs an older copy of the"
+            " hook; a new one is loaded as it is enabled"
+        )
+    return changes
+
+
+def remove(machine: Machine) -> list[str]:
+    """Take the hook out, leaving OpenClaw's hook settings as memfuse found them."""
+    where = folder(machine)
+    text = read_text(where / "HOOK.md")
+    if text is None:
+        return []
+    if MARK not in text or where.is_symlink():
+        return [f"left {where}: memfuse did not write it"]
+    memo = _memo(where)
+    machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
+    shutil.rmtree(where, ignore_errors=True)
+    changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
+    entries = _config(machine, "hooks.internal.entries")
+    others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
+    if memo.get("set_master") is True and not others:
+        machine.tool(["openclaw", "config", "unset", "hooks.internal.enabled"], check=False)
+        changes.append("unset hooks.internal.enabled, which memfuse had set")
+    machine.tool(["openclaw", "config", "unset", f"hooks.internal.entries.{NAME}"], check=False)
+    return changes
+
+
+def _write(where: Path) -> list[str]:
+    changes = []
+    for name, text in FILES.items():
+        before = read_text(where / name)
+        if before == text:
+            continue
+        if before is not None and name == "HOOK.md" and MARK not in before:
+            raise MemfuseError(f"{where} holds a hook memfuse did not write: move it away first")
+        try:
+            write_atomic(where, where / name, text.encode("utf-8"), mode=0o644,
+                         create_parents=True)  # fmt: skip
+        except (OSError, UnsafePath) as exc:
+            raise MemfuseError(f"cannot write {where / name}: {exc}") from None
+        changes.append(f"wrote {where / name}")
+    return changes
+
+
+def _config(machine: Machine, path: str) -> Any:
+    """`openclaw config get PATH --json`: its value, None when it is not set."""
+    done = machine.tool(["openclaw", "config", "get", path, "--json"], check=False)
+    if done.returncode != 0:
+        return None
+    try:
+        return json.loads(done.stdout[: 1 << 20])
+    except ValueError:
+        return None
+
+
+def _remember(where: Path, *, set_master: bool) -> None:
+    data = json.dumps({"set_master": set_master}).encode("utf-8")
+    write_atomic(where, where / MEMO, data, mode=0o644)
+
+
+def _memo(where: Path) -> dict[str, Any]:
+    try:
+        found = json.loads(read_text(where / MEMO) or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}

@@ -1,0 +1,195 @@
+"""OpenClaw, the agent runtime, as a host on this machine: where it keeps its state and
+configuration, and its own jobs that rewrite MEMORY.md (the dreaming sweep).
+
+memory-core declares the sweep as "Memory Dreaming Promotion" (declaration key
+`memory-core:memory-dreaming-promotion`, cron `0 3 * * *` in the Gateway host's zone by default:
+`plugins.entries.memory-core.config.dreaming.{frequency,timezone}`), and its deep phase
+rewrites MEMORY.md. Names and markers are from the `openclaw` package 2026.9.6
+(dist/dreaming-*.mjs) and a job list of a local Gateway.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from memfuse.confine import UnsafePath, read_file
+from memfuse.schedule.base import Writer, system_zone
+from memfuse.schedule.cronexpr import daily_times
+from memfuse.store.server_entry import strip_jsonc
+
+DREAMING_JOB = "Memory Dreaming Promotion"
+DREAMING_MARKERS = (
+    "memory-core:memory-dreaming-promotion",  # its declaration key
+    "[managed-by=memory-core.short-term-promotion]",  # its description's tag
+    "__openclaw_memory_core_short_term_promotion_dream__",  # its payload's text
+)
+DREAMING_DEFAULT = "0 3 * * *"  # memory-core's dreaming.frequency when the config is silent
+CONFIG_LIMIT = 1 << 20
+
+
+def state_dir(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME") or "/nonexistent"
+    return Path(env.get("OPENCLAW_STATE_DIR") or Path(home) / ".openclaw")
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    return Path(env.get("OPENCLAW_CONFIG_PATH") or state_dir(env) / "openclaw.json")
+
+
+def read_config(env: Mapping[str, str]) -> dict[str, Any] | None:
+    """OpenClaw's configuration ({} when it cannot be read as JSONC: its defaults), None when
+    there is no configuration file."""
+    try:
+        raw = read_file(Path("/"), config_path(env).absolute(), CONFIG_LIMIT)
+    except FileNotFoundError:
+        return None
+    except (OSError, UnsafePath):
+        return {}
+    try:
+        found = json.loads(strip_jsonc(raw.decode("utf-8", "replace")))
+    except ValueError:  # JSON5 beyond JSONC: OpenClaw's defaults, the likely case
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def dig(value: object, *keys: str) -> object:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list[Writer]:
+    """When OpenClaw's dreaming sweep rewrites MEMORY.md on this machine, read from its config
+    alone (no process): nothing when OpenClaw is not here (neither its program nor its config:
+    a bare `~/.openclaw`, which `memfuse doctor --install-config` makes, is not OpenClaw), its
+    `dreaming.frequency` and `timezone` when the config says, and OpenClaw's default (on,
+    03:00 local) when it is silent or cannot be read. For the schedulers that are not
+    OpenClaw's own; the OpenClaw install reads the Gateway's job itself."""
+    settings = read_config(env)
+    if settings is None:
+        if which("openclaw") is None:
+            return []
+        settings = {}
+    core = dig(settings, "plugins", "entries", "memory-core")
+    dream = dig(core, "config", "dreaming")
+    if dig(core, "enabled") is False or dig(dream, "enabled") is False:
+        return []
+    frequency = dig(dream, "frequency")
+    fields = (frequency if isinstance(frequency, str) else DREAMING_DEFAULT).split()
+    times = daily_times(*fields[-5:]) if len(fields) in (5, 6) else ()
+    zone = dig(dream, "timezone")
+    return [Writer(DREAMING_JOB, times, _gateway_zone(zone))] if times else []
+
+
+def writes_memory_md(job: dict[str, Any]) -> bool:
+    """Whether a job of OpenClaw's list is one that rewrites MEMORY.md."""
+    if job.get("name") == DREAMING_JOB:
+        return True
+    payload = job.get("payload")
+    said = [job.get("declarationKey"), job.get("description")]
+    if isinstance(payload, dict):
+        said += [payload.get("message"), payload.get("text")]
+    return any(isinstance(s, str) and m in s for s in said for m in DREAMING_MARKERS)
+
+
+def busy_times(listed: list[dict[str, Any]]) -> list[Writer]:
+    """Each enabled job in OpenClaw's list that rewrites MEMORY.md: its daily times and zone
+    (a job without `tz` runs in the Gateway host's zone: this machine's)."""
+    found = []
+    for job in listed:
+        if not isinstance(job, dict) or job.get("enabled") is False or not writes_memory_md(job):
+            continue
+        schedule = job.get("schedule")
+        expr = schedule.get("expr") if isinstance(schedule, dict) else None
+        zone = schedule.get("tz") if isinstance(schedule, dict) else None
+        fields = expr.split() if isinstance(expr, str) else []
+        if len(fields) == 6:  # a seconds field first
+            fields = fields[1:]
+        times = daily_times(*fields) if len(fields) == 5 else ()
+        if times:
+            found.append(Writer(str(job.get("name")), times, _gateway_zone(zone)))
+    return found
+
+
+def _gateway_zone(zone: object) -> str | None:
+    """A job's own zone, else the Gateway host's (this machine's, not the installing shell's)."""
+    return zone if isinstance(zone, str) and zone.strip() else system_zone()
+
+
+def shell_zone(env: Mapping[str, str]) -> str | None:
+    """The zone the installing shell plans in: its `TZ` when that names a zone this machine
+    knows (`:Area/City` too), else None."""
+    name = (env.get("TZ") or "").removeprefix(":")
+    if not name or name.startswith("/") or ".." in name:
+        return None
+    try:
+        ZoneInfo(name)
+    except (ValueError, OSError, ZoneInfoNotFoundError):
+        return None
+    return name
+
+
+def _path(value: object, home: str) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if value == "~" or value.startswith("~/"):
+        value = home + value[1:]
+    return os.path.realpath(value)
+
+
+def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
+    """The id of the configured agent whose workspace this is (`agents.list[]` or
+    `agents.entries`, each entry's own `workspace` or the one OpenClaw gives it), or None."""
+    settings = read_config(env) or {}
+    if workspace is None:
+        return None
+    home = env.get("HOME") or "/nonexistent"
+    target = os.path.realpath(workspace)
+    root = dig(settings, "agents", "defaults", "workspace")
+    listed = dig(settings, "agents", "list")
+    entries = dig(settings, "agents", "entries")
+    pairs: list[tuple[object, object]] = [
+        (e.get("id"), e)
+        for e in (listed if isinstance(listed, list) else [])
+        if isinstance(e, dict)
+    ]
+    pairs += list(entries.items()) if isinstance(entries, dict) else []
+    for agent, entry in pairs:
+        if not isinstance(agent, str) or not agent.strip() or not isinstance(entry, dict):
+            continue
+        own = _path(entry.get("workspace"), home)
+        if own is None:  # OpenClaw's own rule for an entry without one
+            base = _path(root, home)
+            own = (
+                os.path.join(base, agent) if base
+                else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
+            )  # fmt: skip
+        if own == target:
+            return agent
+    return None
+
+
+def alert_route(env: Mapping[str, str]) -> str | None:
+    """Where OpenClaw delivers a failure alert (its `cron.failureAlert` webhook or channel, or
+    a configured channel), None when it has nowhere to: delivery then fails with
+    "Channel is required"."""
+    settings = read_config(env) or {}
+    alert = dig(settings, "cron", "failureAlert")
+    if dig(alert, "mode") == "webhook" and isinstance(dig(alert, "to"), str):
+        return "OpenClaw posts them to the webhook of its cron.failureAlert"
+    named = dig(alert, "channel")
+    channels = dig(settings, "channels")
+    configured = [
+        name for name, value in (channels.items() if isinstance(channels, dict) else ())
+        if isinstance(value, dict) and value.get("enabled") is not False
+    ]  # fmt: skip
+    if isinstance(named, str) and named.strip():
+        return f"OpenClaw announces them on its {named} channel"
+    if configured:
+        return f"OpenClaw announces them on its channel ({', '.join(sorted(configured)[:5])})"
+    return None

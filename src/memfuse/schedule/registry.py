@@ -1,0 +1,80 @@
+"""The schedulers memfuse knows: one line each (docs/architecture.md, "add a scheduler").
+
+Each line names a module whose `SCHEDULER` is a complete `Scheduler`; the built-ins are
+registered through `register`, the same hook another package's scheduler would use. The
+first line is the default `--format`. `cron --format`'s choices and help, and the check that
+the docs list every scheduler, are read from here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+from memfuse.schedule.base import Scheduler
+
+BUILTIN = (
+    "memfuse.schedule.crontab",
+    "memfuse.schedule.systemd",
+    "memfuse.schedule.launchd",
+    "memfuse.schedule.openclaw",
+)
+
+_REGISTERED: dict[str, Scheduler] = {}
+_TEXT_FIELDS = ("name", "summary", "source_help")
+
+
+class IncompleteScheduler(TypeError):
+    """A scheduler that lacks part of the protocol: refused when it is registered."""
+
+
+def register(scheduler: Scheduler) -> Scheduler:
+    """Add a scheduler; one that is incomplete (an abstract method, an empty field) is refused."""
+    if not isinstance(scheduler, Scheduler):
+        raise IncompleteScheduler(f"{scheduler!r} is not a Scheduler")
+    missing = sorted(getattr(type(scheduler), "__abstractmethods__", ()))
+    missing += [
+        name for name in _TEXT_FIELDS
+        if not isinstance(getattr(scheduler, name, None), str) or not getattr(scheduler, name)
+    ]  # fmt: skip
+    if inspect.isabstract(type(scheduler)) or missing:
+        raise IncompleteScheduler(f"scheduler {scheduler!r} lacks {', '.join(missing)}")
+    _REGISTERED[scheduler.name] = scheduler
+    return scheduler
+
+
+def _load() -> dict[str, Scheduler]:
+    if not _REGISTERED:
+        for module in BUILTIN:
+            register(importlib.import_module(module).SCHEDULER)
+    return _REGISTERED
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_load())
+
+
+def default() -> str:
+    return names()[0]
+
+
+def get(name: str) -> Scheduler:
+    found = _load().get(name)
+    if found is None:
+        raise KeyError(f"no scheduler {name!r}: one of {', '.join(names())}")
+    return found
+
+
+def every() -> tuple[Scheduler, ...]:
+    return tuple(_load().values())
+
+
+def format_help() -> str:
+    """--format's help: each scheduler in its own words."""
+    said = [f"{s.name} ({s.summary})" for s in every()]
+    return "The scheduler: " + ", ".join(said[:-1]) + " or " + said[-1] + "."
+
+
+def source_help() -> str:
+    """What `cron --check FILE` reads, each scheduler's kind of file."""
+    return ", ".join(s.source_help for s in every())
