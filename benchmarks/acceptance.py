@@ -111,8 +111,15 @@ def check_source(side: Side) -> None:
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
     # Python -v names the source file of every module it loads (compiled or from its cache).
     loaded = set(re.findall(r"[^\s']*/memfuse/[^\s']*?\.py(?!\w)", done.stderr))
-    for module in ("cli.py", "commands/sync.py", "workspace/journal.py"):
-        assert any(path.endswith(f"memfuse/{module}") for path in loaded), (side.name, module)
+    for modules in (
+        ("cli.py", "cli/__init__.py"),
+        ("commands/sync.py",),
+        ("workspace/journal.py",),
+    ):
+        assert any(path.endswith(f"memfuse/{m}") for path in loaded for m in modules), (
+            side,
+            modules,
+        )
     strays = [path for path in loaded if not path.startswith(f"{side.src}{os.sep}")]
     assert not strays, f"{side.name} loaded memfuse from elsewhere: {strays[:3]}"
     print(f"{side.name}: memfuse from {side.src}", flush=True)

@@ -1,0 +1,186 @@
+"""The `memfuse` command's frame: the typer app, the common options every subcommand takes
+(one option table, memfuse.config), and the console-script entry point. The subcommands are
+registered by the modules beside this one (memfuse.cli's package face imports them): each
+parses its own options and hands a function of a RunContext to `runner.run`, which does
+everything a run shares (settings, log, lock, printing, the exit code)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable
+from datetime import date
+from typing import Annotated, Any
+
+import typer
+
+from memfuse import __version__
+from memfuse.config import FLAG_OPTIONS
+from memfuse.errors import ExitCode
+from memfuse.run.context import Seams
+from memfuse.run.runner import Common
+
+app = typer.Typer(
+    name="memfuse",
+    help="Keep an agent's Markdown memory and its agent-memory store in one lifecycle.",
+    no_args_is_help=True,
+    add_completion=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _option(
+    name: str, annotation: Any, default: Any, *decls: str, **kwargs: Any
+) -> inspect.Parameter:
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=typer.Option(default, *decls, **kwargs),
+        annotation=annotation,
+    )
+
+
+# Settings with a flag come from the one option table; the rest shape this run only.
+_SETTING_PARAMS = [
+    _option(o.target, o.flag_type | None, None, *o.flag, help=o.flag_help) for o in FLAG_OPTIONS
+]
+_RUN_PARAMS = [
+    _option("json_output", bool, False, "--json", help="Print the result as a JSON envelope."),
+    _option("quiet", bool, False, "--quiet", "-q", help="Print nothing on success."),
+    _option("verbose", bool, False, "--verbose", "-v", help="Log debug detail."),
+    _option("strict", bool, False, "--strict", help="Exit 3 when any store call failed."),
+    _option("wait", float | None, None, "--wait", min=0,
+            help="Wait up to SECONDS for another run's workspace lock instead of exiting 75."),
+    _option("now", str | None, None, "--now", hidden=True,
+            help="Replace the clock (ISO date-time), for replays and tests."),
+]  # fmt: skip
+_COMMON_PARAMS = _SETTING_PARAMS + _RUN_PARAMS
+_SETTING_NAMES = [p.name for p in _SETTING_PARAMS]
+_RUN_NAMES = [p.name for p in _RUN_PARAMS]
+
+# Every command takes these; the rest only where they change what the command does.
+_ALWAYS = ("workspace", "state_dir", "json_output", "quiet", "verbose", "now")
+_STORE = ("mcporter", "mcporter_config", "server", "transport", "timeout")
+_LIFECYCLE = (*_STORE, "jobs", "strict", "wait")
+OPTIONS_OF: dict[str, tuple[str, ...]] = {
+    "doctor": _STORE,
+    "status": (),  # reads the state folder only
+    "sync": _LIFECYCLE,
+    "surface": _LIFECYCLE,
+    "tidy": _LIFECYCLE,
+    "rollback": (*_STORE, "jobs", "wait"),
+    "recall": (*_STORE, "strict"),
+    "where": _STORE,
+    "serve": _STORE,
+    "cron": _STORE,  # written into each scheduled job
+    "rerank_test": _STORE,  # --from-recall asks the store
+    "classify": (),
+}
+_RUN_DEFAULTS = {"strict": False, "wait": None}
+
+
+# The command line's context: its object is the outside world a caller hands the run (tests).
+_CONTEXT = inspect.Parameter(
+    "cli_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
+)
+
+
+def _seams(context: typer.Context) -> Seams:
+    """The outside world the run reaches: the Seams a caller handed the command line as its
+    object (`CliRunner().invoke(app, argv, obj=Seams(...))`), else the real one."""
+    given = context.find_root().obj
+    return given if isinstance(given, Seams) else Seams()
+
+
+def with_common_options(func: Callable[..., None]) -> Callable[..., None]:
+    """Add the common options this command takes (OPTIONS_OF) to it; the command receives them
+    as `common: Common`, an option it does not take as unset."""
+    signature = inspect.signature(func, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "common"]
+    taken = {*_ALWAYS, *OPTIONS_OF[func.__name__]}
+    params = [p for p in _COMMON_PARAMS if p.name in taken]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> None:
+        settings = {name: kwargs.pop(name, None) for name in _SETTING_NAMES}
+        run = {name: kwargs.pop(name, _RUN_DEFAULTS.get(name)) for name in _RUN_NAMES}
+        run["json"] = run.pop("json_output")
+        seams = _seams(kwargs.pop(_CONTEXT.name))
+        func(**kwargs, common=Common(settings, **run, seams=seams))
+
+    wrapper.__signature__ = signature.replace(parameters=[*own, *params, _CONTEXT])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *params, _CONTEXT]}
+    del wrapper.__wrapped__  # typer must see the new signature, not the original's
+    return wrapper
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"memfuse {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Keep an agent's Markdown memory and its agent-memory store in one lifecycle."""
+
+
+def _parse_day(text: str | None, option: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not a date (YYYY-MM-DD)", param_hint=option
+        ) from None
+
+
+def main() -> None:
+    """Console-script entry point. A usage error is one message on stderr and exit 2, as
+    typer gives it; under --json, also the envelope on stdout, so a caller that parses stdout
+    always has one."""
+    if os.environ.get("NO_COLOR"):
+        os.environ.setdefault("TERM", "dumb")
+    try:
+        code = app(standalone_mode=False)
+    except Exception as exc:
+        message, exit_code = getattr(exc, "format_message", None), getattr(exc, "exit_code", None)
+        if not callable(message) or not isinstance(exit_code, int):
+            if type(exc).__name__ == "Abort":  # Ctrl-C at a prompt
+                raise SystemExit(1) from None
+            raise
+        if "--json" in sys.argv[1:]:
+            _usage_envelope(str(message()), exit_code)
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        raise SystemExit(exit_code) from None
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
+
+
+def _usage_envelope(message: str, exit_code: int) -> None:
+    from memfuse.run.output import CommandResult
+    from memfuse.run.runner import print_line
+    from memfuse.untrusted import printable
+
+    words = [a for a in sys.argv[1:] if not a.startswith("-")]
+    command = words[0] if words and words[0] in _command_names() else "memfuse"
+    data = {"error": printable(message), "usage": True}
+    result = CommandResult(command, data, exit_code=ExitCode(exit_code))
+    print_line(json.dumps(result.envelope(0), ensure_ascii=False))
+
+
+def _command_names() -> set[str]:
+    return {c.name or c.callback.__name__ for c in app.registered_commands if c.callback}
