@@ -14,6 +14,7 @@ import pytest
 
 from memfuse.commands import serve
 from memfuse.config import load_settings
+from memfuse.ledger.ledger import LedgerReader
 from memfuse.recall.index import RecallIndex
 from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import RunContext, Seams
@@ -266,6 +267,33 @@ def test_an_unchanged_markdown_is_not_looked_through_again(
     (world.workspace / "MEMORY.md").write_text("# MEMORY\n- Zeppelins are grounded\n")
     found = ok(served.call("recall", {"query": "zeppelins grounded"}))["data"]["results"]
     assert refreshed == [1] and found[0]["location"] == "MEMORY.md:2"
+
+
+def test_a_question_opens_the_sync_ledger_only_after_a_sync_wrote_it(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's recall names no URI (2.2): the ledger does. Asked once, it is kept until a
+    run writes the ledger again (issue 41: every serve question opened it)."""
+    served = caught_up(world)  # its first question read the ledger
+    opened: list[int] = []
+    real = LedgerReader.open
+
+    def counted(state: Any) -> Any:
+        opened.append(1)
+        return real(state)
+
+    monkeypatch.setattr(LedgerReader, "open", counted)
+    uri = f"event://journal/{DAY}#0930-1"
+    for _ in range(3):
+        rows = ok(served.call("recall", {"query": "billing migration"}))["data"]["results"]
+        assert next(r for r in rows if r["content"].startswith("Met Bob"))["uri"] == uri
+    assert opened == []
+    world.journal("2026-11-30", "## 08:00\n- Zeppelin hangar inspection booked\n")
+    assert world.run("sync", "--now", "2026-11-30T22:00").code == 0
+    opened.clear()
+    rows = ok(served.call("recall", {"query": "zeppelin hangar"}))["data"]["results"]
+    assert rows[0]["uri"] == "event://journal/2026-11-30#0800-1"
+    assert opened == [1]
 
 
 def test_serving_writes_nothing_of_the_workspace_nor_the_ledger_or_history(world: World) -> None:
