@@ -26,9 +26,10 @@ from memfuse.untrusted import json_printable
 __all__ = ["QUESTION_MAX", "STAGES", "Request", "questions", "run", "run_batch", "services"]
 
 
-def services(ctx: RunContext, index: RecallIndex | None) -> Services:
+def services(ctx: RunContext, request: Request, index: RecallIndex | None) -> Services:
     """What the engine answers with, from a run's context: its store client (opened when first
-    asked), the index, its reranker, the ledger's URIs, its warnings and its clock."""
+    asked), the index, its reranker, the ledger's URIs, its warnings, its clock and the model
+    of meaning (none under `--without meaning`)."""
     state = ctx.workspace.state
     return Services(
         # The store's session is opened when the engine first asks it (`--without store`: never).
@@ -38,6 +39,7 @@ def services(ctx: RunContext, index: RecallIndex | None) -> Services:
         uris=lambda ids: uris_of(state, ids),
         warn=ctx.reporter.warn,
         now=ctx.settings.now,
+        embedder=None if "meaning" in request.without else ctx.embedder,
     )
 
 
@@ -47,14 +49,15 @@ def _index(ctx: RunContext, request: Request) -> RecallIndex | None:
         return None
     index = open_index(ctx.workspace.state, ctx.reporter.warn)
     if index is not None:
-        catch_up(index, ctx.workspace, ctx.classifier, ctx.reporter.warn)
+        embedder = None if "meaning" in request.without else ctx.embedder
+        catch_up(index, ctx.workspace, ctx.classifier, ctx.reporter.warn, embedder)
     return index
 
 
 def run(ctx: RunContext, request: Request) -> CommandResult:
     index = _index(ctx, request)
     try:
-        data: RecallData = ask(services(ctx, index), request)
+        data: RecallData = ask(services(ctx, request, index), request)
     finally:
         if index is not None:
             index.close()
@@ -107,7 +110,7 @@ def _envelope(ctx: RunContext, index: RecallIndex | None, request: Request) -> s
         data = {"error": f"a question longer than {QUESTION_MAX} characters is not one"}
         code = ExitCode.USAGE
     else:
-        data = dict(ask(services(ctx, index), request))
+        data = dict(ask(services(ctx, request, index), request))
         data["store_ms"] = ctx.store_ms - store_before  # kept here too, where 1 had it
     result = CommandResult(
         "recall", data, warnings=tuple(ctx.reporter.warnings[seen:]),

@@ -235,7 +235,7 @@ class Service:
         self._catch_up(ctx)
         services = engine.Services(
             store=ctx.store.recall, index=self.index, reranking=ctx.reranking, uris=self.uris,
-            warn=ctx.reporter.warn, now=ctx.settings.now,
+            warn=ctx.reporter.warn, now=ctx.settings.now, embedder=ctx.embedder,
         )  # fmt: skip
         return CommandResult("recall", engine.ask(services, request))
 
@@ -243,9 +243,10 @@ class Service:
         """The open index brought up to date, when the Markdown changed since it last was."""
         if self.index is None:
             return
-        stamp = ctx.workspace.markdown_stamp()
-        if stamp != self._stamp and catch_up(self.index, ctx.workspace, ctx.classifier,
-                                             ctx.reporter.warn):  # fmt: skip
+        stamp, embedder = ctx.workspace.markdown_stamp(), ctx.embedder
+        behind = stamp != self._stamp or (embedder is not None and self.index.unembedded)
+        if behind and catch_up(self.index, ctx.workspace, ctx.classifier, ctx.reporter.warn,
+                               embedder):  # fmt: skip
             self._stamp = stamp
 
     def where(self, ctx: RunContext, what: str) -> CommandResult:

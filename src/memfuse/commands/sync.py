@@ -353,8 +353,10 @@ def run(
     if report is not None and report.lost:
         data["lost_left"] = len(ledger.positions_with("lost"))
     data["calls"] = ctx.calls_made
-    # The Markdown side of recall, kept current where the journals are read anyway.
-    data["recall_index_refreshed"] = refresh_index(workspace, ctx.classifier, ctx.reporter.warn)
+    # The Markdown side of recall, kept current where the journals are read anyway (and the
+    # vectors of what is new, with the `semantic` extra: the night's run embeds, not recall).
+    warn, embedder = ctx.reporter.warn, ctx.embedder
+    data["recall_index_refreshed"] = refresh_index(workspace, ctx.classifier, warn, embedder)
     return _result(data, reading.stale, rejected, pruned)
 
 

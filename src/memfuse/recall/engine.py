@@ -27,8 +27,10 @@ from typing import TypedDict
 
 from memfuse.errors import MemfuseError
 from memfuse.recall.index import Hit, RecallIndex, Stages
+from memfuse.recall.meaning import by_meaning
 from memfuse.recall.reranker import SearchResult, local_weighting
 from memfuse.recall.reranking import Reranking
+from memfuse.recall.semantic import Embedder
 from memfuse.store.answers import StoredMemory
 from memfuse.store.decay import priority_of
 from memfuse.text.similarity import fold_whitespace
@@ -46,7 +48,7 @@ STORE_SYNCED_WEIGHT = 0.5
 STORE_DOWN = "the store did not answer: results come from the journals alone"
 QUESTION_MAX = 2000  # characters: a question, not a document (every term of it is searched)
 # The stages `--without` can switch off, for the benchmark that measures each one.
-STAGES = ("store", "index", "near", "dates", "rerank")
+STAGES = ("store", "index", "near", "dates", "rerank", "meaning")
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ class Services:
     uris: UriLookup
     warn: Callable[[str], None]
     now: datetime
+    embedder: Embedder | None = None  # the model of meaning (the `semantic` extra), if any
 
 
 @dataclass
@@ -132,6 +135,11 @@ def ask(services: Services, request: Request) -> Answer:
         for hit in index.search(request.query, depth, services.now.date(), stages):
             _add_local(candidates, hit)
         sources.append("journals")
+        if services.embedder is not None and "meaning" not in request.without:
+            near = by_meaning(index, services.embedder, request.query, services.now.date(),
+                              depth, services.warn)  # fmt: skip
+            for hit, share in near:
+                _add_local(candidates, hit, share, source="meaning")
 
     _address(services, candidates.values())
     for c in candidates.values():
@@ -208,21 +216,25 @@ def _store_share(c: Candidate, *, index_answered: bool) -> float:
         return 0.0
     if not index_answered:
         return 1.0 / (RRF_K + c.store_rank)  # the store's order stands
-    if "journal" in c.sources:
+    if "journal" in c.sources or "meaning" in c.sources:
         return 0.0  # the local index ranked this text already
     synced = c.synced or (c.uri or "").startswith(JOURNAL_PREFIXES)
     weight = STORE_SYNCED_WEIGHT if synced else STORE_OWN_WEIGHT
     return weight / (RRF_K + c.store_rank)
 
 
-def _add_local(candidates: dict[str, Candidate], hit: Hit) -> None:
+def _add_local(
+    candidates: dict[str, Candidate], hit: Hit, share: float | None = None, source: str = "journal"
+) -> None:
+    """A bullet the local index found: by its words (its rank's share of the fusion), or by
+    its meaning (the share memfuse.recall.meaning gives it)."""
     c = candidates.setdefault(_key(hit.content), Candidate(hit.content, hit.type))
-    c.fused += LOCAL_WEIGHT / (RRF_K + hit.rank)
+    c.fused += LOCAL_WEIGHT / (RRF_K + hit.rank) if share is None else share
     c.location = c.location or hit.location
     c.date = c.date or hit.day
     if c.updated_at is None and hit.day:
         c.updated_at = datetime.fromisoformat(hit.day).astimezone()
-    c.sources = (*c.sources, "journal")
+    c.sources = (*c.sources, source)
 
 
 def _wanted(c: Candidate, request: Request, now: datetime) -> bool:

@@ -30,16 +30,22 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
+from memfuse.recall import vectors
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, files_of, rows_of
+from memfuse.recall.semantic import Embedder, nearest
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
 from memfuse.workspace.layout import Workspace
+
+if TYPE_CHECKING:
+    from memfuse.recall.semantic import Matrix
 
 _DOCS = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -61,7 +67,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 {_DOCS}{_BULLETS}
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
-"""
+{vectors.SCHEMA}"""
 # The indexes of former memfuses, replaced silently: the one before the recipe (one column of
 # unstemmed terms), and the recipe's first, which knew a file by its size and mtime alone and
 # did not count its terms' rows.
@@ -117,6 +123,11 @@ class RecallIndex:
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
         self._next_id = 1  # the next row's id, while a refresh writes
+        # Texts left without a vector by the last refresh (bounded per refresh): the next one
+        # goes on with them, even when no file changed.
+        self.unembedded = True
+        self._embedded_by: str | None = None  # the model the last embedding was made with
+        self._vectors: tuple[str, list[int], Matrix] | None = None  # model, ids, vectors
         try:
             self.db = self._open(state)
         except Outdated:  # memfuse's own, from before: derived, so simply started again
@@ -140,9 +151,45 @@ class RecallIndex:
         self.db.close()
 
     def refresh(
+        self,
+        workspace: Workspace,
+        classifier: Classifier,
+        warn: Callable[[str], None],
+        embedder: Embedder | None = None,
+        embed_max: int = vectors.PER_QUESTION,
+    ) -> int:
+        """Re-index what changed, in one transaction, then embed up to `embed_max` texts that
+        have no vector (memfuse.recall.vectors); the number of files re-read or dropped."""
+        changed = self._refresh(workspace, classifier, warn)
+        if changed:
+            self._vectors = None
+        behind = (
+            changed
+            or self.unembedded
+            or (embedder is not None and (embedder.name != self._embedded_by))
+        )
+        if embedder is not None and behind and embed_max > 0:
+            self.embed(embedder, embed_max, warn)
+        return changed
+
+    def embed(self, embedder: Embedder, limit: int, warn: Callable[[str], None]) -> int:
+        """Vectors for up to `limit` texts without one; a model that fails is one warning and
+        recall by words alone (the index is derived: nothing is lost)."""
+        try:
+            done, self.unembedded = vectors.embed_pending(self.db, embedder, limit)
+            self._embedded_by = embedder.name
+        except sqlite3.Error:
+            raise
+        except Exception as exc:  # the model's own failure, whatever it is
+            warn(f"recall by meaning is off this time: the model {embedder.name} failed ({exc})")
+            return 0
+        if done:
+            self._vectors = None
+        return done
+
+    def _refresh(
         self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
     ) -> int:
-        """Re-index what changed, in one transaction; the number of files re-read or dropped."""
         wanted = files_of(workspace)
         changed = 0
         with immediate(self.db):
@@ -184,6 +231,7 @@ class RecallIndex:
                 self._drop(gone, known[gone][1])
                 changed += 1
             if changed:
+                vectors.drop_unheld(self.db)
                 self._compact()
         return changed
 
@@ -273,6 +321,31 @@ class RecallIndex:
             for rank, (path, line, content, kind, day, score) in enumerate(rows, start=1)
         ]
 
+    def nearest(self, query: Matrix, limit: int, model: str) -> list[Hit]:
+        """The `limit` bullets and facts nearest a question's vector (made by `model`), best
+        first; none while the index holds no vector of that model's."""
+        if self._vectors is None or self._vectors[0] != model:
+            self._vectors = (model, *vectors.load(self.db, model))
+        _model, ids, matrix = self._vectors
+        best = nearest(matrix, query, limit)
+        if not best:
+            return []
+        wanted = [ids[row] for row, _score in best]
+        found = {
+            int(row[0]): row[1:]
+            for row in self.db.execute(
+                "SELECT id, path, line, content, type, day FROM docs"
+                " WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted),),
+            )
+        }
+        hits = [(found[i], score) for i, (_row, score) in zip(wanted, best, strict=True)
+                if i in found]  # fmt: skip
+        return [
+            Hit(f"{path}:{line}", content, kind, day, rank, score)
+            for rank, ((path, line, content, kind, day), score) in enumerate(hits, start=1)
+        ]
+
     def terms(self, query: str, today: date, stages: Stages | None = None) -> list[str]:
         """The terms of a question the index is asked for: its rarest (terms.bounded)."""
         stages = stages or Stages()
@@ -326,13 +399,18 @@ def open_index(state: StateFolder, warn: Callable[[str], None]) -> RecallIndex |
 
 
 def catch_up(
-    index: RecallIndex, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
+    index: RecallIndex,
+    workspace: Workspace,
+    classifier: Classifier,
+    warn: Callable[[str], None],
+    embedder: Embedder | None = None,
 ) -> bool:
-    """Bring an open index up to date for a question; False, with one warning, when another
-    process held it past the busy timeout (sync's refresh of a year): it answers as it stands,
-    a refresh behind."""
+    """Bring an open index up to date for a question (and embed a few of the texts still
+    without a vector: vectors.PER_QUESTION); False, with one warning, when another process held
+    it past the busy timeout (sync's refresh of a year): it answers as it stands, a refresh
+    behind."""
     try:
-        index.refresh(workspace, classifier, warn)
+        index.refresh(workspace, classifier, warn, embedder, vectors.PER_QUESTION)
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed ({exc}): it answers as it was")
         return False
@@ -340,7 +418,10 @@ def catch_up(
 
 
 def refresh_index(
-    workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
+    workspace: Workspace,
+    classifier: Classifier,
+    warn: Callable[[str], None],
+    embedder: Embedder | None = None,
 ) -> int | None:
     """Bring the index up to date (sync does, so recall starts warm): the number of files
     re-read, or None, with one warning, when the index cannot be used. Best-effort: the index
@@ -349,7 +430,7 @@ def refresh_index(
     if index is None:
         return None
     try:
-        return index.refresh(workspace, classifier, warn)
+        return index.refresh(workspace, classifier, warn, embedder, vectors.PER_REFRESH)
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed: {exc}")
         return None

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from memfuse.config import load_settings
 from memfuse.ledger.ledger import LedgerReader
 from memfuse.recall.index import RecallIndex
 from memfuse.report import Reporter, SecretMasker
-from memfuse.run.context import RunContext, Seams
+from memfuse.run.context import RunContext
 from memfuse.run.mcp_server import ToolAnswer, UnknownTool
 from tests.fakes import World, digest, state_of
 
@@ -43,7 +44,7 @@ def service(world: World, clock: Clock | None = None, secrets: tuple[str, ...] =
     settings = load_settings({"workspace": str(world.workspace), "now": NOW})
     reporter = Reporter()
     reporter.begin(SecretMasker(secrets), logging.getLogger("memfuse.test"))
-    seams = Seams(gateway_factory=world.gateway_factory, rerank_factory=world.rerank_factory)
+    seams = world.seams
     ctx = RunContext(settings, reporter, seams=seams)
     return serve.Service(ctx, pinned_now=True, clock=clock or Clock(), retry_after=30.0)
 
@@ -356,7 +357,7 @@ def test_each_call_reads_the_runs_clock_when_no_time_is_pinned(world: World) -> 
     synced(world)
     moments = iter([datetime(2026, 12, 1, 9, tzinfo=UTC), datetime(2026, 12, 2, 9, tzinfo=UTC)])
     settings = load_settings({"workspace": str(world.workspace), "now": NOW})
-    seams = Seams(world.gateway_factory, world.rerank_factory, clock=lambda: next(moments))
+    seams = replace(world.seams, clock=lambda: next(moments))
     served = serve.Service(RunContext(settings, Reporter(), seams=seams), pinned_now=False,
                            clock=Clock(), retry_after=30.0)  # fmt: skip
     first, second = (ok(served.call("status", {}))["data"]["at"] for _ in range(2))
