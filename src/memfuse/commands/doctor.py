@@ -17,6 +17,7 @@ from typing import Any
 from memfuse.errors import ConfigError, ExitCode, MemfuseError
 from memfuse.ledger.ledger import Ledger
 from memfuse.ledger.reconcile import judge
+from memfuse.recall import semantic
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.history import History
@@ -92,6 +93,7 @@ def run(ctx: RunContext, *, show_config: bool = False) -> CommandResult:
         else f"disabled (provider {rr.provider}, key {mask_secret(rr.api_key)})"
     )
     checks.append(Check("reranker", True, detail, critical=False))
+    checks.append(Check("meaning", True, semantic.describe(ctx.embedder), critical=False))
     return _result(ctx, checks, extra, show_config=show_config)
 
 

