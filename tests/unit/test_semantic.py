@@ -98,3 +98,23 @@ def test_the_real_model_finds_a_chinese_note_as_well_as_an_english_one() -> None
     english = [found[q] for q, n in QUESTIONS if n < 3]
     chinese = [found[q] for q, n in QUESTIONS if n >= 3]
     assert sum(chinese) == sum(english) == 3, found
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("When did Caroline go to the LGBTQ support group?", 2),
+        ("How does Mia want updates", 1),
+        ("What did Melanie's kids like about the trip with Melanie?", 1),
+        ("what did I worry about before the cutover", 0),
+        ("Where should the runbook live?", 0),
+        ("队列主机磁盘告警", 0),
+    ],
+)
+def test_a_question_names_what_is_capitalised_past_its_first_word(
+    question: str, names: int
+) -> None:
+    from memfuse.recall.meaning import NAMED, UNNAMED, names_in, weight
+
+    assert names_in(question) == names
+    assert weight(question) == (NAMED if names else UNNAMED)

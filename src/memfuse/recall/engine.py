@@ -136,8 +136,7 @@ def ask(services: Services, request: Request) -> Answer:
             _add_local(candidates, hit)
         sources.append("journals")
         if services.embedder is not None and "meaning" not in request.without:
-            near = by_meaning(index, services.embedder, request.query, services.now.date(),
-                              depth, services.warn)  # fmt: skip
+            near = by_meaning(index, services.embedder, request.query, services.warn)
             for hit, share in near:
                 _add_local(candidates, hit, share, source="meaning")
 
@@ -216,8 +215,8 @@ def _store_share(c: Candidate, *, index_answered: bool) -> float:
         return 0.0
     if not index_answered:
         return 1.0 / (RRF_K + c.store_rank)  # the store's order stands
-    if "journal" in c.sources or "meaning" in c.sources:
-        return 0.0  # the local index ranked this text already
+    if "journal" in c.sources:
+        return 0.0  # the local index ranked this text by its words already
     synced = c.synced or (c.uri or "").startswith(JOURNAL_PREFIXES)
     weight = STORE_SYNCED_WEIGHT if synced else STORE_OWN_WEIGHT
     return weight / (RRF_K + c.store_rank)
