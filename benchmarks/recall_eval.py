@@ -139,7 +139,7 @@ def main() -> None:
                 k: [s for q, s in v if test(q)] for k, v in systems.items() if k in (PLAIN, WORDS)
             }
             count = len(by[PLAIN])
-            lines += ["", *table(f"{set_name}, the {count} {language} questions:", by)[2:]]
+            lines += ["", *table(f"{set_name}, the {count} {language} questions:", by)]
         lines.append("")
     print("\n".join(lines))
     if "--no-write" not in sys.argv:
