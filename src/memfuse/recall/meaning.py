@@ -5,7 +5,8 @@ DEPTH bullets nearest it (memfuse.recall.index.RecallIndex.nearest). Each adds i
 the fusion, at a weight that depends on the question (measured on LoCoMo's development split
 and the bilingual example set: docs/recall-quality.md, decisions 224). A question that names
 someone or something is answered by the bullets that hold the name, which words find and a
-sentence model blurs: there meaning only breaks the ties of the words' ranking (NAMED). A
+sentence model blurs: there meaning orders only what the words leave tied or did not find
+(NAMED: a cosine of 0.5 × 0.02 / 60 is less than the step between the words' first ranks). A
 question without a name (a paraphrase, a Chinese question, "what did I worry about") is where
 meaning finds what words miss: there a close bullet counts as much as the words' best
 (UNNAMED: a cosine of 0.5 × 2 / 60 is the share of the words' first rank, 1 / 61).
@@ -24,7 +25,7 @@ from memfuse.recall.semantic import Embedder
 RRF_K = 60
 DEPTH = 100  # bullets nearest the question that take part
 UNNAMED = 2.0  # meaning's weight for a question that names no one and nothing
-NAMED = 0.1  # … and for one that does
+NAMED = 0.02  # … and for one that does: below the gap between the words' first two ranks
 # A name: a capitalised word that does not start the question and is no question word.
 _WORD = re.compile(r"[A-Z][\w'’-]*|[\w'’-]+")
 _QUESTION_WORDS = frozenset((
