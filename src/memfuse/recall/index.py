@@ -231,6 +231,7 @@ class RecallIndex:
                 self._drop(gone, known[gone][1])
                 changed += 1
             if changed:
+                vectors.flag(self.db)
                 vectors.drop_unheld(self.db)
                 self._compact()
         return changed

