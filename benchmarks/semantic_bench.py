@@ -148,9 +148,10 @@ def main() -> None:
         " an idle machine would take, near enough, summed over its threads).\n",
         *rows,
         "",
-        "The index grows linearly, about 1.8 KB a bullet: the vector is 512 bytes of it, the"
-        " text it is keyed by and the index that finds a row's text the rest (the FTS rows were"
-        " there before). Embedding 1 000 new bullets costs the same at every size: the model's"
+        "The index grows linearly, about 1.8 KB a bullet: the vector is 512 bytes of it; the"
+        " rest is what the index held before (the text, its FTS rows with the neighbours' terms)"
+        " and, new with the vectors, the text again as the vector's key and an index on it."
+        " Embedding 1 000 new bullets costs the same at every size: the model's"
         " time (the first column of the first row also loads it); finding the texts without a"
         " vector and pruning the others are indexed, and a run with nothing new does not look"
         " (decisions 223). A question by meaning is the model's embedding of it plus one matrix"
