@@ -31,6 +31,7 @@ from memfuse.ledger.uris import UriBook
 from memfuse.recall import engine
 from memfuse.recall.engine import QUESTION_MAX, STORE_DOWN, Request
 from memfuse.recall.index import RecallIndex, catch_up, open_index
+from memfuse.recall.meaning import by_meaning
 from memfuse.report import Reporter
 from memfuse.run.context import RunContext, WarmStore
 from memfuse.run.mcp_server import ToolAnswer, ToolSpec, UnknownTool, serve_stdio
@@ -169,6 +170,8 @@ class Service:
         ctx = self._context(reporter)
         self._open_index(ctx)
         self._catch_up(ctx)
+        if self.index is not None and ctx.embedder is not None:  # the model loaded now, too
+            by_meaning(self.index, ctx.embedder, "warm", reporter.warn)
         self._notices += reporter.warnings
         ctx.store.tools()  # starts the store's server (a failure: the first call says it)
 

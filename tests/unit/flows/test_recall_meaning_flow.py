@@ -255,3 +255,14 @@ def test_a_run_with_nothing_new_does_not_look_for_texts_without_a_vector(tmp_pat
     (changes,) = again.db.execute("SELECT pending FROM embedder").fetchone()
     assert changes > 0  # the next run looks again
     again.close()
+
+
+def test_serve_loads_the_model_while_warming_up(world: World) -> None:
+    from tests.unit.flows.test_serve_flow import service
+
+    model = meaning(world)
+    world.journal(DAY, JOURNAL)
+    served = service(world)
+    served.warm()
+    assert len(model.embedded) == 3 and model.asked == ["warm"]
+    served.close()
