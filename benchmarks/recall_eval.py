@@ -4,10 +4,14 @@
     # prints, and replaces its section of docs/recall-quality.md
 
 The set (benchmarks/recall_eval/queries.json) is queries over examples/workspace with the text
-fragments of their relevant bullets. The workspace is synced into a fresh reference server,
-then each query is asked three ways: the store's own `recall` (agent-memory's BM25 and local
-weighting), `memfuse recall` without a reranker, and `memfuse recall` with the reranker from
-the environment (AGENT_MEMORY_RERANK_*), when one is configured. `--stand-in` adds a row for
+fragments of their relevant bullets; benchmarks/recall_eval/paraphrases.json adds questions that
+say what a bullet says in other words, six in English and six in Chinese. The workspace is
+synced into a fresh reference server, then each query is asked: the store's own `recall`
+(agent-memory's BM25 and local weighting), `memfuse recall` without a reranker (by words and,
+with the `semantic` extra installed, by meaning), the same by words alone (`--without meaning`),
+and `memfuse recall` with the reranker from the environment (AGENT_MEMORY_RERANK_*), when one is
+configured. Each set is also scored by the language of its questions (a Chinese question must
+find its bullet as well as an English one does). `--stand-in` adds a row for
 the tests' loopback reranker (tests/rerank_server.py: term overlap, CJK included): it shows the
 reranking path end to end, deterministic and offline; it is not a cross-encoder, and its
 numbers say nothing about Qwen3-Reranker's. Every number is measured.
@@ -56,8 +60,32 @@ def stand_in(stack: ExitStack) -> dict[str, str]:
             "AGENT_MEMORY_RERANK_BASE_URL": base_url(server)}  # fmt: skip
 
 
+WORDS = "memfuse recall, by words alone (--without meaning)"
+PLAIN = "memfuse recall, no reranker"
+
+
+def chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def table(title: str, systems: dict[str, list[tuple[int, int, float]]]) -> list[str]:
+    lines = [title, "", "| system | hit@1 | hit@5 | MRR |", "|---|---:|---:|---:|"]
+    for name, rows in systems.items():
+        n = len(rows)
+        lines.append(f"| {name} | {sum(r[0] for r in rows) / n:.2f} | {sum(r[1] for r in rows) / n:.2f}"
+                     f" | {sum(r[2] for r in rows) / n:.2f} |")  # fmt: skip
+    return lines
+
+
 def main() -> None:
-    spec = json.loads((ROOT / "benchmarks" / "recall_eval" / "queries.json").read_text())
+    folder = ROOT / "benchmarks" / "recall_eval"
+    spec = json.loads((folder / "queries.json").read_text())
+    paraphrases = json.loads((folder / "paraphrases.json").read_text())["queries"]
+    sets = {"queries.json": spec["queries"], "paraphrases.json": paraphrases}
+    sys.path.insert(0, str(ROOT / "src"))
+    from memfuse.recall.semantic import describe, installed
+
+    model = describe(installed())
     with tempfile.TemporaryDirectory(prefix="memfuse-eval-") as tmp, ExitStack() as stack:
         root = Path(tmp)
         ws = root / "workspace"
@@ -73,43 +101,46 @@ def main() -> None:
         run(["sync", "--all", "--now", spec["now"]], base)
         with_reranker = {**base, **{k: v for k, v in os.environ.items()
                                     if k.startswith("AGENT_MEMORY_RERANK")}}  # fmt: skip
-        systems: dict[str, list[tuple[int, int, float]]] = {
-            "store recall only": [], "memfuse recall, no reranker": []}  # fmt: skip
         reranker = bool(with_reranker.get("AGENT_MEMORY_RERANK_API_KEY"))
+        asked: list[tuple[str, dict[str, str], list[str]]] = [
+            (PLAIN, base, []), (WORDS, base, ["--without", "meaning"])]  # fmt: skip
         if reranker:
-            systems["memfuse recall + reranker"] = []
-        envs = [("memfuse recall, no reranker", base), ("memfuse recall + reranker", with_reranker)]
+            asked.append(("memfuse recall + reranker", with_reranker, []))
         if "--stand-in" in sys.argv:
-            systems[STAND_IN] = []
-            envs.append((STAND_IN, {**base, **stand_in(stack)}))
-        sys.path.insert(0, str(ROOT / "src"))
+            asked.append((STAND_IN, {**base, **stand_in(stack)}, []))
         from memfuse.refserver.store import Store, utc_now
 
         store = Store(str(root / "store.db"), "default", utc_now)
-        for item in spec["queries"]:
-            q, relevant = item["query"], item["relevant"]
-            own = [m["content"] for m in store.recall(q, 10)["memories"]]
-            systems["store recall only"].append(score(own, relevant))
-            for name, env in envs:
-                if name not in systems:
-                    continue
-                data = run(["recall", q, "--now", spec["now"]], env)["data"]
-                ranked = [r["content"] for r in data["results"]]  # type: ignore[index]
-                systems[name].append(score(ranked, relevant))
-    lines = [
-        f"{len(spec['queries'])} queries (Chinese and English) over {spec['workspace']}:",
-        "",
-        "| system | hit@1 | hit@5 | MRR |",
-        "|---|---:|---:|---:|",
-    ]
-    for name, rows in systems.items():
-        n = len(rows)
-        lines.append(f"| {name} | {sum(r[0] for r in rows) / n:.2f} | {sum(r[1] for r in rows) / n:.2f}"
-                     f" | {sum(r[2] for r in rows) / n:.2f} |")  # fmt: skip
-    if not reranker:
-        lines.append(
-            "| memfuse recall + reranker | not measured: no AGENT_MEMORY_RERANK_* configured | | |"
-        )
+        scored: dict[str, dict[str, list[tuple[str, tuple[int, int, float]]]]] = {}
+        for set_name, queries in sets.items():
+            systems: dict[str, list[tuple[str, tuple[int, int, float]]]] = {
+                "store recall only": []}  # fmt: skip
+            for item in queries:
+                q, relevant = item["query"], item["relevant"]
+                own = [m["content"] for m in store.recall(q, 10)["memories"]]
+                systems["store recall only"].append((q, score(own, relevant)))
+                for name, env, extra in asked:
+                    data = run(["recall", q, "--now", spec["now"], *extra], env)["data"]
+                    ranked = [r["content"] for r in data["results"]]  # type: ignore[index]
+                    systems.setdefault(name, []).append((q, score(ranked, relevant)))
+            scored[set_name] = systems
+    lines = [f"recall's model of meaning: {model}.", ""]
+    for set_name, systems in scored.items():
+        n = len(next(iter(systems.values())))
+        lines += table(f"{set_name}: {n} queries over {spec['workspace']}:",
+                       {k: [s for _q, s in v] for k, v in systems.items()})  # fmt: skip
+        if not reranker and set_name == "queries.json":
+            lines.append(
+                "| memfuse recall + reranker | not measured: no AGENT_MEMORY_RERANK_* configured"
+                " | | |"
+            )
+        for language, test in (("Chinese", chinese), ("English", lambda q: not chinese(q))):
+            by = {
+                k: [s for q, s in v if test(q)] for k, v in systems.items() if k in (PLAIN, WORDS)
+            }
+            count = len(by[PLAIN])
+            lines += ["", *table(f"{set_name}, the {count} {language} questions:", by)]
+        lines.append("")
     print("\n".join(lines))
     if "--no-write" not in sys.argv:
         from datetime import datetime
@@ -119,11 +150,11 @@ def main() -> None:
             f"Measured by `benchmarks/recall_eval.py` on {datetime.now():%Y-%m-%d %H:%M}"
             " against the reference server (`.venv/bin/python benchmarks/recall_eval.py` to"
             " reproduce). A hit is a result containing one of the query's relevant fragments"
-            " (benchmarks/recall_eval/queries.json). Without a reranker memfuse orders by the"
-            " fused rank; agent-memory's priority/vitality weighting applies to reranker scores"
-            " only (docs/decisions.md 66).\n\n"
+            " (benchmarks/recall_eval/queries.json, paraphrases.json). Without a reranker memfuse"
+            " orders by the fused rank; agent-memory's priority/vitality weighting applies to"
+            " reranker scores only (docs/decisions.md 66).\n\n"
         )
-        if STAND_IN in systems:
+        if any(name == STAND_IN for name, _e, _x in asked):
             head += (
                 "The stand-in row (`--stand-in`) is the tests' loopback reranker, which scores a"
                 " document by the share of the query's terms it contains: it exercises the"
@@ -132,7 +163,7 @@ def main() -> None:
                 " configured.\n\n"
             )
         path = ROOT / "docs" / "recall-quality.md"
-        replace_section(path, "## The bilingual example set", head + "\n".join(lines))
+        replace_section(path, "## The bilingual example set", head + "\n".join(lines).rstrip())
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Recall quality on LoCoMo, a public benchmark of long-term conversational memory nobody here
 wrote: evidence recall@5/@10 and MRR per question category, for the store alone, a standard BM25
 (bm25s), and `memfuse recall` with each of its stages switched off in turn — side by side, one run.
+With the `semantic` extra installed, `memfuse recall` ranks by meaning too, and the row "by words
+alone" is the lexical path (`--without meaning`); without the extra the two rows are the same.
 
     .venv/bin/pip install -e '.[bench]'                 # bm25s, for the baseline
     .venv/bin/python benchmarks/recall_locomo.py ../shared/data/locomo-dev
@@ -42,6 +44,7 @@ DEPTH = 20  # results asked for: recall@5, @10 and MRR within 20
 # memfuse recall's variants: the full pipeline, then each stage switched off (--without).
 VARIANTS = {
     "memfuse recall": [],
+    "  by words alone (without meaning)": ["meaning"],
     "  without the store": ["store"],
     "  without neighbouring bullets": ["near"],
     "  without dates": ["dates"],
@@ -227,7 +230,11 @@ def main() -> None:
     count = len(next(iter(results.values())))
     base = statistics.fmean(r[1][1] for r in named["bm25s, as shipped (baseline)"])
     full = statistics.fmean(r[1][1] for r in named["memfuse recall"])
+    from memfuse.recall.semantic import describe, installed
+
     lines = [
+        f"recall's model of meaning: {describe(installed())}.",
+        "",
         f"{count} questions of {len(files)} conversations ({options.data.name}); measured"
         f" {datetime.now():%Y-%m-%d %H:%M} in {time.monotonic() - started:.0f} s:",
         "",

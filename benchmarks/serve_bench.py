@@ -77,10 +77,30 @@ def summary(answers: list[tuple[float, dict[str, Any]]]) -> tuple[float, float, 
     return statistics.median(walls), walls[int(len(walls) * 0.95)], store
 
 
+def embed_all(ws: Path) -> str:
+    """With the `semantic` extra, every bullet's vector made before serving, as the nights'
+    syncs leave a year's index (one sync embeds 5 000: decisions 223); what the model is."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from memfuse.recall.index import RecallIndex
+    from memfuse.recall.semantic import describe, installed
+    from memfuse.state.folder import StateFolder, default_state_dir
+    from memfuse.text.classify import Classifier
+    from memfuse.workspace.layout import Workspace
+
+    model = installed()
+    if model is not None:
+        state = StateFolder(default_state_dir(ws, os.environ))
+        index = RecallIndex(state)
+        index.refresh(Workspace(ws, state.path), Classifier((), ()), print, model, 10**7)
+        index.close()
+    return describe(model)
+
+
 def measure(root: Path, count: int) -> list[str]:
     server = reference_server(root / "year-store", "year")
     ws, last = make_workspace(root / "year-store", 365 * PER_JOURNAL, seed=13)
     run_sync(server, ws, "--all")
+    embedded = embed_all(ws)
     rng = random.Random(5)
     questions = [" ".join(rng.sample(WORDS, 3)) for _ in range(count)]
     now = ["--now", f"{last}T23:00"]
@@ -101,6 +121,7 @@ def measure(root: Path, count: int) -> list[str]:
     a_median, a_p95, _ = summary(alone)
     own = sorted(w * 1000 - e["store_ms"] for w, e in warm)
     return [
+        f"| recall's model of meaning | {embedded} |",
         f"| one `memfuse recall` process per question, median of 5 | {single * 1000:.0f} ms |",
         f"| `memfuse serve`, warm, with the reference store: a question's wall time, median / 95th percentile | {w_median:.1f} ms / {w_p95:.1f} ms |",
         f"| of which the store's recall (the envelope's `store_ms`), median | {w_store:.0f} ms |",

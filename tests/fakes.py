@@ -161,6 +161,41 @@ class FakeReranker:
         """Nothing to release."""
 
 
+class FakeEmbedder:
+    """A deterministic model of meaning: each word (a CJK character alone) hashed to a signed
+    dimension, after `synonyms` has put one word for another, so a test can say what "means"
+    what. Every text it embeds is recorded; `fail` makes it raise like a broken model."""
+
+    def __init__(
+        self, name: str = "fake-embedder 1", synonyms: Mapping[str, str] | None = None
+    ) -> None:
+        self.name = name
+        self.synonyms = dict(synonyms or {})
+        self.embedded: list[str] = []
+        self.asked: list[str] = []
+        self.fail: str | None = None
+
+    def embed(self, texts: Any, *, question: bool = False) -> Any:
+        import hashlib
+        import re
+
+        import numpy as np
+
+        from memfuse.recall.semantic import quantize
+
+        if self.fail is not None:
+            raise RuntimeError(self.fail)
+        (self.asked if question else self.embedded).extend(texts)
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for n, text in enumerate(texts):
+            for found in re.findall(r"[\u4e00-\u9fff]|[a-z0-9]+", text.casefold()):
+                word = self.synonyms.get(found, found)
+                h = hashlib.blake2b(word.encode(), digest_size=4).digest()
+                rows[n, h[0] % 64] += 1.0 if h[1] & 1 else -1.0
+            rows[n, 63] += 0.01  # never all zero
+        return quantize(rows)
+
+
 @dataclass
 class Outcome:
     code: int
@@ -191,12 +226,17 @@ class World:
     reranker: FakeReranker | None = None
     opened: list[Settings] = field(default_factory=list)
     real_reranker: bool = False  # the real rerank client (HTTP), not FakeReranker
+    embedder: Any = None  # recall's model of meaning: none unless a test hands one in
 
     @property
     def seams(self) -> Seams:
         """The outside world of each run: the fake store, and the fake or real reranker."""
         rerank = open_reranker if self.real_reranker else self.rerank_factory
-        return Seams(gateway_factory=self.gateway_factory, rerank_factory=rerank)
+        return Seams(
+            gateway_factory=self.gateway_factory,
+            rerank_factory=rerank,
+            embedder_factory=lambda: self.embedder,
+        )
 
     def gateway_factory(
         self, settings: Settings, _server: object = None, _server_log: object = None

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from memfuse.errors import ExitCode
+from memfuse.recall import semantic
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -33,6 +34,8 @@ def run(ctx: RunContext, *, show_config: bool = False) -> CommandResult:
         transport_why=lambda: ctx.transport_why,
     )
     checks, generation = run_checks(probe)
+    # recall by meaning: the model the `semantic` extra brings, or that it is not installed
+    checks.append(Check("meaning", True, semantic.describe(ctx.embedder), critical=False))
     return _result(ctx, checks, generation, show_config=show_config)
 
 

@@ -5,9 +5,9 @@ What a process pays per question is paid once: the settings, the local recall in
 open, and brought up to date before every answer: only what changed is re-read), and one
 store session (through `RunContext.warm_store`: after a call the store did not answer, it
 rests and is tried again later, and meanwhile the journals answer with one warning). Each
-call is answered by the command's own flow (commands/recall.py, where.py, status.py) on a
-context of its own — its clock, its warnings, its store client — and comes back as that
-command's `--json` envelope.
+call is answered by the engine the command answers with (memfuse.recall.engine; where.py
+and status.py) on a context of its own — its clock, its warnings, its store client — and comes
+back as that command's `--json` envelope.
 
 Read-only: it writes no journal, MEMORY.md, RECENT.md, ledger or run history, and takes no
 workspace lock (cron's runs never wait for it); the recall index it refreshes is derived
@@ -27,10 +27,11 @@ from typing import Any
 
 from memfuse import __version__
 from memfuse.commands import status, where
-from memfuse.commands.recall import QUESTION_MAX, STORE_DOWN, Request, Searcher
-from memfuse.commands.recall import answer as recall_answer
-from memfuse.errors import MemfuseError
-from memfuse.recall.index import REBUILT, RecallIndex
+from memfuse.ledger.uris import UriBook
+from memfuse.recall import engine
+from memfuse.recall.engine import QUESTION_MAX, STORE_DOWN, Request
+from memfuse.recall.index import RecallIndex, catch_up, open_index
+from memfuse.recall.meaning import by_meaning
 from memfuse.report import Reporter
 from memfuse.run.context import RunContext, WarmStore
 from memfuse.run.mcp_server import ToolAnswer, ToolSpec, UnknownTool, serve_stdio
@@ -155,6 +156,7 @@ class Service:
         self.pinned_now = pinned_now
         self.store: WarmStore = ctx.warm_store(retry_after=retry_after, clock=clock)
         self.index: RecallIndex | None = None
+        self.uris = UriBook(ctx.workspace.state)  # read again only after a sync wrote the ledger
         # The Markdown as the index last caught up with it: an unchanged stamp spares the
         # refresh its look at every journal (a `stat` and a path each, ~5 ms at a year).
         self._stamp: object = None
@@ -167,7 +169,9 @@ class Service:
         reporter.begin(self.ctx.reporter.mask, self.ctx.reporter.logger)
         ctx = self._context(reporter)
         self._open_index(ctx)
-        self._searcher(ctx, Request("")).close()
+        self._catch_up(ctx)
+        if self.index is not None and ctx.embedder is not None:  # the model loaded now, too
+            by_meaning(self.index, ctx.embedder, "warm", reporter.warn)
         self._notices += reporter.warnings
         ctx.store.tools()  # starts the store's server (a failure: the first call says it)
 
@@ -225,32 +229,28 @@ class Service:
 
     def _open_index(self, ctx: RunContext) -> None:
         """The index, opened once (a failure is said with every recall until it opens)."""
-        if self.index is not None:
-            return
-        try:
-            self.index = RecallIndex(ctx.workspace.state)
-        except (MemfuseError, OSError) as exc:
-            ctx.reporter.warn(f"the local recall index cannot be used: {exc}")
-            return
-        if self.index.rebuilt:
-            ctx.reporter.warn(REBUILT)
+        if self.index is None:
+            self.index = open_index(ctx.workspace.state, ctx.reporter.warn)
 
     # --- the tools ---------------------------------------------------------------------
     def recall(self, ctx: RunContext, request: Request) -> CommandResult:
         self._open_index(ctx)
-        without = request.without if self.index is not None else request.without | {"index"}
-        request = replace(request, without=without)
-        searcher = self._searcher(ctx, request)
-        return CommandResult("recall", recall_answer(ctx, searcher, request))
+        self._catch_up(ctx)
+        services = engine.Services(
+            store=ctx.store.recall, index=self.index, reranking=ctx.reranking, uris=self.uris,
+            warn=ctx.reporter.warn, now=ctx.settings.now, embedder=ctx.embedder,
+        )  # fmt: skip
+        return CommandResult("recall", engine.ask(services, request))
 
-    def _searcher(self, ctx: RunContext, request: Request) -> Searcher:
-        """A searcher over the open index, refreshed first when the Markdown changed."""
-        stamp = ctx.workspace.markdown_stamp()
-        fresh = self.index is not None and stamp == self._stamp
-        searcher = Searcher(ctx, request, self.index, refresh=not fresh)
-        if searcher.refreshed:
+    def _catch_up(self, ctx: RunContext) -> None:
+        """The open index brought up to date, when the Markdown changed since it last was."""
+        if self.index is None:
+            return
+        stamp, embedder = ctx.workspace.markdown_stamp(), ctx.embedder
+        behind = stamp != self._stamp or (embedder is not None and self.index.unembedded)
+        if behind and catch_up(self.index, ctx.workspace, ctx.classifier, ctx.reporter.warn,
+                               embedder):  # fmt: skip
             self._stamp = stamp
-        return searcher
 
     def where(self, ctx: RunContext, what: str) -> CommandResult:
         return where.run(ctx, what)

@@ -32,7 +32,7 @@ def run(
     request = Request(scope, ctx.settings.now, prune, explain, verify, ctx.dry_run)
     services = Services(
         workspace, ctx.store, ledger, ctx.classifier, ctx.reporter, ctx.progress,
-        lambda: ctx.calls_made,
+        lambda: ctx.calls_made, ctx.embedder,
     )  # fmt: skip
     data = sync(request, services)
     return CommandResult("sync", data, tuple(render.sync(data)))

@@ -27,22 +27,25 @@ import os
 import sqlite3
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
-from memfuse.recall.dates import doc_tokens, query_tokens
-from memfuse.recall.terms import bounded, doc_terms, query_terms
+from memfuse.recall import vectors
+from memfuse.recall.dates import query_tokens
+from memfuse.recall.rows import DaysRead, Row, files_of, rows_of
+from memfuse.recall.semantic import Embedder, nearest, unpacked
+from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
-from memfuse.workspace.journal import Bullet, decode
-from memfuse.workspace.layout import Journal, Source, Workspace
-from memfuse.workspace.memory_md import memory_md_facts
-from memfuse.workspace.weekly import Weeklies
+from memfuse.workspace.layout import Workspace
+
+if TYPE_CHECKING:
+    from memfuse.recall.semantic import Matrix
 
 _DOCS = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -64,7 +67,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 {_DOCS}{_BULLETS}
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
-"""
+{vectors.SCHEMA}"""
 # The indexes of former memfuses, replaced silently: the one before the recipe (one column of
 # unstemmed terms), and the recipe's first, which knew a file by its size and mtime alone and
 # did not count its terms' rows.
@@ -85,8 +88,6 @@ WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality
 MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed something
 REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"
 
-# line, day, type, text, then the terms of the four columns: own, near1, near2, dates
-Row = tuple[int, str | None, str, str, str, str, str, str]
 # What a file is known by: mtime, ctime (an editor, `rsync -t` or `git checkout` can put an old
 # mtime back on a same-size edit; the ctime it cannot), inode (a file saved by renaming a new
 # one over it), size, and the days it is the truth for.
@@ -117,12 +118,16 @@ class IndexError_(MemfuseError):
 
 class RecallIndex:
     def __init__(self, state: StateFolder) -> None:
-        self.path = state.recall_index
+        self.state = state
         # True when an unusable index was moved aside and started again: it holds nothing that
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
         self._next_id = 1  # the next row's id, while a refresh writes
-        state.ensure()
+        # Texts left without a vector by the last refresh (bounded per refresh): the next one
+        # goes on with them, even when no file changed.
+        self.unembedded = True
+        self._embedded_by: str | None = None  # the model the last embedding was made with
+        self._vectors: tuple[str, list[int], Any] | None = None  # model, ids, vectors
         try:
             self.db = self._open(state)
         except Outdated:  # memfuse's own, from before: derived, so simply started again
@@ -135,7 +140,7 @@ class RecallIndex:
             try:
                 self.db = self._open(state)
             except (sqlite3.DatabaseError, UnsafePath) as again:
-                why = f"the recall index {self.path} cannot be used ({again})"
+                why = f"the recall index {state.recall_index} cannot be used ({again})"
                 raise IndexError_(why) from None
 
     @staticmethod
@@ -146,10 +151,46 @@ class RecallIndex:
         self.db.close()
 
     def refresh(
+        self,
+        workspace: Workspace,
+        classifier: Classifier,
+        warn: Callable[[str], None],
+        embedder: Embedder | None = None,
+        embed_max: int = vectors.PER_QUESTION,
+    ) -> int:
+        """Re-index what changed, in one transaction, then embed up to `embed_max` texts that
+        have no vector (memfuse.recall.vectors); the number of files re-read or dropped."""
+        changed = self._refresh(workspace, classifier, warn)
+        if changed:
+            self._vectors = None
+        behind = (
+            changed
+            or self.unembedded
+            or (embedder is not None and (embedder.name != self._embedded_by))
+        )
+        if embedder is not None and behind and embed_max > 0:
+            self.embed(embedder, embed_max, warn)
+        return changed
+
+    def embed(self, embedder: Embedder, limit: int, warn: Callable[[str], None]) -> int:
+        """Vectors for up to `limit` texts without one; a model that fails is one warning and
+        recall by words alone (the index is derived: nothing is lost)."""
+        try:
+            done, self.unembedded = vectors.embed_pending(self.db, embedder, limit)
+            self._embedded_by = embedder.name
+        except sqlite3.Error:
+            raise
+        except Exception as exc:  # the model's own failure, whatever it is
+            warn(f"recall by meaning is off this time: the model {embedder.name} failed ({exc})")
+            return 0
+        if done:
+            self._vectors = None
+        return done
+
+    def _refresh(
         self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
     ) -> int:
-        """Re-index what changed, in one transaction; the number of files re-read or dropped."""
-        wanted = _files(workspace)
+        wanted = files_of(workspace)
         changed = 0
         with immediate(self.db):
             known: dict[str, tuple[Stamp, int]] = {
@@ -183,13 +224,15 @@ class RecallIndex:
                 if empty[name]:  # a touched empty journal: nothing to read
                     rows: list[Row] | None = []
                 else:
-                    rows = _rows(workspace, path, days, days_read, warn)
+                    rows = rows_of(workspace, path, days, days_read, warn)
                 self._put(name, stamps[name], rows or [], before[1] if before else 0)
                 changed += 1
             for gone in known.keys() - present:
                 self._drop(gone, known[gone][1])
                 changed += 1
             if changed:
+                vectors.flag(self.db)
+                vectors.drop_unheld(self.db)
                 self._compact()
         return changed
 
@@ -279,6 +322,32 @@ class RecallIndex:
             for rank, (path, line, content, kind, day, score) in enumerate(rows, start=1)
         ]
 
+    def nearest(self, query: Matrix, limit: int, model: str) -> list[Hit]:
+        """The `limit` bullets and facts nearest a question's vector (made by `model`), best
+        first; none while the index holds no vector of that model's."""
+        if self._vectors is None or self._vectors[0] != model:
+            ids, matrix = vectors.load(self.db, model)
+            self._vectors = (model, ids, unpacked(matrix))
+        _model, ids, matrix = self._vectors
+        best = nearest(matrix, query, limit)
+        if not best:
+            return []
+        wanted = [ids[row] for row, _score in best]
+        found = {
+            int(row[0]): row[1:]
+            for row in self.db.execute(
+                "SELECT id, path, line, content, type, day FROM docs"
+                " WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted),),
+            )
+        }
+        hits = [(found[i], score) for i, (_row, score) in zip(wanted, best, strict=True)
+                if i in found]  # fmt: skip
+        return [
+            Hit(f"{path}:{line}", content, kind, day, rank, score)
+            for rank, ((path, line, content, kind, day), score) in enumerate(hits, start=1)
+        ]
+
     def terms(self, query: str, today: date, stages: Stages | None = None) -> list[str]:
         """The terms of a question the index is asked for: its rarest (terms.bounded)."""
         stages = stages or Stages()
@@ -300,26 +369,6 @@ def _empty(info: os.stat_result) -> bool:
     return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
-# The days a journal file holds bullets for, each with every form of that day (in the order
-# memfuse.workspace.forms reads them): a file's rows are the day's bullets read from it.
-Days = tuple[tuple[date, tuple[Source, ...]], ...]
-
-
-def _files(workspace: Workspace) -> dict[str, tuple[os.PathLike[str], Days]]:
-    """What the index holds, by the location of each file: every form of every day's journal
-    (memfuse.workspace.layout.Workspace.sources) with the days it holds, and MEMORY.md."""
-    by_file: dict[str, tuple[Path, list[tuple[date, tuple[Source, ...]]]]] = {}
-    for day, forms in workspace.sources().items():
-        for form in forms:
-            name = workspace.location(form.path)
-            by_file.setdefault(name, (form.path, []))[1].append((day, forms))
-    found: dict[str, tuple[os.PathLike[str], Days]] = {
-        name: (path, tuple(days)) for name, (path, days) in by_file.items()
-    }
-    found[workspace.location(workspace.memory_md)] = (workspace.memory_md, ())
-    return found
-
-
 def _to_read_again(
     stamps: dict[str, Stamp], known: dict[str, tuple[Stamp, int]], present: set[str]
 ) -> list[str]:
@@ -338,128 +387,52 @@ def _to_read_again(
     ]
 
 
-class DaysRead:
-    """The days one refresh reads, each read once and made into rows once, grouped by the file
-    each bullet was read from: files are listed day by day, so the last few days are kept
-    (bounded, whatever the number of days).
-
-    The cost is linear in a day's forms and bullets: a day with many archived copies (`D.md`,
-    `D.1.md` … `D.200.md`) is read, unioned, classified and given its neighbours' terms once,
-    and each of its files takes its own rows from that (docs/decisions.md 165); asking for the
-    day's whole union once per file would cost files × bullets.
-    """
-
-    KEEP = 32
-
-    def __init__(
-        self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
-    ) -> None:
-        self.workspace = workspace
-        self.classifier = classifier
-        self.warn = warn
-        self.weeklies = Weeklies(workspace)
-        self.read: dict[date, DayRows | None] = {}
-        self.blocked: set[date] = set()  # days with a form that could not be read
-
-    def day(self, day: date, forms: tuple[Source, ...]) -> DayRows | None:
-        """The day's rows by file; None when none of its forms holds it (or the first cannot
-        be read)."""
-        if day not in self.read:
-            if len(self.read) >= self.KEEP:
-                del self.read[next(iter(self.read))]
-
-            def unreadable(_path: Path, _why: str) -> None:
-                self.blocked.add(day)
-
-            journal = self.workspace.read_day(
-                day, forms, self.warn, self.weeklies, unreadable=unreadable
-            )
-            self.read[day] = None if journal is None else _day_rows(journal, self.classifier)
-        return self.read[day]
-
-
-@dataclass(frozen=True)
-class DayRows:
-    """One day's rows, by the file each bullet was read from, and every file read for it."""
-
-    by_file: dict[Path, list[Row]]
-    files: frozenset[Path]
-
-
-def _day_rows(journal: Journal, classifier: Classifier) -> DayRows:
-    """The rows of a day's union, each under the file its bullet was read from (one pass)."""
-    dates = " ".join(doc_tokens(journal.day))
-    origins = journal.origins or (journal.path,) * len(journal.bullets)
-    origin = {id(b): o for b, o in zip(journal.bullets, origins, strict=True)}
-    by_file: dict[Path, list[Row]] = {}
-    for bullet, own, near1, near2 in _with_neighbours(journal.bullets):
-        kind = classifier.classify(bullet.text).type
-        by_file.setdefault(origin[id(bullet)], []).append(
-            (bullet.line, journal.day.isoformat(), kind, bullet.text, own, near1, near2, dates)
-        )
-    return DayRows(by_file, frozenset(journal.read))
-
-
-def _rows(
-    workspace: Workspace,
-    path: os.PathLike[str],
-    days: Days,
-    days_read: DaysRead,
-    warn: Callable[[str], None],
-) -> list[Row] | None:
-    """What to index of one file; None when it cannot be read."""
-    if not days:  # MEMORY.md: facts, timeless, with no neighbours
-        raw = workspace.read_memory_md(warn)
-        if raw is None:
-            return [] if not os.path.exists(path) else None
-        text = decode(raw)[0]
-        return [
-            (n, None, "knowledge", fact, " ".join(doc_terms(fact)), "", "", "")
-            for n, fact in memory_md_facts(text)
-        ]
-    rows: list[Row] = []
-    for day, forms in days:
-        read = days_read.day(day, forms)
-        if read is None or Path(path) not in read.files:
-            if day in days_read.blocked:
-                return None  # the day cannot be read as far as this file
-            continue  # a week without this day's section
-        rows += read.by_file.get(Path(path), [])
-    return rows
-
-
-def _with_neighbours(bullets: tuple[Bullet, ...]) -> Iterator[tuple[Bullet, str, str, str]]:
-    """Each bullet with the terms of the bullets one and two away in its section (never
-    across a section: a section is one sitting of the journal)."""
-    sections: dict[str, list[Bullet]] = {}
-    for bullet in bullets:
-        sections.setdefault(bullet.key, []).append(bullet)
-    terms = {id(b): " ".join(doc_terms(b.text)) for b in bullets}
-    for members in sections.values():
-        for n, bullet in enumerate(members):
-
-            def around(step: int, n: int = n, members: list[Bullet] = members) -> str:
-                near = [members[i] for i in (n - step, n + step) if 0 <= i < len(members)]
-                return " ".join(terms[id(b)] for b in near)
-
-            yield bullet, terms[id(bullet)], around(1), around(2)
-
-
-def refresh_index(
-    workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
-) -> int | None:
-    """Bring the index up to date (sync does, so recall starts warm): the number of files
-    re-read, or None, with one warning, when the index cannot be used. Best-effort: the index
-    is derived, and recall rebuilds what is missing on demand."""
+def open_index(state: StateFolder, warn: Callable[[str], None]) -> RecallIndex | None:
+    """The index, opened (started again when unusable, and said so); None, with one warning,
+    when it cannot be used at all: recall then answers without the journals."""
     try:
-        index = RecallIndex(workspace.state)
+        index = RecallIndex(state)
     except (MemfuseError, OSError) as exc:
         warn(f"the local recall index cannot be used: {exc}")
         return None
     if index.rebuilt:
         warn(REBUILT)
+    return index
+
+
+def catch_up(
+    index: RecallIndex,
+    workspace: Workspace,
+    classifier: Classifier,
+    warn: Callable[[str], None],
+    embedder: Embedder | None = None,
+) -> bool:
+    """Bring an open index up to date for a question (and embed a few of the texts still
+    without a vector: vectors.PER_QUESTION); False, with one warning, when another process held
+    it past the busy timeout (sync's refresh of a year): it answers as it stands, a refresh
+    behind."""
     try:
-        return index.refresh(workspace, classifier, warn)
+        index.refresh(workspace, classifier, warn, embedder, vectors.PER_QUESTION)
+    except (sqlite3.Error, OSError) as exc:
+        warn(f"the local recall index was not refreshed ({exc}): it answers as it was")
+        return False
+    return True
+
+
+def refresh_index(
+    workspace: Workspace,
+    classifier: Classifier,
+    warn: Callable[[str], None],
+    embedder: Embedder | None = None,
+) -> int | None:
+    """Bring the index up to date (sync does, so recall starts warm): the number of files
+    re-read, or None, with one warning, when the index cannot be used. Best-effort: the index
+    is derived, and recall rebuilds what is missing on demand."""
+    index = open_index(workspace.state, warn)
+    if index is None:
+        return None
+    try:
+        return index.refresh(workspace, classifier, warn, embedder, vectors.PER_REFRESH)
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed: {exc}")
         return None

@@ -21,6 +21,7 @@ from memfuse.errors import MemfuseError
 from memfuse.ledger.ledger import Ledger, LedgerReader
 from memfuse.recall.reranker import open_reranker
 from memfuse.recall.reranking import RerankFactory, Reranking
+from memfuse.recall.semantic import Embedder, installed
 from memfuse.report import Reporter, cause
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
@@ -76,6 +77,8 @@ class Seams:
     gateway_factory: GatewayFactory = connect
     rerank_factory: RerankFactory = open_reranker
     clock: Callable[[], datetime] = wall_clock
+    # recall's model of meaning: the `semantic` extra's when installed, else none
+    embedder_factory: Callable[[], Embedder | None] = installed
 
 
 @dataclass
@@ -192,6 +195,11 @@ class RunContext:
         """The external reranker's step, as this run uses it."""
         s = self.settings
         return Reranking(s.rerank, self.seams.rerank_factory, self.reporter, s.now)
+
+    @functools.cached_property
+    def embedder(self) -> Embedder | None:
+        """The model recall ranks by meaning with (loaded when it first embeds), or None."""
+        return self.seams.embedder_factory()
 
     @functools.cached_property
     def classifier(self) -> Classifier:

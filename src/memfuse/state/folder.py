@@ -189,6 +189,21 @@ class StateFolder:
             raise
         return fd
 
+    def database(self, name: str, sidecars: tuple[str, ...], *, create: bool) -> str | None:
+        """A SQLite file of the folder made ready in one step: the file and its sidecars
+        checked (`check`), the file created 0600 when `create`, and the path SQLite reaches it
+        by (`reach`); None when it is not there and not to be created."""
+        for suffix in sidecars:
+            self.check(f"{name}{suffix}")
+        if create:
+            os.close(self.open(name, os.O_RDWR))
+        else:
+            try:
+                os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return None
+        return self.reach(name)
+
     def read(self, name: str, limit: int) -> bytes:
         """Up to `limit` + 1 bytes of a file of the folder. FileNotFoundError without it."""
         fd = self.open(name, os.O_RDONLY, create=False)

@@ -16,7 +16,6 @@ one link, and SQLite reaches them through the already-open state folder
 from __future__ import annotations
 
 import functools
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -120,10 +119,9 @@ def open_private_db(
 
     UnsafePath when the file or a sidecar is a link, not a file or hard-linked; Foreign when
     it is not memfuse's; sqlite3.Error when SQLite cannot use it."""
-    for suffix in SIDECARS:
-        state.check(f"{name}{suffix}")
-    os.close(state.open(name, os.O_RDWR))
-    db = connect_bounded(state.reach(name), timeout=30)
+    path = state.database(name, SIDECARS, create=True)
+    assert path is not None  # created
+    db = connect_bounded(path, timeout=30)
     try:
         db.execute("PRAGMA trusted_schema = OFF")
         check_schema(db, schema, former)
@@ -137,13 +135,10 @@ def open_private_db(
 def open_read_only(state: StateFolder, name: str, schema: str) -> sqlite3.Connection | None:
     """A read-only connection (nothing created, migrated or locked for writing), held to the
     same checks; None when there is no such file."""
-    for suffix in SIDECARS:
-        state.check(f"{name}{suffix}")
-    try:
-        os.stat(name, dir_fd=state.fd, follow_symlinks=False)
-    except FileNotFoundError:
+    path = state.database(name, SIDECARS, create=False)
+    if path is None:
         return None
-    uri = f"file:{state.reach(name)}?mode=ro"
+    uri = f"file:{path}?mode=ro"
     db = connect_bounded(uri, uri=True, timeout=5)
     try:
         db.execute("PRAGMA trusted_schema = OFF")

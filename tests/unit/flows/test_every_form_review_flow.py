@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import memfuse.recall.index as index_module
+import memfuse.recall.rows as rows_module
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.rollup import shift_headings
 from memfuse.workspace.weekly import weekly_sections
@@ -66,7 +66,7 @@ def test_a_day_with_many_archived_copies_is_indexed_once_not_once_per_copy(
     for n in range(1, COPIES + 1):
         (archive / f"{DAY}.{n}.md").write_text(f"- copy{n} zebra{n} marker\n")
     world.journal(DAY, "- the daily says the ferry leaves at nine\n")
-    terms = counting(monkeypatch, index_module, "doc_terms")
+    terms = counting(monkeypatch, rows_module, "doc_terms")
     world.gateway.down = "missing"  # the journals alone
     found = world.json("recall", "zebra137", "--now", f"{LATER}T14:00")
     assert found.code == 0, found.stderr

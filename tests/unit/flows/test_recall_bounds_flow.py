@@ -150,7 +150,7 @@ def test_a_refresh_that_fails_part_way_leaves_the_index_as_it_was(
     refresh(index, ws)
     first.write_text("- Charlie is the new plan\n")
     second.write_text("- Delta is the new plan\n")
-    real = index_module._rows
+    real = index_module.rows_of
     read: list[Path] = []
 
     def failing(*args: object, **kwargs: object) -> object:
@@ -159,7 +159,7 @@ def test_a_refresh_that_fails_part_way_leaves_the_index_as_it_was(
             raise OSError("the disk went away")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(index_module, "_rows", failing)
+    monkeypatch.setattr(index_module, "rows_of", failing)
     with pytest.raises(OSError, match="went away"):
         refresh(index, ws)
     assert len(read) == 2
@@ -167,7 +167,7 @@ def test_a_refresh_that_fails_part_way_leaves_the_index_as_it_was(
         "Alpha was the old plan",  # the first file's new text, read before the failure, is not
         "Bravo was the old plan",
     ]
-    monkeypatch.setattr(index_module, "_rows", real)
+    monkeypatch.setattr(index_module, "rows_of", real)
     assert refresh(index, ws) == 2  # nothing of the failed one was kept: both are re-read
     assert sorted(found(index, "alpha bravo charlie delta")) == [
         "Charlie is the new plan",

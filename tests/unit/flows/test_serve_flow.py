@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,10 @@ import pytest
 
 from memfuse.commands import serve
 from memfuse.config import load_settings
+from memfuse.ledger.ledger import LedgerReader
 from memfuse.recall.index import RecallIndex
 from memfuse.report import Reporter, SecretMasker
-from memfuse.run.context import RunContext, Seams
+from memfuse.run.context import RunContext
 from memfuse.run.mcp_server import ToolAnswer, UnknownTool
 from tests.fakes import World, digest, state_of
 
@@ -42,7 +44,7 @@ def service(world: World, clock: Clock | None = None, secrets: tuple[str, ...] =
     settings = load_settings({"workspace": str(world.workspace), "now": NOW})
     reporter = Reporter()
     reporter.begin(SecretMasker(secrets), logging.getLogger("memfuse.test"))
-    seams = Seams(gateway_factory=world.gateway_factory, rerank_factory=world.rerank_factory)
+    seams = world.seams
     ctx = RunContext(settings, reporter, seams=seams)
     return serve.Service(ctx, pinned_now=True, clock=clock or Clock(), retry_after=30.0)
 
@@ -268,6 +270,33 @@ def test_an_unchanged_markdown_is_not_looked_through_again(
     assert refreshed == [1] and found[0]["location"] == "MEMORY.md:2"
 
 
+def test_a_question_opens_the_sync_ledger_only_after_a_sync_wrote_it(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's recall names no URI (2.2): the ledger does. Asked once, it is kept until a
+    run writes the ledger again (issue 41: every serve question opened it)."""
+    served = caught_up(world)  # its first question read the ledger
+    opened: list[int] = []
+    real = LedgerReader.open
+
+    def counted(state: Any) -> Any:
+        opened.append(1)
+        return real(state)
+
+    monkeypatch.setattr(LedgerReader, "open", counted)
+    uri = f"event://journal/{DAY}#0930-1"
+    for _ in range(3):
+        rows = ok(served.call("recall", {"query": "billing migration"}))["data"]["results"]
+        assert next(r for r in rows if r["content"].startswith("Met Bob"))["uri"] == uri
+    assert opened == []
+    world.journal("2026-11-30", "## 08:00\n- Zeppelin hangar inspection booked\n")
+    assert world.run("sync", "--now", "2026-11-30T22:00").code == 0
+    opened.clear()
+    rows = ok(served.call("recall", {"query": "zeppelin hangar"}))["data"]["results"]
+    assert rows[0]["uri"] == "event://journal/2026-11-30#0800-1"
+    assert opened == [1]
+
+
 def test_serving_writes_nothing_of_the_workspace_nor_the_ledger_or_history(world: World) -> None:
     synced(world)
     state = state_of(world.workspace)
@@ -328,7 +357,7 @@ def test_each_call_reads_the_runs_clock_when_no_time_is_pinned(world: World) -> 
     synced(world)
     moments = iter([datetime(2026, 12, 1, 9, tzinfo=UTC), datetime(2026, 12, 2, 9, tzinfo=UTC)])
     settings = load_settings({"workspace": str(world.workspace), "now": NOW})
-    seams = Seams(world.gateway_factory, world.rerank_factory, clock=lambda: next(moments))
+    seams = replace(world.seams, clock=lambda: next(moments))
     served = serve.Service(RunContext(settings, Reporter(), seams=seams), pinned_now=False,
                            clock=Clock(), retry_after=30.0)  # fmt: skip
     first, second = (ok(served.call("status", {}))["data"]["at"] for _ in range(2))

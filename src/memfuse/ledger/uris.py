@@ -1,0 +1,60 @@
+"""The URI memfuse gave each stored memory, for recall's results, as a long-lived process asks.
+
+`memfuse serve` answers many questions in one process: each may name memories the store's
+recall gave without a URI (agent-memory 2.2 gives none). Reading the ledger for every question
+would open the sync ledger once a call; the book keeps what it read, and the ledger's own
+stamp (its file and its write-ahead log: inode, size, time) says when that may be stale, so
+a question opens the ledger only after a sync wrote it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from memfuse.ledger.ledger import uris_of
+from memfuse.state.folder import StateFolder
+
+KEPT_MAX = 20_000  # memory ids the book remembers (with or without a URI) before it starts again
+
+Stamp = tuple[tuple[int, int, int] | None, ...]
+
+
+class UriBook:
+    """memory id → URI (None: the ledger holds none for it), read through `uris_of`."""
+
+    def __init__(self, state: StateFolder) -> None:
+        self.state = state
+        self._known: dict[str, str | None] = {}
+        self._stamp: Stamp | None = None
+
+    def __call__(self, memory_ids: Iterable[str]) -> dict[str, str]:
+        """The URIs of these memories that the ledger holds (LedgerError when it cannot be
+        read: nothing is kept from that question)."""
+        wanted = set(memory_ids)
+        stamp = self._ledger_stamp()
+        if stamp != self._stamp or len(self._known) > KEPT_MAX:
+            self._known.clear()
+            self._stamp = stamp
+        missing = wanted - self._known.keys()
+        if missing:
+            found = uris_of(self.state, missing)
+            self._known.update({m: found.get(m) for m in missing})
+        return {m: uri for m in wanted if (uri := self._known[m]) is not None}
+
+    def _ledger_stamp(self) -> Stamp:
+        """What changes when a run writes the ledger: its file's and its write-ahead log's
+        inode, size and time (not the ctime: a reader opening the ledger touches the log's);
+        None for a file that is not there, or an empty log (a reader makes one)."""
+        if not self.state.exists():
+            return (None, None)
+        stamps: list[tuple[int, int, int] | None] = []
+        for name in (self.state.LEDGER, f"{self.state.LEDGER}-wal"):
+            try:
+                info = os.stat(name, dir_fd=self.state.fd, follow_symlinks=False)
+            except FileNotFoundError:
+                stamps.append(None)
+                continue
+            empty = info.st_size == 0 and name != self.state.LEDGER
+            stamps.append(None if empty else (info.st_ino, info.st_size, info.st_mtime_ns))
+        return tuple(stamps)

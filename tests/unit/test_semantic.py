@@ -1,0 +1,120 @@
+"""The `semantic` extra's model and the vector arithmetic recall uses: the real model where it is
+installed (offline, home untouched, Chinese as well as English), the arithmetic everywhere."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memfuse.recall import semantic
+
+np = pytest.importorskip("numpy")
+
+NOTES = [
+    "Send the quarterly report to finance before Friday",
+    "The dentist appointment moved to Thursday afternoon",
+    "Renew the server's TLS certificate next month",
+    "周五前把季度报告发给财务部",
+    "牙医的预约改到了周四下午",
+    "服务器证书下个月过期，需要续签",
+]
+# (question, the note it means), each in the note's own language, sharing few of its words
+QUESTIONS = [
+    ("when is the finance summary due", 0),
+    ("rescheduled my teeth check-up", 1),
+    ("SSL cert expiring soon", 2),
+    ("财务的季度总结什么时候交", 3),
+    ("看牙的时间换了", 4),
+    ("网站的安全证书快到期了", 5),
+]
+
+
+def test_nearest_gives_the_same_order_from_int8_chunks_as_from_floats(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(7)
+    matrix = semantic.quantize(rng.normal(size=(50, 16)))
+    query = semantic.quantize(rng.normal(size=(1, 16)))[0]
+    floats = semantic.unpacked(matrix)
+    assert floats.dtype == np.float32
+    monkeypatch.setattr(semantic, "FLOAT_ROWS_MAX", 10)
+    monkeypatch.setattr(semantic, "CHUNK", 7)
+    packed = semantic.unpacked(matrix)
+    assert packed.dtype == np.int8
+    best = semantic.nearest(floats, query, 10)
+    assert [i for i, _s in semantic.nearest(packed, query, 10)] == [i for i, _s in best]
+    assert best[0][1] >= best[-1][1] and len(best) == 10
+    expected = np.argsort(-(matrix.astype(np.float32) @ query.astype(np.float32)))[:10]
+    assert [i for i, _s in best] == expected.tolist()
+    assert semantic.nearest(floats, query, 0) == []
+
+
+def test_quantized_rows_are_unit_vectors_times_the_scale() -> None:
+    rows = semantic.quantize(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    assert rows.dtype == np.int8
+    assert rows[0].tolist() == [76, 102]  # 0.6 and 0.8 of 127
+    assert rows[1].tolist() == [0, 0]
+
+
+def real_model() -> Any:
+    found = semantic.info()
+    if found is None or semantic.installed() is None:
+        pytest.skip("the semantic extra is not installed")
+    return semantic.UniversalSentenceEncoder(found.version)  # a fresh one: loaded in the test
+
+
+def test_the_real_model_runs_offline_and_writes_nothing_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = real_model()
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the model tried to reach the network")
+
+    for name in ("connect", "connect_ex"):
+        monkeypatch.setattr(socket.socket, name, refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    rows = model.embed(NOTES)
+    assert rows.shape == (len(NOTES), 512) and rows.dtype == np.int8
+    assert os.listdir(home) == []
+
+
+def test_the_real_model_finds_a_chinese_note_as_well_as_an_english_one() -> None:
+    model = real_model()
+    notes = semantic.unpacked(model.embed(NOTES))
+    found = {}
+    for question, meant in QUESTIONS:
+        best = semantic.nearest(notes, model.embed([question], question=True)[0], 1)
+        found[question] = best[0][0] == meant
+    english = [found[q] for q, n in QUESTIONS if n < 3]
+    chinese = [found[q] for q, n in QUESTIONS if n >= 3]
+    assert sum(chinese) == sum(english) == 3, found
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("When did Caroline go to the LGBTQ support group?", 2),
+        ("How does Mia want updates", 1),
+        ("What did Melanie's kids like about the trip with Melanie?", 1),
+        ("what did I worry about before the cutover", 0),
+        ("Where should the runbook live?", 0),
+        ("队列主机磁盘告警", 0),
+    ],
+)
+def test_a_question_names_what_is_capitalised_past_its_first_word(
+    question: str, names: int
+) -> None:
+    from memfuse.recall.meaning import NAMED, UNNAMED, names_in, weight
+
+    assert names_in(question) == names
+    assert weight(question) == (NAMED if names else UNNAMED)
