@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 
+from memfuse.ledger.folds import Refold, carried, plan_folds, separator
 from memfuse.ledger.ledger import Entry, Ledger, Stamp, content_hash, paused_since
 from memfuse.ledger.reconcile import Report, verify_index
 from memfuse.recall.index import refresh_index
@@ -126,6 +127,9 @@ class Plan:
     prune: tuple[Entry, ...]  # of those, what --prune drops
     resend: tuple[Item, ...]  # unchanged bullets sharing a memory with one sent or pruned
     paused: str | None
+    # shared memories memfuse made whose members' text changed: each rewritten once, at the
+    # URI of the bullet that made it, with its members' texts now (memfuse.ledger.folds)
+    refold: tuple[Refold, ...] = ()
 
     def as_dict(self) -> dict[str, list[str] | int | str | None]:
         return {
@@ -134,6 +138,7 @@ class Plan:
             "stale": sorted(self.stale),
             "prune": [e.position for e in self.prune],
             "resend": [i.position.key for i in self.resend],
+            "refold": [r.anchor.position for r in self.refold],
             "paused": self.paused,
         }
 
@@ -163,9 +168,18 @@ def plan(
     send = tuple(i for i in reading.items if not i.unchanged)
     dropped = tuple(e for _, e in sorted(reading.stale.items())) if prune else ()
     changed = {i.position.key for i in send} | set(reading.stale)
-    ids = {i.previous.memory_id for i in send if i.previous} | {
-        e.memory_id for e in dropped if e.created
-    }
+    # A memory memfuse made that a changed bullet shares is refolded: written once with its
+    # members' texts now, its exact duplicates that changed sent on their own; no other
+    # member is sent again (memfuse.ledger.folds). The rest are sent again after the change.
+    edited = {i.previous.memory_id for i in send if i.previous and i.previous.memory_id}
+    texts: dict[str, tuple[str, str] | None] = dict.fromkeys(reading.stale)
+    texts.update((i.position.key, (i.bullet.text, i.digest)) for i in reading.items)
+    folds = plan_folds({m: sharing[m] for m in sorted(edited) if m in sharing}, texts)
+    refolds = tuple(f.refold for f in folds.values() if f.refold is not None)
+    stored = {m.entry.position for r in refolds for m in r.carries}
+    send = tuple(i for i in send if i.position.key not in stored)
+    ids = {i.previous.memory_id for i in send if i.previous} - folds.keys()
+    ids |= {e.memory_id for e in dropped if e.created}
     by_position = {i.position.key: i for i in reading.items}
     resend: dict[str, Item] = {}
     for memory_id in sorted(i for i in ids if i):
@@ -174,8 +188,8 @@ def plan(
             if entry.position not in changed and item is not None:
                 resend.setdefault(entry.position, item)
     return Plan(
-        send, len(reading.items) - len(send), dict(reading.stale), dropped,
-        tuple(resend.values()), None,
+        send, len(reading.items) - len(send) - len(stored), dict(reading.stale), dropped,
+        tuple(resend.values()), None, refolds,
     )  # fmt: skip
 
 
@@ -338,13 +352,14 @@ def run(
         ]  # fmt: skip
     if ctx.dry_run:
         data["would_send"] = [
-            dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend
-        ]
+            dict(m.arguments()) for m in refold_memories(ctx, the_plan.refold)
+        ] + [dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend]
         data["calls"] = ctx.calls_made
         return _result(data, reading.stale, rejected=[], pruned=[])
     assert ledger is not None
     rejected, failed_days, pruned = apply(ctx, ledger, the_plan, counts)
     data["resent"] = len(the_plan.resend)
+    data["refolded"] = len(the_plan.refold)
     counts["stale"] = len(reading.stale) - len(pruned)
     at = s.now.isoformat(timespec="seconds")
     if not paused:
@@ -384,14 +399,56 @@ def apply(
 ) -> tuple[list[RejectedRow], set[str], list[PrunedRow]]:
     """Carry out a plan: send, prune, then send again what shared a memory with either. The
     rejected bullets, the days with a failed call (their files are read again next run), and
-    what was pruned."""
-    rejected, failed_days = _send(ctx, ledger, list(the_plan.send), counts)
+    what was pruned. Shared memories are refolded first: a bullet sent after may be folded
+    into one of them again."""
+    failed_days = send_refolds(ctx, ledger, the_plan.refold, counts)
+    rejected, failed = _send(ctx, ledger, list(the_plan.send), counts)
+    failed_days |= failed
     pruned = _prune(ctx, ledger, the_plan.prune)
     if the_plan.resend:
         more, failed = _send(ctx, ledger, list(the_plan.resend), counts)
         rejected += more
         failed_days |= failed
     return rejected, failed_days, pruned
+
+
+def refold_memories(ctx: RunContext, refolds: Sequence[Refold]) -> list[NewMemory]:
+    """The writes that refold these memories: at the URI of the bullet that made each, its
+    members' texts joined as this store joins a merge."""
+    if not refolds:
+        return []
+    generation = ctx.store.generation()
+    joiner = separator(generation.number if generation is not None else None)
+    found = []
+    for r in refolds:
+        position = JournalPosition.parse(r.anchor.position)
+        source = position.source if position is not None else SOURCE_PREFIX
+        found.append(NewMemory(r.text(joiner), r.anchor.memory_type or "knowledge",
+                               str(r.anchor.uri), source))  # fmt: skip
+    return found
+
+
+def send_refolds(
+    ctx: RunContext, ledger: Ledger, refolds: Sequence[Refold], counts: dict[str, int]
+) -> set[str]:
+    """Rewrite each shared memory of the plan once, and record every bullet it carries with
+    the store's answer the moment it arrives; the days with a failed write."""
+    failed_days: set[str] = set()
+    now = ctx.settings.now.isoformat(timespec="seconds")
+    writes = refold_memories(ctx, refolds)
+    for index, outcome in ctx.store.remember_all(writes):
+        for entry, member in zip(
+            carried(refolds[index], outcome.action, outcome.memory_id), refolds[index].carries,
+            strict=True,
+        ):  # fmt: skip
+            counts[outcome.action] += 1
+            ledger.log_attempt(entry.position, now, outcome.action, outcome.reason,
+                               outcome.memory_id, entry.content_hash)  # fmt: skip
+            if outcome.action == "failed":
+                failed_days.add(member.entry.day)
+            else:
+                ledger.record(entry, now)
+    return failed_days
 
 
 def rebuild(ctx: RunContext, ledger: Ledger) -> int:

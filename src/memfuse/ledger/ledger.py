@@ -309,9 +309,11 @@ class Ledger:
 
     def expected_count(self) -> int:
         """How many memories the store should hold at memfuse's URIs (a count in SQL of what
-        memfuse.ledger.reconcile.expected_at_uri says of each entry)."""
+        memfuse.ledger.reconcile.expected_at_uri says of each entry), each memory once: bullets
+        the store folded into one memory (4.x binds each merged URI to it) are one memory."""
         row = self.db.execute(
-            "SELECT count(*) FROM entries WHERE uri IS NOT NULL AND outcome NOT IN"
+            "SELECT count(DISTINCT coalesce(memory_id, 'uri:' || uri)) FROM entries"
+            " WHERE uri IS NOT NULL AND outcome NOT IN"
             " ('forgotten', 'rejected', 'withdrawn', 'resumed')"
             " AND (outcome IN ('added', 'updated', 'lost') OR created = 1)"
         ).fetchone()
