@@ -17,8 +17,9 @@ per copy. An exact duplicate that changes is no longer one: it is sent on its ow
 the memory, which is rewritten only when it held a text no other member still has.
 
 A memory memfuse did not create (an agent's own `remember`, the server's auto-ingest) holds a
-text memfuse does not know: it is never rewritten here (`refold` answers None and the sync
-falls back to sending the changed bullets, and again those sharing their memory).
+text memfuse does not know: it is never rewritten here. Its exact duplicates that changed
+leave it as above; for any other change `plan_fold` answers None and the sync falls back to
+sending the changed bullets, and again those sharing their memory.
 """
 
 from __future__ import annotations
@@ -83,14 +84,22 @@ class FoldPlan:
 
 def plan_fold(memory_id: str, members: Sequence[Member]) -> FoldPlan | None:
     """What to do about the members of one memory after some changed (pure). None when the
-    fold cannot be modelled here: memfuse did not create the memory, or it knows no URI the
-    store binds to it."""
+    fold is not modelled here: a member the store lost (sent again as it is), or a memory
+    memfuse did not make that changed otherwise than by exact duplicates leaving it."""
     members = sorted(members, key=lambda m: m.entry.position)
-    anchor = next((m.entry for m in members if m.entry.created and m.entry.uri), None)
-    if anchor is None or any(m.entry.outcome in UNSETTLED for m in members):
+    if any(m.entry.outcome in UNSETTLED for m in members):
         return None
     holding = [m for m in members if m.entry.outcome in FOLDED]
     leave = tuple(m.entry.position for m in holding if m.changed and m.duplicate and m.text)
+    anchor = next((m.entry for m in members if m.entry.created and m.entry.uri), None)
+    if anchor is None:
+        # Not memfuse's memory (an agent's own, the server's auto-ingest): its text is not
+        # known here and is never rewritten. Exact duplicates that changed leave it without
+        # touching it (their URI is not bound to it); any other change is not modelled.
+        changed = [m for m in members if m.changed]
+        if changed and all(m.entry.position in leave for m in changed):
+            return FoldPlan(None, leave)
+        return None
     stay = [m for m in holding if m.text is not None and m.entry.position not in leave]
     before = {m.entry.content_hash for m in holding}
     parts: dict[str, str] = {}

@@ -120,3 +120,21 @@ def test_the_copy_that_made_the_shared_memory_edited_costs_one_call(
     held = _at(world, f"{DAY2}#0000-1")
     assert EDITED in held and ROUTINE in held
     _settled(world)
+
+
+@pytest.mark.parametrize("generation", [2, 5])
+def test_copies_of_a_memory_memfuse_did_not_make_edited_leave_it_untouched(
+    world: World, generation: int
+) -> None:
+    world.gateway.generation = generation
+    world.gateway.direct("remember", {"content": ROUTINE})  # the agent's own, or auto-ingest
+    world.journal(DAY2, f"- {ROUTINE}\n" * 50)
+    first = world.json("sync", "--now", NOW)
+    assert first.data["counts"]["skipped"] == 50
+    world.journal(DAY2, f"- {ROUTINE}\n" * 49 + f"- {EDITED}\n")
+    edited = world.json("sync", "--now", NOW)
+    assert edited.data["calls"] == 2  # not 51: the others' memory was not touched
+    assert EDITED in _at(world, f"{DAY2}#0000-50")
+    recalled = world.gateway.direct("recall", {"query": "nightly snapshots rotated"})
+    assert any(m["content"] == ROUTINE for m in recalled["memories"])
+    _settled(world)
