@@ -21,7 +21,7 @@ def _at(world: World, position: str) -> str:
     """The text of the memory the store holds at a journal position's URI."""
     for prefix in ("knowledge", "event", "emotion"):
         found = world.gateway.direct("recall_path", {"uri": f"{prefix}://journal/{position}"})
-        if found["found"]:
+        if found["found"] and "memory" in found:  # an exact hit, not a prefix
             return str(found["memory"]["content"])
     raise AssertionError(f"nothing at {position}")
 
