@@ -87,3 +87,16 @@ def test_a_refolds_answer_is_recorded_for_the_bullets_it_carries() -> None:
     ]
     refused = carried(fold.refold, "rejected", None)
     assert {(e.outcome, e.uri, e.created) for e in refused} == {("rejected", None, False)}
+
+
+def test_a_refold_is_written_at_its_anchor_joined_as_the_generation_joins() -> None:
+    from memfuse.ledger.refolds import writes
+
+    made = _entry(1, "nine", created=True)
+    fold = plan_fold("m1", [_now(made, "nine"), _now(_entry(2, "x", "merged"), "ten sharp")])
+    assert fold is not None and fold.refold is not None
+    [four] = writes([fold.refold], 4)
+    assert four.arguments() == {"content": "nine；ten sharp", "type": "knowledge",
+                                "uri": made.uri, "source": f"memory-sync:{DAY}"}  # fmt: skip
+    [two] = writes([fold.refold], 2)
+    assert two.content == "nine\n\n[Updated] ten sharp"

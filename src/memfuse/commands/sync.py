@@ -25,9 +25,10 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 
-from memfuse.ledger.folds import Refold, carried, plan_folds, separator
+from memfuse.ledger.folds import Refold, plan_folds
 from memfuse.ledger.ledger import Entry, Ledger, Stamp, content_hash, paused_since
 from memfuse.ledger.reconcile import Report, verify_index
+from memfuse.ledger.refolds import refold_writes, send_refolds
 from memfuse.recall.index import refresh_index
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -352,7 +353,7 @@ def run(
         ]  # fmt: skip
     if ctx.dry_run:
         data["would_send"] = [
-            dict(m.arguments()) for m in refold_memories(ctx, the_plan.refold)
+            dict(m.arguments()) for m in refold_writes(ctx.store, the_plan.refold)
         ] + [dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend]
         data["calls"] = ctx.calls_made
         return _result(data, reading.stale, rejected=[], pruned=[])
@@ -401,7 +402,8 @@ def apply(
     rejected bullets, the days with a failed call (their files are read again next run), and
     what was pruned. Shared memories are refolded first: a bullet sent after may be folded
     into one of them again."""
-    failed_days = send_refolds(ctx, ledger, the_plan.refold, counts)
+    now = ctx.settings.now.isoformat(timespec="seconds")
+    failed_days = send_refolds(ctx.store, ledger, the_plan.refold, counts, now)
     rejected, failed = _send(ctx, ledger, list(the_plan.send), counts)
     failed_days |= failed
     pruned = _prune(ctx, ledger, the_plan.prune)
@@ -410,45 +412,6 @@ def apply(
         rejected += more
         failed_days |= failed
     return rejected, failed_days, pruned
-
-
-def refold_memories(ctx: RunContext, refolds: Sequence[Refold]) -> list[NewMemory]:
-    """The writes that refold these memories: at the URI of the bullet that made each, its
-    members' texts joined as this store joins a merge."""
-    if not refolds:
-        return []
-    generation = ctx.store.generation()
-    joiner = separator(generation.number if generation is not None else None)
-    found = []
-    for r in refolds:
-        position = JournalPosition.parse(r.anchor.position)
-        source = position.source if position is not None else SOURCE_PREFIX
-        found.append(NewMemory(r.text(joiner), r.anchor.memory_type or "knowledge",
-                               str(r.anchor.uri), source))  # fmt: skip
-    return found
-
-
-def send_refolds(
-    ctx: RunContext, ledger: Ledger, refolds: Sequence[Refold], counts: dict[str, int]
-) -> set[str]:
-    """Rewrite each shared memory of the plan once, and record every bullet it carries with
-    the store's answer the moment it arrives; the days with a failed write."""
-    failed_days: set[str] = set()
-    now = ctx.settings.now.isoformat(timespec="seconds")
-    writes = refold_memories(ctx, refolds)
-    for index, outcome in ctx.store.remember_all(writes):
-        for entry, member in zip(
-            carried(refolds[index], outcome.action, outcome.memory_id), refolds[index].carries,
-            strict=True,
-        ):  # fmt: skip
-            counts[outcome.action] += 1
-            ledger.log_attempt(entry.position, now, outcome.action, outcome.reason,
-                               outcome.memory_id, entry.content_hash)  # fmt: skip
-            if outcome.action == "failed":
-                failed_days.add(member.entry.day)
-            else:
-                ledger.record(entry, now)
-    return failed_days
 
 
 def rebuild(ctx: RunContext, ledger: Ledger) -> int:
