@@ -565,7 +565,7 @@ def _send(
                     uri=item.uri if memory_id else None,
                     memory_type=item.memory_type if memory_id else None,
                     memory_id=memory_id,
-                    created=_created(ctx, item, action, memory_id),
+                    created=_created(ctx, item, action, memory_id, ledger),
                 ),
                 now,
             )
@@ -585,14 +585,16 @@ def _looks_reset(probe: StoreStatus | None, ledger: Ledger) -> bool:
     return probe.total < ledger.expected_count()
 
 
-def _created(ctx: RunContext, item: Item, outcome: str, memory_id: str | None) -> bool:
+def _created(
+    ctx: RunContext, item: Item, outcome: str, memory_id: str | None, ledger: Ledger
+) -> bool:
     """Whether memfuse itself made this memory, the only kind `--prune` may delete."""
     previous = item.previous
     if previous is not None and previous.created and previous.memory_id == memory_id:
         return True
     if outcome == "added":
         return True
-    if outcome == "skipped" and memory_id:
+    if outcome == "skipped" and memory_id and not ledger.made_elsewhere(memory_id, item.uri):
         # A run killed after the store added the memory but before the ledger recorded it: the
         # re-send is an exact duplicate of a memory sitting at our URI with our source.
         found = ctx.store.lookup(item.uri)

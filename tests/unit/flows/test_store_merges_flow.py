@@ -138,3 +138,12 @@ def test_copies_of_a_memory_memfuse_did_not_make_edited_leave_it_untouched(
     recalled = world.gateway.direct("recall", {"query": "nightly snapshots rotated"})
     assert any(m["content"] == ROUTINE for m in recalled["memories"])
     _settled(world)
+
+
+def test_the_first_sync_of_many_copies_asks_nothing_of_the_copies(world: World) -> None:
+    """A copy answered `skipped` onto a memory the ledger knows memfuse made elsewhere needs
+    no lookup to tell it from a memory a killed run made (one call per copy before)."""
+    world.journal(DAY2, f"- {ROUTINE}\n" * 600)
+    first = world.json("sync", "--jobs", "1", "--now", NOW)
+    assert (first.data["counts"]["added"], first.data["counts"]["skipped"]) == (1, 599)
+    assert first.data["calls"] == 601  # the probe and 600 remembers
