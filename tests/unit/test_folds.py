@@ -100,3 +100,16 @@ def test_a_refold_is_written_at_its_anchor_joined_as_the_generation_joins() -> N
                                 "uri": made.uri, "source": f"memory-sync:{DAY}"}  # fmt: skip
     [two] = writes([fold.refold], 2)
     assert two.content == "nine\n\n[Updated] ten sharp"
+
+
+def test_a_bullet_a_later_generation_merged_clause_by_clause_is_held() -> None:
+    """agent-memory 4.x/5.x's synthesize cuts merged texts at clause ends and joins the
+    distinct clauses with `；`: the bullet is held in pieces, not as a whole."""
+    from memfuse.ledger.reconcile import holds
+
+    bullet = "Deploy v2.5 to staging. Then run the smoke tests!"
+    stored = "Deploy v2；5 to staging；Then run the smoke tests；Alice owns the staging cluster"
+    assert holds(stored, bullet)
+    assert holds("Alice  owns the staging\ncluster", "Alice owns the staging cluster")
+    assert not holds(stored, "Deploy v2.6 to staging.")
+    assert not holds(stored, "...")
