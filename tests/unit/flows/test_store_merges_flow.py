@@ -80,7 +80,8 @@ def test_an_edit_of_the_bullet_that_made_a_merged_memory_keeps_the_other(
 def test_a_merged_bullet_edited_back_to_its_twin_leaves_one_text(world: World) -> None:
     _merged(world, 5)
     world.journal(DAY2, f"- {NINE}\n")  # now an exact copy of day 1
-    world.json("sync", "--now", NOW)
+    text = world.run("sync", "--now", NOW).stdout
+    assert "rewrote 1 shared memory(ies) once each with the current text of every" in text
     assert _at(world, f"{DAY1}#0000-1") == NINE
     _settled(world)
 
