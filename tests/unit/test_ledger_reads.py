@@ -40,3 +40,17 @@ def test_no_ledger_is_no_answer_and_creates_none(tmp_path: Path) -> None:
     assert uris_of(state, ["m1"]) == {}
     assert LedgerReader.open(state) is None
     assert not state.ledger.exists()
+
+
+def test_the_memories_expected_at_memfuses_uris_are_counted_once_each(tmp_path: Path) -> None:
+    """Bullets the store folded into one memory are one memory: counted per bullet, a store
+    that merged two of them looked reset to every sync after (issue 39, family 1)."""
+    state = StateFolder(tmp_path / "ws" / ".memfuse")
+    state.path.mkdir(parents=True, mode=0o700)
+    ledger = Ledger(state)
+    ledger.record(entry(1, "added", "m1", created=True), "t")
+    ledger.record(entry(2, "updated", "m1", created=False), "t")  # its URI bound to m1 (4.x)
+    ledger.record(entry(3, "added", "m3", created=True), "t")
+    ledger.record(entry(4, "merged", "m3", created=False), "t")
+    assert ledger.expected_count() == 2
+    ledger.close()

@@ -131,3 +131,35 @@ def test_schema_violation_is_an_mcp_error_and_extras_are_dropped(db: Store) -> N
     assert bad["content"][0]["text"].startswith("MCP error -32602: Input validation error")
     ok = call_tool(db, "recall_path", {"uri": "event://", "limit": 5, "path": "x"})
     assert "isError" not in ok
+
+
+@pytest.mark.parametrize("generation", [4, 5])
+def test_4x_and_5x_merge_a_near_duplicate_and_bind_its_uri_as_the_reference_says(
+    tmp_path: Path, clock: Clock, generation: int
+) -> None:
+    """agent-memory-versions.md: a semantic near-duplicate is `merged` into the existing
+    memory, whose text becomes `old；new`, and the merged write's URI reaches that memory; an
+    exact duplicate is `skipped` with the existing id and its URI is not created; a write at
+    a bound URI rewrites the whole memory ("updating canonical content")."""
+    store = Store(str(tmp_path / "g.db"), "default", clock, generation=generation)
+    one, two, three = (f"knowledge://journal/2026-11-2{d}#0000-1" for d in (7, 8, 9))
+    old = "Maria prefers the weekly sync meeting on Tuesday mornings at nine"
+    new = f"{old} sharp"
+    made = store.remember(old, "knowledge", one)
+    merged = store.remember(new, "knowledge", two)
+    assert merged["action"] == "merged" and merged["memoryId"] == made["memoryId"]
+    assert merged["reason"].startswith("Semantic near-duplicate detected (score=0.")
+    assert merged["reason"].endswith("), applying synthesize")
+    for uri in (one, two):
+        found = store.recall_path(uri)
+        assert found["found"] and found["memory"]["id"] == made["memoryId"]
+        assert found["memory"]["content"] == f"{old}；{new}"
+    assert store.total() == 1
+    copy = store.remember(f"{old}；{new}", "knowledge", three)
+    assert copy == {"action": "skipped", "reason": "Exact duplicate (hash match)",
+                    "memoryId": made["memoryId"]}  # fmt: skip
+    assert store.recall_path(three)["found"] is False
+    rewritten = store.remember("Maria moved the weekly sync to Wednesday", "knowledge", two)
+    assert rewritten["action"] == "updated" and rewritten["memoryId"] == made["memoryId"]
+    assert rewritten["reason"] == f"URI {two} already exists, updating canonical content"
+    assert store.recall_path(one)["memory"]["content"] == "Maria moved the weekly sync to Wednesday"

@@ -27,7 +27,7 @@ def _item(n: int, text: str, previous: Entry | None) -> Item:
     return Item(position, bullet, Verdict("event", None), content_hash(text), previous)
 
 
-def test_a_change_to_a_shared_memory_sends_its_other_bullets_again() -> None:
+def test_a_change_to_a_shared_memory_memfuse_made_rewrites_it_once() -> None:
     first = _entry("2026-11-29#0000-1", "old text", "m1")
     copy = _entry("2026-11-29#0000-2", "old text", "m1", outcome="skipped")
     alone = _entry("2026-11-29#0000-3", "alone", "m3")
@@ -38,9 +38,23 @@ def test_a_change_to_a_shared_memory_sends_its_other_bullets_again() -> None:
     )  # fmt: skip
     assert touched(reading, prune=False) == {"m1"}
     done = plan(reading, {"m1": [first, copy]}, paused=None, prune=False)
+    assert (done.send, done.resend) == ((), ())
+    [refold] = done.refold
+    assert (refold.anchor, refold.parts) == (first, ("new text", "old text"))
+    assert [m.entry.position for m in refold.carries] == ["2026-11-29#0000-1"]
+    assert done.unchanged == 2
+
+
+def test_a_change_to_a_shared_memory_memfuse_did_not_make_sends_its_other_bullets_again() -> None:
+    first = _entry("2026-11-29#0000-1", "old text", "m1", outcome="merged")
+    copy = _entry("2026-11-29#0000-2", "old text", "m1", outcome="skipped")
+    reading = Reading(
+        ["2026-11-29"], [_item(1, "new text", first), _item(2, "old text", copy)], {}, {}
+    )
+    done = plan(reading, {"m1": [first, copy]}, paused=None, prune=False)
     assert [i.position.key for i in done.send] == ["2026-11-29#0000-1"]
     assert [i.position.key for i in done.resend] == ["2026-11-29#0000-2"]
-    assert done.unchanged == 2
+    assert done.refold == ()
 
 
 def test_pruning_touches_only_what_memfuse_created_and_a_pause_plans_nothing() -> None:

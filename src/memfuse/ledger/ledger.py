@@ -200,6 +200,16 @@ class Ledger:
             found.setdefault(str(entry.memory_id), []).append(entry)
         return found
 
+    def made_elsewhere(self, memory_id: str, uri: str) -> bool:
+        """Whether memfuse made this memory at another URI (an entry `created` it there): a
+        bullet answered `skipped` onto it is a copy, not one a killed run made and did not
+        record, and needs no lookup to tell (one call per copy, 599 for 600 copies)."""
+        row = self.db.execute(
+            "SELECT 1 FROM entries WHERE memory_id = ? AND created = 1 AND uri IS NOT ?",
+            (memory_id, uri),
+        ).fetchone()
+        return row is not None
+
     def days_with(self, outcome: str) -> list[str]:
         rows = self.db.execute(
             "SELECT DISTINCT day FROM entries WHERE outcome = ? ORDER BY day", (outcome,)
@@ -306,9 +316,11 @@ class Ledger:
 
     def expected_count(self) -> int:
         """How many memories the store should hold at memfuse's URIs (a count in SQL of what
-        memfuse.ledger.reconcile.expected_at_uri says of each entry)."""
+        memfuse.ledger.reconcile.expected_at_uri says of each entry), each memory once: bullets
+        the store folded into one memory (4.x binds each merged URI to it) are one memory."""
         row = self.db.execute(
-            "SELECT count(*) FROM entries WHERE uri IS NOT NULL AND outcome NOT IN"
+            "SELECT count(DISTINCT coalesce(memory_id, 'uri:' || uri)) FROM entries"
+            " WHERE uri IS NOT NULL AND outcome NOT IN"
             " ('forgotten', 'rejected', 'withdrawn', 'resumed')"
             " AND (outcome IN ('added', 'updated', 'lost') OR created = 1)"
         ).fetchone()

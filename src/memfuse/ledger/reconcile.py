@@ -13,6 +13,7 @@ re-send or a ledger rewrite.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -121,7 +122,8 @@ def unheld(
 
     `texts`: each bullet's text now, by position. A bullet the store keeps in a memory of its
     own, or in one it shares with others (a duplicate `skipped`, a near one `merged`), is held
-    while that memory's content contains its text, whitespace aside. An entry whose bullet
+    while that memory's content contains its text, whitespace aside, or each of its clauses
+    (`holds`). An entry whose bullet
     changed since is left to the sync that sends it; one whose memory is not among
     `memories` is left to `judge` (at its URI) or cannot be checked (merged into a memory
     outside the journal prefixes)."""
@@ -138,9 +140,24 @@ def unheld(
         if entry.outcome not in HOLDING or not entry.memory_id:
             continue
         memory = by_id.get(entry.memory_id) or by_uri.get(home.get(entry.memory_id) or "")
-        if memory is not None and _squeezed(text) not in _squeezed(memory.content):
+        if memory is not None and not holds(memory.content, text):
             found.append(entry)
     return found
+
+
+# Where agent-memory 4.x/5.x cut texts it merges into clauses (its `synthesize`, in the public
+# source's src/core/merge.ts): a merged bullet is held as its clauses, joined with `；`.
+_CLAUSE_ENDS = re.compile(r"[\n；;。.!?！？]+")
+
+
+def holds(content: str, text: str) -> bool:
+    """Whether a memory's content holds a bullet's text (pure): the text itself, whitespace
+    aside, or every clause of it, as a later generation's merge keeps it."""
+    whole = _squeezed(content)
+    if _squeezed(text) in whole:
+        return True
+    clauses = [_squeezed(c) for c in _CLAUSE_ENDS.split(text)]
+    return any(clauses) and all(c in whole for c in clauses if c)
 
 
 def _squeezed(text: str) -> str:

@@ -53,11 +53,18 @@ def sync(data: SyncData) -> list[str]:
             f"  plan: {len(plan['send'])} to send, {plan['unchanged']} unchanged,"
             f" {len(plan['stale'])} stale ({len(plan['prune'])} to prune),"
             f" {len(plan['resend'])} to send again (they share a memory with a change)"
-        )
+            + (f", {len(plan['refold'])} shared memory(ies) to rewrite" if plan.get("refold")
+               else "")
+        )  # fmt: skip
     elif data.get("resent"):
         lines.append(
             f"  sent again {data['resent']} bullet(s) that shared a memory with a changed or"
             " pruned one, so their text stays in the store"
+        )
+    if data.get("refolded"):
+        lines.append(
+            f"  rewrote {data['refolded']} shared memory(ies) once each with the current text of"
+            " every bullet the store folded into it"
         )
     if "paused_since" in data:
         lines.append(f"  rolled back since {data['paused_since']}: nothing sent"

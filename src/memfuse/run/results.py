@@ -67,6 +67,7 @@ class SyncData(TypedDict):
     plan: dict[str, Any]  # to send, stale, to prune, to send again (memfuse.sync.plan.Plan)
     rebuilt: NotRequired[int]  # entries a fresh ledger took back from the store
     resent: NotRequired[int]  # bullets sent again because they shared a memory with a change
+    refolded: NotRequired[int]  # shared memories rewritten with their bullets' texts now
     calls: int
     recall_index_refreshed: NotRequired[int | None]  # not under --dry-run
     stale: list[StaleRow]

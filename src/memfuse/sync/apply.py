@@ -10,6 +10,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from memfuse.ledger.ledger import Entry, Ledger
+from memfuse.ledger.refolds import send_refolds
 from memfuse.run.results import PrunedRow, RejectedRow
 from memfuse.store.client import StoreClient
 from memfuse.sync.plan import Plan
@@ -49,6 +50,10 @@ class Applier:
         """Send, prune, then send again what shared a memory with either."""
         for entry in the_plan.learned:
             self.ledger.record(entry, entry.synced_at)
+        # shared memories first: a bullet sent after may be folded into one of them again
+        applied.failed_days |= send_refolds(
+            self.store, self.ledger, the_plan.refold, applied.counts, self.at
+        )
         self._send(list(the_plan.send), applied)
         self._prune(the_plan.prune, applied)
         if the_plan.resend:
@@ -97,7 +102,11 @@ class Applier:
             return True
         if outcome == "added":
             return True
-        if outcome == "skipped" and memory_id:
+        if (
+            outcome == "skipped"
+            and memory_id
+            and not self.ledger.made_elsewhere(memory_id, item.uri)
+        ):
             # A run killed after the store added the memory but before the ledger recorded it:
             # the re-send is an exact duplicate of a memory at our URI with our source.
             found = self.store.lookup(item.uri)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memfuse.ledger.ledger import Entry, Ledger
+from memfuse.ledger.refolds import refold_writes
 from memfuse.recall.index import refresh_index
 from memfuse.recall.semantic import Embedder
 from memfuse.report import Reporter
@@ -77,8 +78,8 @@ def sync(request: Request, services: Services) -> SyncData:
         )
     if request.dry_run or ledger is None:
         data["would_send"] = [
-            dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend
-        ]
+            dict(m.arguments()) for m in refold_writes(store, the_plan.refold)
+        ] + [dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend]
         data["calls"] = services.calls()
         return _finish(data, reading.stale, Applied())
     at = request.now.isoformat(timespec="seconds")
@@ -87,6 +88,7 @@ def sync(request: Request, services: Services) -> SyncData:
     for key in ("added", "updated", "merged", "skipped", "rejected", "failed", "restored"):
         data["counts"][key] = applied.counts[key]
     data["resent"] = len(the_plan.resend)
+    data["refolded"] = len(the_plan.refold)
     if fixed.report is not None and fixed.report.lost:
         data["lost_left"] = len(ledger.positions_with("lost"))
     data["calls"] = services.calls()

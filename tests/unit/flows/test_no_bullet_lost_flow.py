@@ -62,7 +62,8 @@ def test_editing_a_bullet_never_takes_its_duplicates_text_out_of_the_store(world
     world.journal("2026-11-28", f"- {OTHER}\n")  # the first copy is edited
     edited = world.json("sync", "--now", NOW)
     assert edited.code == 0, edited.stderr
-    assert edited.data["resent"] == 1
+    # the shared memory is rewritten once with both texts, at the first copy's URI
+    assert (edited.data["refolded"], edited.data["resent"], edited.data["calls"]) == (1, 0, 2)
     held = _held(world)
     assert OTHER in held and NOTE in held  # both bullets' text is in the store
     assert world.json("sync", "--now", NOW).data["calls"] == 1  # and it settles
@@ -111,11 +112,13 @@ def test_a_dry_run_shows_the_plan_and_sends_nothing(world: World) -> None:
     world.journal("2026-11-28", f"- {OTHER}\n")
     before = world.gateway.count("remember")
     dry = world.json("sync", "--dry-run", "--now", NOW)
-    assert dry.data["plan"]["send"] == ["2026-11-28#0000-1"]
-    assert dry.data["plan"]["resend"] == [f"{DAY}#0000-1"]
+    assert dry.data["plan"]["send"] == []
+    assert dry.data["plan"]["refold"] == ["2026-11-28#0000-1"]  # rewritten where it was made
+    assert [w["content"] for w in dry.data["would_send"]] == [f"{OTHER}\n\n[Updated] {NOTE}"]
     assert world.gateway.count("remember") == before
     text = world.run("sync", "--dry-run", "--now", NOW).stdout
-    assert "plan: 1 to send, 1 unchanged, 0 stale (0 to prune), 1 to send again" in text
+    assert "plan: 0 to send, 1 unchanged, 0 stale (0 to prune), 0 to send again" in text
+    assert "1 shared memory(ies) to rewrite" in text
 
 
 def test_a_journal_saved_as_utf16_or_utf32_is_synced(world: World) -> None:
