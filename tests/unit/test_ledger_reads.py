@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memfuse.ledger.ledger import Entry, Ledger, LedgerReader, uris_of
+from memfuse.ledger.ledger import Entry, Ledger
+from memfuse.ledger.reader import LedgerReader, uris_of
 from memfuse.state.folder import StateFolder
 
 DAY = "2026-11-29"

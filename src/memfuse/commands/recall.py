@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TextIO
 
 from memfuse.errors import ExitCode
-from memfuse.ledger.ledger import uris_of
+from memfuse.ledger.reader import uris_of
 from memfuse.recall.engine import QUESTION_MAX, STAGES, Request, Services, ask
 from memfuse.recall.index import RecallIndex, catch_up, open_index
 from memfuse.run import render

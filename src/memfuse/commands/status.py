@@ -14,7 +14,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
-from memfuse.ledger.ledger import Ledger, LedgerError, LedgerReader
+from memfuse.ledger.ledger import Ledger, LedgerError
+from memfuse.ledger.reader import LedgerReader
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, stamp

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 
 from memfuse.confine import UnsafePath
-from memfuse.ledger.ledger import LedgerError, attempts_of, entries_of
+from memfuse.ledger.ledger import LedgerError
+from memfuse.ledger.reader import attempts_of, entries_of
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult

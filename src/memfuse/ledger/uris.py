@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from memfuse.ledger.ledger import uris_of
+from memfuse.ledger.reader import uris_of
 from memfuse.state.folder import StateFolder
 
 KEPT_MAX = 20_000  # memory ids the book remembers (with or without a URI) before it starts again

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from memfuse.errors import MemfuseError
-from memfuse.ledger.ledger import Ledger, LedgerReader
+from memfuse.ledger.ledger import Ledger
+from memfuse.ledger.reader import LedgerReader
 from memfuse.recall.reranker import open_reranker
 from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.recall.semantic import Embedder, installed

@@ -15,7 +15,7 @@ import pytest
 
 from memfuse.commands import serve
 from memfuse.config import load_settings
-from memfuse.ledger.ledger import LedgerReader
+from memfuse.ledger.reader import LedgerReader
 from memfuse.recall.index import RecallIndex
 from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import RunContext

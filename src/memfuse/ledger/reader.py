@@ -1,0 +1,132 @@
+"""The sync ledger read without writing: by a run that must not create, migrate or lock it
+(`memfuse status`, `where`, recall's URIs). Every read raises LedgerError when it fails; a
+missing ledger reads as nothing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from memfuse.confine import UnsafePath
+from memfuse.ledger.ledger import (
+    _PENDING,
+    _REJECTED,
+    _SELECT_SOME,
+    PAUSED,
+    SCHEMA,
+    Attempt,
+    Entry,
+    LedgerError,
+    _entry,
+)
+from memfuse.state.folder import StateFolder
+from memfuse.state.sqlite import open_read_only
+
+
+def uris_of(state: StateFolder, memory_ids: Iterable[str]) -> dict[str, str]:
+    """The URI memfuse gave each of these memories, read-only (for recall: agent-memory 2.2's
+    recall answers no URI, 3.x and later `null`). A memory that several bullets were merged
+    into has the URI of the bullet that created it."""
+    wanted = sorted(set(memory_ids))
+    if not wanted:
+        return {}
+    rows = _read_only(
+        state,
+        "SELECT memory_id, uri FROM entries WHERE uri IS NOT NULL"
+        " AND memory_id IN (SELECT value FROM json_each(?))"
+        " ORDER BY created",  # a created entry last, so it wins
+        [json.dumps(wanted)],
+    )
+    return {str(memory_id): str(uri) for memory_id, uri in rows or ()}
+
+
+def entries_of(state: StateFolder, positions: Iterable[str]) -> dict[str, Entry]:
+    """The entries of these positions, read-only (for `memfuse where`)."""
+    rows = _read_only(state, _SELECT_SOME, [json.dumps(sorted(set(positions)))])
+    return {row[0]: _entry(row) for row in rows or ()}
+
+
+def attempts_of(state: StateFolder, positions: Iterable[str]) -> dict[str, list[Attempt]]:
+    """The last attempts of these positions, oldest first, read-only."""
+    rows = _read_only(
+        state,
+        "SELECT position, at, outcome, reason, memory_id, content_hash FROM attempts"
+        " WHERE position IN (SELECT value FROM json_each(?)) ORDER BY id",
+        [json.dumps(sorted(set(positions)))],
+    )
+    found: dict[str, list[Attempt]] = {}
+    for row in rows or ():
+        found.setdefault(str(row[0]), []).append(Attempt(*row[1:]))
+    return found
+
+
+class LedgerReader:
+    """The ledger opened read-only once, for every read of a run that must not create, migrate
+    or lock it for writing (`memfuse status`). Each read raises LedgerError when it fails."""
+
+    def __init__(self, state: StateFolder, db: sqlite3.Connection) -> None:
+        self.state = state
+        self.db = db
+
+    @classmethod
+    def open(cls, state: StateFolder) -> LedgerReader | None:
+        """None when there is no ledger (or no state folder); LedgerError when it cannot be
+        opened."""
+        if not state.exists():
+            return None
+        try:
+            db = open_read_only(state, state.LEDGER, SCHEMA)
+        except (sqlite3.Error, UnsafePath) as exc:
+            raise LedgerError(f"the sync ledger {state.ledger} cannot be read ({exc})") from None
+        return None if db is None else cls(state, db)
+
+    def rows(self, query: str, parameters: Sequence[str] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self.db.execute(query, parameters).fetchall()
+        except sqlite3.Error as exc:
+            raise LedgerError(
+                f"the sync ledger {self.state.ledger} cannot be read ({exc})"
+            ) from None
+
+    def outcome_counts(self) -> dict[str, int]:
+        """How many positions have each outcome."""
+        rows = self.rows("SELECT outcome, COUNT(*) FROM entries GROUP BY outcome")
+        return {str(outcome): int(count) for outcome, count in rows}
+
+    def pending(self) -> list[tuple[str, Attempt]]:
+        """Ledger.pending, read-only."""
+        return [(str(row[0]), Attempt(*row[1:])) for row in self.rows(_PENDING)]
+
+    def rejected(self) -> list[tuple[str, str]]:
+        """(position, the store's reason) of every bullet its write gate refused."""
+        return [(str(p), str(r)) for p, r in self.rows(_REJECTED)]
+
+    def unreadable(self) -> list[tuple[str, str, str]]:
+        """(location, why, since when) of every journal the last syncs could not read."""
+        if not self.rows("SELECT 1 FROM sqlite_master WHERE name = 'unreadable'"):
+            return []  # a ledger from before the table: no sync since has written it
+        rows = self.rows("SELECT path, reason, since FROM unreadable ORDER BY path")
+        return [(str(p), str(r), str(s)) for p, r, s in rows]
+
+    def holds_old_pause(self) -> bool:
+        """Whether this is an old ledger whose pause is not yet moved to its file."""
+        return bool(self.rows("SELECT 1 FROM settings WHERE key = ?", (PAUSED,)))
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _read_only(
+    state: StateFolder, query: str, parameters: Sequence[str] = ()
+) -> list[tuple[Any, ...]] | None:
+    """Rows of one query on the ledger opened read-only (LedgerReader); None when there is no
+    ledger (or no state folder). LedgerError when it cannot be read."""
+    reader = LedgerReader.open(state)
+    if reader is None:
+        return None
+    try:
+        return reader.rows(query, parameters)
+    finally:
+        reader.close()
