@@ -63,7 +63,7 @@ def asked(argv: list[str], questions: list[str], errlog: Any) -> list[tuple[floa
                 started = time.perf_counter()
                 result = await session.call_tool("recall", {"query": question, "limit": 10})
                 wall = time.perf_counter() - started
-                envelope = json.loads(result.content[0].text)
+                envelope = result.structured_content or json.loads(result.content[0].text)
                 answers.append((wall, envelope))
 
     anyio.run(main)
@@ -97,12 +97,15 @@ def measure(root: Path, count: int) -> list[str]:
                        "--transport", "session"], questions, errlog)  # fmt: skip
     assert all(e["status"] == "ok" for _, e in warm), [e["warnings"] for _, e in warm][:3]
     assert all(e["data"]["sources"] == ["journals"] for _, e in alone)
-    w_median, w_p95, w_store = summary(warm)
-    a_median, a_p95, _ = summary(alone)
-    own = sorted(w * 1000 - e["store_ms"] for w, e in warm)
+    first, first_store = warm[0][0] * 1000, warm[0][1]["store_ms"]
+    w_median, w_p95, w_store = summary(warm[1:])
+    a_median, a_p95, _ = summary(alone[1:])
+    own = sorted(w * 1000 - e["store_ms"] for w, e in warm[1:])
     return [
         f"| one `memfuse recall` process per question, median of 5 | {single * 1000:.0f} ms |",
-        f"| `memfuse serve`, warm, with the reference store: a question's wall time, median / 95th percentile | {w_median:.1f} ms / {w_p95:.1f} ms |",
+        f"| `memfuse serve`: the session's first question, asked once the start-up is done (its `store_ms`) | {first:.1f} ms ({first_store} ms) |",
+        f"| the store gone: the session's first question | {alone[0][0] * 1000:.1f} ms |",
+        f"| `memfuse serve`, warm, with the reference store: a later question's wall time, median / 95th percentile | {w_median:.1f} ms / {w_p95:.1f} ms |",
         f"| of which the store's recall (the envelope's `store_ms`), median | {w_store:.0f} ms |",
         f"| the rest — memfuse's own work and the MCP round trip — median / 95th percentile | {statistics.median(own):.1f} ms / {own[int(len(own) * 0.95)]:.1f} ms |",
         f"| `memfuse serve`, warm, the store gone (the journals answer, one warning): median / 95th percentile | {a_median:.1f} ms / {a_p95:.1f} ms |",

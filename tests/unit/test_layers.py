@@ -148,6 +148,7 @@ FLOORS = (
     ("__main__",),
     ("cli",),
     ("commands",),
+    ("serve",),
     ("run",),
     ("ledger",),
     ("recall",),
