@@ -95,6 +95,9 @@ def checked_text(text: str) -> str:
             raise NoteRefused(f"text opens with {what}: a note is the text of one bullet")
     if "<!--" in value or "-->" in value:
         raise NoteRefused("text holds an HTML comment marker (<!-- or -->), which hides text")
+    alone = parse(f"- {value}\n")
+    if [b.text for b in alone] != [value]:  # whatever else Markdown makes of it
+        raise NoteRefused("text would not read back as written as one bullet: write it plainly")
     return value
 
 
