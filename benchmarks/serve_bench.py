@@ -112,6 +112,7 @@ def measure(root: Path, count: int) -> list[str]:
         f"| one `memfuse recall` process per question, median of 5 | {single * 1000:.0f} ms |",
         f"| `memfuse serve`'s start-up: the process started, the index opened and caught up, the store's server started, one question walked through the local path, the handshake answered | {started_up[0] * 1000:.0f} ms |",
         f"| the session's first question, asked as soon as the handshake is answered (of which `store_ms`) | {first:.1f} ms ({first_store} ms) |",
+        f"| of which memfuse's own work and the MCP round trip (wall − `store_ms`) | {first - first_store:.1f} ms |",
         f"| the store gone: the session's first question | {alone[0][0] * 1000:.1f} ms |",
         f"| `memfuse serve`, warm, with the reference store: a later question's wall time, median / 95th percentile | {w_median:.1f} ms / {w_p95:.1f} ms |",
         f"| of which the store's recall (the envelope's `store_ms`), median | {w_store:.0f} ms |",

@@ -22,6 +22,7 @@ memory through memfuse, and the Markdown stays the truth (docs/security.md, "The
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -109,12 +110,15 @@ def append_note(workspace: Workspace, text: str, now: datetime) -> Noted:
     for _ in range(NOTE_TRIES):
         raw = _read(workspace, path, shown)
         data, bullet, made = plan(raw, value, now, shown)
+        cap = workspace.files.read_cap
+        if len(data) > cap:  # sync would skip it (and raise the alarm) from then on
+            raise NoteRefused(
+                f"{shown} would pass the {cap / 1048576:g} MiB read limit with the note;"
+                " nothing written"
+            )
+        same = functools.partial(_same, workspace, path, raw)
         try:
-            workspace.files.write(
-                path, data, create_parents=True, before_replace=lambda raw=raw: _same(
-                    workspace, path, raw
-                ),
-            )  # fmt: skip
+            workspace.files.write(path, data, create_parents=True, before_replace=same)
         except _Changed:
             continue
         except UnsafePath as exc:

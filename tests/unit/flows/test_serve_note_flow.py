@@ -218,6 +218,11 @@ def test_a_journal_above_the_read_cap_is_refused(world: World) -> None:
     workspace = Workspace(world.workspace, state_of(world.workspace), read_cap=1024)
     with pytest.raises(NoteRefused, match=r"above the .* read limit"):
         append_note(workspace, "One more", datetime(2026, 11, 29, 22, tzinfo=UTC))
+    world.journal(DAY, "## 22:00\n- " + "x" * 1000 + "\n")  # under the cap; not with the note
+    before = journal_of(world).read_bytes()
+    with pytest.raises(NoteRefused, match=r"would pass the .* read limit with the note"):
+        append_note(workspace, "y" * 100, datetime(2026, 11, 29, 22, tzinfo=UTC))
+    assert journal_of(world).read_bytes() == before
 
 
 def test_a_change_by_another_writer_meanwhile_is_kept_and_the_note_replanned(
