@@ -106,16 +106,17 @@ class Service:
         return [tool.spec for tool in self.tools.values()]
 
     def warm(self) -> None:
-        """Before the first question: open the index and bring it up to date, start the
-        store's server, and walk one question through the answer's own path (`warm_up`), so
-        that what a first answer pays once (imports, the index's pages) is paid here."""
+        """Before the first question: open the index and bring it up to date, walk one
+        question through the answer's own path (`warm_up`), so that what a first answer pays
+        once (imports, the index's pages) is paid here, and start the store's server last (a
+        store that cannot start raises, and the first call says so)."""
         reporter = CallReporter()
         reporter.begin(self.ctx.reporter.mask, self.ctx.reporter.logger)
         ctx = self._context(reporter)
         self.open_index(ctx)
+        self._warm_up(self, ctx)
         self._notices += reporter.warnings
         ctx.store.tools()  # starts the store's server (a failure: the first call says it)
-        self._warm_up(self, ctx)
 
     def close(self) -> None:
         self.store.close()

@@ -398,3 +398,27 @@ def test_warming_up_asks_the_local_index_but_never_the_stores_recall(world: Worl
     # The index caught up in the warm-up: the first question does not refresh it again.
     found = ok(served.call("recall", {"query": "dark mode"}))
     assert found["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")
+
+
+def test_a_store_that_cannot_start_still_leaves_the_local_path_warm(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memfuse.errors import MemfuseError
+
+    synced(world)
+    world.gateway.down = "failed"
+    served = service(world)
+    with pytest.raises(MemfuseError):  # serve logs it; the first call says it
+        served.warm()
+    refreshed: list[int] = []
+    real = RecallIndex.refresh
+
+    def counted(self: RecallIndex, *args: Any) -> int:
+        refreshed.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(RecallIndex, "refresh", counted)
+    first = ok(served.call("recall", {"query": "dark mode"}))
+    assert refreshed == []  # the warm-up caught the index up before the store was tried
+    assert first["data"]["sources"] == ["journals"]
+    assert first["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")
