@@ -67,8 +67,9 @@ def ask(ws: Path, store: StoreServer, calls: list[tuple[str, dict[str, Any]]]) -
 
 def envelope(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
-    value: dict[str, Any] = json.loads(result.content[0].text)
-    assert value == result.structured_content
+    value: dict[str, Any] = result.structured_content
+    assert value["schema"] == 2
+    assert not result.content[0].text.startswith("{")  # a summary, not the envelope twice
     return value
 
 
@@ -81,15 +82,17 @@ def test_a_raw_mcp_client_recalls_follows_a_journal_and_asks_where_and_status(
         with journal(workspace).open("a") as fh:
             fh.write("- Ordered the zeppelin model for the team room\n")
 
-    tools, first, refused, second, where, status = ask(workspace, store, [
+    tools, first, refused, second, where, status, noted, airship = ask(workspace, store, [
         ("recall", {"query": "Lisbon offsite flights", "limit": 3}),
         ("recall", {"query": "x", "limit": 500}),
         ("", add_a_bullet),  # type: ignore[list-item]
         ("recall", {"query": "zeppelin model"}),
         ("where", {"what": "Lisbon"}),
         ("status", {}),
+        ("note", {"text": "Booked the airship tour for the team"}),
+        ("recall", {"query": "airship tour"}),
     ])  # fmt: skip
-    assert tools == ["recall", "status", "where"]
+    assert tools == ["note", "recall", "status", "where"]
     data = envelope(first)["data"]
     assert data["sources"] == ["agent-memory", "journals"]
     assert data["results"][0]["content"] == "Booked flights to Lisbon for the March offsite"
@@ -100,6 +103,12 @@ def test_a_raw_mcp_client_recalls_follows_a_journal_and_asks_where_and_status(
     assert found["location"] == f"memory/{DAY}.md:18"
     assert envelope(where)["data"]["bullets"][0]["in_store"] is True
     assert envelope(status)["data"]["ledger"]["positions"] == 10
+    note = envelope(noted)["data"]
+    assert note["file"] == f"memory/{DAY}.md" and note["line"] > 18
+    assert noted.content[0].text.startswith(f"noted at memory/{DAY}.md:{note['line']}")
+    top = envelope(airship)["data"]["results"][0]
+    assert top["content"] == "Booked the airship tour for the team"
+    assert top["location"] == f"{note['file']}:{note['line']}"
 
 
 def test_the_store_going_away_leaves_the_journals_answering(
@@ -162,6 +171,9 @@ def test_bare_json_rpc_lines_malformed_and_oversized_get_errors_and_eof_ends_it(
         rpc(2, "tools/call", {"name": "recall", "arguments": "not an object"}),
         rpc(3, "tools/call", {"name": "drop_everything", "arguments": {}}),
         rpc(4, "tools/call", {"name": "recall", "arguments": {"query": "Lisbon flights"}}),
+        # Half an emoji: a client that cut a string in two. Never answered before.
+        rb'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"recall",'
+        rb'"arguments":{"query":"Lisbon flights \ud83d"}}}',
     ]
     answers, stderr, code = raw(workspace, store, lines)
     assert code == 0, stderr
@@ -169,8 +181,11 @@ def test_bare_json_rpc_lines_malformed_and_oversized_get_errors_and_eof_ends_it(
     assert "a request of more than" in by_id[1]["error"]["message"]
     assert "error" in by_id[2]  # the SDK refuses arguments that are not an object
     assert "no tool 'drop_everything'" in by_id[3]["error"]["message"]
-    answer = json.loads(by_id[4]["result"]["content"][0]["text"])
+    answer = by_id[4]["result"]["structuredContent"]
     assert answer["data"]["results"][0]["location"] == f"memory/{DAY}.md:17"
+    halved = by_id[5]["result"]["structuredContent"]
+    assert halved["data"]["query"] == "Lisbon flights \ufffd"
+    assert halved["data"]["results"][0]["location"] == f"memory/{DAY}.md:17"
     assert stderr == ""  # quietly: the log has what happened
 
 
@@ -183,9 +198,11 @@ def test_mcporter_calls_serve_with_arguments_on_stdin(
              "env": {"HOME": os.environ["HOME"]}}  # fmt: skip
     config.write_text(json.dumps({"mcpServers": {"memfuse": entry}, "imports": []}))
 
-    def call(tool: str, arguments: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    def call(
+        tool: str, arguments: dict[str, Any], output: str = "json"
+    ) -> subprocess.CompletedProcess[str]:
         argv = [*store.mcporter.split(), "--config", str(config), "call", f"memfuse.{tool}",
-                "--args", "-", "--output", "text"]  # fmt: skip
+                "--args", "-", "--output", output]  # fmt: skip
         return subprocess.run(argv, input=json.dumps(arguments), capture_output=True, text=True,
                               timeout=120, check=False)  # fmt: skip
 
@@ -195,5 +212,8 @@ def test_mcporter_calls_serve_with_arguments_on_stdin(
     answer = json.loads(done.stdout)
     assert answer["data"]["query"] == "Lisbon @/etc/passwd true"
     assert answer["data"]["results"][0]["location"] == f"memory/{DAY}.md:17"
-    refused = call("recall", {"query": "Lisbon", "since": "last spring"})
+    text = call("recall", {"query": "Lisbon offsite", "limit": 1}, "text")
+    assert text.stdout.startswith("1 results for 'Lisbon offsite' from agent-memory and journals")
+    assert f"memory/{DAY}.md:17" in text.stdout
+    refused = call("recall", {"query": "Lisbon", "since": "last spring"}, "text")
     assert refused.returncode == 1 and "since must be a date as YYYY-MM-DD" in refused.stdout

@@ -148,6 +148,7 @@ FLOORS = (
     ("__main__",),
     ("cli",),
     ("commands",),
+    ("serve",),  # serve's engine (it hands calls to the commands' engines)
     ("sync", "setup"),  # sync's and doctor's engines (setup reads the run history)
     ("run",),
     ("schedule",),

@@ -11,7 +11,15 @@ import logging
 import anyio
 import pytest
 
-from memfuse.run.mcp_server import OVERSIZED, BoundedLines, ToolAnswer, _answer, oversized_line
+from memfuse.run.mcp_server import (
+    OVERSIZED,
+    BoundedLines,
+    ToolAnswer,
+    _answer,
+    oversized_line,
+    warmed,
+    whole_characters,
+)
 
 LOG = logging.getLogger("memfuse.test")
 
@@ -68,3 +76,36 @@ def test_a_handler_that_raises_is_an_error_result_masked() -> None:
     answer = _answer(broken, "recall", {}, LOG, lambda text: text.replace("sk-live-123", "****"))
     assert answer is not None and answer.error
     assert "sk-live-123" not in answer.text and "RuntimeError" in answer.text
+
+
+def test_half_a_character_becomes_a_replacement_and_the_rest_is_kept() -> None:
+    """`{"query":"billing rollout \ud83d"}`: a client that cut an emoji in two. The SDK could
+    not write an answer holding it, so the request went unanswered."""
+    cut = r'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"recall",'
+    cut += (
+        r'"arguments":{"query":"billing rollout \ud83d","pair":"\ud83d\ude00","text":"\\ud83d"}}}'
+    )
+    plain = '{"jsonrpc":"2.0","id":5,"method":"ping"}'
+    got = lines_of(f"{cut}\n{plain}\n".encode(), limit=4096)
+    message = json.loads(got[0])
+    assert message["id"] == 4
+    assert message["params"]["arguments"] == {
+        "query": "billing rollout \ufffd", "pair": "\U0001f600", "text": "\\ud83d",
+    }  # fmt: skip
+    assert got[0].encode("utf-8")  # every character can be written back
+    assert got[1].strip() == plain  # a line without one is passed on untouched
+    assert whole_characters("not json \\ud83d") == "not json \\ud83d"  # the SDK refuses it
+
+
+def test_the_warm_up_is_waited_for_before_serving_but_only_so_long() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Event
+
+    worker = ThreadPoolExecutor(max_workers=1)
+    done: list[str] = []
+    assert warmed(worker, lambda: done.append("warm"), 5.0) is True
+    assert done == ["warm"]  # finished before serving starts: the first call does not wait
+    stuck = Event()
+    assert warmed(worker, stuck.wait, 0.05) is False  # a store that hangs does not stop serving
+    stuck.set()
+    worker.shutdown(wait=True)

@@ -20,17 +20,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import logging
 import os
 import re
 import traceback
 from collections.abc import Callable, Mapping
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 OVERSIZED = "memfuse/oversized"  # the request a too-long line is replaced with
 DRAIN_MAX = 120.0  # seconds the calls running at the end of stdin may take to finish
+WARM_WAIT = 10.0  # seconds the handshake waits for the warm-up (the store's start included)
 KEEP = 4096  # bytes of a too-long line's head and tail kept to find its id
 _ID = r'("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})'
 _HEAD_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID.encode())
@@ -44,12 +47,13 @@ class ToolSpec:
     name: str
     description: str
     schema: Mapping[str, Any]
+    read_only: bool = True  # False for a tool that writes (the client may ask before it runs)
 
 
 @dataclass(frozen=True)
 class ToolAnswer:
-    """A tool's answer: the text the client shows (JSON), its structured form, and whether it
-    is an error the caller should correct (bad arguments) rather than a result."""
+    """A tool's answer: the text the client shows (the model reads it), its structured form,
+    and whether it is an error the caller should correct (bad arguments) rather than a result."""
 
     text: str
     data: dict[str, Any] | None = None
@@ -71,6 +75,33 @@ def oversized_line(head: bytes, tail: bytes) -> str | None:
         return None
     msg_id = found[1].decode("utf-8", "replace")
     return f'{{"jsonrpc":"2.0","id":{msg_id},"method":"{OVERSIZED}","params":{{}}}}'
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def whole_characters(line: str) -> str:
+    """A message line whose JSON escapes name half a character (`\\ud83d` alone: a client that
+    cut an emoji in two) as the same message with U+FFFD in its place. Such a string cannot be
+    written back as UTF-8, so the SDK would drop the request unanswered; any other line (one
+    that is not JSON, too) is left for the SDK to read or refuse."""
+    if not _SURROGATE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return line
+    return json.dumps(_whole(message), ensure_ascii=False)
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_whole(k): _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
 
 
 class BoundedLines:
@@ -120,7 +151,7 @@ class BoundedLines:
                 return None
             if len(raw) <= self._limit or raw.endswith(b"\n"):
                 if raw.strip():
-                    return raw.decode("utf-8", "replace")
+                    return whole_characters(raw.decode("utf-8", "replace"))
                 continue
             head, tail = raw[:KEEP], raw[-KEEP:]
             while (rest := self._stream.readline(65536)) and not rest.endswith(b"\n"):
@@ -167,10 +198,13 @@ def serve_stdio(
     close: Callable[[], None] | None = None,
     request_max: int = 256 * 1024,
     pending_max: int = 16,
+    warm_wait: float = WARM_WAIT,
 ) -> int:
     """Serve `tools` over stdin/stdout until stdin closes; the number of calls answered.
-    `warm` runs first on the worker thread (the first call waits for it, the handshake
-    does not), `close` last, on the same thread (what it holds belongs to that thread)."""
+    `warm` runs first on the worker thread, before the handshake is answered (start-up pays
+    for it, not the first question) for at most `warm_wait` seconds, after which serving
+    starts and the first call waits for the rest; `close` runs last, on the same thread
+    (what it holds belongs to that thread)."""
     import importlib
 
     import anyio
@@ -183,9 +217,9 @@ def serve_stdio(
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memfuse-serve")
     counts = {"answered": 0, "waiting": 0}
     try:
-        if warm is not None:
-            worker.submit(_logged(warm, log, mask))
         with _claimed_stdio() as (stdin, stdout):
+            if warm is not None:  # with fd 0 and 1 claimed: a child it starts cannot take them
+                warmed(worker, _logged(warm, log, mask), warm_wait)
             server = _server(
                 tools, handle, name, version, instructions, worker, counts,
                 log=log, mask=mask, pending_max=pending_max, limit=request_max,
@@ -206,6 +240,12 @@ def serve_stdio(
             worker.submit(_logged(close, log, mask))
         worker.shutdown(wait=True, cancel_futures=False)
     return counts["answered"]
+
+
+def warmed(worker: ThreadPoolExecutor, warm: Callable[[], None], wait: float) -> bool:
+    """Run `warm` on the worker and wait for it at most `wait` seconds; whether it finished."""
+    done, _ = futures.wait([worker.submit(warm)], timeout=wait)
+    return bool(done)
 
 
 def _logged(step: Callable[[], None], log: logging.Logger, mask: Callable[[str], str]) -> Any:
@@ -241,7 +281,12 @@ def _server(
             name=t.name,
             description=t.description,
             input_schema=dict(t.schema),
-            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+            annotations=types.ToolAnnotations(
+                read_only_hint=t.read_only,
+                destructive_hint=False,
+                idempotent_hint=t.read_only,
+                open_world_hint=False,
+            ),
         )
         for t in tools
     ]

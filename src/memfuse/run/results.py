@@ -184,6 +184,19 @@ class ServeData(TypedDict):
     calls: int
 
 
+class NoteData(TypedDict):
+    """`memfuse serve`'s `note`: where the bullet was written, and what sync will make of it."""
+
+    file: str  # memory/YYYY-MM-DD.md
+    line: int  # 1-based line of the bullet
+    section: str  # HH:MM of the section it is under
+    made: str | None  # "journal" or "section" when the note made it
+    position: str  # the ledger's key, YYYY-MM-DD#HHMM-N
+    uri: str  # the URI the next sync gives it (its type as classified now)
+    type: str
+    text: str  # the bullet as the journal reader reads it back
+
+
 class RecallBatchData(TypedDict):
     """`recall --batch`: each question's envelope is printed as it is answered (with its own
     RecallData and `store_ms`); the run itself records how many were asked."""

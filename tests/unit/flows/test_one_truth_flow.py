@@ -70,7 +70,7 @@ def test_status_moves_an_old_pause_and_an_undo_lifts_it_for_good(world: World) -
 
 
 def test_status_opens_the_ledger_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memfuse.ledger import ledger
+    from memfuse.ledger import reader as ledger
 
     world.journal(DAY, "- Met Bob about the staging deploy\n- ok\n")  # one refused by the gate
     assert world.run("sync", "--now", NOW).code == 0

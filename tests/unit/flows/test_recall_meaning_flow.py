@@ -264,5 +264,5 @@ def test_serve_loads_the_model_while_warming_up(world: World) -> None:
     world.journal(DAY, JOURNAL)
     served = service(world)
     served.warm()
-    assert len(model.embedded) == 3 and model.asked == ["warm"]
+    assert len(model.embedded) == 3 and model.asked == ["memfuse warm-up"]
     served.close()

@@ -20,6 +20,7 @@ from memfuse.recall.index import RecallIndex
 from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import RunContext
 from memfuse.run.mcp_server import ToolAnswer, UnknownTool
+from memfuse.serve import answers
 from tests.fakes import World, digest, state_of
 
 DAY = "2026-11-29"
@@ -46,7 +47,7 @@ def service(world: World, clock: Clock | None = None, secrets: tuple[str, ...] =
     reporter.begin(SecretMasker(secrets), logging.getLogger("memfuse.test"))
     seams = world.seams
     ctx = RunContext(settings, reporter, seams=seams)
-    return serve.Service(ctx, pinned_now=True, clock=clock or Clock(), retry_after=30.0)
+    return serve.service(ctx, pinned_now=True, clock=clock or Clock(), retry_after=30.0)
 
 
 def synced(world: World) -> None:
@@ -58,7 +59,7 @@ def synced(world: World) -> None:
 def ok(answer: ToolAnswer) -> dict[str, Any]:
     assert not answer.error, answer.text
     assert answer.data is not None
-    assert json.loads(answer.text) == answer.data
+    assert not answer.text.startswith("{")  # a summary for a model, not the envelope again
     return answer.data
 
 
@@ -215,9 +216,9 @@ def test_an_answer_is_bounded_in_each_text_and_in_all(world: World) -> None:
     world.journal(DAY, "## 09:00\n" + bullets)
     answer = ok(service(world).call("recall", {"query": "迁移", "limit": 50}))
     size = len(answer and json.dumps(answer, ensure_ascii=False).encode())
-    assert size <= serve.ANSWER_MAX
+    assert size <= answers.ANSWER_MAX
     rows = answer["data"]["results"]
-    assert rows and all(len(r["content"]) <= serve.TEXT_MAX + 10 for r in rows)
+    assert rows and all(len(r["content"]) <= answers.TEXT_MAX + 10 for r in rows)
     assert answer["data"]["truncated"] == 50 - len(rows)
     assert any("cut to" in w for w in answer["warnings"])
 
@@ -358,7 +359,95 @@ def test_each_call_reads_the_runs_clock_when_no_time_is_pinned(world: World) -> 
     moments = iter([datetime(2026, 12, 1, 9, tzinfo=UTC), datetime(2026, 12, 2, 9, tzinfo=UTC)])
     settings = load_settings({"workspace": str(world.workspace), "now": NOW})
     seams = replace(world.seams, clock=lambda: next(moments))
-    served = serve.Service(RunContext(settings, Reporter(), seams=seams), pinned_now=False,
+    served = serve.service(RunContext(settings, Reporter(), seams=seams), pinned_now=False,
                            clock=Clock(), retry_after=30.0)  # fmt: skip
     first, second = (ok(served.call("status", {}))["data"]["at"] for _ in range(2))
     assert (first, second) == ("2026-12-01T09:00:00+00:00", "2026-12-02T09:00:00+00:00")
+
+
+def test_the_text_is_a_summary_for_a_model_not_the_envelope_again(world: World) -> None:
+    synced(world)
+    served = service(world)
+    recall = served.call("recall", {"query": "billing migration", "limit": 3})
+    rows = ok(recall)["data"]["results"]
+    assert len(recall.text) < len(json.dumps(recall.data, ensure_ascii=False)) / 2
+    lines = recall.text.splitlines()
+    assert lines[0] == "3 results for 'billing migration' from agent-memory and journals"
+    top = rows[0]
+    assert lines[1] == f"1. [{top['location']} · {top['date']} · {top['type']} · {top['uri']}]"
+    assert lines[2] == f"   {top['content']}"  # the whole bullet, as a model reads it
+    where = served.call("where", {"what": "dark mode"})
+    assert ok(where)["data"]["bullets"]
+    assert where.text.splitlines()[1].startswith(
+        f"- memory/{DAY}.md:3 knowledge://journal/{DAY}#0930-2 (knowledge): Remember"
+    )
+    status = served.call("status", {})
+    assert ok(status) and status.text.startswith("memfuse status — ")
+    world.gateway.down = "failed"
+    degraded = served.call("recall", {"query": "dark mode"})
+    assert degraded.text.splitlines()[-2:] == [
+        "status: degraded", f"warning: {ok(degraded)['warnings'][0]}",
+    ]  # fmt: skip
+
+
+def test_every_part_of_an_answer_is_bounded_even_a_thousand_warnings(
+    world: World, tmp_path: Path
+) -> None:
+    """`where` over 1 500 journals that each have a second hard link: a warning each (1 312 169
+    bytes for 4 000 before, against the 262 144 bound)."""
+    from datetime import date, timedelta
+
+    world.journal(DAY, JOURNAL)
+    links = tmp_path / "links"
+    links.mkdir()
+    first = date(2022, 1, 1)
+    for n in range(1500):
+        path = world.journal((first + timedelta(days=n)).isoformat(), "## 09:00\n- linked\n")
+        os.link(path, links / path.name)
+    answer = service(world).call("where", {"what": "dark mode"})
+    envelope = ok(answer)
+    assert len(json.dumps(envelope, ensure_ascii=False).encode()) <= answers.ANSWER_MAX
+    assert len(answer.text.encode()) <= answers.ANSWER_MAX
+    warnings = envelope["warnings"]
+    assert len(warnings) == answers.WARNINGS_MAX and "hard links" in warnings[0]
+    assert warnings[-1] == "and 1481 more warnings (memfuse's log has them all)"
+    assert (
+        envelope["data"]["bullets"][0]["text"]
+        == "Remember: Alice prefers dark mode in every editor"
+    )
+
+
+def test_warming_up_asks_the_local_index_but_never_the_stores_recall(world: World) -> None:
+    synced(world)
+    asked = world.gateway.count("recall")
+    served = service(world)
+    served.warm()
+    assert world.gateway.count("recall") == asked  # a recall counts what it returns as read
+    assert served.index is not None
+    # The index caught up in the warm-up: the first question does not refresh it again.
+    found = ok(served.call("recall", {"query": "dark mode"}))
+    assert found["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")
+
+
+def test_a_store_that_cannot_start_still_leaves_the_local_path_warm(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memfuse.errors import MemfuseError
+
+    synced(world)
+    world.gateway.down = "failed"
+    served = service(world)
+    with pytest.raises(MemfuseError):  # serve logs it; the first call says it
+        served.warm()
+    refreshed: list[int] = []
+    real = RecallIndex.refresh
+
+    def counted(self: RecallIndex, *args: Any) -> int:
+        refreshed.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(RecallIndex, "refresh", counted)
+    first = ok(served.call("recall", {"query": "dark mode"}))
+    assert refreshed == []  # the warm-up caught the index up before the store was tried
+    assert first["data"]["sources"] == ["journals"]
+    assert first["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")

@@ -1,0 +1,134 @@
+"""A tool's answer as it leaves `memfuse serve`: masked, bounded, and rendered twice — the
+envelope as structured content, and a compact text meant for a model.
+
+A client that hands the model both (some MCP hosts do) must not give it the same envelope twice,
+so the text is not the JSON again: a few lines per result with what a model cites (the
+journal line, the URI, the date) and what it reads (the whole bullet, up to TEXT_MAX), the
+warnings last. Every part is bounded: each text at TEXT_MAX characters, the warnings at
+WARNINGS_MAX (the rest counted in one line), the envelope at ANSWER_MAX bytes (the last
+rows dropped, counted in `data.truncated`), and the text at ANSWER_MAX bytes as well.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memfuse.untrusted import printable
+
+TEXT_MAX = 4000  # characters of one text in an answer (a bullet may be a page long)
+ANSWER_MAX = 256 * 1024  # bytes of one answer's JSON, and of its text
+WARNINGS_MAX = 20  # warnings one answer lists; the rest are counted (the log has them all)
+CUT = "… [cut]"
+
+
+def masked(value: Any, mask: Callable[[str], str]) -> Any:
+    """Every text in an answer with the secrets masked, and cut at TEXT_MAX characters."""
+    if isinstance(value, str):
+        text = mask(value)
+        return text if len(text) <= TEXT_MAX else text[:TEXT_MAX] + CUT
+    if isinstance(value, dict):
+        return {k: masked(v, mask) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [masked(v, mask) for v in value]
+    return value
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def bounded(envelope: dict[str, Any]) -> dict[str, Any]:
+    """The envelope within ANSWER_MAX bytes: its warnings cut to WARNINGS_MAX, then the last
+    rows of its list dropped (and counted in `data.truncated`) until it fits; a `data` that
+    still does not fit is replaced by an error saying so."""
+    warnings = envelope["warnings"]
+    if len(warnings) > WARNINGS_MAX:
+        more = len(warnings) - WARNINGS_MAX + 1
+        warnings[WARNINGS_MAX - 1 :] = [f"and {more} more warnings (memfuse's log has them all)"]
+    data = envelope["data"]
+    rows = next((data[k] for k in ("results", "bullets") if isinstance(data.get(k), list)), None)
+    dropped = 0
+    while _size(envelope) > ANSWER_MAX:
+        if not rows:
+            envelope["data"] = {"error": f"the answer is over {ANSWER_MAX} bytes"}
+            return envelope
+        rows.pop()
+        dropped += 1
+        data["truncated"] = dropped
+    if dropped:
+        warnings.append(f"the answer was cut to {ANSWER_MAX} bytes: {dropped} dropped")
+    return envelope
+
+
+def text_of(envelope: dict[str, Any], human: Sequence[str] = ()) -> str:
+    """The compact text a model reads, from the bounded, masked envelope (a command without
+    lines of its own here gives its `human` lines, masked by the caller), then the warnings;
+    within ANSWER_MAX bytes, every line printable."""
+    data = envelope["data"]
+    command = envelope["command"]
+    if "error" in data and len(data) == 1:
+        lines = [f"{command}: {data['error']}"]
+    else:
+        render = _RENDER.get(command)
+        lines = render(data) if render is not None else [str(line)[:TEXT_MAX] for line in human]
+    if envelope["status"] != "ok":
+        lines.append(f"status: {envelope['status']}")
+    lines += [f"warning: {w}" for w in envelope["warnings"]]
+    text = printable("\n".join(lines))
+    if len(text.encode()) > ANSWER_MAX:
+        text = text.encode()[: ANSWER_MAX - len(CUT.encode())].decode("utf-8", "ignore") + CUT
+    return text
+
+
+def _recall(data: dict[str, Any]) -> list[str]:
+    results = data["results"]
+    origin = " and ".join(data["sources"]) or "nothing"
+    lines = [f"{len(results)} results for {data['query']!r} from {origin}"]
+    if data.get("truncated"):
+        lines[0] += f" ({data['truncated']} more cut for size)"
+    for n, row in enumerate(results, start=1):
+        cited = [row.get("location"), row.get("date"), row.get("type"), row.get("uri")]
+        lines.append(f"{n}. [{' · '.join(str(c) for c in cited if c)}]")
+        lines.append(f"   {row['content']}".replace("\n", "\n   "))
+    if not results:
+        lines.append("no record of it in the journals, MEMORY.md or the store")
+    return lines
+
+
+def _where(data: dict[str, Any]) -> list[str]:
+    bullets = data["bullets"]
+    if not bullets:
+        return [f"no bullet matches {data['query']!r} in any journal"]
+    lines = [f"{data['matches']} bullets match {data['query']!r}"]
+    if data["matches"] > len(bullets):
+        lines[0] += f" (the first {len(bullets)} shown)"
+    held = {True: "the store holds it", False: "the store does not hold it",
+            None: "the store did not answer"}  # fmt: skip
+    for row in bullets:
+        lines.append(f"- {row['location']} {row['uri']} ({row['type']}): {row['text']}")
+        settled = row["outcome"] or "not settled"
+        lines.append(f"  ledger: {settled}; {held[row['in_store']]}")
+        if "store_text" in row:
+            lines.append(f"  at that URI now: {row['store_text']}")
+        lines += [
+            f"  {a['at']} {a['outcome']}" + (f": {a['reason']}" if a["reason"] else "")
+            for a in row["attempts"]
+        ]
+    return lines
+
+
+def _note(data: dict[str, Any]) -> list[str]:
+    made = {"journal": " (a new journal)", "section": " (a new section)"}.get(data["made"], "")
+    return [
+        f"noted at {data['file']}:{data['line']}{made}, under {data['section']}",
+        f"sync will store it as {data['uri']}",
+    ]
+
+
+_RENDER: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "recall": _recall,
+    "where": _where,
+    "note": _note,
+}

@@ -1,0 +1,90 @@
+"""`note`: the one tool of `memfuse serve` that writes. It appends one bullet to today's
+journal (memfuse.workspace.note) and answers where it went and the URI sync will give it.
+
+The journal is the agent's and memfuse's runs read it: the note takes the workspace lock for
+the moment of its write, waiting at most LOCK_WAIT seconds for a run that holds it (a `sync`,
+a `tidy --archive` moving journals); a run that holds it longer makes the note an error
+result to try again, nothing written. The open index notices the journal changed at the next
+recall (its Markdown stamp) and re-reads that file alone, so the note is found at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memfuse.errors import LockedError, MemfuseError
+from memfuse.run.context import RunContext
+from memfuse.run.lock import WorkspaceLock
+from memfuse.run.mcp_server import ToolSpec
+from memfuse.run.output import CommandResult
+from memfuse.run.results import NoteData
+from memfuse.serve.arguments import BadArguments, only
+from memfuse.serve.service import Service, Tool, ToolRefused
+from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
+
+LOCK_WAIT = 5.0  # seconds a note waits for a memfuse run that holds the workspace
+
+SPEC = ToolSpec(
+    "note",
+    "Write one memory: appends `text` as a bullet to today's journal (memory/YYYY-MM-DD.md)"
+    " under the current `## HH:MM` section, as the agent's own journal entry; the next sync"
+    " stores it. One line of plain text, a fact, decision or event in your own words; no"
+    " heading, list marker, code fence or HTML at its start. Answers the journal line and the"
+    " URI the memory will have.",
+    {
+        "type": "object",
+        "properties": {
+            "text": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": NOTE_MAX,
+                "description": "The bullet's text: one line, what to remember.",
+            }
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    },
+    read_only=False,
+)
+
+
+def parse(arguments: Mapping[str, Any]) -> str:
+    only(arguments, ("text",))
+    value = arguments.get("text")
+    if not isinstance(value, str) or not value.strip():
+        raise BadArguments("text must be a non-empty string")
+    try:
+        return checked_text(value)
+    except NoteRefused as exc:
+        raise BadArguments(str(exc)) from None
+
+
+def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
+    workspace = ctx.workspace
+    now = ctx.settings.now
+    try:
+        with WorkspaceLock(workspace.state, "serve note", wait=LOCK_WAIT):
+            noted = append_note(workspace, text, now)
+    except LockedError as exc:
+        raise ToolRefused(f"{exc}; nothing written, note again in a moment") from None
+    except NoteRefused as exc:
+        raise ToolRefused(str(exc)) from None
+    except MemfuseError as exc:  # the state folder cannot hold the lock
+        raise ToolRefused(f"{exc}; nothing written") from None
+    memory_type = ctx.classifier.classify(noted.bullet.text).type
+    key = noted.position.section
+    data: NoteData = {
+        "file": workspace.location(noted.path),
+        "line": noted.bullet.line,
+        "section": f"{key[:2]}:{key[2:]}",
+        "made": noted.made,
+        "position": noted.position.key,
+        "uri": noted.position.uri(memory_type),
+        "type": memory_type,
+        "text": noted.bullet.text,
+    }
+    return CommandResult("note", data)
+
+
+TOOL = Tool(SPEC, parse, answer)

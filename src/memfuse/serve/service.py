@@ -1,0 +1,183 @@
+"""What `memfuse serve` keeps warm between calls, and one call answered.
+
+What a process pays per question is paid once: the settings, the local recall index (kept
+open, and brought up to date before every answer: only what changed is re-read), and one
+store session (through `RunContext.warm_store`: after a call the store did not answer, it
+rests and is tried again later, and meanwhile the journals answer with one warning). Each
+call runs on a context of its own — its clock, its warnings, its store client — is answered
+by its tool's handler (the commands' own flows, given in by memfuse.commands.serve: this
+package imports no command), and comes back as that command's envelope, masked and bounded,
+with a compact text for a model (memfuse.serve.answers).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memfuse.ledger.uris import UriBook
+from memfuse.recall.index import RecallIndex, catch_up, open_index
+from memfuse.report import Reporter
+from memfuse.run.context import RunContext, WarmStore
+from memfuse.run.mcp_server import ToolAnswer, ToolSpec, UnknownTool
+from memfuse.run.output import CommandResult
+from memfuse.serve.answers import bounded, masked, text_of
+from memfuse.serve.arguments import BadArguments
+from memfuse.untrusted import json_printable
+
+RETRY_AFTER = 30.0  # seconds a store that did not answer is left alone before a new session
+
+
+class ToolRefused(Exception):
+    """A call the tool will not carry out as asked (the journal cannot take the note, the
+    workspace is busy): said to the caller as an error result, nothing done."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool: how the client lists it, how its arguments are read (BadArguments when they
+    cannot be), and how a call is answered."""
+
+    spec: ToolSpec
+    parse: Callable[[Mapping[str, Any]], Any]
+    handle: Callable[[Service, RunContext, Any], CommandResult]
+
+
+@dataclass
+class CallReporter(Reporter):
+    """One call's warnings. What the store's guard says is kept apart (`store_said`), to be
+    told as one warning with what the call did without the store."""
+
+    store_said: list[str] = field(default_factory=list)
+
+    def warn(self, message: str, *, guard: bool = False) -> None:
+        if not guard:
+            super().warn(message)
+            return
+        message = self.mask(message)
+        self.logger.warning(message)
+        with self._lock:
+            self.guard_failures += 1
+            self.store_said.append(message)
+
+
+class Service:
+    """What stays warm between calls, and one call answered."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        tools: Sequence[Tool],
+        *,
+        warm_up: Callable[[Service, RunContext], None],
+        store_down: str,
+        pinned_now: bool,
+        clock: Callable[[], float] = time.monotonic,
+        retry_after: float = RETRY_AFTER,
+    ) -> None:
+        self.ctx = ctx
+        self.tools = {tool.spec.name: tool for tool in tools}
+        self.pinned_now = pinned_now
+        self._warm_up = warm_up
+        self._store_down = store_down
+        self.store: WarmStore = ctx.warm_store(retry_after=retry_after, clock=clock)
+        self.index: RecallIndex | None = None
+        self.uris = UriBook(ctx.workspace.state)  # read again only after a sync wrote the ledger
+        # The Markdown as the index last caught up with it: an unchanged stamp spares the
+        # refresh its look at every journal (a `stat` and a path each, ~5 ms at a year).
+        self._stamp: object = None
+        # What the run said before serving (a refused config key): told with the first answer.
+        self._notices = list(ctx.reporter.warnings)
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec for tool in self.tools.values()]
+
+    def warm(self) -> None:
+        """Before the first question: open the index and bring it up to date, walk one
+        question through the answer's own path (`warm_up`), so that what a first answer pays
+        once (imports, the index's pages) is paid here, and start the store's server last (a
+        store that cannot start raises, and the first call says so)."""
+        reporter = CallReporter()
+        reporter.begin(self.ctx.reporter.mask, self.ctx.reporter.logger)
+        ctx = self._context(reporter)
+        self.open_index(ctx)
+        self._warm_up(self, ctx)
+        self._notices += reporter.warnings
+        ctx.store.tools()  # starts the store's server (a failure: the first call says it)
+
+    def close(self) -> None:
+        self.store.close()
+        if self.index is not None:
+            self.index.close()
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> ToolAnswer:
+        """One tool call: its envelope, with a compact text, or an error the caller can act on."""
+        tool = self.tools.get(name)
+        if tool is None:
+            raise UnknownTool(name)
+        started = time.monotonic()
+        reporter = CallReporter()
+        reporter.begin(self.ctx.reporter.mask, self.ctx.reporter.logger)
+        try:
+            request = tool.parse(arguments)
+        except BadArguments as exc:
+            return _refused(name, exc, reporter)
+        ctx = self._context(reporter)
+        store = ctx.store
+        try:
+            result = tool.handle(self, ctx, request)
+        except ToolRefused as exc:
+            return _refused(name, exc, reporter)
+        finally:
+            self.store.settle(store, reporter.store_said[0] if reporter.store_said else None)
+            self.ctx.trim_server_log()  # the one store server's stderr, bounded for days
+        warnings = [*self._notices, *reporter.warnings]
+        self._notices = []
+        if reporter.store_said:
+            cause = reporter.store_said[0]
+            if self._store_down in warnings:
+                warnings[warnings.index(self._store_down)] = f"{self._store_down} ({cause})"
+            else:
+                warnings.append(f"the store did not answer: {cause}")
+        result = replace(result, warnings=tuple(warnings), guard_failures=reporter.guard_failures)
+        envelope = result.envelope(int((time.monotonic() - started) * 1000), store.busy_ms)
+        envelope = bounded(masked(envelope, reporter.mask))
+        human = [reporter.mask(line) for line in result.human]
+        return ToolAnswer(text_of(envelope, human), envelope)
+
+    def _context(self, reporter: Reporter) -> RunContext:
+        """A call's own context: its clock, its warnings and store client; the workspace,
+        classifier and server entry of the run."""
+        run = self.ctx
+        settings = run.settings
+        if not self.pinned_now:
+            settings = replace(settings, now=run.seams.clock())
+        ctx = RunContext(settings, reporter, seams=run.seams, _store=self.store.client(reporter))
+        ctx.workspace = run.workspace
+        ctx.classifier = run.classifier
+        ctx.server = run.server
+        return ctx
+
+    def open_index(self, ctx: RunContext) -> None:
+        """The index, opened once (a failure is said with every recall until it opens)."""
+        if self.index is None:
+            self.index = open_index(ctx.workspace.state, ctx.reporter.warn)
+
+    def catch_up(self, ctx: RunContext) -> None:
+        """The open index (opened now if it is not) brought up to date, when the Markdown
+        changed since it last was (or, with a model of meaning, bullets wait for vectors)."""
+        self.open_index(ctx)
+        if self.index is None:
+            return
+        stamp, embedder = ctx.workspace.markdown_stamp(), ctx.embedder
+        behind = stamp != self._stamp or (embedder is not None and self.index.unembedded)
+        if behind and catch_up(self.index, ctx.workspace, ctx.classifier, ctx.reporter.warn,
+                               embedder):  # fmt: skip
+            self._stamp = stamp
+
+
+def _refused(tool: str, exc: Exception, reporter: Reporter) -> ToolAnswer:
+    return ToolAnswer(json_printable(reporter.mask(f"{tool}: {exc}")), None, error=True)
