@@ -10,7 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memfuse.workspace.blocks import read_blocks
 from memfuse.workspace.journal import Bullet, parse, parse_commonmark, parse_plain
+from memfuse.workspace.plain import read_plain
 
 # Lines as journals hold them, and the lines that border on something else: an indented
 # marker, a heading with a closing sequence, text that would open a block of its own, Unicode
@@ -43,10 +45,12 @@ journal_line = st.composite(lambda draw: _line(lambda xs: draw(st.sampled_from(x
 
 def _same(text: str) -> bool:
     """Whether the plain reading took this journal; it must then agree with markdown-it."""
-    plain = parse_plain(text)
+    plain = read_plain(text)
     if plain is None:
         return False
-    assert _seen(plain) == _seen(parse_commonmark(text)), text
+    blocks = read_blocks(text)
+    assert _seen(plain.bullets) == _seen(blocks.bullets), text
+    assert plain.tally() == blocks.tally(), text
     return True
 
 
