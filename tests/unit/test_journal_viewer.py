@@ -126,3 +126,10 @@ def test_the_tally_names_code_and_prose_outside_bullets() -> None:
     assert [b.text for b in bullets] == ["bullet"]
     assert tally == Tally(items=1, code_lines=4, other_lines=3, first_other=2)
     assert parse_bytes(text.encode()).tally == tally
+
+
+def test_a_roll_up_section_carries_its_tally_at_the_roll_ups_lines() -> None:
+    weekly = "# Week of 2026-02-16\n\n## 2026-02-17\n\nProse here.\n- a\n    \n```\ncode\n```\n"
+    (section,) = weekly_sections(weekly)[date(2026, 2, 17)]
+    assert [b.line for b in section.bullets] == [6]
+    assert section.tally == Tally(items=1, code_lines=3, other_lines=1, first_other=5)
