@@ -7,6 +7,9 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import pytest
+
+from memfuse.workspace import blocks
 from memfuse.workspace.journal import Tally, parse, parse_bytes, read
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.rollup import roll_up
@@ -133,3 +136,30 @@ def test_a_roll_up_section_carries_its_tally_at_the_roll_ups_lines() -> None:
     (section,) = weekly_sections(weekly)[date(2026, 2, 17)]
     assert [b.line for b in section.bullets] == [6]
     assert section.tally == Tally(items=1, code_lines=3, other_lines=1, first_other=5)
+
+
+def test_each_byte_is_scanned_for_comments_once_however_many_comments_items_or_headings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Family 8's cost, counted rather than timed: the comment scan (the one step that looks
+    at a comment's text) sees each character of the journal at most once, so the reading stays
+    linear in bytes (its time at 1×/10×/100×: benchmarks/journal_costs.py)."""
+    scanned = []
+    real = blocks.comment_spans
+
+    def counting(text: str, *, inline: bool) -> list[tuple[int, int]]:
+        scanned.append(len(text))
+        return real(text, inline=inline)
+
+    monkeypatch.setattr(blocks, "comment_spans", counting)
+    for text in [
+        "- a " + "<!---->" * 50_000 + " b\n",
+        "".join(
+            f"## {i % 24}:00\n- n <!-- c {i} --> t\n  - nested <!-- d -->\n" for i in range(3000)
+        ),
+        "> - quoted <!-- x -->\n" * 3000 + "<!-- outside -->\n" * 3000,
+        "- a\n" + "  x <!-- c --> y\n" * 5000,
+    ]:
+        scanned.clear()
+        read(text)
+        assert 0 < sum(scanned) <= len(text)
