@@ -2,11 +2,11 @@
 
 Most journals are ATX headings, `-`/`*`/`+` items and their text: for those, CommonMark's
 blocks follow from each line's indentation and first characters, read here line by line at a
-small part of markdown-it's cost. A journal holding anything that could open another block — a
-tab or control character, any `<` (HTML, a comment), and at the start of a line's text a fence,
-a quote, a reference definition, a thematic break or setext underline, a numbered item, an
-indented heading, a list marker where it could start an item of its own — is read by
-markdown-it instead (memfuse.workspace.blocks), as is one whose structure this reading does not
+small part of markdown-it's cost. A journal holding anything that could open another block or
+change a bullet's text — a tab or control character, an HTML comment (`<!--`) anywhere, and at
+the start of a line's text (or an item's) a `<` (an HTML block), a fence, a quote, a reference
+definition, a thematic break or setext underline, a numbered item, an indented heading, a list
+marker where it could start an item of its own — is read by markdown-it instead (memfuse.workspace.blocks), as is one whose structure this reading does not
 follow (a marker indented one space, text indented for code after a blank line, a nested marker
 that closes items and lands as indented code). tests/unit/test_journal_plain.py holds both
 readings equal: bullets, positions, lines and tallies.
@@ -18,9 +18,9 @@ import re
 
 from memfuse.workspace.bullets import Builder, item_text
 
-_NOT_PLAIN = re.compile(r"[\x00-\x09\x0b-\x1f\x7f<]")
+_NOT_PLAIN = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]|<!--")
 _OPENS = re.compile(
-    r"[#>\[]|```|~~~|[-*+](?: |$)|[0-9]{1,9}[.)](?: |$)|([-*_])(?: *\1){2,} *$|=+ *$|-+ *$"
+    r"[#>\[<]|```|~~~|[-*+](?: |$)|[0-9]{1,9}[.)](?: |$)|([-*_])(?: *\1){2,} *$|=+ *$|-+ *$"
 )
 _HEADING = re.compile(r"(#{1,6}) ")
 PLAIN_INDENT = 40  # spaces; deeper is left to markdown-it
