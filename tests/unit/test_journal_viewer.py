@@ -163,3 +163,14 @@ def test_each_byte_is_scanned_for_comments_once_however_many_comments_items_or_h
         scanned.clear()
         read(text)
         assert 0 < sum(scanned) <= len(text)
+
+
+def test_a_days_journal_carries_each_forms_tally(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "2026-02-17.md").write_text("- a <!-- c -->\n\nProse.\n")
+    (journal,) = Workspace(tmp_path).journals([date(2026, 2, 17)], lambda _message: None)
+    assert journal.tallies == (
+        (memory / "2026-02-17.md", Tally(items=1, comments=1, comment_chars=10, other_lines=1,
+                                         first_other=3)),
+    )  # fmt: skip
