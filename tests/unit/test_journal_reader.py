@@ -2,7 +2,8 @@
 commonmark.js, the reference implementation, reads generated journals — the constructs of
 issue 39's families and those agents write (tabs, CRLF, setext headings, `1.`/`*`/`+` items,
 open fences, emoji, Chinese) — and every outermost item it shows, with its section and kind,
-is one of memfuse's bullets, and no bullet holds text that commonmark.js keeps in a comment.
+is one of memfuse's bullets, every word it shows of the item is in the bullet, and no bullet
+holds text that commonmark.js keeps in a comment.
 The recorded divergences (tests/reader/journals.py, DIVERGENCES) are the only ones allowed."""
 
 from __future__ import annotations
@@ -60,3 +61,4 @@ def test_the_comparison_has_teeth() -> None:
     assert differences(text, theirs) == []
     assert differences(text, theirs[1:]) != []
     assert differences(text, [dict(theirs[0]), dict(theirs[1], text="a hidden b")]) != []
+    assert differences(text, [dict(theirs[0], text="quoted lazy"), dict(theirs[1])]) != []
