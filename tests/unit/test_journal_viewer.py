@@ -8,6 +8,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memfuse.workspace import blocks
 from memfuse.workspace.journal import Tally, parse, parse_bytes, read
@@ -174,3 +176,18 @@ def test_a_days_journal_carries_each_forms_tally(tmp_path: Path) -> None:
         (memory / "2026-02-17.md", Tally(items=1, comments=1, comment_chars=10, other_lines=1,
                                          first_other=3)),
     )  # fmt: skip
+
+
+PIECES = ["- ", "* ", "1. ", "> ", ">", "  ", "\t", "\n", "\n\n", "<!--", "-->", "<!-->", "`",
+          "```", "~~~", "## 10:00 ", "# ", "text", "中文", "✨", "<div>", "\\",
+          "<!-- openclaw:dreaming:rem:start -->\n", "<!-- openclaw:dreaming:rem:end -->\n"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=60))
+def test_any_mix_of_containers_comments_and_markers_reads_and_adds_up(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    bullets, tally = read(text)
+    assert tally.items == len(bullets) + tally.empty
+    assert len({b.position for b in bullets}) == len(bullets)
+    assert all(b.text and b.text == b.text.strip() for b in bullets)
