@@ -17,7 +17,6 @@ import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 
 from memfuse.workspace.journal import parse
@@ -164,19 +163,25 @@ def differences(text: str, theirs: list[dict[str, object]]) -> list[str]:
 
 # Where the two CommonMark readers are known to part, each recorded in docs/decisions.md:
 # memfuse follows markdown-it there (decision 107), and a difference elsewhere is a failure.
+_QUOTES = re.compile(r"(?: {0,3}> ?)*")
 _ITEM = re.compile(r"( *)(?:[-*+]|[0-9]{1,9}[.)])([ \t]+)\S")
-_INDENTED_HEADING = re.compile(r"( {4,})#{1,6}(?:[ \t]|$)")
+_OPENER = re.compile(r"( {4,})(?:#{1,6}(?:[ \t]|$)|```|~~~|>|[-*+][ \t]|[0-9]{1,9}[.)][ \t])")
 
 
-def _heading_indented_under_an_item(text: str) -> bool:
-    """A line indented 4 or more that reads as a heading, right after an item's line whose
-    content starts further right: commonmark.js takes it lazily into the item's paragraph,
-    markdown-it lets the heading end the paragraph (and the line becomes indented code)."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    for before, line in pairwise(lines):
-        item, heading = _ITEM.match(before), _INDENTED_HEADING.match(line)
-        if item and heading and len(heading[1]) < len(item[0]) - 1:
+def _opener_indented_under_an_item(text: str) -> bool:
+    """A line indented 4 or more that would open a block (a heading, a fence, a quote, an
+    item) in the paragraph of an item whose content starts further right: commonmark.js
+    takes it lazily into that paragraph (indented 4 from its own container, it opens
+    nothing), markdown-it lets it open its block after the item (measured from the item)."""
+    content = 0  # where the content of the last item line of this run of lines starts
+    for line in text.replace("\r\n", "\n").split("\n"):
+        line = line[_QUOTES.match(line).end() :]  # type: ignore[union-attr]
+        if not line.strip():
+            content = 0
+        elif (opener := _OPENER.match(line)) and 0 < len(opener[1]) < content:
             return True
+        elif item := _ITEM.match(line):
+            content = len(item[0]) - 1
     return False
 
 
@@ -191,8 +196,9 @@ DIVERGENCES: dict[str, Callable[[str], bool]] = {
     "a tab after a list marker inside nested block quotes": re.compile(
         r"^(?: {0,3}> ?){2,} {0,3}(?:[-*+]|[0-9]{1,9}[.)])\t", re.MULTILINE
     ).search,
-    # decision 283: `   - a` / `    ## b` (b left of a's content, 4 or more in)
-    "a heading indented under an item's content": _heading_indented_under_an_item,
+    # decision 283: `   - a` / `    ## b` (b left of a's content, 4 or more in), or a fence,
+    # a quote or a marker there
+    "a block opener indented under an item's content": _opener_indented_under_an_item,
 }
 
 
