@@ -174,8 +174,8 @@ def _opener_indented_under_an_item(text: str) -> bool:
     takes it lazily into that paragraph (indented 4 from its own container, it opens
     nothing), markdown-it lets it open its block after the item (measured from the item)."""
     content = 0  # where the content of the last item line of this run of lines starts
-    for line in text.replace("\r\n", "\n").split("\n"):
-        line = line[_QUOTES.match(line).end() :]  # type: ignore[union-attr]
+    for quoted in text.replace("\r\n", "\n").split("\n"):
+        line = quoted[_QUOTES.match(quoted).end() :]  # type: ignore[union-attr]
         if not line.strip():
             content = 0
         elif (opener := _OPENER.match(line)) and 0 < len(opener[1]) < content:
