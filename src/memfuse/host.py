@@ -1,10 +1,12 @@
 """The agent's host as memfuse meets it outside scheduling (its scheduler is
 memfuse.schedule's): where the host keeps the agent's workspace, and where agent-memory beside
-it keeps its database and which workspace it watches by default. Facts of OpenClaw 2026.9
+it keeps its database and which workspace it watches by default, and the blocks its dreaming
+writes into a journal. Facts of OpenClaw 2026.9
 (reference/openclaw-2026.9.md, reference/agent-memory-versions.md). Pure: nothing is opened."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 HOST_FOLDER = ".openclaw"  # the host's folder in the user's home
@@ -22,3 +24,9 @@ def store_db_in(home: Path | str) -> Path:
     """Where the agent-memory entry memfuse writes keeps its database, beside the host's
     workspace."""
     return Path(home) / HOST_FOLDER / "agent-memory.db"
+
+
+# The host's managed dreaming blocks in the day's journal (memory-core's dreaming in the
+# `openclaw` package 2026.9): each between its own markers, at the start of a line.
+DREAMING_TAG = "openclaw:dreaming:"
+DREAMING_MARKER = re.compile(r"<!-- openclaw:dreaming:(light|rem|deep):(start|end) -->[ \t]*")

@@ -130,14 +130,15 @@ def test_what_a_viewer_shows_as_a_list_item_is_a_bullet_and_nothing_else() -> No
     text = (
         "## 09:00\n- first\n  - nested, part of first\n1. numbered\n\n"
         "<details>\n- inside an HTML block: shown as raw text\n</details>\n\n"
-        "<!--\n- commented out\n-->\n> - quoted, not top level\n\n    - indented code\n"
+        "<!--\n- commented out\n-->\n> - quoted: a viewer shows it as an item\n\n    - indented code\n"
         "```\n- fenced\n```\n- last\n"
     )
     found = [(b.position, b.text) for b in parse(text)]
     assert found == [
         ("0900-1", "first\n- nested, part of first"),
         ("0900-1001", "numbered"),
-        ("0900-2", "last"),
+        ("0900-2", "quoted: a viewer shows it as an item"),
+        ("0900-3", "last"),
     ]
 
 

@@ -10,7 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memfuse.workspace.blocks import read_blocks
 from memfuse.workspace.journal import Bullet, parse, parse_commonmark, parse_plain
+from memfuse.workspace.plain import read_plain
 
 # Lines as journals hold them, and the lines that border on something else: an indented
 # marker, a heading with a closing sequence, text that would open a block of its own, Unicode
@@ -21,7 +23,8 @@ HEADINGS = ["# Journal", "## 09:30 standup", "## 14:00", "### 22:00 memory-sync"
 STARTS = ["note", "**bold** note", "*em*", "-5 degrees", "+1", "2024 was", "3. numbered",
           "1) numbered", "_under_", "___", "***", "* * *", "---", "===", "= x", "> quote",
           "[ref]: /url", "```", "~~~", "`code`", "\\- escaped", "#", "\u3000wide", "\xa0nb",
-          "中文 笔记", "C# and F#", "a <b>", "<!-- c -->", "x\ty", "", " "]  # fmt: skip
+          "中文 笔记", "C# and F#", "a <b>", "<!-- c -->", "x\ty", "", " ", "<div>", "<b>bold</b>",
+          "a < b", "see <https://x.example>", "a <!-- c --> b", "<"]  # fmt: skip
 MARKERS = ["- ", "* ", "+ ", "-  ", "- - ", "-", "1. ", "2) "]
 
 
@@ -43,10 +46,12 @@ journal_line = st.composite(lambda draw: _line(lambda xs: draw(st.sampled_from(x
 
 def _same(text: str) -> bool:
     """Whether the plain reading took this journal; it must then agree with markdown-it."""
-    plain = parse_plain(text)
+    plain = read_plain(text)
     if plain is None:
         return False
-    assert _seen(plain) == _seen(parse_commonmark(text)), text
+    blocks = read_blocks(text)
+    assert _seen(plain.bullets) == _seen(blocks.bullets), text
+    assert plain.tally() == blocks.tally(), text
     return True
 
 
@@ -67,6 +72,7 @@ def test_the_plain_reading_takes_journals_as_agents_write_them() -> None:
         "## 10:00\n- parent\n  - child\n    more text\n- next\ncontinued lazily\n\nparagraph\n",
         "## 22:00\n* star **bold**\n+ plus\n   - nested\n\n  after a blank, still the item\n",
         "- first\n\n- second, a loose list\n\n## Light Sleep\n- restated\n## 23:00\n- kept\n",
+        "## 09:00\n- a <b>tag</b> inside, a < b, <https://x.example>\nlazy <i>\n",
     ]
     for text in journals:
         assert _same(text), text
@@ -83,6 +89,9 @@ def test_journals_the_plain_reading_leaves_to_markdown_it() -> None:
         "- a\n---\n",  # a setext underline
         "## closed ##\n- a\n",  # a closing sequence
         "- a\tb\n",  # a tab
+        "- <div>\nnot lazy: an HTML block has no lazy line\n",  # `<` opening an item's text
+        "- a\n  <b>x</b>\n",  # `<` opening a line's text
+        "- a <!-- c --> b\n",  # a comment, anywhere
     ]:
         assert parse_plain(text) is None, text
         assert _seen(parse(text)) == _seen(parse_commonmark(text))

@@ -25,7 +25,7 @@ from pathlib import Path
 from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.forms import Part, union
-from memfuse.workspace.journal import Bullet, ParsedJournal, decode, parse_bytes
+from memfuse.workspace.journal import Bullet, ParsedJournal, Tally, decode, parse_bytes
 from memfuse.workspace.names import (
     ARCHIVED,
     ARCHIVED_NAME,
@@ -79,6 +79,9 @@ class Journal:
     # False when a later form could not be read: its bullets are unknown, so none of the
     # day's synced bullets may be taken for gone.
     complete: bool = True
+    # What the reading of each form (a roll-up's day section each) took, in the forms' order:
+    # its list items and what each exclusion rule left out (docs/decisions.md 285).
+    tallies: tuple[tuple[Path, Tally], ...] = ()
 
     def positioned(self) -> Iterator[tuple[JournalPosition, Bullet]]:
         for bullet in self.bullets:
@@ -312,6 +315,7 @@ class Workspace:
         parts: list[Part] = []
         read: list[Source] = []
         empty: list[Path] = []  # roll-ups read that hold no section for the day
+        tallies: list[tuple[Path, Tally]] = []
         complete = True
         for source in forms:
             problems: list[str] = []
@@ -340,6 +344,7 @@ class Workspace:
                 continue
             read.append(source)
             parts += [Part(source.path, section.bullets) for section in sections]
+            tallies += [(source.path, section.tally) for section in sections]
         if not read:
             if complete and passed is not None:
                 for path in empty:
@@ -349,7 +354,7 @@ class Workspace:
         first = read[0]
         files = tuple(dict.fromkeys([*(s.path for s in read), *empty]))
         return Journal(day, first.path, merged.bullets, first.kind, merged.origins, files,
-                       complete)  # fmt: skip
+                       complete, tuple(tallies))  # fmt: skip
 
     def read_weekly(
         self, path: Path, warn: Warn, odd: list[str] | None = None

@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 
 from memfuse.workspace.forms import Part, union
-from memfuse.workspace.journal import decode, parse
+from memfuse.workspace.journal import commonmark_blocks, decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.names import monday_of
 from memfuse.workspace.sections import closed, fence_closes, fence_opened
@@ -26,29 +26,38 @@ _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
 
 
 def shift_headings(text: str, top: int = 3) -> str:
-    """Shift every heading outside code fences so the shallowest becomes level `top` (≤ 6)."""
+    """Shift every heading a viewer shows at the top level so the shallowest becomes level
+    `top` (≤ 6). A heading inside a list item, a block quote or code is the text of what holds
+    it, so it stays as written: a bullet holding `  ## Before the cutover` reads back from the
+    roll-up as the same bullet as from its daily."""
     lines = text.split("\n")
-    levels = []
-    fence: str | None = None
-    for line in lines:
-        fence, is_code = _fence_state(line, fence)
-        match = None if is_code else _HEADING.match(line)
-        if match:
-            levels.append(len(match[2]))
-    if not levels:
+    heads = {n: match for n in _top_headings(lines) if (match := _HEADING.match(lines[n]))}
+    if not heads:
         return text
-    shift = top - min(levels)
-    out = []
-    fence = None
-    for line in lines:
+    shift = top - min(len(match[2]) for match in heads.values())
+    for n, match in heads.items():
+        level = min(max(len(match[2]) + shift, 1), 6)
+        lines[n] = match[1] + "#" * level + lines[n][match.end(2) :]
+    return "\n".join(lines)
+
+
+def _top_headings(lines: list[str]) -> list[int]:
+    """The lines of the ATX headings outside every container, as CommonMark reads them; for a
+    text nested too deep to parse, those at column 0 outside fences (an unindented heading is
+    never inside an item or a quote)."""
+    tokens = commonmark_blocks(lines)
+    if tokens is not None:
+        return [
+            t.map[0]
+            for t in tokens
+            if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#") and t.map
+        ]
+    found, fence = [], None
+    for n, line in enumerate(lines):
         fence, is_code = _fence_state(line, fence)
-        match = None if is_code else _HEADING.match(line)
-        if match:
-            level = min(max(len(match[2]) + shift, 1), 6)
-            out.append(match[1] + "#" * level + line[match.end(2) :])
-        else:
-            out.append(line)
-    return "\n".join(out)
+        if not is_code and line.startswith("#"):
+            found.append(n)
+    return found
 
 
 def _fence_state(line: str, fence: str | None) -> tuple[str | None, bool]:

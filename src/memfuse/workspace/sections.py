@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
-from memfuse.workspace.journal import Bullet, ParsedJournal, commonmark_blocks, parse
+from memfuse.workspace.journal import Bullet, ParsedJournal, commonmark_blocks, parse, read
 
 DAY_HEADING = re.compile(r"## ([0-9]{4})-([0-9]{2})-([0-9]{2})[ \t]*")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
@@ -80,8 +80,8 @@ def heading_lines(lines: list[str]) -> list[int]:
 
 def split(text: str, day_of: Callable[[str], date | None]) -> tuple[Sections, list[str]]:
     """Each day's `## YYYY-MM-DD` sections of a roll-up's text in file order, each parsed as
-    that day's journal (its lines the roll-up's own); and the headings that name no day
-    `day_of` takes (`## 2026-02-30`): their sections are no day's."""
+    that day's journal (its lines, bullets' and tally's, the roll-up's own); and the headings
+    that name no day `day_of` takes (`## 2026-02-30`): their sections are no day's."""
     lines = text.split("\n")
     heads = [n for n in heading_lines(lines) if DAY_HEADING.fullmatch(lines[n])]
     found: Sections = {}
@@ -93,8 +93,11 @@ def split(text: str, day_of: Callable[[str], date | None]) -> tuple[Sections, li
             continue
         end = heads[index + 1] if index + 1 < len(heads) else len(lines)
         chunk = "\n".join(["", *lines[n + 1 : end]])  # line 1 is the heading's
-        bullets = tuple(replace(b, line=b.line + n) for b in parse(chunk))
-        found.setdefault(day, []).append(ParsedJournal(bullets, replaced_bytes=False))
+        read_bullets, tally = read(chunk)
+        bullets = tuple(replace(b, line=b.line + n) for b in read_bullets)
+        if tally.first_other:
+            tally = replace(tally, first_other=tally.first_other + n)
+        found.setdefault(day, []).append(ParsedJournal(bullets, False, tally))
     return found, odd
 
 

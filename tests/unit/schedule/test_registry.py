@@ -22,8 +22,8 @@ SRC = ROOT / "src" / "memfuse"
 # OpenClaw is also the agent runtime whose workspace memfuse syncs by default: these files name
 # the host, not the scheduler, each for a reason of its own (docs/decisions.md, 200).
 HOST_FILES = {
-    "host.py": "the host's folders: its workspace, agent-memory's database beside it",
-    "workspace/journal.py": "dreaming's managed blocks inside the day's journal",
+    "host.py": "the host's folders (its workspace, agent-memory's database beside it) and the"
+    " markers of the dreaming blocks it writes into a journal",
 }
 
 
