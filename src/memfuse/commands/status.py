@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
+from memfuse.ledger.alarms import unheld_alarms, unreadable_alarms
 from memfuse.ledger.ledger import Ledger, LedgerError
 from memfuse.ledger.reader import LedgerReader
 from memfuse.run import render
@@ -27,7 +28,6 @@ from memfuse.schedule.runs import due_between
 from memfuse.state.memo import last_generation
 from memfuse.state.pause import paused_since
 from memfuse.untrusted import UntrustedJSON, load_json
-from memfuse.workspace.weekly import MISPLACED
 
 SCHEDULE_FILE = "schedule.json"  # written by `memfuse cron --install` (memfuse.commands.cron)
 
@@ -80,7 +80,8 @@ def run(ctx: RunContext) -> CommandResult:
         + stopped
         + [f"memfuse needs a person: {p}" for p in lost],
     }
-    data["alarms"] += _unreadable_alarms(reader) + _set_aside_alarms(ctx)
+    data["alarms"] += unreadable_alarms(reader, SHOWN) + _set_aside_alarms(ctx)
+    data["alarms"] += unheld_alarms(reader, s.now)
     data["schedule"] = _schedule_view(ctx)
     paused = _paused(ctx, reader)
     if paused is not None:
@@ -135,21 +136,6 @@ def _set_aside_alarms(ctx: RunContext) -> list[str]:
         f"the sync ledger could not be used and was moved aside to {state.path / name};"
         " sync rebuilt it from the store: check it, then delete that file"
         for name in state.set_aside(state.LEDGER)[:SHOWN]
-    ]
-
-
-def _unreadable_alarms(reader: LedgerReader | None) -> list[str]:
-    """Each journal the last syncs could not read, until one reads it (or it is gone)."""
-    try:
-        found = reader.unreadable() if reader is not None else []
-    except LedgerError:
-        return []  # the ledger's own trouble is told by the ledger view
-    return [
-        f"the journal {path} {why} (since {since})"
-        if why.startswith(MISPLACED)
-        else f"the journal {path} cannot be read since {since}, so its"
-        f" bullets are not in the store ({why}); fix or convert it (UTF-8, a regular file)"
-        for path, why, since in found[:SHOWN]
     ]
 
 

@@ -377,6 +377,16 @@ class Ledger:
             raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
 
 
+# Since when each pending bullet's calls have failed: its first failed attempt after its last
+# one that was not, of the attempts kept.
+_FAILING_SINCE = (
+    "SELECT a.position, min(a.at) FROM attempts a WHERE a.outcome = 'failed' AND a.id >"
+    " coalesce((SELECT max(b.id) FROM attempts b WHERE b.position = a.position AND"
+    " b.outcome != 'failed'), 0) AND a.position IN (SELECT c.position FROM attempts c WHERE"
+    " c.id = (SELECT max(id) FROM attempts WHERE position = c.position) AND c.outcome ="
+    " 'failed' AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.position = c.position AND"
+    " e.content_hash = c.content_hash)) GROUP BY a.position ORDER BY a.position"
+)
 # The bullets whose last call failed, and no run has stored since: retried by the next sync.
 _PENDING = (
     "SELECT a.position, a.at, a.outcome, a.reason, a.memory_id, a.content_hash"

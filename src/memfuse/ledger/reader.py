@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from memfuse.confine import UnsafePath
 from memfuse.ledger.ledger import (
+    _FAILING_SINCE,
     _PENDING,
     _REJECTED,
     _SELECT_SOME,
@@ -98,6 +100,19 @@ class LedgerReader:
     def pending(self) -> list[tuple[str, Attempt]]:
         """Ledger.pending, read-only."""
         return [(str(row[0]), Attempt(*row[1:])) for row in self.rows(_PENDING)]
+
+    def failing_longer_than(self, now: datetime, after: timedelta) -> list[tuple[str, str]]:
+        """(position, since when) of every pending bullet whose calls have failed for longer
+        than `after`, oldest first: a bullet that should be in the store and is not."""
+        found = []
+        for position, at in self.rows(_FAILING_SINCE):
+            try:
+                since = datetime.fromisoformat(str(at))
+            except ValueError:
+                continue
+            if since.tzinfo is not None and now - since > after:
+                found.append((str(position), str(at)))
+        return sorted(found, key=lambda row: row[1])
 
     def rejected(self) -> list[tuple[str, str]]:
         """(position, the store's reason) of every bullet its write gate refused."""

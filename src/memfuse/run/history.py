@@ -47,6 +47,9 @@ class RunRecord:
     counts: Mapping[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     warning_count: int = 0
+    # sync: what it read (issue 39's accounting, its numbers): items, bullets, what each rule
+    # took and the lines of text no rule took
+    read: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def at(self) -> datetime:
@@ -60,6 +63,7 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         value = asdict(self)
         value["counts"] = dict(self.counts)
+        value["read"] = dict(self.read)
         value["warnings"] = list(self.warnings)
         return value
 
@@ -80,6 +84,7 @@ class RunRecord:
             counts={str(k): int(v) for k, v in dict(value.get("counts", {})).items()},
             warnings=tuple(str(w) for w in value.get("warnings", ())),
             warning_count=int(value.get("warning_count", 0)),
+            read={str(k): int(v) for k, v in dict(value.get("read", {})).items()},
         )
 
 

@@ -8,7 +8,9 @@ here: it travels in `CommandResult.payload` and is printed verbatim.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from memfuse.run.history import RunRecord, stamp
 from memfuse.run.results import (
@@ -66,6 +68,9 @@ def sync(data: SyncData) -> list[str]:
             f"  rewrote {data['refolded']} shared memory(ies) once each with the current text of"
             " every bullet the store folded into it"
         )
+    accounted = data.get("accounting")
+    if accounted is not None and (data["dry_run"] or "index_line" in data):
+        lines.append(f"  read: {read_line(accounted)}")
     if "paused_since" in data:
         lines.append(f"  rolled back since {data['paused_since']}: nothing sent"
                      " (`memfuse rollback --undo` resumes)")  # fmt: skip
@@ -185,6 +190,9 @@ def status(data: StatusData) -> list[str]:
     lines = [f"memfuse status — {data['workspace']}"]
     for name, view in data["commands"].items():
         lines.append(f"  {name:<8} {_command_line(view['last_run'], view['last_success'], now)}")
+        read = (view["last_run"] or {}).get("read")
+        if isinstance(read, dict) and read:
+            lines.append(f"           read {read_line(read)}")
         if view.get("missed"):
             count = view.get("missed_runs", 1)
             runs = (
@@ -393,3 +401,16 @@ def rerank_test(data: RerankTestData) -> list[str]:
         f"{'ok  ' if c['ok'] else 'FAIL'}  {c['name']}: {c['detail']}" for c in data["checks"]
     ]
     return [*head, *buffer.getvalue().rstrip("\n").split("\n"), *checks]
+
+
+def read_line(a: Mapping[str, Any]) -> str:
+    """What a sync read, in one line (its accounting, or the numbers the run history kept)."""
+    return (
+        f"{a.get('forms', 0)} journal form(s), {a.get('items', 0)} list item(s) →"
+        f" {a.get('bullets', 0)} bullet(s) ({a.get('to_send', 0)} to send,"
+        f" {a.get('unchanged', 0)} unchanged, {a.get('shared', 0)} in a shared memory); left out:"
+        f" {a.get('code_lines', 0)} line(s) of code, {a.get('comments', 0)} comment(s),"
+        f" {a.get('dreaming_blocks', 0)} dreaming block(s), {a.get('empty_items', 0)} empty"
+        f" item(s); {a.get('unaccounted_lines', 0)} line(s) of other text"
+        f" in {a.get('unaccounted_forms', 0)} form(s)"
+    )

@@ -52,6 +52,33 @@ class PrunedRow(TypedDict):
     deleted: bool
 
 
+class UnaccountedRow(TypedDict):
+    file: str  # a journal form, as a person finds it in the workspace
+    lines: int  # lines of text a viewer shows that are no bullet, code, comment or dreaming
+    first_line: int  # the first of them (1-based)
+
+
+class AccountingData(TypedDict):
+    """What a sync read (issue 39), summed over the journal forms it read."""
+
+    forms: int  # journal forms read (a daily, an archived copy, a roll-up)
+    items: int  # list items a viewer shows, outside code and dreaming blocks
+    empty_items: int  # of those, items with no text once comments are out
+    bullets: int  # the bullets of the days read, each form's copies counted once
+    to_send: int  # new, changed, sharing a changed memory, or in a shared memory rewritten
+    unchanged: int
+    shared: int  # unchanged bullets the store keeps in another bullet's memory
+    code_lines: int  # left out as code (fenced or indented)
+    comments: int  # HTML comments, their text left out
+    comment_chars: int
+    dreaming_blocks: int  # the host's dreaming blocks, between their own markers
+    dreaming_lines: int
+    deep_lines: int  # lines nested too deep to parse, read as whole bullets or text
+    unaccounted_lines: int  # text a viewer shows that is none of the above: warned about
+    unaccounted: list[UnaccountedRow]  # the first forms holding such text
+    unaccounted_forms: int
+
+
 class SyncData(TypedDict):
     dry_run: bool
     scope: str  # changed (a plain sync) | all | date D | since D | days N
@@ -67,6 +94,7 @@ class SyncData(TypedDict):
     plan: dict[str, Any]  # to send, stale, to prune, to send again (memfuse.sync.plan.Plan)
     rebuilt: NotRequired[int]  # entries a fresh ledger took back from the store
     resent: NotRequired[int]  # bullets sent again because they shared a memory with a change
+    accounting: NotRequired[AccountingData]  # what was read, and what the rules took
     refolded: NotRequired[int]  # shared memories rewritten with their bullets' texts now
     calls: int
     recall_index_refreshed: NotRequired[int | None]  # not under --dry-run

@@ -273,6 +273,7 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
         else {},
         warnings=tuple(ctx.reporter.warnings[:5]),
         warning_count=len(ctx.reporter.warnings),
+        read=_numbers(result.data.get("accounting")),
     )
     history = History(state)
     try:
@@ -336,3 +337,10 @@ def _require_workspace(workspace: Path) -> None:
         raise NoWorkspace(
             f"workspace {workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
         )
+
+
+def _numbers(value: object) -> dict[str, int]:
+    """The whole numbers of a mapping (a sync's accounting, for the run history)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}

@@ -16,6 +16,7 @@ from memfuse.report import Reporter
 from memfuse.run.results import SyncData
 from memfuse.state.pause import paused_since
 from memfuse.store.client import StoreClient
+from memfuse.sync import accounting
 from memfuse.sync.apply import Applied, Applier, Progress, note_files
 from memfuse.sync.plan import Plan, plan
 from memfuse.sync.reading import Reader, Reading, touched, with_memory_ids
@@ -69,6 +70,9 @@ def sync(request: Request, services: Services) -> SyncData:
         )  # fmt: skip
     reading, the_plan = read_and_plan(request, services, paused=paused, repaired=fixed)
     data = _data(request, reading, the_plan, fixed)
+    data["accounting"] = accounting.account(reading, the_plan)
+    for warning in accounting.warnings(data["accounting"]):
+        services.reporter.warn(warning)
     today = workspace.journal_path(request.now.date())
     if not reading.days and not today.exists():
         data["today_journal"] = str(today)

@@ -13,7 +13,7 @@ from memfuse.ledger.ledger import Entry, Ledger, Stamp, content_hash
 from memfuse.store.client import NewMemory, StoreClient
 from memfuse.sync.scope import InScope, stamp
 from memfuse.text.classify import Classifier, Verdict
-from memfuse.workspace.journal import Bullet
+from memfuse.workspace.journal import Bullet, Tally
 from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.position import SOURCE_PREFIX, JournalPosition
 
@@ -67,6 +67,8 @@ class Reading:
     partial: set[str] = field(default_factory=set)  # days with a form that could not be read
     holds: dict[str, set[str]] = field(default_factory=dict)  # location -> the days it is a form of
     learned: tuple[Entry, ...] = ()  # entries whose memory id the store told this run
+    # What each form read held, by location (a roll-up's sections summed): issue 39's account.
+    tallies: dict[str, Tally] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,9 @@ class Reader:
             reading.days.append(iso)
             for path in journal.read:
                 passed(journal.day, path)
+            for path, tally in journal.tallies:
+                where = workspace.location(path)
+                reading.tallies[where] = reading.tallies.get(where, Tally()) + tally
             if not journal.complete:
                 reading.partial.add(iso)
             known = self.ledger.entries_for([iso]) if self.ledger is not None else {}
