@@ -26,7 +26,7 @@ def test_doctor_json_reports_every_check_ok(store: StoreServer, workspace: Path)
         "workspace": True, "journals": True, "config": True, "mcporter-config": True,
         "transport": True, "mcporter": True,
         "generation": True,
-        "server": True, "tools": True, "reranker": True,
+        "server": True, "tools": True, "reranker": True, "meaning": True,
     }  # fmt: skip
 
 

@@ -66,7 +66,8 @@ def test_ten_thousand_sections_parse_and_plan_quickly(workspace: Path) -> None:
     code, envelope, _ = invoke(
         "sync", "-w", str(workspace), "--date", DAY, "--dry-run", "--mcporter", "/nope"
     )
-    assert code == 0
+    assert code == 78  # the missing mcporter named as the cause (decision 262)…
+    assert len(envelope["data"]["plan"]["send"]) == 10_000  # …and every section read and planned
     assert time.monotonic() - started < 10
     uris = [item["uri"] for item in envelope["data"]["would_send"]]
     assert len(uris) == len(set(uris)) == 10_000
@@ -118,6 +119,7 @@ def test_a_workspace_config_with_wrong_types_is_a_warning_not_a_stop(workspace: 
     (workspace / ".memfuse").mkdir()
     (workspace / ".memfuse" / "config.toml").write_text("[surface]\nmax_lines = 'eighty'\n")
     result = CliRunner().invoke(app, ["surface", "-w", str(workspace), "--mcporter", "/nope"])
-    assert result.exit_code == 0
+    assert result.exit_code == 78  # the missing mcporter named (decision 262); RECENT.md written
+    assert (workspace / "RECENT.md").exists()
     assert "surface.max_lines" in result.stderr and "skipped" in result.stderr
     assert (workspace / "RECENT.md").exists()
