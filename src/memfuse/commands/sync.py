@@ -9,6 +9,7 @@ instead; `--dry-run` shows the plan.
 
 from __future__ import annotations
 
+from memfuse.recall.index import refresh_index
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -32,7 +33,13 @@ def run(
     request = Request(scope, ctx.settings.now, prune, explain, verify, ctx.dry_run)
     services = Services(
         workspace, ctx.store, ledger, ctx.classifier, ctx.reporter, ctx.progress,
-        lambda: ctx.calls_made, ctx.embedder,
+        lambda: ctx.calls_made,
     )  # fmt: skip
     data = sync(request, services)
+    if not ctx.dry_run:
+        # The Markdown side of recall, kept current where the journals are read anyway (and
+        # the vectors of what is new, with the `semantic` extra: the night's run embeds).
+        data["recall_index_refreshed"] = refresh_index(
+            workspace, ctx.classifier, ctx.reporter.warn, ctx.embedder
+        )
     return CommandResult("sync", data, tuple(render.sync(data)))

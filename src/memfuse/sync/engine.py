@@ -10,8 +10,6 @@ from datetime import datetime
 
 from memfuse.ledger.ledger import Entry, Ledger
 from memfuse.ledger.refolds import refold_writes
-from memfuse.recall.index import refresh_index
-from memfuse.recall.semantic import Embedder
 from memfuse.report import Reporter
 from memfuse.run.results import SyncData
 from memfuse.state.pause import paused_since
@@ -50,7 +48,6 @@ class Services:
     reporter: Reporter
     progress: Progress
     calls: Callable[[], int]  # the store calls made so far
-    embedder: Embedder | None = None  # recall by meaning's model, when the extra is installed
 
 
 def sync(request: Request, services: Services) -> SyncData:
@@ -96,11 +93,6 @@ def sync(request: Request, services: Services) -> SyncData:
     if fixed.report is not None and fixed.report.lost:
         data["lost_left"] = len(ledger.positions_with("lost"))
     data["calls"] = services.calls()
-    # The Markdown side of recall, kept current where the journals are read anyway (and the
-    # vectors of what is new, with the `semantic` extra: the night's run embeds, not recall).
-    data["recall_index_refreshed"] = refresh_index(
-        workspace, services.classifier, services.reporter.warn, services.embedder
-    )
     return _finish(data, reading.stale, applied)
 
 
