@@ -1,0 +1,90 @@
+"""The house's own rules (issue 41), checked on every run: no module imports itself back
+through others (no circle), commands are thin, and no module outgrows what one reader holds."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "memfuse"
+COMMAND_MAX = 300  # lines of a command module: parse, call an engine, return its data
+MODULE_MAX = 450  # lines of any module…
+LARGER = {"refserver/store.py"}  # …but the stand-in server's store, agent-memory's own logic
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, known: set[str]) -> set[str]:
+    """The memfuse modules a file imports (a `from package import module` names the module)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("memfuse"):
+            for alias in node.names:
+                child = f"{node.module}.{alias.name}"
+                found.add(child if child in known else node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("memfuse")}
+    return found & known
+
+
+def graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in SRC.rglob("*.py")}
+    known = set(paths)
+    return {name: imports(path, known) - {name} for name, path in paths.items()}
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_back_through_others() -> None:
+    assert circles(graph()) == []
+
+
+def test_the_circle_check_finds_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_commands_are_thin_and_no_module_outgrows_a_reader() -> None:
+    sizes = {
+        p.relative_to(SRC).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+        for p in SRC.rglob("*.py")
+    }
+    fat = {name: n for name, n in sizes.items() if name.startswith("commands/") and n > COMMAND_MAX}
+    assert fat == {}
+    big = {name: n for name, n in sizes.items() if n > MODULE_MAX and name not in LARGER}
+    assert big == {}
