@@ -22,9 +22,11 @@ import contextlib
 import itertools
 import json
 import os
+import select
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import IO, Any, TextIO
 
@@ -87,6 +89,9 @@ class _Conversation:
             start_new_session=True,
         )
         self.ended: str | None = None
+        assert self.process.stdin is not None
+        self._stdin = self.process.stdin.fileno()
+        os.set_blocking(self._stdin, False)  # every write is bounded (`_write_all`)
         self._ids = itertools.count(1)
         self._pending: dict[int, _Slot] = {}
         self._lock = threading.Lock()  # the pending table and `ended`
@@ -148,14 +153,23 @@ class _Conversation:
         slot.done.set()
 
     def _answer_request(self, ident: int | str, method: object) -> None:
-        """The server asked memfuse something: a ping is answered, anything else refused."""
+        """The server asked memfuse something: a ping is answered, anything else refused. The
+        reader never waits to write: a reply that cannot go at once (the server is not reading,
+        another write is under way) is dropped, so a server flooding requests cannot stall it."""
         if method == "ping":
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "result": {}}
         else:
             error = {"code": -32601, "message": "memfuse offers no such method"}
             reply = {"jsonrpc": "2.0", "id": ident, "error": error}
-        with contextlib.suppress(_Ended):
-            self._send(reply)
+        data = json.dumps(reply, ensure_ascii=True).encode("ascii") + b"\n"
+        if len(data) > select.PIPE_BUF or not self._write.acquire(blocking=False):
+            return
+        try:
+            os.write(self._stdin, data)  # at most PIPE_BUF bytes: all of it, or none
+        except OSError:
+            pass  # the pipe is full (the reply dropped) or closed (the reader sees the end)
+        finally:
+            self._write.release()
 
     def _end(self, why: str) -> None:
         with self._lock:
@@ -168,13 +182,31 @@ class _Conversation:
 
     # --- memfuse's side ---------------------------------------------------------------
     def _send(self, message: Mapping[str, Any]) -> None:
+        """Write one message whole within the timeout; TimeoutError when the server does not
+        take it (a part written leaves the conversation unusable: it is ended), _Ended when
+        the pipe is closed."""
         data = json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n"
-        stdin = self.process.stdin
-        assert stdin is not None
-        with self._write:
+        deadline = time.monotonic() + self.timeout
+        if not self._write.acquire(timeout=self.timeout):
+            raise TimeoutError("another write to the server did not finish")
+        try:
+            self._write_all(memoryview(data), deadline)
+        finally:
+            self._write.release()
+
+    def _write_all(self, data: memoryview, deadline: float) -> None:
+        started = len(data)
+        while data:
+            left = deadline - time.monotonic()
             try:
-                stdin.write(data)
-                stdin.flush()
+                ready = select.select([], [self._stdin], [], max(left, 0))[1] if left > 0 else []
+                if not ready:
+                    if len(data) < started:
+                        self._end("a message to the server was cut off (it stopped reading)")
+                    raise TimeoutError("the server does not read its input")
+                data = data[os.write(self._stdin, data) :]
+            except BlockingIOError:
+                continue
             except (OSError, ValueError):
                 raise _Ended(self.ended or self._gone("the server closed its input")) from None
 
@@ -201,31 +233,42 @@ class _Conversation:
         return slot.result
 
     def close(self) -> None:
-        """Close the server's input, give it EXIT_GRACE to leave, then end its process group."""
-        stdin = self.process.stdin
-        with self._write, contextlib.suppress(OSError, ValueError):
-            if stdin is not None:
-                stdin.close()
-        try:
+        """Close the server's input, give it EXIT_GRACE to leave, then end its whole process
+        group (what it started too), whether or not it left by itself."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()  # a write under way fails; the lock is not waited on
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=EXIT_GRACE)
-        except subprocess.TimeoutExpired:
-            self._stop()
+        self._stop()
         self._end("the session was closed")
+        # Every writer to its stdout is gone now, so the reader sees the end; its buffered
+        # stream is closed only once the reader has left it (closing it under a read blocks).
         self._reader.join(timeout=EXIT_GRACE)
-        if self.process.stdout is not None:
+        if not self._reader.is_alive() and self.process.stdout is not None:
             with contextlib.suppress(OSError):
                 self.process.stdout.close()
 
     def _stop(self) -> None:
-        """End the server and whatever it started (its own process group): TERM, then KILL."""
+        """End the server's process group (the server and whatever it started): TERM, a
+        moment, then KILL. A group already gone is nothing to do."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(OSError):
-                os.killpg(self.process.pid, sig)
             try:
-                self.process.wait(timeout=EXIT_GRACE)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+                os.killpg(self.process.pid, sig)
+            except OSError:
+                break  # no such group left
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=EXIT_GRACE if sig == signal.SIGTERM else 1.0)
+            if sig == signal.SIGTERM and not _group_alive(self.process.pid):
+                break
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except OSError:
+        return False
+    return True
 
 
 class SessionGateway:
