@@ -146,3 +146,17 @@ def test_default_budget_never_exceeds_80_lines_even_with_wild_records() -> None:
         for k in ("emotion", "knowledge", "event")
     ]
     assert render(choose(records, NOW, BUDGET), NOW, BUDGET).count("\n") <= 80
+
+
+def test_a_huge_kept_copy_is_cut_in_one_pass_to_its_cap() -> None:
+    """The agent can leave RECENT.kept.md at any size up to the read cap: cutting it back
+    takes one pass (line by line from the front, it took minutes at 1 MiB)."""
+    from datetime import datetime
+
+    from memfuse.workspace.recent_md import KEPT_HEADER, KEPT_MAX, kept_text
+
+    text, dropped = kept_text(
+        KEPT_HEADER + "a\n" * (1 << 20), ["my own line"], datetime(2026, 12, 6)
+    )
+    assert len(text.encode()) <= KEPT_MAX
+    assert text.rstrip().endswith("my own line") and dropped > 1 << 19

@@ -192,12 +192,15 @@ def kept_text(
     fresh = [line for line in lines if line not in held]
     if fresh:
         body += ["", f"## {when.strftime('%Y-%m-%d %H:%M')}", *fresh]
-    dropped = 0
+    # Where to cut, found in one pass from the oldest line (a copy of any size costs its
+    # length, not its square: the hostile review's 1 MiB copy took minutes line by line).
     size = len(KEPT_HEADER.encode()) + sum(len(line.encode()) + 1 for line in body)
-    while body and size > cap:
-        line = body.pop(0)
-        size -= len(line.encode()) + 1
-        dropped += bool(line.strip()) and not line.startswith("## ")
-    while body and not body[0].strip():
-        body.pop(0)
+    cut = 0
+    while cut < len(body) and size > cap:
+        size -= len(body[cut].encode()) + 1
+        cut += 1
+    dropped = sum(1 for line in body[:cut] if line.strip() and not line.startswith("## "))
+    while cut < len(body) and not body[cut].strip():
+        cut += 1
+    body = body[cut:]
     return KEPT_HEADER + ("\n" + "\n".join(body) + "\n" if body else ""), dropped

@@ -446,6 +446,12 @@ def test_the_handler_adds_recent_md_to_main_sessions_only(tmp_path: Path) -> Non
         ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(hard.stdout)["agent:main:main"] == [["AGENTS.md", "rules"]]
+    (ws / "RECENT.md").unlink()
+    os.mkfifo(ws / "RECENT.md")  # nobody writes it: a blocking open would never return
+    fifo = subprocess.run(
+        ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(fifo.stdout)["agent:main:main"] == [["AGENTS.md", "rules"]]
 
 
 def test_a_dreaming_job_without_a_zone_runs_in_the_gateways_not_the_installing_shells(

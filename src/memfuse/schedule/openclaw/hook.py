@@ -62,7 +62,10 @@ export default async function handler(event) {
   try {
     // Never through a link: the agent writes this folder, and a RECENT.md that points at
     // another file (a symlink, a second hard link) would put that file in the model's context.
-    const handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // Never blocking either: a FIFO in RECENT.md's place would hold one of the Gateway's I/O
+    // threads for good (O_NONBLOCK opens it at once, and the check below turns it away).
+    const handle = await fs.open(
+      file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
       const info = await handle.stat();
       if (!info.isFile() || info.nlink !== 1) return;
