@@ -76,6 +76,14 @@ class Noted:
     made: str | None  # "journal" or "section" when the note made it, else None
 
 
+# Characters that make text display otherwise than it is stored: the bidirectional controls
+# and the invisible spaces (a zero-width joiner stays: emoji sequences are made with it).
+_DISGUISE = frozenset("\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060"
+                      "\u2066\u2067\u2068\u2069\ufeff")  # fmt: skip
+# `[name]: target` alone is a link reference definition, not a paragraph (CommonMark 4.7).
+_LINK_DEFINITION = re.compile(r"\[[^\]]+\]:")
+
+
 def checked_text(text: str) -> str:
     """The note's text as it will read back (trimmed), or NoteRefused saying what to change."""
     value = text.strip()
@@ -84,6 +92,11 @@ def checked_text(text: str) -> str:
     if len(value) > NOTE_MAX:
         raise NoteRefused(f"text is {len(value)} characters, above the {NOTE_MAX} of one note")
     for char in value:
+        if char in _DISGUISE:  # bidi overrides and zero-width spaces: text in disguise
+            raise NoteRefused(
+                f"text holds an invisible format character (U+{ord(char):04X}), which makes it"
+                " read otherwise than it is stored"
+            )
         if unicodedata.category(char) in ("Cc", "Zl", "Zp", "Cs"):
             what = (
                 "a line break" if char in "\n\r\x0b\x0c\x85\u2028\u2029" else "a control character"
@@ -94,6 +107,11 @@ def checked_text(text: str) -> str:
     for pattern, what in _OPENERS:
         if pattern.match(value):
             raise NoteRefused(f"text opens with {what}: a note is the text of one bullet")
+    if _LINK_DEFINITION.match(value):
+        raise NoteRefused(
+            "text is a link reference definition ([name]: target): a viewer shows nothing of it"
+            " and turns [name] in other bullets into a link"
+        )
     if "<!--" in value or "-->" in value:
         raise NoteRefused("text holds an HTML comment marker (<!-- or -->), which hides text")
     alone = parse(f"- {value}\n")

@@ -131,6 +131,9 @@ def test_a_utf16_journal_with_crlf_gets_the_note_in_its_own_encoding(world: Worl
         ("escape \x1b[2J", "a control character (U+001B)"),
         ("x" * (NOTE_MAX + 1), f"above the {NOTE_MAX} of one note"),
         ("   ", "text must be a non-empty string"),
+        ("[a]: /b", "a link reference definition"),
+        ("pay \u202eevil\u202c later", "an invisible format character (U+202E)"),
+        ("zero\u200bwidth", "an invisible format character (U+200B)"),
     ],
 )
 def test_text_that_would_change_the_journals_structure_is_refused(
