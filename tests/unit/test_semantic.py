@@ -118,3 +118,10 @@ def test_a_question_names_what_is_capitalised_past_its_first_word(
 
     assert names_in(question) == names
     assert weight(question) == (NAMED if names else UNNAMED)
+
+
+def test_memfuse_semantic_off_leaves_the_model_unused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memfuse.recall import semantic
+
+    monkeypatch.setenv("MEMFUSE_SEMANTIC", "off")
+    assert semantic.installed() is None

@@ -14,7 +14,7 @@ from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.sync.engine import Request, Services, sync
-from memfuse.sync.scope import Scope
+from memfuse.sync.scope import Scope, unchanged
 
 __all__ = ["Scope", "run"]
 
@@ -35,11 +35,14 @@ def run(
         workspace, ctx.store, ledger, ctx.classifier, ctx.reporter, ctx.progress,
         lambda: ctx.calls_made,
     )  # fmt: skip
-    data = sync(request, services)
+    synced = sync(request, services)
+    data = synced.data
     if not ctx.dry_run:
-        # The Markdown side of recall, kept current where the journals are read anyway (and
-        # the vectors of what is new, with the `semantic` extra: the night's run embeds).
+        # The Markdown side of recall, kept current from the journals the sync read, where
+        # their files have not changed since (and the vectors of what is new, with the
+        # `semantic` extra: the night's run embeds).
+        given = unchanged(synced.parsed, synced.stamps, workspace.location)
         data["recall_index_refreshed"] = refresh_index(
-            workspace, ctx.classifier, ctx.reporter.warn, ctx.embedder
+            workspace, ctx.classifier, ctx.reporter.warn, ctx.embedder, given
         )
     return CommandResult("sync", data, tuple(render.sync(data)))

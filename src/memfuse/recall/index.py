@@ -27,7 +27,7 @@ import os
 import sqlite3
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,7 @@ from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
 from memfuse.text.classify import Classifier
-from memfuse.workspace.layout import Workspace
+from memfuse.workspace.layout import Journal, Workspace
 
 if TYPE_CHECKING:
     from memfuse.recall.semantic import Matrix
@@ -157,10 +157,11 @@ class RecallIndex:
         warn: Callable[[str], None],
         embedder: Embedder | None = None,
         embed_max: int = vectors.PER_QUESTION,
+        given: Mapping[date, Journal] | None = None,
     ) -> int:
         """Re-index what changed, in one transaction, then embed up to `embed_max` texts that
         have no vector (memfuse.recall.vectors); the number of files re-read or dropped."""
-        changed = self._refresh(workspace, classifier, warn)
+        changed = self._refresh(workspace, classifier, warn, given)
         if changed:
             self._vectors = None
         behind = (
@@ -188,7 +189,11 @@ class RecallIndex:
         return done
 
     def _refresh(
-        self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
+        self,
+        workspace: Workspace,
+        classifier: Classifier,
+        warn: Callable[[str], None],
+        given: Mapping[date, Journal] | None = None,
     ) -> int:
         wanted = files_of(workspace)
         changed = 0
@@ -217,7 +222,7 @@ class RecallIndex:
                 stamps[name] = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size,
                                 role)  # fmt: skip
                 empty[name] = _empty(info)
-            days_read = DaysRead(workspace, classifier, warn)
+            days_read = DaysRead(workspace, classifier, warn, given)
             for name in _to_read_again(stamps, known, present):
                 path, days = wanted[name]
                 before = known.get(name)
@@ -424,15 +429,17 @@ def refresh_index(
     classifier: Classifier,
     warn: Callable[[str], None],
     embedder: Embedder | None = None,
+    given: Mapping[date, Journal] | None = None,
 ) -> int | None:
     """Bring the index up to date (sync does, so recall starts warm): the number of files
     re-read, or None, with one warning, when the index cannot be used. Best-effort: the index
-    is derived, and recall rebuilds what is missing on demand."""
+    is derived, and recall rebuilds what is missing on demand. `given`: days the caller read
+    whole and checked unchanged since, taken instead of reading them again."""
     index = open_index(workspace.state, warn)
     if index is None:
         return None
     try:
-        return index.refresh(workspace, classifier, warn, embedder, vectors.PER_REFRESH)
+        return index.refresh(workspace, classifier, warn, embedder, vectors.PER_REFRESH, given)
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed: {exc}")
         return None

@@ -8,7 +8,7 @@ weekly roll-up's section) or one MEMORY.md fact, with the terms of its four colu
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -57,9 +57,14 @@ class DaysRead:
     KEEP = 32
 
     def __init__(
-        self, workspace: Workspace, classifier: Classifier, warn: Callable[[str], None]
+        self,
+        workspace: Workspace,
+        classifier: Classifier,
+        warn: Callable[[str], None],
+        given: Mapping[date, Journal] | None = None,
     ) -> None:
         self.workspace = workspace
+        self.given = given or {}  # days a sync read whole, unchanged since: not read again
         self.classifier = classifier
         self.warn = warn
         self.weeklies = Weeklies(workspace)
@@ -76,7 +81,7 @@ class DaysRead:
             def unreadable(_path: Path, _why: str) -> None:
                 self.blocked.add(day)
 
-            journal = self.workspace.read_day(
+            journal = self.given.get(day) or self.workspace.read_day(
                 day, forms, self.warn, self.weeklies, unreadable=unreadable
             )
             self.read[day] = None if journal is None else _day_rows(journal, self.classifier)

@@ -18,6 +18,7 @@ import functools
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -123,7 +124,10 @@ def quantize(vectors: Any) -> Matrix:
 
 @functools.cache
 def installed() -> Embedder | None:
-    """The extra's model when it is installed (not yet loaded), else None: recall is lexical."""
+    """The extra's model when it is installed (not yet loaded), else None: recall is lexical.
+    `MEMFUSE_SEMANTIC=off` leaves it unused (recall by words alone, no embedding in sync)."""
+    if os.environ.get("MEMFUSE_SEMANTIC", "").strip().lower() in ("0", "off", "no", "false"):
+        return None
     found = info()
     if found is None:
         return None

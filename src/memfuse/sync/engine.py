@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
-from memfuse.ledger.ledger import Entry, Ledger
+from memfuse.ledger.ledger import Entry, Ledger, Stamp
 from memfuse.ledger.refolds import refold_writes
 from memfuse.report import Reporter
 from memfuse.run.results import SyncData
@@ -21,7 +21,7 @@ from memfuse.sync.reading import Reader, Reading, touched, with_memory_ids
 from memfuse.sync.repair import Repair, repair
 from memfuse.sync.scope import Scope, in_scope
 from memfuse.text.classify import Classifier
-from memfuse.workspace.layout import Workspace
+from memfuse.workspace.layout import Journal, Workspace
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,17 @@ class Services:
     calls: Callable[[], int]  # the store calls made so far
 
 
-def sync(request: Request, services: Services) -> SyncData:
+@dataclass(frozen=True)
+class Synced:
+    """A sync's answer, and the journals it read whole with the stamp each file had then
+    (the recall index takes those that have not changed since, instead of reading them)."""
+
+    data: SyncData
+    parsed: dict[date, Journal]
+    stamps: dict[str, Stamp]
+
+
+def sync(request: Request, services: Services) -> Synced:
     """Repair, read, plan, and apply unless a dry run; the command's data."""
     workspace, store, ledger = services.workspace, services.store, services.ledger
     # A rollback's pause lives in its own state file, not in the ledger: a ledger lost or set
@@ -82,7 +92,7 @@ def sync(request: Request, services: Services) -> SyncData:
             dict(m.arguments()) for m in refold_writes(store, the_plan.refold)
         ] + [dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend]
         data["calls"] = services.calls()
-        return _finish(data, reading.stale, Applied())
+        return Synced(_finish(data, reading.stale, Applied()), {}, {})
     at = request.now.isoformat(timespec="seconds")
     applied = Applier(store, ledger, services.progress, at).apply(the_plan, Applied())
     note_files(ledger, workspace, reading, applied, paused=bool(paused), at=at)
@@ -93,7 +103,8 @@ def sync(request: Request, services: Services) -> SyncData:
     if fixed.report is not None and fixed.report.lost:
         data["lost_left"] = len(ledger.positions_with("lost"))
     data["calls"] = services.calls()
-    return _finish(data, reading.stale, applied)
+    stamps = {loc: stamp for files in reading.files.values() for loc, stamp in files}
+    return Synced(_finish(data, reading.stale, applied), reading.parsed, stamps)
 
 
 def read_and_plan(

@@ -18,6 +18,7 @@ from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.position import SOURCE_PREFIX, JournalPosition
 
 Warn = Callable[[str], None]
+PARSED_KEPT = 400  # journals a reading keeps for the index (a year of dailies and some)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,9 @@ class Reading:
     learned: tuple[Entry, ...] = ()  # entries whose memory id the store told this run
     # What each form read held, by location (a roll-up's sections summed): issue 39's account.
     tallies: dict[str, Tally] = field(default_factory=dict)
+    # The journals read whole, for the recall index to take instead of reading them again
+    # (at most PARSED_KEPT: a sync of every journal of years keeps no more in memory).
+    parsed: dict[date, Journal] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,8 @@ class Reader:
                 reading.tallies[where] = reading.tallies.get(where, Tally()) + tally
             if not journal.complete:
                 reading.partial.add(iso)
+            elif len(reading.parsed) < PARSED_KEPT:
+                reading.parsed[journal.day] = journal
             known = self.ledger.entries_for([iso]) if self.ledger is not None else {}
             for position, bullet in journal.positioned():
                 verdict = self.classifier.classify(bullet.text)

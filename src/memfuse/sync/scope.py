@@ -4,12 +4,13 @@ day, a range ending today, or all of them; and every day that still holds a pend
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
 from memfuse.ledger.ledger import Ledger, Stamp
-from memfuse.workspace.layout import Workspace
+from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.position import JournalPosition
 
 
@@ -97,3 +98,19 @@ def in_scope(workspace: Workspace, scope: Scope, ledger: Ledger | None, today: d
         for loc in locs:
             holds.setdefault(loc, set()).add(day.isoformat())
     return InScope(sorted(chosen), now, holds)
+
+
+def unchanged(
+    parsed: Mapping[date, Journal], stamps: Mapping[str, Stamp], location: Callable[[Path], str]
+) -> dict[date, Journal]:
+    """Of the journals a run read, those whose every file still has the stamp it had when
+    read (`stamps`, by location): what the run knows of them is what the files hold now."""
+    return {
+        day: journal
+        for day, journal in parsed.items()
+        if journal.read
+        and all(
+            (loc := location(path)) in stamps and stamp(path) == stamps[loc]
+            for path in journal.read
+        )
+    }

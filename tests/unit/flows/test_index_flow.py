@@ -6,6 +6,9 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.fakes import World
 
@@ -159,3 +162,29 @@ def test_doctor_shows_index_health(world: World) -> None:
     check = next(c for c in broken.data["checks"] if c["name"] == "index")
     assert check["ok"] is False
     assert "12 lost" in check["detail"] and "memfuse sync --verify" in check["detail"]
+
+
+def test_sync_hands_the_journals_it_read_to_the_index_instead_of_reading_them_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 41: the recall index is refreshed from the journals sync already parsed (when
+    their files have not changed since); a journal edited after sync read it is read anew."""
+    from memfuse.workspace.layout import Workspace
+
+    world.journal("2026-11-28", "## 09:30\n- Met Bob about the staging deploy\n")
+    world.journal("2026-11-29", "## 10:00\n- Reviewed the billing migration plan\n")
+    real = Workspace.read_day
+    reads: list[str] = []
+
+    def counted(self: Workspace, day: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(day.isoformat())
+        return real(self, day, *args, **kwargs)
+
+    monkeypatch.setattr(Workspace, "read_day", counted)
+    out = world.json("sync", "--now", "2026-11-29T22:00")
+    assert out.data["recall_index_refreshed"] == 2
+    assert sorted(reads) == ["2026-11-28", "2026-11-29"]  # once each: by sync, not again
+    found = world.json(
+        "recall", "staging deploy", "--without", "store", "--now", "2026-11-29T22:05"
+    )
+    assert "Met Bob about the staging deploy" in [r["content"] for r in found.data["results"]]
