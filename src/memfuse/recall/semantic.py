@@ -122,12 +122,16 @@ def quantize(vectors: Any) -> Matrix:
     return rows
 
 
-@functools.cache
 def installed() -> Embedder | None:
     """The extra's model when it is installed (not yet loaded), else None: recall is lexical.
     `MEMFUSE_SEMANTIC=off` leaves it unused (recall by words alone, no embedding in sync)."""
     if os.environ.get("MEMFUSE_SEMANTIC", "").strip().lower() in ("0", "off", "no", "false"):
         return None
+    return _installed()
+
+
+@functools.cache
+def _installed() -> Embedder | None:
     found = info()
     if found is None:
         return None

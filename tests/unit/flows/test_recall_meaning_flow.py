@@ -160,7 +160,7 @@ def test_the_extra_absent_is_no_model_and_recall_as_it_was(
         return None if name == semantic.MODULE else real(name, *args)
 
     monkeypatch.setattr(importlib.util, "find_spec", hidden)
-    semantic.installed.cache_clear()
+    semantic._installed.cache_clear()
     try:
         assert semantic.info() is None and semantic.installed() is None
         world.journal(DAY, JOURNAL)
@@ -169,7 +169,7 @@ def test_the_extra_absent_is_no_model_and_recall_as_it_was(
         world.embedder = semantic.installed()
         absent = world.json("recall", "dark mode", "--now", NOW)
     finally:
-        semantic.installed.cache_clear()
+        semantic._installed.cache_clear()
     assert absent.data == plain.data and absent.envelope["warnings"] == []
     assert plain.data["results"]
     assert not [r for r in plain.data["results"] if "meaning" in r["reason"]]
