@@ -40,7 +40,7 @@ from memfuse.recall.rows import DaysRead, Row, files_of, rows_of
 from memfuse.recall.semantic import Embedder, nearest, unpacked
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
-from memfuse.state.sqlite import SIDECARS, Outdated, immediate, open_private_db, quarantine_db
+from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
 from memfuse.text.classify import Classifier
 from memfuse.workspace.layout import Journal, Workspace
 
@@ -129,19 +129,13 @@ class RecallIndex:
         self._embedded_by: str | None = None  # the model the last embedding was made with
         self._vectors: tuple[str, list[int], Any] | None = None  # model, ids, vectors
         try:
-            self.db = self._open(state)
-        except Outdated:  # memfuse's own, from before: derived, so simply started again
-            for suffix in SIDECARS:
-                state.remove(f"{state.RECALL_INDEX}{suffix}")
-            self.db = self._open(state)
-        except (sqlite3.DatabaseError, UnsafePath) as exc:
-            quarantine_db(state, state.RECALL_INDEX, str(exc))
-            self.rebuilt = True
-            try:
-                self.db = self._open(state)
-            except (sqlite3.DatabaseError, UnsafePath) as again:
-                why = f"the recall index {state.recall_index} cannot be used ({again})"
-                raise IndexError_(why) from None
+            # memfuse's own from before is started again, one it cannot use is set aside
+            # (the index is derived: the first refresh re-reads every file)
+            self.db, old = open_or_set_aside(state, state.RECALL_INDEX, lambda: self._open(state))
+        except (sqlite3.DatabaseError, UnsafePath) as again:
+            why = f"the recall index {state.recall_index} cannot be used ({again})"
+            raise IndexError_(why) from None
+        self.rebuilt = old == "set aside"
 
     @staticmethod
     def _open(state: StateFolder) -> sqlite3.Connection:
