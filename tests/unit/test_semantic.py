@@ -3,8 +3,10 @@ installed (offline, home untouched, Chinese as well as English), the arithmetic 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +127,50 @@ def test_memfuse_semantic_off_leaves_the_model_unused(monkeypatch: pytest.Monkey
 
     monkeypatch.setenv("MEMFUSE_SEMANTIC", "off")
     assert semantic.installed() is None
+
+
+def _blas_threads() -> list[int]:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_the_model_and_the_cosines_run_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question's small products on a BLAS thread a core cost ~40× their work (decisions
+    330): the model is called, and the cosines taken, with numpy's BLAS held to one thread,
+    whatever the process had, which is given back after."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen: list[list[int]] = []
+
+    class Model:
+        def __init__(self, threads: int) -> None:
+            pass
+
+        def encode(self, texts: list[str]) -> Any:
+            seen.append(_blas_threads())
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    real_import = semantic.importlib.import_module
+    monkeypatch.setattr(semantic.importlib, "import_module",
+                        lambda name: type("M", (), {"USE": Model}) if name == semantic.MODULE
+                        else real_import(name))  # fmt: skip
+    if not _blas_threads():
+        pytest.skip("numpy's BLAS is not one threadpoolctl can see")
+    blocks: list[list[int]] = []
+    real_block = semantic.one_thread
+
+    @contextlib.contextmanager
+    def watched() -> Iterator[None]:
+        with real_block():
+            blocks.append(_blas_threads())
+            yield
+
+    monkeypatch.setattr(semantic, "one_thread", watched)
+    with threadpoolctl.threadpool_limits(limits=4, user_api="blas"):
+        before = _blas_threads()
+        assert before and max(before) > 1
+        semantic.UniversalSentenceEncoder("test").embed(["one question"], question=True)
+        assert seen == [[1] * len(before)]
+        matrix = semantic.quantize(np.eye(4))
+        assert semantic.nearest(semantic.unpacked(matrix), matrix[2], 1)[0][0] == 2
+        assert blocks == [[1] * len(before)] * 2  # the model's call, then the cosines
+        assert _blas_threads() == before

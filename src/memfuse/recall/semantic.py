@@ -10,17 +10,23 @@ A text's vector is kept as int8 (its L2-normalized floats × 127, 512 bytes for 
 dimensions): the cosine it gives differs from the float's by far less than the gap between
 neighbouring results, at a quarter of the size. The model, and any other `Embedder`, is reached
 only through this module's protocol, so a test hands in a deterministic one.
+
+The model and the cosines run on one BLAS thread (`one_thread`, through threadpoolctl, which
+the extra installs): numpy's OpenBLAS otherwise starts a thread a core for every product, and
+for one question's small products the threads' hand-offs cost ~40× the work itself (measured:
+a question embedded in 228 ms, 5.6 ms on one thread; docs/decisions.md 330).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.metadata
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -99,7 +105,7 @@ class UniversalSentenceEncoder:
         """USE embeds a question as it does a note (`question` changes nothing)."""
         import numpy as np
 
-        with self._lock:
+        with self._lock, one_thread():
             if self._model is None:
                 use = importlib.import_module(MODULE).USE
                 self._model = use(threads=1)  # a CLI on a shared machine: one core
@@ -109,6 +115,30 @@ class UniversalSentenceEncoder:
             ]
         vectors = np.concatenate(rows) if rows else np.zeros((0, 512), dtype=np.float32)
         return quantize(vectors)
+
+
+@functools.cache
+def _blas() -> Any:
+    """threadpoolctl's hold on the BLAS numpy uses, or None without threadpoolctl (an install
+    of the extra from before it was one of the extra's packages: slower, not wrong). Made once
+    numpy is imported, which the callers of `one_thread` have done."""
+    try:
+        return importlib.import_module("threadpoolctl").ThreadpoolController()
+    except ImportError:
+        return None
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """numpy's BLAS on one thread for the block (the module's docstring says why)."""
+    import numpy  # noqa: F401  (the BLAS is found among the libraries numpy has loaded)
+
+    controller = _blas()
+    if controller is None:
+        yield
+        return
+    with controller.limit(limits=1, user_api="blas"):
+        yield
 
 
 def quantize(vectors: Any) -> Matrix:
@@ -172,12 +202,14 @@ def nearest(matrix: Any, query: Matrix, limit: int) -> list[tuple[int, float]]:
     if limit <= 0 or len(matrix) == 0:
         return []
     q = query.reshape(-1).astype(np.float32) / SCALE
-    if matrix.dtype == np.float32:
-        scores = matrix @ q
-    else:
-        scores = np.empty(len(matrix), dtype=np.float32)
-        for at in range(0, len(matrix), CHUNK):
-            scores[at : at + CHUNK] = (matrix[at : at + CHUNK].astype(np.float32) / SCALE) @ q
+    with one_thread():
+        if matrix.dtype == np.float32:
+            scores = matrix @ q
+        else:
+            scores = np.empty(len(matrix), dtype=np.float32)
+            for at in range(0, len(matrix), CHUNK):
+                rows = matrix[at : at + CHUNK].astype(np.float32) / SCALE
+                scores[at : at + CHUNK] = rows @ q
     k = min(limit, len(scores))
     best = np.argpartition(-scores, k - 1)[:k]
     order = sorted(best.tolist(), key=lambda i: (-float(scores[i]), i))
