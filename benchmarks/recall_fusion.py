@@ -1,7 +1,8 @@
 """How recall by words and recall by meaning are fused, compared on LoCoMo: evidence recall@10 by
-question category for the words alone, the model alone, plain reciprocal rank fusion of the two
-at several weights, and the fusion memfuse ships (memfuse.recall.meaning: a cosine's weight set
-by whether the question names anyone), side by side.
+question category for the words alone, the model alone (by cosine, and by closeness: the cosine
+with the closer neighbour's, above the question's median), plain reciprocal rank fusion of words
+and cosines at several weights, and the fusion memfuse ships (memfuse.recall.meaning: the words'
+BM25 over their best plus a weight × closeness), side by side.
 
     .venv/bin/pip install -e '.[semantic]'
     nice -n 10 .venv/bin/python benchmarks/recall_fusion.py ../shared/data/locomo-dev
@@ -10,8 +11,8 @@ by whether the question names anyone), side by side.
 In-process and without the store (what the store adds is recall_locomo.py's to measure): each
 conversation is built as recall_locomo.py builds it, indexed by the real RecallIndex with every
 bullet embedded by the installed model, and each question asked of the index by words (its 50
-best) and by meaning (its 100 nearest, with their cosines). The fusions are computed from those
-two lists, so every row ranks the same candidates.
+best) and by meaning (its 100 nearest, with their cosines); the shipped row is
+memfuse.recall.meaning.with_meaning itself, on the same index and the same words.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ Asked = dict[str, object]
 
 def collect(data: Path) -> tuple[list[Asked], str]:
     from memfuse.recall.index import RecallIndex, Stages
+    from memfuse.recall.meaning import with_meaning
     from memfuse.recall.semantic import describe, installed
     from memfuse.state.folder import StateFolder
     from memfuse.text.classify import Classifier
@@ -60,10 +62,14 @@ def collect(data: Path) -> tuple[list[Asked], str]:
                 words = index.search(question, 50, today, Stages())
                 vector = model.embed([question], question=True)[0]
                 near = index.nearest(vector, 100, model.name)
+                close = index.closest(vector, 100, model.name)
+                fused = with_meaning(index, model, question, words, print)
                 asked.append({
                     "question": question, "category": category, "evidence": evidence,
                     "words": [conv.by_location.get(h.location) for h in words],
                     "meaning": [(conv.by_location.get(h.location), h.score) for h in near],
+                    "closeness": [conv.by_location.get(h.location) for h in close],
+                    "shipped": [conv.by_location.get(h.location) for h, _found in fused],
                 })  # fmt: skip
             index.close()
             print(f"{conv.name}: {len(conv.questions)} questions", flush=True)
@@ -88,24 +94,6 @@ def rrf(a: Asked, weight: float) -> list[str | None]:
     return sorted(score, key=lambda x: -score[x])
 
 
-def shipped(a: Asked) -> list[str | None]:
-    """memfuse.recall.engine + meaning: the words' ranks, plus each near bullet's cosine at
-    the question's weight."""
-    from memfuse.recall.meaning import weight
-
-    score: dict[str, float] = defaultdict(float)
-    for rank, x in enumerate(a["words"], start=1):  # type: ignore[arg-type]
-        if x and x not in score:
-            score[x] += 1 / (K + rank)
-    share = weight(str(a["question"])) / K
-    seen: set[str] = set()
-    for x, cos in a["meaning"]:  # type: ignore[misc]
-        if x and x not in seen:
-            seen.add(x)
-            score[x] += share * max(0.0, cos)
-    return sorted(score, key=lambda x: -score[x])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path)
@@ -116,10 +104,11 @@ def main() -> None:
     asked, model = collect(options.data)
     systems: dict[str, Callable[[Asked], list[str | None]]] = {
         "words alone (the index, no store)": lambda a: a["words"],  # type: ignore[return-value]
-        "meaning alone": lambda a: [x for x, _c in a["meaning"]],  # type: ignore[attr-defined]
-        **{f"reciprocal rank fusion, meaning at {w}": (lambda a, w=w: rrf(a, w))
+        "meaning alone, by cosine": lambda a: [x for x, _c in a["meaning"]],  # type: ignore[attr-defined]
+        "meaning alone, by closeness (with the neighbour's)": lambda a: a["closeness"],  # type: ignore[return-value]
+        **{f"reciprocal rank fusion of words and cosines, meaning at {w}": (lambda a, w=w: rrf(a, w))
            for w in (1.0, 0.5, 0.3)},  # type: ignore[misc]
-        "fusion that knows the question (shipped)": shipped,
+        "words' BM25 over their best + 0.1 × closeness (shipped)": lambda a: a["shipped"],  # type: ignore[return-value]
     }  # fmt: skip
     cats = sorted({int(a["category"]) for a in asked})  # type: ignore[call-overload]
     head = ["fusion", "R@10", *(f"{CATEGORIES[c]}" for c in cats)]

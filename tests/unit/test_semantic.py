@@ -102,24 +102,17 @@ def test_the_real_model_finds_a_chinese_note_as_well_as_an_english_one() -> None
     assert sum(chinese) == sum(english) == 3, found
 
 
-@pytest.mark.parametrize(
-    ("question", "names"),
-    [
-        ("When did Caroline go to the LGBTQ support group?", 2),
-        ("How does Mia want updates", 1),
-        ("What did Melanie's kids like about the trip with Melanie?", 1),
-        ("what did I worry about before the cutover", 0),
-        ("Where should the runbook live?", 0),
-        ("队列主机磁盘告警", 0),
-    ],
-)
-def test_a_question_names_what_is_capitalised_past_its_first_word(
-    question: str, names: int
-) -> None:
-    from memfuse.recall.meaning import NAMED, UNNAMED, names_in, weight
-
-    assert names_in(question) == names
-    assert weight(question) == (NAMED if names else UNNAMED)
+def test_closeness_lifts_the_neighbour_of_a_close_row_and_zeroes_the_crowd() -> None:
+    # rows 0-2 are one file's, 3-5 another's: row 2 is close, the last of its file
+    scores = np.array([0.1, 0.1, 0.9, 0.1, 0.1, 0.1], dtype=np.float32)
+    before = np.array([0, 0, 1, 3, 3, 4])
+    after = np.array([1, 2, 2, 4, 5, 5])
+    lifted = semantic.closeness(scores, before, after).tolist()
+    assert lifted[2] > lifted[1] > 0  # the close row, then the one beside it
+    assert lifted[0] == lifted[3] == lifted[4] == lifted[5] == 0.0  # not the next file's row
+    flat = semantic.closeness(np.full(4, 0.5, dtype=np.float32), *[np.arange(4)] * 2)
+    assert flat.tolist() == [0.0] * 4  # nothing stands above the rest: nothing is close
+    assert len(semantic.closeness(np.zeros(0, dtype=np.float32), *[np.arange(0)] * 2)) == 0
 
 
 def test_memfuse_semantic_off_leaves_the_model_unused(monkeypatch: pytest.MonkeyPatch) -> None:

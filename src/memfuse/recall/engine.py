@@ -27,7 +27,7 @@ from typing import TypedDict
 
 from memfuse.errors import MemfuseError
 from memfuse.recall.index import Hit, RecallIndex, Stages
-from memfuse.recall.meaning import by_meaning
+from memfuse.recall.meaning import by_words, with_meaning
 from memfuse.recall.reranker import SearchResult, local_weighting
 from memfuse.recall.reranking import Reranking
 from memfuse.recall.semantic import Embedder
@@ -132,13 +132,14 @@ def ask(services: Services, request: Request) -> Answer:
     if index is not None:
         stages = Stages(near="near" not in request.without, dates="dates" not in request.without)
         depth = max(LOCAL_CANDIDATES, pool)
-        for hit in index.search(request.query, depth, services.now.date(), stages):
-            _add_local(candidates, hit)
-        sources.append("journals")
+        words = index.search(request.query, depth, services.now.date(), stages)
         if services.embedder is not None and "meaning" not in request.without:
-            near = by_meaning(index, services.embedder, request.query, services.warn)
-            for hit, share in near:
-                _add_local(candidates, hit, share, source="meaning")
+            local = with_meaning(index, services.embedder, request.query, words, services.warn)
+        else:
+            local = by_words(words)
+        for hit, found in local:
+            _add_local(candidates, hit, found)
+        sources.append("journals")
 
     _address(services, candidates.values())
     for c in candidates.values():
@@ -222,18 +223,16 @@ def _store_share(c: Candidate, *, index_answered: bool) -> float:
     return weight / (RRF_K + c.store_rank)
 
 
-def _add_local(
-    candidates: dict[str, Candidate], hit: Hit, share: float | None = None, source: str = "journal"
-) -> None:
-    """A bullet the local index found: by its words (its rank's share of the fusion), or by
-    its meaning (the share memfuse.recall.meaning gives it)."""
+def _add_local(candidates: dict[str, Candidate], hit: Hit, found: tuple[str, ...]) -> None:
+    """A bullet the local index found, by its words or its meaning or both (`found`): its rank
+    in the local order is its share of the fusion."""
     c = candidates.setdefault(_key(hit.content), Candidate(hit.content, hit.type))
-    c.fused += LOCAL_WEIGHT / (RRF_K + hit.rank) if share is None else share
+    c.fused += LOCAL_WEIGHT / (RRF_K + hit.rank)
     c.location = c.location or hit.location
     c.date = c.date or hit.day
     if c.updated_at is None and hit.day:
         c.updated_at = datetime.fromisoformat(hit.day).astimezone()
-    c.sources = (*c.sources, source)
+    c.sources = (*c.sources, *found)
 
 
 def _wanted(c: Candidate, request: Request, now: datetime) -> bool:

@@ -25,19 +25,18 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.recall import vectors
 from memfuse.recall.dates import query_tokens
-from memfuse.recall.rows import DaysRead, Row, files_of, rows_of
-from memfuse.recall.semantic import Embedder, nearest, unpacked
+from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
+from memfuse.recall.semantic import Embedder, best, closeness, cosines
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
@@ -88,11 +87,6 @@ WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality
 MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed something
 REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"
 
-# What a file is known by: mtime, ctime (an editor, `rsync -t` or `git checkout` can put an old
-# mtime back on a same-size edit; the ctime it cannot), inode (a file saved by renaming a new
-# one over it), size, and the days it is the truth for.
-Stamp = tuple[int, int, int, int, str]
-
 
 @dataclass(frozen=True)
 class Hit:
@@ -101,7 +95,8 @@ class Hit:
     type: str
     day: str | None
     rank: int  # 1 = best
-    score: float  # BM25, higher is better
+    score: float  # BM25, or the closeness by meaning; higher is better
+    id: int = 0  # the row's, in this index
 
 
 @dataclass(frozen=True)
@@ -127,7 +122,7 @@ class RecallIndex:
         # goes on with them, even when no file changed.
         self.unembedded = True
         self._embedded_by: str | None = None  # the model the last embedding was made with
-        self._vectors: tuple[str, list[int], Any] | None = None  # model, ids, vectors
+        self._vectors: vectors.Loaded | None = None
         try:
             # memfuse's own from before is started again, one it cannot use is set aside
             # (the index is derived: the first refresh re-reads every file)
@@ -215,9 +210,9 @@ class RecallIndex:
                 role = ",".join(day.isoformat() for day, _forms in days)
                 stamps[name] = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size,
                                 role)  # fmt: skip
-                empty[name] = _empty(info)
+                empty[name] = empty_file(info)
             days_read = DaysRead(workspace, classifier, warn, given)
-            for name in _to_read_again(stamps, known, present):
+            for name in to_read_again(stamps, known, present):
                 path, days = wanted[name]
                 before = known.get(name)
                 if empty[name]:  # a touched empty journal: nothing to read
@@ -310,28 +305,46 @@ class RecallIndex:
         # BM25 once a match, and only the best `limit` joined to their text (measured in
         # benchmarks/bench.py: a common word matches most of a year's bullets).
         rows = self.db.execute(
-            "SELECT d.path, d.line, d.content, d.type, d.day, -best.score FROM ("
+            "SELECT d.path, d.line, d.content, d.type, d.day, -best.score, d.id FROM ("
             " SELECT rowid AS id, bm25(bullets, ?, ?, ?, ?) AS score FROM bullets"
             " WHERE bullets MATCH ? ORDER BY score, rowid LIMIT ?"
             ") best JOIN docs d ON d.id = best.id ORDER BY best.score, best.id",
             (*weights, match, limit),
         ).fetchall()
         return [
-            Hit(f"{path}:{line}", content, kind, day, rank, float(score))
-            for rank, (path, line, content, kind, day, score) in enumerate(rows, start=1)
+            Hit(f"{path}:{line}", content, kind, day, rank, float(score), row_id)
+            for rank, (path, line, content, kind, day, score, row_id) in enumerate(rows, start=1)
         ]
 
     def nearest(self, query: Matrix, limit: int, model: str) -> list[Hit]:
-        """The `limit` bullets and facts nearest a question's vector (made by `model`), best
-        first; none while the index holds no vector of that model's."""
-        if self._vectors is None or self._vectors[0] != model:
-            ids, matrix = vectors.load(self.db, model)
-            self._vectors = (model, ids, unpacked(matrix))
-        _model, ids, matrix = self._vectors
-        best = nearest(matrix, query, limit)
-        if not best:
+        """The `limit` bullets and facts nearest a question's vector (made by `model`) by
+        cosine, best first; none while the index holds no vector of that model's."""
+        loaded = self._loaded(model)
+        if not loaded.ids:
             return []
-        wanted = [ids[row] for row, _score in best]
+        return self._hits(best(cosines(loaded.matrix, query), limit), loaded)
+
+    def closest(self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()) -> list[Hit]:
+        """The `limit` bullets and facts closest to a question's vector by meaning with their
+        neighbours' (memfuse.recall.semantic.closeness), best first, then the rows of `also`
+        (ids) that are not among them, each with its closeness as its score."""
+        loaded = self._loaded(model)
+        if not loaded.ids:
+            return []
+        scores = closeness(cosines(loaded.matrix, query), loaded.before, loaded.after)
+        top = best(scores, limit)
+        taken = {n for n, _score in top}
+        more = [loaded.at[i] for i in also if i in loaded.at and loaded.at[i] not in taken]
+        return self._hits([*top, *((n, float(scores[n])) for n in dict.fromkeys(more))], loaded)
+
+    def _loaded(self, model: str) -> vectors.Loaded:
+        if self._vectors is None or self._vectors.model != model:
+            self._vectors = vectors.load(self.db, model)
+        return self._vectors
+
+    def _hits(self, ranked: list[tuple[int, float]], loaded: vectors.Loaded) -> list[Hit]:
+        """The rows at these positions of `loaded`, in this order, with these scores."""
+        wanted = [loaded.ids[n] for n, _score in ranked]
         found = {
             int(row[0]): row[1:]
             for row in self.db.execute(
@@ -340,11 +353,11 @@ class RecallIndex:
                 (json.dumps(wanted),),
             )
         }
-        hits = [(found[i], score) for i, (_row, score) in zip(wanted, best, strict=True)
+        hits = [(i, found[i], score) for i, (_n, score) in zip(wanted, ranked, strict=True)
                 if i in found]  # fmt: skip
         return [
-            Hit(f"{path}:{line}", content, kind, day, rank, score)
-            for rank, ((path, line, content, kind, day), score) in enumerate(hits, start=1)
+            Hit(f"{path}:{line}", content, kind, day, rank, score, i)
+            for rank, (i, (path, line, content, kind, day), score) in enumerate(hits, start=1)
         ]
 
     def terms(self, query: str, today: date, stages: Stages | None = None) -> list[str]:
@@ -361,29 +374,6 @@ class RecallIndex:
             ).fetchall()
         )
         return bounded(wanted, rows)
-
-
-def _empty(info: os.stat_result) -> bool:
-    """A plain file with nothing in it: no rows, whatever reading it would say."""
-    return stat.S_ISREG(info.st_mode) and info.st_size == 0
-
-
-def _to_read_again(
-    stamps: dict[str, Stamp], known: dict[str, tuple[Stamp, int]], present: set[str]
-) -> list[str]:
-    """The files to index again, in the order listed: those that changed, and every file
-    holding a day one of them holds or held (which of a form's bullets are the day's, and
-    where, depends on the day's other forms: memfuse.workspace.forms)."""
-    changed = {name for name, stamp in stamps.items() if known.get(name, (None, 0))[0] != stamp}
-    touched = {day for name in changed for day in stamps[name][4].split(",") if day}
-    for name in changed | (known.keys() - present):
-        if name in known:
-            touched |= {day for day in known[name][0][4].split(",") if day}
-    return [
-        name
-        for name, stamp in stamps.items()
-        if name in changed or not touched.isdisjoint(stamp[4].split(","))
-    ]
 
 
 def open_index(state: StateFolder, warn: Callable[[str], None]) -> RecallIndex | None:

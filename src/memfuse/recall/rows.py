@@ -8,6 +8,7 @@ weekly roll-up's section) or one MEMORY.md fact, with the terms of its four colu
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -20,6 +21,11 @@ from memfuse.workspace.journal import Bullet, decode
 from memfuse.workspace.layout import Journal, Source, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 from memfuse.workspace.weekly import Weeklies
+
+# What a file is known by: mtime, ctime (an editor, `rsync -t` or `git checkout` can put an old
+# mtime back on a same-size edit; the ctime it cannot), inode (a file saved by renaming a new
+# one over it), size, and the days it is the truth for.
+Stamp = tuple[int, int, int, int, str]
 
 # line, day, type, text, then the terms of the four columns: own, near1, near2, dates
 Row = tuple[int, str | None, str, str, str, str, str, str]
@@ -153,3 +159,26 @@ def _with_neighbours(bullets: tuple[Bullet, ...]) -> Iterator[tuple[Bullet, str,
                 return " ".join(terms[id(b)] for b in near)
 
             yield bullet, terms[id(bullet)], around(1), around(2)
+
+
+def empty_file(info: os.stat_result) -> bool:
+    """A plain file with nothing in it: no rows, whatever reading it would say."""
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
+
+
+def to_read_again(
+    stamps: dict[str, Stamp], known: dict[str, tuple[Stamp, int]], present: set[str]
+) -> list[str]:
+    """The files to index again, in the order listed: those that changed, and every file
+    holding a day one of them holds or held (which of a form's bullets are the day's, and
+    where, depends on the day's other forms: memfuse.workspace.forms)."""
+    changed = {name for name, stamp in stamps.items() if known.get(name, (None, 0))[0] != stamp}
+    touched = {day for name in changed for day in stamps[name][4].split(",") if day}
+    for name in changed | (known.keys() - present):
+        if name in known:
+            touched |= {day for day in known[name][0][4].split(",") if day}
+    return [
+        name
+        for name, stamp in stamps.items()
+        if name in changed or not touched.isdisjoint(stamp[4].split(","))
+    ]

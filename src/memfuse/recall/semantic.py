@@ -45,6 +45,7 @@ BATCH = 256  # texts per call of the model: its memory stays small whatever is p
 SCALE = 127.0
 FLOAT_ROWS_MAX = 100_000  # vectors kept as float32 for a question (200 MB at 512 dimensions)
 CHUNK = 8192  # int8 rows scored at a time beyond that
+NEIGHBOUR = 1.0  # a neighbour's closeness counts as a row's own (closeness())
 
 
 class Embedder(Protocol):
@@ -194,23 +195,55 @@ def unpacked(matrix: Matrix) -> Any:
     return matrix.astype(np.float32) / SCALE
 
 
-def nearest(matrix: Any, query: Matrix, limit: int) -> list[tuple[int, float]]:
-    """The `limit` rows of `matrix` (int8, or float32 from `unpacked`) nearest `query` (one
-    int8 row) by cosine, best first, as (row, cosine); a tie goes to the earlier row."""
+def cosines(matrix: Any, query: Matrix) -> Any:
+    """The cosine of each row of `matrix` (int8, or float32 from `unpacked`) with `query` (one
+    int8 row), as float32."""
     import numpy as np
 
-    if limit <= 0 or len(matrix) == 0:
-        return []
     q = query.reshape(-1).astype(np.float32) / SCALE
     with one_thread():
         if matrix.dtype == np.float32:
-            scores = matrix @ q
-        else:
-            scores = np.empty(len(matrix), dtype=np.float32)
-            for at in range(0, len(matrix), CHUNK):
-                rows = matrix[at : at + CHUNK].astype(np.float32) / SCALE
-                scores[at : at + CHUNK] = rows @ q
+            return matrix @ q
+        scores = np.empty(len(matrix), dtype=np.float32)
+        for at in range(0, len(matrix), CHUNK):
+            rows = matrix[at : at + CHUNK].astype(np.float32) / SCALE
+            scores[at : at + CHUNK] = rows @ q
+        return scores
+
+
+def best(scores: Any, limit: int) -> list[tuple[int, float]]:
+    """The `limit` highest of `scores`, best first, as (row, score); a tie goes to the earlier
+    row."""
+    import numpy as np
+
+    if limit <= 0 or len(scores) == 0:
+        return []
     k = min(limit, len(scores))
-    best = np.argpartition(-scores, k - 1)[:k]
-    order = sorted(best.tolist(), key=lambda i: (-float(scores[i]), i))
+    top = np.argpartition(-scores, k - 1)[:k]
+    order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), i))
     return [(i, float(scores[i])) for i in order]
+
+
+def nearest(matrix: Any, query: Matrix, limit: int) -> list[tuple[int, float]]:
+    """The `limit` rows of `matrix` nearest `query` by cosine, best first, as (row, cosine)."""
+    if limit <= 0 or len(matrix) == 0:
+        return []
+    return best(cosines(matrix, query), limit)
+
+
+def closeness(scores: Any, before: Any, after: Any) -> Any:
+    """How far each row's cosine, with its closer neighbour's, stands above the rest: (its
+    cosine less the median of all rows') + NEIGHBOUR × (the closer neighbour's less the median),
+    over the cosines' spread, floored at 0. A question is often answered by the bullet beside
+    the one that shares its meaning, as by the one beside the one that shares its words (the
+    words' `near` columns); and a cosine means something only against the question's others:
+    a short question is near everything (docs/decisions.md 331)."""
+    import numpy as np
+
+    if len(scores) == 0:
+        return scores
+    middle = float(np.median(scores))
+    spread = float(scores.std()) or 1.0
+    neighbour = np.maximum(scores[before], scores[after])
+    lifted = (scores - middle) + NEIGHBOUR * (neighbour - middle)
+    return np.maximum(lifted / spread, 0.0)

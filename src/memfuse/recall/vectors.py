@@ -11,10 +11,12 @@ are dropped when a refresh changed something. A different model starts them all 
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from memfuse.recall.semantic import Embedder
+from memfuse.recall.semantic import Embedder, unpacked
 from memfuse.state.sqlite import immediate
 
 if TYPE_CHECKING:
@@ -87,23 +89,49 @@ def drop_unheld(db: sqlite3.Connection) -> None:
     )
 
 
-def load(db: sqlite3.Connection, model: str) -> tuple[list[int], Matrix]:
-    """Every row with a vector `model` made: the rows' ids, and their vectors in that order
-    (none when the index's vectors are another model's)."""
+@dataclass(frozen=True)
+class Loaded:
+    """The vectors of every row `model` made, as a question is scored against them: the rows'
+    ids in order, their vectors (memfuse.recall.semantic.unpacked), where each id is, and the
+    positions of each row's neighbours — the rows before and after it in the same file (a
+    file's rows are written in its order), or its own position where it has none."""
+
+    model: str
+    ids: list[int]
+    matrix: Any
+    at: dict[int, int]
+    before: Any  # numpy int64 positions
+    after: Any
+
+
+def load(db: sqlite3.Connection, model: str) -> Loaded:
+    """Every row with a vector `model` made (none when the index's vectors are another
+    model's)."""
     import numpy as np
 
-    ids: list[int] = []
-    blobs: list[bytes] = []
-    query = "SELECT d.id, v.vec FROM docs d JOIN vectors v ON v.content = d.content ORDER BY d.id"
-    for row_id, blob in db.execute(query) if _model_of(db) == model else ():
-        ids.append(int(row_id))
-        blobs.append(bytes(blob))
-    dim = len(blobs[0]) if blobs else 1
-    if any(len(b) != dim for b in blobs):  # not one model's: ignored until re-embedded
-        keep = [n for n, b in enumerate(blobs) if len(b) == dim]
-        ids, blobs = [ids[n] for n in keep], [blobs[n] for n in keep]
-    matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
-    return ids, matrix
+    query = (
+        "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content"
+        " ORDER BY d.id"
+    )
+    rows = (
+        [(int(i), str(p), bytes(v)) for i, p, v in db.execute(query)]
+        if _model_of(db) == model
+        else []
+    )
+    dim = len(rows[0][2]) if rows else 1
+    rows = [row for row in rows if len(row[2]) == dim]  # not one model's: ignored until re-embedded
+    ids = [row_id for row_id, _path, _vec in rows]
+    paths = [path for _id, path, _vec in rows]
+    matrix: Matrix = np.frombuffer(b"".join(v for *_, v in rows), dtype=np.int8).reshape(
+        len(rows), dim
+    )
+    own = np.arange(len(ids), dtype=np.int64)
+    same = np.array([a == b for a, b in itertools.pairwise(paths)], dtype=bool)  # n, n + 1
+    before, after = own.copy(), own.copy()
+    before[1:][same] -= 1
+    after[:-1][same] += 1
+    at = {row_id: n for n, row_id in enumerate(ids)}
+    return Loaded(model, ids, unpacked(matrix), at, before, after)
 
 
 def _model_of(db: sqlite3.Connection) -> str | None:

@@ -266,3 +266,19 @@ def test_serve_loads_the_model_while_warming_up(world: World) -> None:
     served.warm()
     assert len(model.embedded) == 3 and model.asked == ["memfuse warm-up"]
     served.close()
+
+
+def test_the_bullet_beside_the_one_close_in_meaning_is_found_but_not_across_journals(
+    world: World,
+) -> None:
+    """What words do with their neighbour columns, meaning does with closeness: a question is
+    often answered by the bullet beside the one that shares its meaning (decisions 331)."""
+    world.journal("2026-11-28", "## 08:00\n- Watered the plants\n- Paid the rent\n"
+                                "## 18:00\n- Parked the car downtown\n")  # fmt: skip
+    world.journal(DAY, "## 08:00\n- Level 9 is closed for repairs\n- Called mum\n"
+                       "- Read a book\n- Fixed the sink\n")  # fmt: skip
+    meaning(world)
+    assert world.run("sync", "--now", NOW).code == 0
+    found = contents(world.json("recall", "automobile", "--now", NOW))
+    assert found[:2] == ["Parked the car downtown", "Paid the rent"]
+    assert "Level 9 is closed for repairs" not in found[:2]  # the next journal's first
