@@ -2,7 +2,7 @@
 question category for the words alone, the model alone (by cosine, and by closeness: the cosine
 with the closer neighbour's, above the question's median), plain reciprocal rank fusion of words
 and cosines at several weights, and the fusion memfuse ships (memfuse.recall.meaning: the words'
-BM25 over their best plus a weight × closeness), side by side.
+BM25 over their best plus half the closeness over its best), side by side.
 
     .venv/bin/pip install -e '.[semantic]'
     nice -n 10 .venv/bin/python benchmarks/recall_fusion.py ../shared/data/locomo-dev
@@ -108,7 +108,7 @@ def main() -> None:
         "meaning alone, by closeness (with the neighbour's)": lambda a: a["closeness"],  # type: ignore[return-value]
         **{f"reciprocal rank fusion of words and cosines, meaning at {w}": (lambda a, w=w: rrf(a, w))
            for w in (1.0, 0.5, 0.3)},  # type: ignore[misc]
-        "words' BM25 over their best + 0.1 × closeness (shipped)": lambda a: a["shipped"],  # type: ignore[return-value]
+        "words' BM25 over their best + 0.5 × closeness over its best (shipped)": lambda a: a["shipped"],  # type: ignore[return-value]
     }  # fmt: skip
     cats = sorted({int(a["category"]) for a in asked})  # type: ignore[call-overload]
     head = ["fusion", "R@10", *(f"{CATEGORIES[c]}" for c in cats)]

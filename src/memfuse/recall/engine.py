@@ -216,8 +216,8 @@ def _store_share(c: Candidate, *, index_answered: bool) -> float:
         return 0.0
     if not index_answered:
         return 1.0 / (RRF_K + c.store_rank)  # the store's order stands
-    if "journal" in c.sources:
-        return 0.0  # the local index ranked this text by its words already
+    if "journal" in c.sources or "meaning" in c.sources:
+        return 0.0  # the local index ranked this text already, by its words or its meaning
     synced = c.synced or (c.uri or "").startswith(JOURNAL_PREFIXES)
     weight = STORE_SYNCED_WEIGHT if synced else STORE_OWN_WEIGHT
     return weight / (RRF_K + c.store_rank)

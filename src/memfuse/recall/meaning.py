@@ -5,15 +5,17 @@ each bullet its closeness to it (memfuse.recall.semantic.closeness: its cosine a
 neighbour's, above the question's median, over their spread). The local candidates — the
 words' best (memfuse.recall.index.RecallIndex.search) and the DEPTH closest by meaning — are
 ordered by one score: the bullet's BM25 over the question's best BM25 (1 for the words' first,
-0 for a bullet words did not find) plus WEIGHT × its closeness. That order is the local index's
-ranking, which the engine fuses with the store's (memfuse.recall.engine).
+0 for a bullet words did not find) plus WEIGHT × its closeness over the question's greatest
+closeness (0.5 for the closest). That order is the local index's ranking, which the engine
+fuses with the store's (memfuse.recall.engine).
 
 Why scores and not ranks (measured on LoCoMo's development split and the bilingual example
 set: docs/recall-quality.md, decisions 331): a rank says nothing of how far ahead the words'
 first is. Where the words find the bullet that holds a question's name with a BM25 far above
-the rest, a bullet close in meaning does not pass it; where they find nothing or tie, the
-closeness orders what they left. A closeness of 10 (a bullet far above the others, with its
-neighbour) is worth the words' best.
+the rest, a bullet close in meaning does not pass it; where they find nothing, or only
+bullets that share a character or two with the question, the closeness orders what they left.
+Each side is taken over its own best, so the fusion means the same over a week of journals
+as over ten years.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from memfuse.recall.index import Hit, RecallIndex
 from memfuse.recall.semantic import Embedder
 
 DEPTH = 100  # bullets closest to the question that take part
-WEIGHT = 0.1  # what a unit of closeness adds to the words' share (0 to 1)
+WEIGHT = 0.5  # what the closest bullet adds, where the words' best has 1
 
 Found = tuple[Hit, tuple[str, ...]]  # a candidate, with what found it: "journal" (words), "meaning"
 
@@ -53,13 +55,15 @@ def with_meaning(
         return by_words(words)
     top = max((h.score for h in words), default=0.0)
     top = top if top > 0 else 1.0
+    closest = max(h.score for h in near)
+    closest = closest if closest > 0 else 1.0
     score = {h.id: max(h.score, 0.0) / top for h in words}
     hits = {h.id: h for h in words}
     found = {h.id: ("journal",) for h in words}
     for h in near:
         if h.score <= 0:
             continue  # not above the question's median: not close
-        score[h.id] = score.get(h.id, 0.0) + WEIGHT * h.score
+        score[h.id] = score.get(h.id, 0.0) + WEIGHT * h.score / closest
         hits.setdefault(h.id, h)
         found[h.id] = (*found.get(h.id, ()), "meaning")
     order = sorted(score, key=lambda i: -score[i])  # stable: ties keep the words' order

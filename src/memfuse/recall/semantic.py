@@ -45,7 +45,7 @@ BATCH = 256  # texts per call of the model: its memory stays small whatever is p
 SCALE = 127.0
 FLOAT_ROWS_MAX = 100_000  # vectors kept as float32 for a question (200 MB at 512 dimensions)
 CHUNK = 8192  # int8 rows scored at a time beyond that
-NEIGHBOUR = 1.0  # a neighbour's closeness counts as a row's own (closeness())
+NEIGHBOUR = 0.5  # a neighbour's closeness counts half a row's own (closeness())
 
 
 class Embedder(Protocol):

@@ -282,3 +282,41 @@ def test_the_bullet_beside_the_one_close_in_meaning_is_found_but_not_across_jour
     found = contents(world.json("recall", "automobile", "--now", NOW))
     assert found[:2] == ["Parked the car downtown", "Paid the rent"]
     assert "Level 9 is closed for repairs" not in found[:2]  # the next journal's first
+
+
+def test_the_stores_vote_does_not_lift_a_bullet_the_index_found_by_meaning(
+    tmp_path: Path,
+) -> None:
+    """The local index ranks a bullet by its words and its meaning; the store's copy of it
+    adds nothing (decisions 93, 331): a question's words' first stays first."""
+    from datetime import datetime
+
+    from memfuse.recall import engine
+    from memfuse.recall.reranking import Reranking
+    from memfuse.report import Reporter
+    from memfuse.settings import RerankSettings
+    from memfuse.store.answers import StoredMemory
+    from memfuse.workspace.position import SOURCE_PREFIX
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / f"{DAY}.md").write_text(
+        "## 09:00\n- Parked the car downtown\n## 10:00\n- Paid the rent\n- Called mum\n"
+        "- Read a book\n- Fixed the sink\n## 12:00\n- Watered the plants\n"
+        "- Alice prefers dark mode\n"
+    )
+    index, workspace = index_over(ws)
+    model = FakeEmbedder(synonyms={"automobile": "car"})
+    index.refresh(workspace, CLASSIFIER, print, model)
+    parked = "Parked the car downtown"
+    copy = StoredMemory(parked, "event", id="m1", source=f"{SOURCE_PREFIX}{DAY}")
+    now = datetime.fromisoformat(f"{NOW}:00+00:00")
+    services = engine.Services(
+        lambda _q, _n: [copy], index, Reranking(RerankSettings(), None, Reporter(), now),  # type: ignore[arg-type]
+        lambda ids: {}, print, now, model,
+    )  # fmt: skip
+    answer = engine.ask(services, engine.Request("automobile dark mode"))
+    found = [(r["content"], r["reason"]) for r in answer["results"]]
+    assert found[0] == ("Alice prefers dark mode", "rrf:journal+meaning")
+    assert (parked, "rrf:store+meaning") in found[1:]
+    index.close()
