@@ -12,8 +12,9 @@ into the index as vectors of the same size (random int8: embedding 99 000 bullet
 file would take this shared machine most of an hour). Then 1 000 new bullets (a new month of
 journals) are added and one refresh embeds them: that refresh's time is "embed 1 000", taken on
 an index of each size, with the FTS rows, the pending scan, the writes and the pruning included.
-A question by meaning is the model's embedding of it plus the nearest vectors (the matrix loaded
-once, as serve keeps it), median of 50.
+A question by meaning is the model's embedding of it plus every bullet's closeness and the 100
+closest (RecallIndex.closest, what recall asks; the matrix loaded once, as serve keeps it),
+median of 50.
 """
 
 from __future__ import annotations
@@ -99,13 +100,13 @@ def one_scale(root: Path, bullets: int) -> list[str]:
     ).fetchone()
     assert left == 0, f"{left} bullets left without a vector"
     started = time.perf_counter()
-    index.nearest(model.embed(["warm"], question=True)[0], 100, model.name)
+    index.closest(model.embed(["warm"], question=True)[0], 100, model.name)
     load = time.perf_counter() - started
     questions = [bullet(random.Random(n), n)[:40] for n in range(50)]
     times, cpus = [], []
     for q in questions:
         started, cpu = time.perf_counter(), time.process_time()
-        index.nearest(model.embed([q], question=True)[0], 100, model.name)
+        index.closest(model.embed([q], question=True)[0], 100, model.name)
         times.append(time.perf_counter() - started)
         cpus.append(time.process_time() - cpu)
     index.close()
