@@ -137,7 +137,7 @@ def ask(services: Services, request: Request) -> Answer:
             local = with_meaning(index, services.embedder, request.query, words, services.warn)
         else:
             local = by_words(words)
-        for hit, found in local:
+        for hit, found in local[:depth]:  # what meaning adds past the words' depth ranks last
             _add_local(candidates, hit, found)
         sources.append("journals")
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from memfuse.recall.index import Hit, RecallIndex
 from memfuse.recall.semantic import Embedder
 
-DEPTH = 100  # bullets closest to the question that take part
+DEPTH = 50  # bullets closest to the question that take part (100 changed no top 20: decisions 331)
 WEIGHT = 0.5  # what the closest bullet adds, where the words' best has 1
 
 Found = tuple[Hit, tuple[str, ...]]  # a candidate, with what found it: "journal" (words), "meaning"
