@@ -155,8 +155,10 @@ def main() -> None:
         " Embedding 1 000 new bullets costs the same at every size: the model's"
         " time (the first column of the first row also loads it); finding the texts without a"
         " vector and pruning the others are indexed, and a run with nothing new does not look"
-        " (decisions 223). A question by meaning is the model's embedding of it plus one matrix"
-        " product over every vector: linear in the bullets, float32 rows up to 100 000 vectors"
+        " (decisions 223). A question by meaning is the model's embedding of it (one BLAS"
+        " thread: decisions 330) plus one matrix product over every vector and each bullet's"
+        " closeness (a median and a neighbour's maximum, decisions 331): linear in the"
+        " bullets, float32 rows up to 100 000 vectors"
         " (2 KB each in memory), int8 chunks beyond (a quarter of the memory, several times the"
         " time: the 100× row, 101 000 vectors, is on that side).",
         "",
