@@ -16,28 +16,16 @@ block by block (`_chunks`); a block too deep itself is one bullet, its lines as 
 
 from __future__ import annotations
 
-import functools
 import re
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
+from memfuse.workspace.block_parser import NESTING, block_parser
 from memfuse.workspace.bullets import Builder, item_text
 from memfuse.workspace.comments import comment_spans, dreaming_blocks, without
 
 if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
     from markdown_it.token import Token
-
-NESTING = 400  # token levels CommonMark may open: well inside Python's stack
-
-
-@functools.cache
-def _markdown_it() -> MarkdownIt:
-    """The block parser, made when a journal first needs it: importing markdown-it costs a run
-    ~40 ms, and a run whose journals are all plain never does."""
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"maxNesting": NESTING}).disable(["inline", "text_join"])
 
 
 # What opens a block inside a block at the start of a line: a quote mark or a list marker
@@ -70,7 +58,7 @@ def commonmark_blocks(lines: list[str]) -> list[Token] | None:
     if any(_openers(line) > DEEPEST for line in lines):
         return None
     try:
-        tokens = _markdown_it().parse("\n".join(lines))
+        tokens = block_parser().parse("\n".join(lines))
     except RecursionError:  # a safety net: DEEPEST keeps far from it
         return None
     return None if any(t.level >= NESTING - 2 for t in tokens) else tokens
