@@ -5,12 +5,15 @@ level must cost the same, not a pass over the rest of the line or over what the 
 
 from __future__ import annotations
 
+import random
 import sys
+from dataclasses import replace
 from types import FrameType
 from typing import Any
 
 from memfuse.workspace import blocks
 from memfuse.workspace.journal import Tally, read
+from tests.reader.journals import journal
 from tests.unit.test_block_parser import stock_parser
 
 
@@ -58,3 +61,52 @@ def test_items_nested_deep_read_as_markdown_its_own_rules_read_them(monkeypatch:
     assert tally == Tally(items=9)
     monkeypatch.setattr(blocks, "block_parser", stock_parser)
     assert read(text) == (bullets, tally)
+
+
+FLAT = "- note <!-- src:chat --> about the deploy\n"  # markdown-it's to read (a comment)
+HOSTILE = [
+    ("", " - " * 90 + "a\n"),  # the hostile review's: items 90 deep on every line
+    ("", "1. " * 60 + "> " * 30 + "a\n"),  # numbered items and quotes inside them
+    ("> " * 90 + "a\n", "b\n"),  # lazy lines under 90 quotes: each swept at every level
+    ("> " * 90 + "a\n", "> b\n"),  # lines going on with one quote of the 90
+]
+
+
+def _per_byte_more(head: str, unit: str) -> float:
+    """Lines of Python run for each byte a journal of `unit` lines grows by."""
+    small, large = head + unit * 40, head + unit * 80
+    return (_steps(large) - _steps(small)) / (len(large) - len(small))
+
+
+def test_past_its_budget_a_nested_journal_costs_a_byte_less_than_a_flat_one(
+    monkeypatch: Any,
+) -> None:
+    """markdown-it costs ~40 µs a list item however it nests, and sweeps a quote's lines once
+    per level: past BUDGET such levels, what is left is read block by block, a block that would
+    cost more as it is. (raising=False: a reading without a budget fails on the work.)"""
+    monkeypatch.setattr(blocks, "BUDGET", 1_000, raising=False)
+    flat = _per_byte_more("", FLAT)
+    for head, unit in HOSTILE:
+        assert _per_byte_more(head, unit) < flat, unit
+
+
+def test_past_its_budget_a_journal_keeps_every_bullet_and_counts_its_deep_lines(
+    monkeypatch: Any,
+) -> None:
+    text = "## 09:00\n" + _chains(90, 40 * 273) + "- after\n  - nested <!-- c -->\n"
+    bullets, tally = read(text)
+    assert tally.deep_lines == 0 and len(bullets) == 41
+    monkeypatch.setattr(blocks, "BUDGET", 1_000)  # 11 lines of 89 levels past the first
+    past, counted = read(text)
+    assert past == bullets  # a line's item read as it is is the item CommonMark reads
+    assert counted.deep_lines == 29 and replace(counted, deep_lines=0) == tally
+
+
+def test_a_hundredth_of_the_budget_reads_300_ordinary_journals_whole(monkeypatch: Any) -> None:
+    """Quotes in quotes, items in items, lazy lines: agents' journals as the commonmark.js
+    comparison generates them spend a few levels a journal, not thousands."""
+    rng = random.Random(321)
+    text = "\n\n".join(journal(rng) for _ in range(300))
+    whole = read(text)
+    monkeypatch.setattr(blocks, "BUDGET", 1_000)
+    assert read(text) == whole and whole[1].deep_lines == 0

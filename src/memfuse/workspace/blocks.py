@@ -9,9 +9,12 @@ HTML comments, and the host's dreaming blocks between their own markers
 (memfuse.workspace.comments). A top-level ATX heading keys the section (SPEC §3).
 
 Every step is linear in the journal's bytes: markdown-it's block pass (its inline pass never
-runs: comments are found by memfuse.workspace.comments), one walk over the tokens, one scan of
-each leaf block's lines. A journal nested deeper than CommonMark can parse in its length is read
-block by block (`_chunks`); a block too deep itself is one bullet, its lines as they are.
+runs: comments are found by memfuse.workspace.comments; a line costs it once per container it
+is in, however deep: memfuse.workspace.block_parser), one walk over the tokens, one scan of
+each leaf block's lines. A journal nested deeper than CommonMark can parse in its length, or
+whose nesting would cost markdown-it more than BUDGET, is read block by block (`_chunks`)
+while the budget lasts; a block too deep itself, or past the budget, is one bullet, its lines
+as they are (docs/decisions.md 321).
 """
 
 from __future__ import annotations
@@ -34,8 +37,20 @@ if TYPE_CHECKING:
 _OPENERS = re.compile(r"(?:[ \t]*(?:>|[-*+](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$)))*")
 _OPENER = re.compile(r">|[-*+](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$)")
 DEEPEST = 120
+# The list items and quote levels past its ordinary lines' that markdown-it may spend on a
+# text (`_costs`; each ~40 µs of one core here, ~4 s in all): past them, the text is read block
+# by block while they last, and a block they would not cover is read as a too-deep one is.
+BUDGET = 100_000
 _MARKER = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])")
 _QUOTE = re.compile(r"^ {0,3}> ?")
+# A line opening a block inside a list item, or two block quotes: where `_costs` may count.
+_NESTS = re.compile(
+    r"^(?:[ \t]*>){2}|^[ \t]*(?:>[ \t]*)*(?:[-*+]|[0-9]{1,9}[.)])[ \t]+(?:>|[-*+]|[0-9]{1,9}[.)])",
+    re.MULTILINE,
+)
+# A line opening a list item, after any quote marks.
+_LISTS = re.compile(r"^(?:[ \t]*>)*[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?=[ \t]|$)", re.MULTILINE)
+_ITEM = re.compile(r"((?:(?: {0,3}>)+ ?)?)( {0,3})([-*+]|[0-9]{1,9}[.)])(?=[ \t]|$)([ \t]*)")
 _START = re.compile(r"^(#{1,6}(?:[ \t]|$)|[-*+](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$))")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _COMMENT = re.compile(r" {0,3}<!--")
@@ -46,17 +61,54 @@ def _openers(line: str) -> int:
     return len(_OPENER.findall(lead[0])) if lead and lead.end() > DEEPEST else 0
 
 
-def _lists(line: str) -> bool:
-    """Whether a line opens a list item (after any quote marks)."""
-    lead = _OPENERS.match(line)
-    return lead is not None and any(opener != ">" for opener in _OPENER.findall(lead[0]))
+def _costs(lines: list[str]) -> list[int]:
+    """What markdown-it's block pass spends on each line beyond what an ordinary line costs, in
+    list items and quote levels, at most (docs/decisions.md 321); more than BUDGET for a line
+    that opens more than DEEPEST blocks.
+
+    The first list item a line opens, and the quotes it goes on with by their `>` before it,
+    cost what an ordinary line does. Each block its leading openers open inside that item
+    costs one: an item or a quote costs markdown-it the same at any depth, and a chain of them
+    on one line (`- - - a`) is two bytes each. So does each level of block quote open above
+    the line beyond the first and beyond its own `>`: markdown-it's quote rule sweeps all of a
+    quote's lines once per level, its lazy lines too. Open quotes end at a blank line, and at
+    an unindented heading or list marker."""
+    costs = [0] * len(lines)
+    if not _NESTS.search("\n".join(lines)):
+        return costs  # no line opens a block inside an item, nor a quote inside a quote
+    quotes = 0  # the most `>` a line of the open block quote went on with
+    for n, line in enumerate(lines):
+        lead = _OPENERS.match(line)
+        if lead is None or not lead.end():  # text, a heading or a blank line: no opener
+            if quotes > 1:  # (one open quote costs nothing: nor does ending it)
+                if line.strip() and not _START.match(line):
+                    costs[n] = quotes - 1
+                else:
+                    quotes = 0
+            continue
+        openers = _OPENER.findall(lead[0])
+        if len(openers) > DEEPEST:
+            costs[n] = BUDGET + 1
+            continue
+        if _START.match(line):
+            quotes = 0
+        item = 0
+        while item < len(openers) and openers[item] == ">":
+            item += 1
+        own = openers.count(">")
+        costs[n] = max(len(openers) - item - 1, 0) + max(quotes - max(own, 1), 0)
+        quotes = max(quotes, own)
+    return costs
 
 
 def commonmark_blocks(lines: list[str]) -> list[Token] | None:
-    """CommonMark's blocks of these lines; None when they nest too deep to parse whole (also
-    the weekly roll-ups' parse, memfuse.workspace.sections)."""
-    if any(_openers(line) > DEEPEST for line in lines):
-        return None
+    """CommonMark's blocks of these lines; None when they nest too deep to parse whole, or so
+    deep that parsing them would cost more than BUDGET (also the weekly roll-ups' parse,
+    memfuse.workspace.sections)."""
+    return _parsed(lines) if sum(_costs(lines)) <= BUDGET else None
+
+
+def _parsed(lines: list[str]) -> list[Token] | None:
     try:
         tokens = block_parser().parse("\n".join(lines))
     except RecursionError:  # a safety net: DEEPEST keeps far from it
@@ -68,14 +120,22 @@ def read_blocks(text: str) -> Builder:
     """The bullets and tally of any journal (its newlines unified), by CommonMark's blocks."""
     lines = text.split("\n")
     walk = _Walk(lines, dreaming_blocks(lines))
-    tokens = commonmark_blocks(lines)
+    costs = _costs(lines)
+    tokens = _parsed(lines) if sum(costs) <= BUDGET else None
     if tokens is not None:
         walk.take(tokens, 0)
         return walk.build
-    # Nested too deep (a hostile file): CommonMark would give the rest of the file to the deep
-    # block. Each top-level block is read alone instead, so a bullet after it stays one.
+    # Nested too deep or too dear to parse whole (a hostile file): CommonMark would give the
+    # rest of the file to the deep block, or take minutes. Each top-level block is read alone
+    # instead, while the budget lasts, so a bullet after it stays one; a block too deep, or
+    # past what is left of the budget, is read as it is (`deep`).
+    budget = BUDGET
     for first, last in _chunks(lines):
-        tokens = commonmark_blocks(lines[first:last])
+        spent = sum(costs[first:last])
+        tokens = None
+        if spent <= budget:
+            budget -= spent
+            tokens = _parsed(lines[first:last])
         if tokens is not None:
             walk.take(tokens, first)
         else:
@@ -85,11 +145,21 @@ def read_blocks(text: str) -> Builder:
 
 def _chunks(lines: list[str]) -> list[tuple[int, int]]:
     """The file cut where a block ends every container open before it, outside fences and
-    comments: around an unindented heading, before an unindented list marker or an unindented
-    line after a blank one, and before a line nested past DEEPEST (a block of its own)."""
+    comments: around an unindented heading; before an unindented list marker, a list item of
+    the item the block began with's list (in as many quotes, indented less than 4 and left of
+    its text), or an unindented line after a blank one; and before a line nested past DEEPEST
+    (a block of its own)."""
     starts, fence, comment, blank = [0], "", False, False
+    block: tuple[int, int] | None = None  # the quotes and text column of the item it began with
     for n, line in enumerate(lines):
+        if line[:1].isalpha() and not fence and not comment:  # text: no block starts here
+            if blank:
+                starts.append(n)
+                block = None
+            blank = False
+            continue
         opened = _FENCE.match(line)
+        item = _item(line)
         if fence:
             if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
                 fence = ""
@@ -97,15 +167,34 @@ def _chunks(lines: list[str]) -> list[tuple[int, int]]:
             comment = "-->" not in line
         elif opened:
             fence = opened[1]
-        elif n and (_START.match(line) or (blank and line[:1].strip()) or _openers(line) > DEEPEST):
+        elif not n or (
+            _START.match(line)
+            or (item and block and item[0] == block[0] and item[1] < block[1])
+            or (blank and line[:1].strip())
+            or _openers(line) > DEEPEST
+        ):
             starts.append(n)
+            block = (item[0], item[2]) if item else None
         if not fence and not comment and _COMMENT.match(line):
             comment = "-->" not in line[line.index("<!--") + 4 :]
         if not fence and line.startswith("#") and n + 1 < len(lines):
             starts.append(n + 1)  # a heading is a block of its own
+            block = (0, 4)  # any item after it is a top-level one
         blank = not line.strip()
     starts = sorted(set(starts))
     return list(zip(starts, [*starts[1:], len(lines)], strict=True))
+
+
+def _item(line: str) -> tuple[int, int, int] | None:
+    """The block quotes around the list item this line opens (indented less than 4 in them),
+    its indentation, and the column its text starts at past the quotes (a tab counted as one
+    column: this is for hostile files); None when the line opens no item."""
+    item = _ITEM.match(line)
+    if item is None:
+        return None
+    gap = len(item[4])
+    text = item.end(3) + (gap if 0 < gap <= 4 and item.end() < len(line) else 1)
+    return item[1].count(">"), len(item[2]), text - item.end(1)
 
 
 _LEAVES = {"inline": True, "html_block": False}  # leaf blocks whose text may hold a comment
@@ -199,14 +288,15 @@ class _Walk:
         return n
 
     def deep(self, first: int, end: int) -> None:
-        """A block nested too deep to parse: one bullet when a line of it opens a list item,
-        its lines as they are; other text otherwise."""
+        """A block nested too deep to parse, or past the budget: one bullet when a line of it
+        opens a list item, its lines as they are; other text otherwise."""
         own = self.lines[first:end]
         self.build.took["deep_lines"] += sum(1 for s in own if s.strip())
         if self.dreamt(first):
             return
-        text = self.uncommented("\n".join(own), inline=True)
-        if any(_lists(line) for line in own):
+        raw = "\n".join(own)
+        text = self.uncommented(raw, inline=True)
+        if _LISTS.search(raw):
             self.build.item(first, item_text([_MARKER.sub("", text, count=1)]), ordered=False)
         else:
             shown = [n for n, s in enumerate(text.split("\n")) if s.strip()]

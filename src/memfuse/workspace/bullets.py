@@ -50,8 +50,9 @@ class Tally:
     dreaming_lines: int = 0  # their lines, markers included
     other_lines: int = 0  # visible text outside every item, code, heading and rule (prose)
     first_other: int = 0  # the 1-based line of the first of those; 0 when none
-    deep_lines: int = 0  # lines of blocks nested too deep to parse: each read as one bullet
-    # when it holds a list marker (counted in `items`), else as other lines (also counted there)
+    deep_lines: int = 0  # lines of blocks nested too deep to parse, or past the reading's
+    # budget (memfuse.workspace.blocks): each block read as one bullet when it holds a list
+    # marker (counted in `items`), else as other lines (also counted there)
 
     def __add__(self, other: Tally) -> Tally:
         """Two forms' tallies summed (`first_other` kept from the first that has one)."""
