@@ -58,6 +58,11 @@ class UnaccountedRow(TypedDict):
     first_line: int  # the first of them (1-based)
 
 
+class DeepRow(TypedDict):
+    file: str  # a journal form, as a person finds it in the workspace
+    lines: int  # its lines nested too deep to read as CommonMark does (`deep_lines`)
+
+
 class AccountingData(TypedDict):
     """What a sync read (issue 39), summed over the journal forms it read."""
 
@@ -74,6 +79,7 @@ class AccountingData(TypedDict):
     dreaming_blocks: int  # the host's dreaming blocks, between their own markers
     dreaming_lines: int
     deep_lines: int  # lines nested too deep to parse, read as whole bullets or text
+    deep: list[DeepRow]  # the first forms holding such lines
     unaccounted_lines: int  # text a viewer shows that is none of the above: warned about
     unaccounted: list[UnaccountedRow]  # the first forms holding such text
     unaccounted_forms: int

@@ -5,7 +5,7 @@ Pure: from what was read and planned."""
 
 from __future__ import annotations
 
-from memfuse.run.results import AccountingData, UnaccountedRow
+from memfuse.run.results import AccountingData, DeepRow, UnaccountedRow
 from memfuse.sync.plan import Plan
 from memfuse.sync.reading import Reading
 from memfuse.workspace.journal import Tally
@@ -21,6 +21,11 @@ def account(reading: Reading, the_plan: Plan) -> AccountingData:
         UnaccountedRow(file=location, lines=tally.other_lines, first_line=tally.first_other)
         for location, tally in sorted(reading.tallies.items())
         if tally.other_lines
+    ]
+    deep = [
+        DeepRow(file=location, lines=tally.deep_lines)
+        for location, tally in sorted(reading.tallies.items())
+        if tally.deep_lines
     ]
     shared = sum(
         1 for i in reading.items if i.unchanged and i.previous and i.previous.outcome in SHARED
@@ -40,6 +45,7 @@ def account(reading: Reading, the_plan: Plan) -> AccountingData:
         "dreaming_blocks": total.dreaming_blocks,
         "dreaming_lines": total.dreaming_lines,
         "deep_lines": total.deep_lines,
+        "deep": deep[:SHOWN],
         "unaccounted_lines": total.other_lines,
         "unaccounted": unaccounted[:SHOWN],
         "unaccounted_forms": len(unaccounted),
@@ -47,7 +53,8 @@ def account(reading: Reading, the_plan: Plan) -> AccountingData:
 
 
 def warnings(data: AccountingData) -> list[str]:
-    """One warning for each form holding text a viewer shows that memfuse does not sync."""
+    """One warning for each form holding text a viewer shows that memfuse does not sync, and
+    for each form read in part past the parser's reach."""
     said = [
         f"{row['file']}: {row['lines']} line(s) of text from line {row['first_line']} are no"
         " list item, code, comment or dreaming block: a viewer shows them, sync does not send"
@@ -57,4 +64,10 @@ def warnings(data: AccountingData) -> list[str]:
     more = data["unaccounted_forms"] - len(data["unaccounted"])
     if more > 0:
         said.append(f"and {more} more journal form(s) hold text that is not a bullet")
+    said += [
+        f"{row['file']}: {row['lines']} line(s) nest too deep to read as a viewer shows them"
+        " in bounded time: each such block was read as one bullet of its lines as written, or"
+        " as text (docs/decisions.md 321)"
+        for row in data["deep"]
+    ]
     return said

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memfuse.store.gateway import CallFailed
+from memfuse.workspace import blocks
 from tests.fakes import World
 
 DAY = "2026-11-29"
@@ -42,6 +43,20 @@ def test_a_dry_run_counts_what_each_rule_took_and_names_the_text_no_rule_took(
     human = world.run("sync", "--dry-run", "--date", DAY, "--now", NOW)
     assert "read: 1 journal form(s)" in human.stdout
     assert "1 dreaming block(s)" in human.stdout and "1 line(s) of other text" in human.stdout
+
+
+def test_a_journal_nested_past_the_readings_budget_keeps_its_bullets_and_is_named(
+    world: World, monkeypatch: Any
+) -> None:
+    """Lines 90 items deep: past the budget (here 11 of them) each is read as it is, which is
+    the item a viewer shows, and the run says which form and how many lines."""
+    monkeypatch.setattr(blocks, "BUDGET", 1_000)
+    world.journal(DAY, "## 09:30\n" + "".join(" - " * 90 + f"note {n}\n" for n in range(40)))
+    out = world.json("sync", "--dry-run", "--date", DAY, "--now", NOW)
+    account = out.data["accounting"]
+    assert account["bullets"] == 40 and account["deep_lines"] == 29
+    assert account["deep"] == [{"file": f"memory/{DAY}.md", "lines": 29}]
+    assert f"memory/{DAY}.md: 29 line(s) nest too deep to read" in out.warnings_text
 
 
 def test_status_shows_what_the_last_sync_read(world: World) -> None:
