@@ -4,12 +4,16 @@ Each shape is a journal a hostile or runaway agent could write, grown to 0.16, 1
 (16 MiB is the read cap, `max_file_mib`): one bullet holding `<!---->` over and over (the comment
 flood that took `where`, `sync` and `status` past 60 s at 3 MiB), a bullet with a comment on
 every line, plain items, a heading before every item, items in a block quote, nested items
-stepping in, and prose. The figure is the CPU time of `memfuse.workspace.journal.read` (the
-process's, so that the shared machine's other work does not count), and its seconds per MiB:
-a cost linear in bytes keeps that column flat from 1× to 100×.
+stepping in, prose, and two nested past what markdown-it-py reads cheaply: items 90 deep on
+every line (the hostile review's), and a quote 90 deep whose lazy lines markdown-it's quote
+rule reads once a level (docs/decisions.md 320-321). The figure is the CPU time of
+`memfuse.workspace.journal.read` (the process's, so that the shared machine's other work does
+not count), and its seconds per MiB: a cost linear in bytes keeps that column flat from 1× to
+100×.
 
     .venv/bin/python benchmarks/journal_costs.py            # 1×, 10×, 100×
     .venv/bin/python benchmarks/journal_costs.py 1 10       # the first two only
+    .venv/bin/python benchmarks/journal_costs.py 1 10 deep  # the shapes whose name says "deep"
 
 With `MEMFUSE_BENCH_BEFORE=SRC` (another tree's `src/`, put first on sys.path) the same rows
 are measured with that tree's parser (`parse`, which it has), e.g. main before issue 39:
@@ -44,6 +48,8 @@ def shapes(size: int) -> Iterator[tuple[str, str]]:
     stair = "".join("  " * depth + "- step\n" for depth in range(60))
     yield "nested items stepping in, 60 deep", _repeat(stair, size)
     yield "prose with `<` (no bullet)", _repeat("Some prose about a <tag> here.\n", size)
+    yield "items 90 deep on every line", _repeat(" - " * 90 + "a\n", size)
+    yield "a quote 90 deep, then lazy lines", "> " * 90 + "a\n" + _repeat("b\n", size)
 
 
 def reader() -> Callable[[str], object]:
@@ -58,11 +64,13 @@ def reader() -> Callable[[str], object]:
     return read
 
 
-def main(multiples: list[int]) -> None:
+def main(multiples: list[int], words: list[str]) -> None:
     read = reader()
     print("| shape | " + " | ".join(f"{m}×" for m in multiples) + " | s/MiB at each |")
     print("|---|" + "---|" * len(multiples) + "---|")
-    for index in range(len(list(shapes(1)))):
+    for index, (named, _) in enumerate(shapes(1)):
+        if not all(word in named for word in words):
+            continue
         name, row, rates = "", [], []
         for multiple in multiples:
             name, text = list(shapes(int(BASE * multiple * MIB)))[index]
@@ -76,4 +84,5 @@ def main(multiples: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1, 10, 100])
+    numbers = [int(a) for a in sys.argv[1:] if a.isdigit()]
+    main(numbers or [1, 10, 100], [a for a in sys.argv[1:] if not a.isdigit()])
