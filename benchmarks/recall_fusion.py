@@ -62,7 +62,7 @@ def collect(data: Path) -> tuple[list[Asked], str]:
                 words = index.search(question, 50, today, Stages())
                 vector = model.embed([question], question=True)[0]
                 near = index.nearest(vector, 100, model.name)
-                close = index.closest(vector, 100, model.name)
+                close, _words = index.closest(vector, 100, model.name)
                 fused = with_meaning(index, model, question, words, print)
                 asked.append({
                     "question": question, "category": category, "evidence": evidence,

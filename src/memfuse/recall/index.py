@@ -36,7 +36,7 @@ from memfuse.errors import MemfuseError
 from memfuse.recall import vectors
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
-from memfuse.recall.semantic import Embedder, best, closeness, cosines
+from memfuse.recall.semantic import Embedder, best, closeness, cosines, nearest
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
@@ -320,22 +320,20 @@ class RecallIndex:
         """The `limit` bullets and facts nearest a question's vector (made by `model`) by
         cosine, best first; none while the index holds no vector of that model's."""
         loaded = self._loaded(model)
-        if not loaded.ids:
-            return []
-        return self._hits(best(cosines(loaded.matrix, query), limit), loaded)
+        return self._hits(nearest(loaded.matrix, query, limit), loaded)
 
-    def closest(self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()) -> list[Hit]:
+    def closest(
+        self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()
+    ) -> tuple[list[Hit], dict[int, float]]:
         """The `limit` bullets and facts closest to a question's vector by meaning with their
-        neighbours' (memfuse.recall.semantic.closeness), best first, then the rows of `also`
-        (ids) that are not among them, each with its closeness as its score."""
+        neighbours' (memfuse.recall.semantic.closeness), best first, each with its closeness
+        as its score; and the closeness of each row of `also` (ids) that has a vector."""
         loaded = self._loaded(model)
         if not loaded.ids:
-            return []
+            return [], {}
         scores = closeness(cosines(loaded.matrix, query), loaded.before, loaded.after)
-        top = best(scores, limit)
-        taken = {n for n, _score in top}
-        more = [loaded.at[i] for i in also if i in loaded.at and loaded.at[i] not in taken]
-        return self._hits([*top, *((n, float(scores[n])) for n in dict.fromkeys(more))], loaded)
+        known = {i: float(scores[loaded.at[i]]) for i in also if i in loaded.at}
+        return self._hits(best(scores, limit), loaded), known
 
     def _loaded(self, model: str) -> vectors.Loaded:
         if self._vectors is None or self._vectors.model != model:

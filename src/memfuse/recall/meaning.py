@@ -50,22 +50,23 @@ def with_meaning(
     except Exception as exc:  # the model's own failure, whatever it is
         warn(f"recall by meaning is off this time: the model {embedder.name} failed ({exc})")
         return by_words(words)
-    near = index.closest(vector[0], DEPTH, embedder.name, also=[h.id for h in words])
+    near, close_of = index.closest(vector[0], DEPTH, embedder.name, also=[h.id for h in words])
     if not near:
         return by_words(words)
     top = max((h.score for h in words), default=0.0)
     top = top if top > 0 else 1.0
-    closest = max(h.score for h in near)
-    closest = closest if closest > 0 else 1.0
+    closest = near[0].score if near[0].score > 0 else 1.0
     score = {h.id: max(h.score, 0.0) / top for h in words}
     hits = {h.id: h for h in words}
     found = {h.id: ("journal",) for h in words}
     for h in near:
-        if h.score <= 0:
-            continue  # not above the question's median: not close
-        score[h.id] = score.get(h.id, 0.0) + WEIGHT * h.score / closest
+        close_of.setdefault(h.id, h.score)
         hits.setdefault(h.id, h)
-        found[h.id] = (*found.get(h.id, ()), "meaning")
+    for i, close in close_of.items():
+        if close <= 0:
+            continue  # not above the question's median: not close
+        score[i] = score.get(i, 0.0) + WEIGHT * close / closest
+        found[i] = (*found.get(i, ()), "meaning")
     order = sorted(score, key=lambda i: -score[i])  # stable: ties keep the words' order
     ranked: list[Found] = []
     for rank, i in enumerate(order, start=1):
