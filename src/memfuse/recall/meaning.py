@@ -112,7 +112,7 @@ def with_day(score: Mapping[int, float], day_of: Mapping[int, str]) -> dict[int,
 
 def _full_match(index: RecallIndex, question: str) -> float:
     """What a bullet holding every term of the question would score in this index (the rows
-    that hold each term, out of all): one read of the index's term counts."""
+    that hold each term, out of all): reads of the index's counts, not of its rows."""
     terms = query_terms(question)
     if not terms:
         return 0.0
@@ -122,5 +122,7 @@ def _full_match(index: RecallIndex, question: str) -> float:
             (json.dumps(terms),),
         ).fetchall()
     )
-    (total,) = index.db.execute("SELECT count(*) FROM docs").fetchone()
+    # the rows of the index, from its files' counts (a few thousand rows, where counting the
+    # rows themselves reads 146 000 over ten years: 18 ms)
+    (total,) = index.db.execute("SELECT coalesce(sum(rows), 0) FROM files").fetchone()
     return full_match(terms, rows, int(total))
