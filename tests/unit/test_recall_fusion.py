@@ -161,3 +161,30 @@ def test_a_full_match_counts_every_term_of_the_question_a_term_no_row_holds_the_
     assert rarest > full_match(["饺子"], rows, 100) > full_match(["做"], rows, 100) > 0
     assert full_match(["做", "做"], rows, 100) == full_match(["做"], rows, 100)
     assert full_match(["的"], {"的": 90}, 100) == pytest.approx(1e-6)  # held by most rows
+
+
+def test_memfuse_recall_answers_a_chinese_paraphrase_with_its_note_first(world: Any) -> None:
+    # The whole command, the store included: the synced copy of the one-character match does
+    # not bring it back to the top.
+    world.embedder = FakeEmbedder(
+        synonyms={
+            "邻": "隔",
+            "居": "壁",
+            "菜": "饺",
+            "感": "送",
+            "谢": "阿",
+            "表": "姨",
+            "示": "包",
+        }
+    )
+    world.journal(str(DAY), NEIGHBOURS)
+    for n in range(4):
+        bullets = "".join(f"- {t}\n" for t in OTHER_DAYS[n * 6 : (n + 1) * 6])
+        world.journal(f"2026-11-2{n}", "## 09:00\n" + bullets)
+    now = f"{DAY}T22:00"
+    assert world.run("sync", "--now", now).code == 0
+    out = world.json("recall", "给邻居做了什么菜表示感谢", "--now", now)
+    assert out.code == 0
+    first = out.data["results"][0]
+    assert first["content"] == "包了一盘饺子送给隔壁王阿姨"
+    assert first["location"] == f"memory/{DAY}.md:3"
