@@ -70,7 +70,7 @@ def with_meaning(
     top = max((h.score for h in words), default=0.0)
     top = top if top > 0 else 1.0
     if has_cjk(question):
-        top = max(top, _full_match(index, question))
+        top = max(top, full_match_in(index, question))
     closest = near[0].score if near[0].score > 0 else 1.0
     share = {h.id: max(h.score, 0.0) / top for h in words}
     hits = {h.id: h for h in words}
@@ -110,7 +110,7 @@ def with_day(score: Mapping[int, float], day_of: Mapping[int, str]) -> dict[int,
     return {i: s + DAY_WEIGHT * days[day_of[i]] / best for i, s in score.items()}
 
 
-def _full_match(index: RecallIndex, question: str) -> float:
+def full_match_in(index: RecallIndex, question: str) -> float:
     """What a bullet holding every term of the question would score in this index (the rows
     that hold each term, out of all): reads of the index's counts, not of its rows."""
     terms = query_terms(question)
@@ -122,7 +122,7 @@ def _full_match(index: RecallIndex, question: str) -> float:
             (json.dumps(terms),),
         ).fetchall()
     )
-    # the rows of the index, from its files' counts (a few thousand rows, where counting the
-    # rows themselves reads 146 000 over ten years: 18 ms)
+    # the rows of the index, from its files' counts: a few thousand rows, where counting the
+    # rows themselves reads 146 000 over ten years (benchmarks/recall_fusion_cost.py)
     (total,) = index.db.execute("SELECT coalesce(sum(rows), 0) FROM files").fetchone()
     return full_match(terms, rows, int(total))
