@@ -27,7 +27,16 @@ from memfuse.config import load_settings, secrets_in
 from memfuse.errors import ExitCode, MemfuseError, NoWorkspace
 from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import Advance, RunContext, Seams, no_progress
-from memfuse.run.history import LIFECYCLE, MISCONFIGURED, Alarm, History, RunRecord, assess
+from memfuse.run.history import (
+    ERROR_KEPT,
+    LIFECYCLE,
+    MISCONFIGURED,
+    SETUP_PREFIX,
+    Alarm,
+    History,
+    RunRecord,
+    assess,
+)
 from memfuse.run.lock import WorkspaceLock
 from memfuse.run.migrate import migrate_legacy
 from memfuse.run.output import CommandResult, failure, libraries, setup_log, to_json
@@ -244,9 +253,7 @@ def _named_setup_fault(ctx: RunContext, result: CommandResult) -> CommandResult:
         return result
     if not faults:
         return result
-    error = "the store was not reached, and its setup is why: " + "; ".join(
-        f.line() for f in faults
-    )
+    error = SETUP_PREFIX + "; ".join(f.line() for f in faults)
     data = {**result.data, "error": error}
     return replace(result, data=data, exit_code=ExitCode.SETUP)
 
@@ -274,6 +281,9 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
         warnings=tuple(ctx.reporter.warnings[:5]),
         warning_count=len(ctx.reporter.warnings),
         read=_numbers(result.data.get("accounting")),
+        error=ctx.reporter.mask(str(result.data.get("error", "")))[:ERROR_KEPT]
+        if result.exit_code not in (ExitCode.OK, ExitCode.STRICT)
+        else "",
     )
     history = History(state)
     try:
