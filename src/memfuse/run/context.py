@@ -28,7 +28,7 @@ from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
-from memfuse.store.diagnose import Check, config_check, setup_faults
+from memfuse.store.diagnose import Check, config_check, node_abi, setup_faults
 from memfuse.store.gateway import Answer, CallFailed, ToolMissing
 from memfuse.text.classify import Classifier
 from memfuse.untrusted import printable
@@ -193,7 +193,7 @@ class RunContext:
             tail = os.pread(fd, size - start, start).decode("utf-8", "replace")
         finally:
             os.close(fd)
-        said = cause(tail, lines=1) if tail.strip() else None
+        said = node_abi(tail) or (cause(tail, lines=1) if tail.strip() else None)
         return self.reporter.mask(printable(said))[:600] if said else None
 
     @property

@@ -56,3 +56,128 @@ def _config(tmp_path: Path, servers: dict[str, object]) -> Path:
     path = tmp_path / "mcporter.json"
     path.write_text(json.dumps({"mcpServers": servers}))
     return path
+
+
+def test_a_mistyped_config_path_is_answered_with_the_file_that_is_there(
+    world: World, tmp_path: Path
+) -> None:
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+    real = _config(tmp_path, {"agent-memory": {"command": "sh"}})
+    typo = tmp_path / "mcporter.jsn"
+    out = world.run("sync", "--now", f"{DAY}T10:00", "--mcporter-config", str(typo))
+    assert out.code == 78
+    assert f"{typo} does not exist; did you mean {real}?" in out.stderr
+    assert "mcporter not found" not in out.stderr  # the run never needed mcporter
+    assert f"--install-config {typo}" not in out.stderr  # no config written at the typo
+    assert world.gateway.calls == []  # no transport was started for nothing
+    doctor = world.run("doctor", "--mcporter-config", str(typo))
+    assert f"did you mean {real}?" in doctor.stdout
+    # Nothing close: writing a config there is the fix.
+    far = tmp_path / "elsewhere" / "servers.json"
+    doctor = world.run("doctor", "--mcporter-config", str(far))
+    assert "did you mean" not in doctor.stdout
+    assert f"memfuse doctor --install-config {far}" in doctor.stdout
+
+
+def test_a_mistyped_server_name_is_answered_with_the_one_meant(
+    world: World, tmp_path: Path
+) -> None:
+    config = _config(tmp_path, {"agent-memory": {"command": "sh"}, "github": {"command": "gh"}})
+    out = world.run("doctor", "--mcporter-config", str(config), "--server", "agent-memroy")
+    assert "has no server 'agent-memroy'; did you mean 'agent-memory'?" in out.stdout
+    assert "--server agent-memory" in out.stdout and "adds it beside" not in out.stdout
+    out = world.run("doctor", "--mcporter-config", str(config), "--server", "billing")
+    assert "did you mean" not in out.stdout and "adds it beside the others" in out.stdout
+
+
+def test_a_server_script_that_is_not_there_is_fixed_with_the_one_the_user_has(
+    world: World, tmp_path: Path
+) -> None:
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+    world.gateway.down = "failed"
+    gone = tmp_path / "old" / "dist" / "mcp" / "server.js"
+    config = _config(tmp_path, {"agent-memory": {"command": "sh", "args": [str(gone)]}})
+    out = world.run("sync", "--now", f"{DAY}T10:00", "--mcporter-config", str(config))
+    assert out.code == 78 and f"its script {gone} does not exist" in out.stderr
+    assert f"memfuse doctor --install-config {config} --server-js PATH" in out.stderr
+
+
+NODE_SAID = """/srv/am/dist/mcp/server.js:3
+Error: The module '/srv/am/node_modules/better-sqlite3/build/Release/better_sqlite3.node'
+was compiled against a different Node.js version using
+NODE_MODULE_VERSION 115. This version of Node.js requires
+NODE_MODULE_VERSION 137. Please try re-compiling or re-installing
+the module (for instance, using `npm rebuild` or `npm install`).
+    at Module._extensions..node (node:internal/modules/cjs/loader:1921:18)
+Node.js v24.4.0
+"""
+
+
+def test_a_native_module_built_for_another_node_is_named_with_its_fixes(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from memfuse.settings import Settings
+    from memfuse.store.diagnose import node_abi, server_detail, setup_faults
+    from memfuse.store.gateway import ServerSpec
+
+    said = node_abi(NODE_SAID)
+    assert said is not None and "Node 20" in said and "Node 24" in said
+    assert "better_sqlite3.node was built for another Node" in said
+    settings = Settings(workspace=tmp_path, now=datetime(2026, 11, 29, tzinfo=UTC))
+    detail = server_detail(settings, "closed", asked="status", missing=None, said=said, log=None)
+    assert "`npm rebuild better-sqlite3` in /srv/am" in detail
+    assert "--server-js PATH` picks a Node that loads it" in detail
+    assert node_abi("Error: Cannot find module '/x/server.js'") is None
+    # A run that meets it is misconfigured (exit 78), not a store that is down.
+    faults = setup_faults(
+        settings, ServerSpec("sh", (), {}, None), transport="session", bridge_version=lambda: None,
+        last="closed", said=said, log=None, env={},
+    )  # fmt: skip
+    assert [f.name for f in faults] == ["server"] and "npm rebuild" in faults[0].detail
+
+
+def _package_with_a_native_module(root: Path) -> tuple[Path, Path]:
+    js = root / "am" / "dist" / "mcp" / "server.js"
+    js.parent.mkdir(parents=True)
+    js.write_text("// the server\n")
+    module = root / "am" / "node_modules" / "better-sqlite3" / "build" / "Release"
+    module.mkdir(parents=True)
+    (module / "better_sqlite3.node").write_bytes(b"\x7fELF")
+    return js, module / "better_sqlite3.node"
+
+
+def _node(folder: Path, status: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    node = folder / "node"
+    node.write_text(f"#!/bin/sh\nexit {status}\n")
+    node.chmod(0o755)
+    return node
+
+
+def test_the_node_picked_is_one_that_loads_the_servers_native_module(
+    world: World, tmp_path: Path
+) -> None:
+    from memfuse.setup.node import pick_node
+
+    js, module = _package_with_a_native_module(tmp_path)
+    inside = _node(world.workspace / "bin", 0)  # the agent's: never run
+    old, good = _node(tmp_path / "old", 1), _node(tmp_path / "good", 0)
+    tried: list[list[str]] = []
+
+    def run(argv: object, *, timeout: float, env: object, cwd: str) -> int:
+        tried.append(list(argv))  # type: ignore[call-overload]
+        return 0 if tried[-1][0] == str(good) else 1
+
+    path = f"{inside.parent}:{old.parent}:{good.parent}"
+    choice = pick_node(js, home=tmp_path, workspace=world.workspace, env={"PATH": path}, run=run)
+    assert choice.node == str(good) and choice.note and f"first on PATH, {old}" in choice.note
+    assert [argv[0] for argv in tried] == [str(old), str(good)]
+    assert tried[0][1:] == ["-e", "require(process.argv[1])", str(module)]
+    # Through doctor, with real (stand-in) Nodes on PATH.
+    config = tmp_path / "mcporter.json"
+    out = world.json(
+        "doctor", "--install-config", str(config), "--server-js", str(js),
+        env={"PATH": f"{old.parent}:{good.parent}:/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.code == 0, out.stdout
+    assert json.loads(config.read_text())["mcpServers"]["agent-memory"]["command"] == str(good)
