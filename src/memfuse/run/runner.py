@@ -26,6 +26,7 @@ import typer
 from memfuse.config import load_settings, secrets_in
 from memfuse.errors import ExitCode, MemfuseError, NoWorkspace
 from memfuse.report import Reporter, SecretMasker
+from memfuse.run import colour
 from memfuse.run.context import Advance, RunContext, Seams, no_progress
 from memfuse.run.history import (
     ERROR_KEPT,
@@ -50,13 +51,14 @@ if TYPE_CHECKING:
 def _stderr() -> Console:
     from rich.console import Console  # loaded on first use: most cron runs print nothing
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False, markup=False)
 
 
 def _say(message: str) -> None:
-    """One line for people, on stderr (escape sequences and bidi overrides made visible)."""
+    """One line for people, on stderr (escape sequences and bidi overrides made visible; in
+    colour at a terminal, unless NO_COLOR)."""
     try:
-        _stderr().print(printable(message), markup=False)
+        _stderr().print(colour.painted(printable(message)))
     except BrokenPipeError:
         _reader_gone(2)
 
@@ -144,7 +146,7 @@ def run(
     except MemfuseError as exc:
         result = failure(name, reporter.mask(str(exc)), exc.exit_code)
     except KeyboardInterrupt:
-        result = failure(name, "interrupted", ExitCode.FATAL)
+        result = failure(name, "interrupted", ExitCode.INTERRUPTED)
     except Exception as exc:
         if common.verbose:
             raise
@@ -325,7 +327,23 @@ def _emit(
     elif result.payload is not None:
         _out(printable(mask(result.payload)))
     elif result.human and (not common.quiet or result.exit_code not in _QUIET_EXITS):
-        _out(printable("\n".join(mask(line) for line in result.human)))
+        _out_lines(name, [printable(mask(line)) for line in result.human])
+
+
+PAINTED = ("doctor", "status")  # the commands whose lines a person scans for a verdict
+
+
+def _out_lines(name: str, lines: list[str]) -> None:
+    """The lines for people, on stdout: doctor's and status's in colour at a terminal."""
+    if name not in PAINTED or not colour.wanted(sys.stdout):
+        _out("\n".join(lines))
+        return
+    try:
+        painter = colour.console(sys.stdout)
+        for line in lines:
+            painter.print(colour.painted(line))
+    except BrokenPipeError:
+        _reader_gone(1)
 
 
 @contextlib.contextmanager

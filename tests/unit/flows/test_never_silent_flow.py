@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.fakes import World
 
 DAY = "2026-11-29"
@@ -181,3 +183,96 @@ def test_the_node_picked_is_one_that_loads_the_servers_native_module(
     )  # fmt: skip
     assert out.code == 0, out.stdout
     assert json.loads(config.read_text())["mcpServers"]["agent-memory"]["command"] == str(good)
+
+
+def test_ctrl_c_exits_130_as_shells_expect(world: World) -> None:
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+
+    def interrupt(_tool: str, _arguments: object) -> None:
+        raise KeyboardInterrupt
+
+    world.gateway.hook = interrupt
+    out = world.run("sync", "--now", f"{DAY}T10:00")
+    assert out.code == 130 and "memfuse sync: interrupted" in out.stderr
+
+
+def test_ctrl_c_outside_a_run_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import memfuse.cli
+
+    cli = sys.modules[memfuse.cli.main.__module__]
+
+    def interrupted(**_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "app", interrupted)
+    with pytest.raises(SystemExit) as stopped:
+        cli.main()
+    assert stopped.value.code == 130
+
+
+def test_serve_says_note_writes_and_its_recall_tool_reads_as_one_sentence() -> None:
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+    from memfuse.commands.serve import RECALL
+
+    top = CliRunner().invoke(app, ["--help"]).stdout
+    serve_line = next(line for line in top.splitlines() if line.strip().startswith("serve"))
+    assert "note" in serve_line and "writes" in serve_line
+    own = CliRunner().invoke(app, ["serve", "--help"]).stdout
+    assert "read-only" not in own and "note" in own and "writes" in own
+    assert "The answer is The" not in RECALL.description
+    assert "The structured answer is `memfuse recall --json`" in RECALL.description
+
+
+class _Terminal:
+    """A stream that says it is a terminal, keeping what is written."""
+
+    def __init__(self) -> None:
+        import io
+
+        self.kept = io.StringIO()
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return self.kept.write(text)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+
+def test_colour_only_for_a_terminal_without_no_color() -> None:
+    import io
+
+    from memfuse.run import colour
+
+    terminal = _Terminal()
+    assert colour.wanted(terminal, {}) is True  # type: ignore[arg-type]
+    assert colour.wanted(terminal, {"NO_COLOR": "1"}) is False  # type: ignore[arg-type]
+    assert colour.wanted(terminal, {"TERM": "dumb"}) is False  # type: ignore[arg-type]
+    assert colour.wanted(io.StringIO(), {}) is False  # a pipe, a file
+    painter = colour.console(terminal)  # type: ignore[arg-type]
+    painter.print(colour.painted("FAIL  server    agent-memory did not answer"))
+    painter.print(colour.painted("memfuse sync: the store was not reached"))
+    painter.print(colour.painted("a line \\x1b[31m made printable stays as it is"))
+    shown = terminal.kept.getvalue()
+    assert "\x1b[1;31mFAIL\x1b[0m" in shown and "\x1b[1;31mmemfuse sync: \x1b[0m" in shown
+    assert "\\x1b[31m made printable" in shown  # the text's own escapes are never passed on
+
+
+def test_doctors_table_is_in_colour_at_a_terminal_and_plain_in_a_pipe(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memfuse.run import colour
+
+    typo = tmp_path / "mcporter.jsn"
+    plain = world.run("doctor", "--mcporter-config", str(typo))
+    assert "\x1b[" not in plain.stdout and "FAIL" in plain.stdout
+    monkeypatch.setattr(colour, "wanted", lambda _stream, _env=None: True)  # a terminal
+    painted = world.run("doctor", "--mcporter-config", str(typo))
+    assert "\x1b[1;31mFAIL\x1b[0m" in painted.stdout and "\x1b[32mok\x1b[0m" in painted.stdout
+    assert painted.code == plain.code
