@@ -151,7 +151,10 @@ def tidy(data: TidyData) -> list[str]:
     if "index_line" in data:
         lines.append(data["index_line"])
     md = data["memory_md"]
-    if md["exists"]:
+    if md.get("empty"):
+        last = f"its last backup with text: {md['backup']}" if md["backup"] else "no backup"
+        lines.append(f"MEMORY.md: EMPTY (was it emptied by mistake? {last})")
+    elif md["exists"]:
         backup = (
             "backed up to " + str(md["backup"])
             if md.get("backup_made")

@@ -276,3 +276,52 @@ def test_doctors_table_is_in_colour_at_a_terminal_and_plain_in_a_pipe(
     painted = world.run("doctor", "--mcporter-config", str(typo))
     assert "\x1b[1;31mFAIL\x1b[0m" in painted.stdout and "\x1b[32mok\x1b[0m" in painted.stdout
     assert painted.code == plain.code
+
+
+def _forget(world: World, content: str) -> None:
+    """The store loses one memory (its row and its path), as a deleted row would."""
+    import sqlite3
+
+    db = sqlite3.connect(world.gateway.db_path)
+    try:
+        (memory_id,) = db.execute(
+            "SELECT id FROM memories WHERE content = ?", (content,)
+        ).fetchone()
+        db.execute("DELETE FROM paths WHERE memory_id = ?", (memory_id,))
+        db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+        db.commit()
+    finally:
+        db.close()
+
+
+def test_tidy_calls_a_lost_memory_whose_bullet_is_gone_stale_and_names_prune(
+    world: World,
+) -> None:
+    world.journal(DAY, "## 09:30\n- Met Bob about the staging deploy\n- Called the landlord\n")
+    assert world.run("sync", "--now", f"{DAY}T10:00").code == 0
+    world.journal(DAY, "## 09:30\n- Met Bob about the staging deploy\n")  # one bullet deleted
+    _forget(world, "Called the landlord")
+    out = world.json("tidy", "--now", f"{DAY}T22:00")
+    assert out.data["index"]["stale"] == 1 and out.data["index"]["lost"] == 0
+    assert "1 stale" in out.data["index_line"] and "sync --prune" in out.data["index_line"]
+    assert "re-sent" not in out.data["index_line"].split("stale")[0]
+    assert "to be re-sent" not in out.data["index_line"]
+    assert out.data["counts"]["index.stale"] == 1
+    # A memory whose bullet is still there is lost, and re-sent, as before.
+    _forget(world, "Met Bob about the staging deploy")
+    line = world.json("tidy", "--now", f"{DAY}T23:00").data["index_line"]
+    assert "1 lost, to be re-sent from the journals" in line
+
+
+def test_an_emptied_memory_md_is_a_warning_naming_its_last_backup(world: World) -> None:
+    memory = world.workspace / "MEMORY.md"
+    memory.write_text("# Facts\n- Alice prefers release notes in English\n")
+    assert world.run("tidy", "--now", f"{DAY}T03:00").code == 0
+    backup = next((world.workspace / "memory" / "archive").glob("MEMORY.md.bak-*"))
+    memory.write_text("")
+    out = world.run("tidy", "--now", "2026-11-30T03:00")
+    assert "warning: MEMORY.md is empty: was it emptied by mistake?" in out.stderr
+    assert str(backup) in out.stderr
+    assert "MEMORY.md: EMPTY" in out.stdout and "backup for today exists" not in out.stdout
+    # No backup of nothing is made: the one with text stays the newest.
+    assert sorted(p.name for p in backup.parent.glob("MEMORY.md.bak-*")) == [backup.name]
