@@ -307,6 +307,10 @@ def test_tidy_calls_a_lost_memory_whose_bullet_is_gone_stale_and_names_prune(
     assert "re-sent" not in out.data["index_line"].split("stale")[0]
     assert "to be re-sent" not in out.data["index_line"]
     assert out.data["counts"]["index.stale"] == 1
+    doctor = world.json("doctor", "--now", f"{DAY}T22:05").data["checks"]
+    index = next(c for c in doctor if c["name"] == "index")["detail"]
+    assert "0 lost" in index and "1 stale" in index and "sync --prune" in index
+    assert "--verify` re-sends" not in index
     # A memory whose bullet is still there is lost, and re-sent, as before.
     _forget(world, "Met Bob about the staging deploy")
     line = world.json("tidy", "--now", f"{DAY}T23:00").data["index_line"]
