@@ -76,11 +76,11 @@ def native_module(server_js: Path) -> Path | None:
 
 
 def candidates(path: str, home: Path, workspace: Path) -> list[str]:
-    """Every `node` on PATH (in order), then the version managers', each once, none inside
-    the workspace."""
+    """Every `node` on PATH (in order; its absolute entries), then the version managers', each
+    once, none inside the workspace."""
     found: list[str] = []
     for folder in path.split(os.pathsep):
-        if folder:
+        if os.path.isabs(folder):  # a relative entry names whatever folder memfuse runs in
             found.append(str(Path(folder) / "node"))
     for managed in MANAGED:
         pattern = managed.replace("~", str(home), 1)

@@ -157,7 +157,7 @@ def _node(folder: Path, status: int) -> Path:
 
 
 def test_the_node_picked_is_one_that_loads_the_servers_native_module(
-    world: World, tmp_path: Path
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memfuse.setup.node import pick_node
 
@@ -170,7 +170,9 @@ def test_the_node_picked_is_one_that_loads_the_servers_native_module(
         tried.append(list(argv))  # type: ignore[call-overload]
         return 0 if tried[-1][0] == str(good) else 1
 
-    path = f"{inside.parent}:{old.parent}:{good.parent}"
+    relative = "bin"  # the workspace's own bin/, memfuse being run from the workspace
+    monkeypatch.chdir(world.workspace)
+    path = f"{inside.parent}:{relative}:{old.parent}:{good.parent}"
     choice = pick_node(js, home=tmp_path, workspace=world.workspace, env={"PATH": path}, run=run)
     assert choice.node == str(good) and choice.note and f"first on PATH, {old}" in choice.note
     assert [argv[0] for argv in tried] == [str(old), str(good)]
