@@ -331,7 +331,7 @@ class Ledger:
 
     def adopt(self, entries: Iterable[Entry]) -> int:
         """Add entries of positions the ledger does not know yet (one transaction); how many
-        were added. For the migration of a legacy ledger (memfuse.ledger.legacy)."""
+        were added: the rebuild from the store's own record (memfuse.sync.repair)."""
         rows = [
             (e.position, e.day, e.content_hash, e.outcome, e.uri, e.memory_type, e.memory_id,
              int(e.created), e.synced_at)
