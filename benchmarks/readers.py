@@ -17,8 +17,8 @@ import bench
 
 sys.path.insert(0, str(bench.ROOT / "src"))
 
-from memfuse.workspace.blocks import read_blocks  # noqa: E402
-from memfuse.workspace.journal import decode, read  # noqa: E402
+from memfuse.workspace.blocks import read_blocks
+from memfuse.workspace.journal import decode, read
 
 
 def median_ms(texts: list[str], reader: object) -> float:
