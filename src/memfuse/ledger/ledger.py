@@ -210,12 +210,6 @@ class Ledger:
         ).fetchone()
         return row is not None
 
-    def days_with(self, outcome: str) -> list[str]:
-        rows = self.db.execute(
-            "SELECT DISTINCT day FROM entries WHERE outcome = ? ORDER BY day", (outcome,)
-        )
-        return [row[0] for row in rows]
-
     def mark(self, positions: Iterable[str], outcome: str) -> None:
         """Set the outcome of these positions, keeping their URI, type and memory id."""
         try:

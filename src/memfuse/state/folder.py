@@ -90,10 +90,6 @@ class StateFolder:
         return self.path / self.LOG
 
     @property
-    def store_memo(self) -> Path:
-        return self.path / self.STORE_MEMO
-
-    @property
     def server_log(self) -> Path:
         return self.path / self.SERVER_LOG
 
