@@ -147,7 +147,8 @@ def section_counts(text: str) -> dict[str, int]:
     counts = dict.fromkeys((key for key, _t, _ty in SECTIONS), 0)
     titles = {title: key for key, title, _types in SECTIONS}
     current = None
-    for _first, _end, tokens in token_chunks(text.replace("\r", "\n").split("\n")):
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for _first, _end, tokens in token_chunks(lines):
         if tokens is None:
             continue
         for n, token in enumerate(tokens):
