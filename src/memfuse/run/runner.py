@@ -39,7 +39,6 @@ from memfuse.run.history import (
     assess,
 )
 from memfuse.run.lock import WorkspaceLock
-from memfuse.run.migrate import migrate_legacy
 from memfuse.run.output import CommandResult, failure, libraries, setup_log, to_json
 from memfuse.untrusted import json_printable, printable
 
@@ -186,15 +185,13 @@ def _prepare(
     )
     state = ctx.workspace.state
     logger = logging.getLogger("memfuse.nolog")
-    migrated = None
     if settings.workspace.is_dir():
         # A state folder that is a link or someone else's is refused before anything is written.
         state.ensure()
         logger = setup_log(state, mask, common.verbose)
-        migrated = migrate_legacy(ctx.workspace)
     reporter.begin(mask, logger)
     reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
-    for notice in (*settings.config_notices, *([migrated] if migrated else [])):
+    for notice in settings.config_notices:
         reporter.warn(notice)
     return ctx, bool(settings.config_refused)
 
