@@ -108,14 +108,27 @@ class UniversalSentenceEncoder:
 
         with self._lock, one_thread():
             if self._model is None:
-                use = importlib.import_module(MODULE).USE
-                self._model = use(threads=1)  # a CLI on a shared machine: one core
+                self._model = load()
             rows = [
                 self._model.encode([t[:TEXT_MAX] for t in texts[at : at + BATCH]])
                 for at in range(0, len(texts), BATCH)
             ]
         vectors = np.concatenate(rows) if rows else np.zeros((0, 512), dtype=np.float32)
         return quantize(vectors)
+
+
+def load() -> Any:
+    """The model, ready to `encode` a list of texts: the package's backend with its arrays
+    mapped from memfuse's cache (made by the first process that needs it: model_cache.py),
+    or, when that cannot be had, loaded the package's own way (slower, the same vectors)."""
+    found = info()
+    if found is not None:
+        from memfuse.recall.model_cache import ModelCache, cache_folder
+
+        model = ModelCache(cache_folder(os.environ), found.version, found.path).load()
+        if model is not None:
+            return model
+    return importlib.import_module(MODULE).USE(threads=1)  # a CLI on a shared machine: one core
 
 
 @functools.cache
@@ -166,9 +179,7 @@ def _installed() -> Embedder | None:
     found = info()
     if found is None:
         return None
-    try:
-        import numpy  # noqa: F401  (the model's one dependency)
-    except ImportError:
+    if importlib.util.find_spec("numpy") is None:  # found, not imported: a run may not need it
         return None
     return UniversalSentenceEncoder(found.version)
 
