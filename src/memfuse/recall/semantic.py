@@ -73,11 +73,12 @@ class ModelInfo:
     size: int  # bytes of the model's files (weights and tokenizer)
     path: Path
 
-    def describe(self) -> str:
+    def describe(self, cache: Path | None = None) -> str:
         mb = self.size / 1_000_000
+        kept = f"; mapped from memfuse's cache of it in {cache}" if cache is not None else ""
         return (
             f"{self.model}, {mb:.1f} MB, from the installed package {self.package}"
-            f" {self.version} ({self.path}); offline, on the CPU"
+            f" {self.version} ({self.path}){kept}; offline, on the CPU"
         )
 
 
@@ -195,7 +196,11 @@ def describe(embedder: Embedder | None) -> str:
             " multilingual model that runs offline)"
         )
     found = info() if isinstance(embedder, UniversalSentenceEncoder) else None
-    return found.describe() if found is not None else embedder.name
+    if found is None:
+        return embedder.name
+    from memfuse.recall.model_cache import cache_folder
+
+    return found.describe(cache_folder(os.environ))
 
 
 def unpacked(matrix: Matrix) -> Any:
