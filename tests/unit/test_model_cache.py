@@ -268,6 +268,7 @@ def _with_header(path: Path, change: Any) -> None:
         pytest.param(lambda h: h["arrays"]["b.table"].__setitem__(0, "object"), id="a-dtype"),
         pytest.param(lambda h: h["arrays"]["b.table"].__setitem__(2, 10**12), id="past-the-end"),
         pytest.param(lambda h: h.update(package="0.0.1"), id="another-package"),
+        pytest.param(lambda h: h["tokenizer"].update(vocab=5), id="ids-past-the-scores"),
     ],
 )
 def test_a_header_that_does_not_fit_the_package_is_refused(

@@ -131,10 +131,15 @@ def tokenizer(spec: dict[str, Any], arrays: dict[str, Any]) -> Any:
         def __init__(self) -> None:
             self._keys = bytes(arrays["t.keys"]).decode().split(SEPARATOR)
             self._values = array("i", arrays["t.values"].tobytes())
-            if len(self._keys) != len(self._values):
-                raise ValueError("the tokenizer's pieces and ids do not pair up")
             self._scores = array("f", arrays["t.scores"].tobytes())
             self._vocab = int(spec["vocab"])
+            ids = arrays["t.values"]
+            if (
+                len(self._keys) != len(ids)
+                or len(self._scores) != self._vocab
+                or not (len(ids) == 0 or 1 <= int(ids.min()) <= int(ids.max()) <= self._vocab)
+            ):
+                raise ValueError("the tokenizer's pieces, ids and scores do not pair up")
             self._max_len = int(spec["max_len"])
             self._unk_score = float(spec["unk_score"])
             self._unk_id, self._bos_id, self._eos_id = (int(i) for i in spec["ids"])
