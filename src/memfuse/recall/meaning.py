@@ -6,10 +6,11 @@ neighbour's, above the question's median, over their spread). The local candidat
 words' best (memfuse.recall.index.RecallIndex.search) and the DEPTH closest by meaning — are
 scored by the words' share (the bullet's BM25 over the question's best BM25: 1 for the words'
 first, 0 for a bullet words did not find) plus a weight × its closeness over the question's
-greatest closeness, and ordered in two steps (docs/decisions.md 370-373):
+greatest closeness, and ordered in two steps (docs/decisions.md 370-374):
 
 - the first is the best by the words' share + FIRST_WEIGHT (0.2) × closeness: where the words
-  find the bullet that holds the question's terms, meaning only breaks their ties;
+  find the bullet that holds the question's terms, meaning passes it only with one nearly as
+  good by words;
 - the rest follow by the words' share + WEIGHT (0.5) × closeness + DAY_WEIGHT (0.2) × how its
   day's three best candidates score against the best day's (a question's evidence sits
   together in one sitting of the journal): meaning pulls into the top ten what words miss.
@@ -22,7 +23,7 @@ shares the question's words keeps its share near 1, one that shares a character 
 and meaning chooses.
 
 Why scores and not ranks (measured on LoCoMo's development split and two bilingual sets:
-docs/recall-quality.md, decisions 331 and 370-373): a rank says nothing of how far ahead the
+docs/recall-quality.md, decisions 331 and 370-374): a rank says nothing of how far ahead the
 words' first is. Each side is taken over its own best, so the fusion means the same over a week
 of journals as over ten years.
 """
