@@ -190,6 +190,21 @@ def table(results: dict[str, list[tuple[int, tuple[float, float, float]]]]) -> l
     return lines
 
 
+def first_table(results: dict[str, list[tuple[int, tuple[float, float, float]]]]) -> list[str]:
+    """Each category's R@5 and MRR, with meaning and without (issue 49: the first hits)."""
+    cats = sorted({category for rows in results.values() for category, _s in rows})
+    head = ["system", *(f"{CATEGORIES[c]} @5 / MRR" for c in cats)]
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for name in ("memfuse recall", "by words alone (without meaning)"):
+        cells = [
+            f"{statistics.fmean(r[1][0] for r in results[name] if r[0] == c):.3f} / "
+            f"{statistics.fmean(r[1][2] for r in results[name] if r[0] == c):.3f}"
+            for c in cats
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="the folder of LoCoMo's conv-*.json files")
@@ -239,6 +254,10 @@ def main() -> None:
         f" {datetime.now():%Y-%m-%d %H:%M} in {time.monotonic() - started:.0f} s:",
         "",
         *table(named),
+        "",
+        "The first hits by category, with meaning and without:",
+        "",
+        *first_table(named),
         "",
         f"memfuse recall's evidence recall@10 is {full / base:.2f}× the BM25 baseline's.",
         "Every memory in these stores is a synced bullet, which the local index ranks and the"

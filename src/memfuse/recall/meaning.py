@@ -4,29 +4,44 @@ The installed model (memfuse.recall.semantic) embeds the question, and the recal
 each bullet its closeness to it (memfuse.recall.semantic.closeness: its cosine and its closer
 neighbour's, above the question's median, over their spread). The local candidates — the
 words' best (memfuse.recall.index.RecallIndex.search) and the DEPTH closest by meaning — are
-ordered by one score: the bullet's BM25 over the question's best BM25 (1 for the words' first,
-0 for a bullet words did not find) plus WEIGHT × its closeness over the question's greatest
-closeness (0.5 for the closest). That order is the local index's ranking, which the engine
-fuses with the store's (memfuse.recall.engine).
+scored by the words' share (the bullet's BM25 over the question's best BM25: 1 for the words'
+first, 0 for a bullet words did not find) plus a weight × its closeness over the question's
+greatest closeness, and ordered in two steps (docs/decisions.md 370-374):
 
-Why scores and not ranks (measured on LoCoMo's development split and the bilingual example
-set: docs/recall-quality.md, decisions 331): a rank says nothing of how far ahead the words'
-first is. Where the words find the bullet that holds a question's name with a BM25 far above
-the rest, a bullet close in meaning does not pass it; where they find nothing, or only
-bullets that share a character or two with the question, the closeness orders what they left.
-Each side is taken over its own best, so the fusion means the same over a week of journals
-as over ten years.
+- the first is the best by the words' share + FIRST_WEIGHT (0.2) × closeness: where the words
+  find the bullet that holds the question's terms, meaning passes it only with one nearly as
+  good by words;
+- the rest follow by the words' share + WEIGHT (0.5) × closeness + DAY_WEIGHT (0.2) × how its
+  day's three best candidates score against the best day's (a question's evidence sits
+  together in one sitting of the journal): meaning pulls into the top ten what words miss.
+
+A Chinese (Japanese, Korean) question is matched by characters and their pairs
+(memfuse.recall.terms), so its words' best may share one everyday character with it (做, 天)
+and nothing else. Its BM25 is then taken over the greater of the words' best and what a bullet
+holding every term of the question would score (memfuse.recall.terms.full_match): a bullet that
+shares the question's words keeps its share near 1, one that shares a character gets little,
+and meaning chooses.
+
+Why scores and not ranks (measured on LoCoMo's development split and two bilingual sets:
+docs/recall-quality.md, decisions 331 and 370-374): a rank says nothing of how far ahead the
+words' first is. Each side is taken over its own best, so the fusion means the same over a week
+of journals as over ten years.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 
 from memfuse.recall.index import Hit, RecallIndex
 from memfuse.recall.semantic import Embedder
+from memfuse.recall.terms import full_match, has_cjk, query_terms
 
 DEPTH = 50  # bullets closest to the question that take part (100 changed no top 20: decisions 331)
-WEIGHT = 0.5  # what the closest bullet adds, where the words' best has 1
+WEIGHT = 0.5  # what the closest bullet adds past the first, where the words' best has 1
+FIRST_WEIGHT = 0.2  # … and in choosing the first (decisions 371)
+DAY_WEIGHT = 0.2  # what the day of the best candidates adds (decisions 372)
+DAY_BEST = 3  # a day is scored by its best three candidates
 
 Found = tuple[Hit, tuple[str, ...]]  # a candidate, with what found it: "journal" (words), "meaning"
 
@@ -55,21 +70,60 @@ def with_meaning(
         return by_words(words)
     top = max((h.score for h in words), default=0.0)
     top = top if top > 0 else 1.0
+    if has_cjk(question):
+        top = max(top, full_match_in(index, question))
     closest = near[0].score if near[0].score > 0 else 1.0
-    score = {h.id: max(h.score, 0.0) / top for h in words}
+    share = {h.id: max(h.score, 0.0) / top for h in words}
     hits = {h.id: h for h in words}
     found = {h.id: ("journal",) for h in words}
     for h in near:
         close_of.setdefault(h.id, h.score)
         hits.setdefault(h.id, h)
-    for i, close in close_of.items():
-        if close <= 0:
-            continue  # not above the question's median: not close
-        score[i] = score.get(i, 0.0) + WEIGHT * close / closest
-        found[i] = (*found.get(i, ()), "meaning")
-    order = sorted(score, key=lambda i: -score[i])  # stable: ties keep the words' order
+    close: dict[int, float] = {}
+    for i, c in close_of.items():
+        if c > 0:  # not above the question's median: not close
+            close[i] = c / closest
+            found[i] = (*found.get(i, ()), "meaning")
+    candidates = list(dict.fromkeys([*share, *close]))  # the words' order first: ties keep it
+    if not candidates:
+        return []
+    score = {i: share.get(i, 0.0) + WEIGHT * close.get(i, 0.0) for i in candidates}
+    score = with_day(score, {i: hits[i].day or hits[i].location for i in candidates})
+    first = max(candidates, key=lambda i: share.get(i, 0.0) + FIRST_WEIGHT * close.get(i, 0.0))
+    order = [first, *(i for i in sorted(candidates, key=lambda i: -score[i]) if i != first)]
     ranked: list[Found] = []
     for rank, i in enumerate(order, start=1):
         h = hits[i]
         ranked.append((Hit(h.location, h.content, h.type, h.day, rank, score[i], i), found[i]))
     return ranked
+
+
+def with_day(score: Mapping[int, float], day_of: Mapping[int, str]) -> dict[int, float]:
+    """Each candidate's score plus DAY_WEIGHT × its day's (the sum of the day's DAY_BEST best
+    scores) over the best day's; a fact without a day is a day of its own."""
+    by_day: dict[str, list[float]] = {}
+    for i, s in score.items():
+        by_day.setdefault(day_of[i], []).append(s)
+    days = {d: sum(sorted(v, reverse=True)[:DAY_BEST]) for d, v in by_day.items()}
+    best = max(days.values(), default=0.0)
+    if best <= 0:
+        return dict(score)
+    return {i: s + DAY_WEIGHT * days[day_of[i]] / best for i, s in score.items()}
+
+
+def full_match_in(index: RecallIndex, question: str) -> float:
+    """What a bullet holding every term of the question would score in this index (the rows
+    that hold each term, out of all): reads of the index's counts, not of its rows."""
+    terms = query_terms(question)
+    if not terms:
+        return 0.0
+    rows = dict(
+        index.db.execute(
+            "SELECT term, rows FROM terms WHERE term IN (SELECT value FROM json_each(?))",
+            (json.dumps(terms),),
+        ).fetchall()
+    )
+    # the rows of the index, from its files' counts: a few thousand rows, where counting the
+    # rows themselves reads 146 000 over ten years (benchmarks/recall_fusion_cost.py)
+    (total,) = index.db.execute("SELECT coalesce(sum(rows), 0) FROM files").fetchone()
+    return full_match(terms, rows, int(total))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
 from collections.abc import Mapping
 
@@ -115,3 +116,22 @@ def bounded(terms: list[str], rows: Mapping[str, int]) -> list[str]:
         kept.append(term)
         spent += rows[term]
     return kept
+
+
+def has_cjk(text: str) -> bool:
+    """Whether a text holds a Chinese, Japanese or Korean character (matched one by one)."""
+    return _CJK.search(text) is not None
+
+
+def full_match(terms: list[str], rows: Mapping[str, int], total: int) -> float:
+    """What a bullet that held each of a question's terms once would score, at the index's
+    average length, by FTS5's BM25 in its own column: the sum of the terms' IDFs (FTS5's:
+    log((N - n + 0.5) / (n + 0.5)), at least 1e-6), a term no row holds counting as the rarest.
+    Against it, a bullet that shares one everyday character of a Chinese question and nothing
+    else scores a small share, where over the words' own best it would score 1
+    (memfuse.recall.meaning)."""
+    score = 0.0
+    for term in dict.fromkeys(terms):
+        held = rows.get(term, 0)
+        score += max(math.log((total - held + 0.5) / (held + 0.5)), 1e-6)
+    return score
