@@ -248,7 +248,7 @@ def main() -> None:
     from memfuse.recall.semantic import describe, installed
 
     lines = [
-        f"recall's model of meaning: {describe(installed())}.",
+        f"recall's model of meaning: {describe(installed(), where=False)}.",
         "",
         f"{count} questions of {len(files)} conversations ({options.data.name}); measured"
         f" {datetime.now():%Y-%m-%d %H:%M} in {time.monotonic() - started:.0f} s:",

@@ -100,7 +100,7 @@ def embed_all(ws: Path) -> str:
         index = RecallIndex(state)
         index.refresh(Workspace(ws, state.path), Classifier((), ()), print, model, 10**7)
         index.close()
-    return describe(model)
+    return describe(model, where=False)
 
 
 def measure(root: Path, count: int) -> list[str]:

@@ -73,12 +73,15 @@ class ModelInfo:
     size: int  # bytes of the model's files (weights and tokenizer)
     path: Path
 
-    def describe(self, cache: Path | None = None) -> str:
+    def describe(self, cache: Path | None = None, *, where: bool = True) -> str:
+        """Which model, how big, from which package; with `where`, the folders it is read
+        from (doctor's line; a benchmark's figures leave this machine's paths out)."""
         mb = self.size / 1_000_000
         kept = f"; mapped from memfuse's cache of it in {cache}" if cache is not None else ""
+        place = f" ({self.path}){kept}" if where else ""
         return (
             f"{self.model}, {mb:.1f} MB, from the installed package {self.package}"
-            f" {self.version} ({self.path}){kept}; offline, on the CPU"
+            f" {self.version}{place}; offline, on the CPU"
         )
 
 
@@ -188,8 +191,9 @@ def _installed() -> Embedder | None:
     return UniversalSentenceEncoder(found.version)
 
 
-def describe(embedder: Embedder | None) -> str:
-    """What `doctor` says of recall's model of meaning: which, how big, from where."""
+def describe(embedder: Embedder | None, *, where: bool = True) -> str:
+    """What `doctor` says of recall's model of meaning: which, how big, from where (`where`:
+    the folders too)."""
     if embedder is None:
         return (
             "none: recall ranks by words (`pip install 'memfuse-lifecycle[semantic]'` adds a"
@@ -200,7 +204,7 @@ def describe(embedder: Embedder | None) -> str:
         return embedder.name
     from memfuse.recall.model_cache import cache_folder
 
-    return found.describe(cache_folder(os.environ))
+    return found.describe(cache_folder(os.environ), where=where)
 
 
 def unpacked(matrix: Matrix) -> Any:
