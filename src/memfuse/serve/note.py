@@ -1,11 +1,11 @@
 """`note`: the one tool of `memfuse serve` that writes. It appends one bullet to today's
 journal (memfuse.workspace.note) and answers where it went and the URI sync will give it.
 
-The journal is the agent's and memfuse's runs read it: the note takes the workspace lock for
-the moment of its write, waiting at most LOCK_WAIT seconds for a run that holds it (a `sync`,
-a `tidy --archive` moving journals); a run that holds it longer makes the note an error
-result to try again, nothing written. The open index notices the journal changed at the next
-recall (its Markdown stamp) and re-reads that file alone, so the note is found at once.
+The agent's turn waits for nothing but the append: a note takes no workspace lock (a long
+sync holds it for minutes, and only reads journals), and reads the journal's tail only, from
+the line of the process's last note in it on (MARKS; docs/decisions.md 340, 342). The open
+index notices the journal changed at the next recall (its Markdown stamp), so the note is
+found at once.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memfuse.errors import LockedError, MemfuseError
 from memfuse.run.context import RunContext
-from memfuse.run.lock import WorkspaceLock
 from memfuse.run.mcp_server import ToolSpec
 from memfuse.run.output import CommandResult
 from memfuse.run.results import NoteData
 from memfuse.serve.arguments import BadArguments, only
 from memfuse.serve.service import Service, Tool, ToolRefused
 from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
+from memfuse.workspace.note_file import Marks
 
-LOCK_WAIT = 5.0  # seconds a note waits for a memfuse run that holds the workspace
+MARKS = Marks()  # where this process's last note in each journal went
 
 SPEC = ToolSpec(
     "note",
@@ -64,14 +63,9 @@ def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
     workspace = ctx.workspace
     now = ctx.settings.now
     try:
-        with WorkspaceLock(workspace.state, "serve note", wait=LOCK_WAIT):
-            noted = append_note(workspace, text, now)
-    except LockedError as exc:
-        raise ToolRefused(f"{exc}; nothing written, note again in a moment") from None
+        noted = append_note(workspace, text, now, marks=MARKS)
     except NoteRefused as exc:
         raise ToolRefused(str(exc)) from None
-    except MemfuseError as exc:  # the state folder cannot hold the lock
-        raise ToolRefused(f"{exc}; nothing written") from None
     memory_type = ctx.classifier.classify(noted.bullet.text).type
     key = noted.position.section
     data: NoteData = {

@@ -23,16 +23,20 @@ memory through memfuse, and the Markdown stays the truth (docs/security.md, "The
 from __future__ import annotations
 
 import functools
+import os
 import re
 import unicodedata
-from dataclasses import dataclass
-from datetime import datetime
+from collections import Counter
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 from pathlib import Path
 
 from memfuse.confine import FileChanged, UnsafePath
 from memfuse.errors import MemfuseError
-from memfuse.workspace.journal import Bullet, decode, parse
+from memfuse.workspace import note_file
+from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, decode, parse
 from memfuse.workspace.layout import Workspace
+from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
 from memfuse.workspace.position import JournalPosition
 
 NOTE_MAX = 2000  # characters of one note (a bullet is a line; a page belongs in a file)
@@ -120,90 +124,196 @@ def checked_text(text: str) -> str:
     return value
 
 
-def append_note(workspace: Workspace, text: str, now: datetime) -> Noted:
-    """Append `text` as one bullet to `now`'s journal; NoteRefused when it may not be."""
+def append_note(
+    workspace: Workspace,
+    text: str,
+    now: datetime,
+    *,
+    marks: Marks | None = None,
+    read: Reader = os.pread,
+    write: Writer = os.write,
+) -> Noted:
+    """Append `text` as one bullet to `now`'s journal; NoteRefused when it may not be.
+
+    `marks` (the serving process's) let a note read the journal's tail only; `read` and
+    `write` are os.pread and os.write, injected by tests."""
     value = checked_text(text)
     path = workspace.journal_path(now.date())
     shown = workspace.location(path)
+    marks = marks if marks is not None else Marks()
+    files = workspace.files
+    expected = 0  # after a write the path no longer held: the note's lines to look for
+    made: str | None = None
     for _ in range(NOTE_TRIES):
-        raw = _read(workspace, path, shown)
-        data, bullet, made = plan(raw, value, now, shown)
-        cap = workspace.files.read_cap
-        if len(data) > cap:  # sync would skip it (and raise the alarm) from then on
-            raise NoteRefused(
-                f"{shown} would pass the {cap / 1048576:g} MiB read limit with the note;"
-                " nothing written"
-            )
-        same = functools.partial(_same, workspace, path, raw)
         try:
-            if raw is not None and data.startswith(raw):
-                # Appended in place, never rewritten: a writer appending at the same moment
-                # (the agent's own routine) keeps its text (the hostile review lost 9 of 3000).
-                workspace.files.append_exact(path, raw, data[len(raw) :])
-            else:
-                workspace.files.write(path, data, create_parents=True, before_replace=same)
-        except (_Changed, FileChanged):
+            with note_file.opened(files.root, path, files.read_cap) as journal:
+                if journal is None:
+                    if expected:  # the file the note went into is gone (moved): again
+                        expected = 0
+                    return _create(workspace, path, value, now, shown, marks)
+                if expected:
+                    found = _landed(journal, read, value, expected, now.date())
+                    if found is not None:
+                        return replace(found, made=made)
+                    expected = 0
+                view = journal.view(marks, read)
+                planned = plan(view, value, now, shown)
+                made = planned.made
+                if journal.size + len(planned.suffix) > files.read_cap:
+                    raise NoteRefused(
+                        f"{shown} would pass the {files.read_cap / 1048576:g} MiB read limit"
+                        " with the note; nothing written"
+                    )
+                journal.append(planned.suffix, write)
+                if not journal.landed_in_place(planned.suffix):
+                    # An editor's rename (or another appender) came between: what the file
+                    # the note went into holds of it is what the next try looks for.
+                    expected = note_file.count_lines(journal.read(read, 0, 1 << 62), value)
+                    continue
+                start = journal.size + len(planned.suffix) - len(planned.line)
+                marks.keep(journal.real, planned.mark(journal, start))
+                bullet = planned.bullet
+        except _Changed:
             continue
         except UnsafePath as exc:
             raise NoteRefused(f"{exc}; nothing written") from None
         except OSError as exc:
-            raise NoteRefused(f"cannot write {shown}: {exc.strerror or exc}") from None
+            why = exc.strerror or exc
+            raise NoteRefused(f"cannot write {shown}: {why}; nothing written") from None
         position = JournalPosition(now.date(), bullet.key, bullet.n)
-        return Noted(path, bullet, position, made)
+        return Noted(path, bullet, position, planned.made)
     raise NoteRefused(f"{shown} kept changing while the note was written ({NOTE_TRIES} tries)")
 
 
-def _read(workspace: Workspace, path: Path, shown: str) -> bytes | None:
+def _create(
+    workspace: Workspace, path: Path, value: str, now: datetime, shown: str, marks: Marks
+) -> Noted:
+    """A journal made for the note: written whole, only while there is still none."""
+    planned = plan(None, value, now, shown)
     try:
-        return workspace.files.read(path)
-    except FileNotFoundError:
-        return None
-    except UnsafePath as exc:
-        raise NoteRefused(f"{exc}; nothing written") from None
-    except OSError as exc:
-        raise NoteRefused(f"cannot read {shown}: {exc.strerror or exc}") from None
-
-
-def _same(workspace: Workspace, path: Path, raw: bytes | None) -> None:
-    """Raise _Changed unless the journal is still what the note was planned on."""
-    try:
-        now = workspace.files.read(path)
-    except FileNotFoundError:
-        now = None
-    except (UnsafePath, OSError):
+        workspace.files.write(path, planned.suffix, create_parents=True,
+                              before_replace=functools.partial(_absent, path))  # fmt: skip
+    except FileChanged:
         raise _Changed from None
-    if now != raw:
+    bullet = planned.bullet
+    return Noted(path, bullet, JournalPosition(now.date(), bullet.key, bullet.n), planned.made)
+
+
+def _absent(path: Path) -> None:
+    if os.path.lexists(path):
         raise _Changed
 
 
-def plan(
-    raw: bytes | None, text: str, now: datetime, shown: str
-) -> tuple[bytes, Bullet, str | None]:
-    """The journal's new bytes with the note added, the note as the reader reads it there,
-    and what the note made ("journal", "section" or None). Pure."""
+def _landed(
+    journal: note_file.Journal, read: Reader, value: str, expected: int, day: date
+) -> Noted | None:
+    """The note, when the journal now holds as many of its lines as the file it was written
+    into did (the rename that replaced that file carried it); None when it must be written."""
+    raw = journal.read(read, 0, journal.size)
+    if note_file.count_lines(raw, value) < expected:
+        return None
+    mine = [b for b in parse(decode(raw)[0]) if b.text == value]
+    if not mine:
+        return None
+    bullet = mine[-1]
+    return Noted(journal.real, bullet, JournalPosition(day, bullet.key, bullet.n), None)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a note adds to a journal, and how it reads there."""
+
+    suffix: bytes  # the bytes appended (the whole file for a new journal)
+    line: bytes  # the note's own line, the suffix's end
+    bullet: Bullet  # the note as the reader reads the whole file
+    made: str | None
+    encoding: str
+    before: Counter[tuple[str, bool]]  # the bullets before the note, by section and kind
+
+    def mark(self, journal: note_file.Journal, start: int) -> Mark | None:
+        """Where this note's line is, for the next note to read from; None past the counts
+        this reading keeps exact (a section of 900 items: the next note reads whole)."""
+        if any(n >= TAIL_COUNTS for n in self.before.values()):
+            return None
+        base = tuple((key, numbered, n) for (key, numbered), n in sorted(self.before.items()))
+        return Mark(journal.dev, journal.ino, start, self.line, self.bullet.line,
+                    self.bullet.key, base, self.encoding)  # fmt: skip
+
+
+TAIL_COUNTS = 900  # bullets of one section past which positions may be bumped (Places)
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """How a tail reads as the whole file does: under its section's heading, its lines and
+    counts after those before it. The whole file is the frame of no mark."""
+
+    mark: Mark | None
+
+    def bullets(self, text: str) -> list[Bullet]:
+        mark = self.mark
+        if mark is None:
+            return parse(text)
+        key = mark.key
+        heading = f"## {key[:2]}:{key[2:]}\n" if key != NO_TIME else "# Journal\n"
+        base = {(k, numbered): n for k, numbered, n in mark.base}
+        lines = mark.line - 2  # the heading is line 1, the note's line line 2
+        return [
+            replace(b, n=b.n + base.get((b.key, b.n > ORDERED_FROM), 0), line=b.line + lines)
+            for b in parse(heading + text)
+        ]
+
+
+def plan(view: View | None, text: str, now: datetime, shown: str) -> Planned:
+    """The note added to a journal (None: a journal not there yet), read back. Pure."""
     heading, key = f"## {now:%H:%M}", f"{now:%H%M}"
-    if raw is None:
-        data = f"{NEW_JOURNAL}\n{heading}\n- {text}\n".encode()
-        return data, _read_back(b"", data, text, (key,), shown), "journal"
-    encoding, old = _decoded(raw, shown)
+    line = f"- {text}\n"
+    if view is None:
+        data = f"{NEW_JOURNAL}\n{heading}\n{line}"
+        bullet = _read_back(_Frame(None), "", data, text, (key,), shown)
+        return Planned(data.encode(), line.encode(), bullet, "journal", "utf-8", Counter())
+    frame = _Frame(view.mark)
+    encoding, old = _decoded(view.raw, shown, view.mark.encoding if view.mark else None)
     newline = "\r\n" if "\r\n" in old else "\n"
+    line = f"- {text}{newline}"
     ending = "" if not old or old.endswith(("\n", "\r")) else newline
     if old.strip():
         # Under the section the journal ends in, when it is of this hour, not ahead of the clock.
         hour = tuple(f"{now:%H}{m:02d}" for m in range(now.minute + 1))
-        data = raw + f"{ending}- {text}{newline}".encode(encoding)
+        added = f"{ending}{line}"
         try:
-            return data, _read_back(raw, data, text, hour, shown), None
+            bullet = _read_back(frame, old, old + added, text, hour, shown)
+            return _planned(added, line, bullet, None, encoding, frame, old)
         except NoteRefused:
             pass  # another section, or a block that would take it: a section of its own
     blank = "" if not old.strip() or old.endswith(("\n\n", "\r\n\r\n")) else newline
-    data = raw + f"{ending}{blank}{heading}{newline}- {text}{newline}".encode(encoding)
-    return data, _read_back(raw, data, text, (key,), shown), "section"
+    added = f"{ending}{blank}{heading}{newline}{line}"
+    bullet = _read_back(frame, old, old + added, text, (key,), shown)
+    return _planned(added, line, bullet, "section", encoding, frame, old)
 
 
-def _decoded(raw: bytes, shown: str) -> tuple[str, str]:
-    """The journal's encoding (its byte-order mark's, else UTF-8) and its exact text."""
-    mark, encoding = next(((m, e) for m, e in _BOMS if raw.startswith(m)), (b"", "utf-8"))
+def _planned(
+    added: str,
+    line: str,
+    bullet: Bullet,
+    made: str | None,
+    encoding: str,
+    frame: _Frame,
+    old: str,
+) -> Planned:
+    before = Counter((b.key, b.n > ORDERED_FROM) for b in frame.bullets(old))
+    if frame.mark is not None:
+        for key, numbered, n in frame.mark.base:
+            before[key, numbered] += n
+    return Planned(added.encode(encoding), line.encode(encoding), bullet, made, encoding, before)
+
+
+def _decoded(raw: bytes, shown: str, encoding: str | None = None) -> tuple[str, str]:
+    """The journal's encoding (its byte-order mark's, else UTF-8; a tail's is its mark's) and
+    its exact text."""
+    mark = b""
+    if encoding is None:
+        mark, encoding = next(((m, e) for m, e in _BOMS if raw.startswith(m)), (b"", "utf-8"))
     try:
         return encoding, raw[len(mark) :].decode(encoding)
     except UnicodeDecodeError:
@@ -213,26 +323,30 @@ def _decoded(raw: bytes, shown: str) -> tuple[str, str]:
         ) from None
 
 
-def _read_back(old: bytes, new: bytes, text: str, keys: tuple[str, ...], shown: str) -> Bullet:
+def _read_back(
+    frame: _Frame, old: str, new: str, text: str, keys: tuple[str, ...], shown: str
+) -> Bullet:
     """The note as the journal reader reads the new file: every old bullet unchanged and one
     more, with exactly `text`, in a section keyed by one of `keys`; else NoteRefused."""
-    before = parse(decode(old)[0]) if old else []
-    after = parse(decode(new)[0])
+    before = frame.bullets(old) if old else []
+    after = frame.bullets(new)
     added = set(after) - set(before)
     if len(after) == len(before) + 1 and set(before) <= set(after) and len(added) == 1:
         (bullet,) = added
         if bullet.text == text and bullet.key in keys:
             return bullet
-    raise NoteRefused(_why(decode(old)[0], shown))
+    first = frame.mark.line if frame.mark else 1
+    raise NoteRefused(_why(old, shown, first))
 
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
-def _why(text: str, shown: str) -> str:
-    """Why a note at the end of this journal would not read back as itself."""
+def _why(text: str, shown: str, first: int = 1) -> str:
+    """Why a note at the end of this journal (its lines from `first` on) would not read back
+    as itself."""
     fence, comment = "", None
-    for n, line in enumerate(text.split("\n"), start=1):
+    for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=first):
         opened = _FENCE.match(line)
         if fence:
             if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
