@@ -5,6 +5,9 @@ memory through memfuse, and the Markdown stays the truth (docs/security.md, "The
   quote at its start, a comment anywhere, a control character, a line break or more than
   NOTE_MAX characters is refused (`NoteRefused`, saying what to change); surrounding
   whitespace is trimmed, as the journal reader trims it.
+- Nothing of it hidden from the person reading: raw HTML anywhere outside code spans (a tag,
+  a processing instruction, a declaration) and a character reference that shows an
+  invisible character are refused (memfuse.text.hidden; docs/decisions.md 343).
 - It goes under the section the journal ends in when that is a timed section of the current
   hour (not one ahead of the clock), else under a new `## HH:MM` at the end; a journal that
   is not there is made as the examples' are (`# Journal`, the section, the bullet).
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from memfuse.confine import FileChanged, UnsafePath
 from memfuse.errors import MemfuseError
+from memfuse.text.hidden import html_in
 from memfuse.workspace import note_file
 from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, decode, parse
 from memfuse.workspace.layout import Workspace
@@ -118,6 +122,11 @@ def checked_text(text: str) -> str:
         )
     if "<!--" in value or "-->" in value:
         raise NoteRefused("text holds an HTML comment marker (<!-- or -->), which hides text")
+    if (found := html_in(value)) is not None:  # docs/decisions.md 343
+        raise NoteRefused(
+            f"text holds {found}, which a preview rendering HTML does not show as written: a"
+            " note is plain text (write it without the tag; code goes in backticks)"
+        )
     alone = parse(f"- {value}\n")
     if [b.text for b in alone] != [value]:  # whatever else Markdown makes of it
         raise NoteRefused("text would not read back as written as one bullet: write it plainly")
