@@ -11,6 +11,7 @@ found at once.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from memfuse.run.context import RunContext
@@ -19,6 +20,7 @@ from memfuse.run.output import CommandResult
 from memfuse.run.results import NoteData
 from memfuse.serve.arguments import BadArguments, only
 from memfuse.serve.service import Service, Tool, ToolRefused
+from memfuse.state.folder import StateFolder
 from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
 from memfuse.workspace.note_file import Marks
 
@@ -61,7 +63,7 @@ def parse(arguments: Mapping[str, Any]) -> str:
 
 def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
     workspace = ctx.workspace
-    now = ctx.settings.now
+    now = in_schedule_zone(workspace.state, ctx.settings.now)
     try:
         noted = append_note(workspace, text, now, marks=MARKS)
     except NoteRefused as exc:
@@ -79,6 +81,20 @@ def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
         "text": noted.bullet.text,
     }
     return CommandResult("note", data)
+
+
+def in_schedule_zone(state: StateFolder, now: datetime) -> datetime:
+    """`now` on the clock of the zone the installed schedule runs in (its record's), as sync
+    and surface run by it see the day and hour; `now` as it is when none is recorded or the
+    zone is unknown here. The Gateway that starts `serve` may run in another zone (UTC on a
+    server), which put a note's `## HH:MM` hours away from the schedule's (issue 47)."""
+    from memfuse.schedule.install import recorded
+    from memfuse.schedule.writers import zone_of
+
+    record = recorded(state) or {}
+    name = record.get("zone")
+    zone = zone_of(name) if isinstance(name, str) and name else None
+    return now.astimezone(zone) if zone is not None else now
 
 
 TOOL = Tool(SPEC, parse, answer)

@@ -318,3 +318,21 @@ def test_a_note_lands_while_a_sync_holds_the_workspace(world: World) -> None:
         got = ok(service(world).call("note", {"text": "While sync runs"}))
     assert got["data"]["text"] == "While sync runs"
     assert read_back(journal_of(world))[-1].text == "While sync runs"
+
+
+def test_a_notes_day_and_hour_are_the_schedules_zone_not_the_gateways(world: World) -> None:
+    """Issue 47: the Gateway starts `serve` in its own zone (UTC on a server); the schedule
+    runs sync and surface in the zone its record names. A note's day and `## HH:MM` are that
+    zone's."""
+    import json
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    StateFolder(state_of(world.workspace)).write(
+        "schedule.json", json.dumps({"format": "openclaw", "zone": "Asia/Shanghai"}).encode()
+    )
+    there = datetime.fromisoformat(NOW).astimezone().astimezone(ZoneInfo("Asia/Shanghai"))
+    got = ok(service(world).call("note", {"text": "Noted on the schedule's clock"}))["data"]
+    assert got["file"] == f"memory/{there:%Y-%m-%d}.md" and got["section"] == f"{there:%H:%M}"
+    journal = world.workspace / got["file"]
+    assert journal.read_text().endswith(f"## {there:%H:%M}\n- Noted on the schedule's clock\n")
