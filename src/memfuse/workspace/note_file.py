@@ -9,7 +9,8 @@ and takes back.
 - The tail, not the file: after a note, `Marks` keep where its line begins and its bytes. The
   next note on the same file (same inode, that line still in place) reads only from that line
   to the end, at most TAIL_MAX bytes; anything else (the first note of a process, an editor
-  that saved by rename, a line moved) reads the file whole (docs/decisions.md 340).
+  that saved by rename, a line moved, a dreaming marker in the tail, which pairs with one
+  above) reads the file whole (docs/decisions.md 340).
 - Once: the write is checked to be in the file the path names, where it was planned; when it
   is not (an editor's rename landed meanwhile), `count_lines` of the replaced file is what the
   next try looks for before it writes again (decisions 341).
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memfuse.confine import UnsafePath, _check_open, inside, kind_of, open_folder
+from memfuse.host import DREAMING_TAG
 from memfuse.workspace.journal import decode
 
 Reader = Callable[[int, int, int], bytes]  # os.pread's shape: tests count the bytes read
@@ -96,7 +98,8 @@ class Journal:
             and self.size - mark.start <= TAIL_MAX
         ):
             raw = self.read(read, mark.start, self.size - mark.start)
-            if raw.startswith(mark.seal):
+            # A dreaming marker pairs with one above the mark: the tail alone cannot say.
+            if raw.startswith(mark.seal) and DREAMING_TAG.encode(mark.encoding) not in raw:
                 return View(raw, mark)
         return View(self.read(read, 0, self.size), None)
 

@@ -228,3 +228,49 @@ def test_a_utf16_crlf_journal_reads_its_tail_in_its_own_encoding(world: World) -
     whole = parse_bytes(journal.read_bytes()).bullets
     assert [b.text for b in whole] == ["第一", "二", "三"] and whole[-1] == noted.bullet
     assert journal.read_bytes().decode("utf-16").endswith("- 二\r\n- 三\r\n")
+
+
+LINES = [
+    "- plain {i}", "* star {i}", "+ plus {i}", "1. numbered {i}", "3) numbered {i}",
+    "  - nested {i}", "lazy continuation {i}", "", "", "## 22:0{d}", "### misc", "# Title",
+    "> quoted {i}", "> - quoted item {i}", "    indented code {i}", "```", "~~~", "<div>",
+    "</div>", "<!-- a comment -->", "<!--", "-->", "Setext {i}", "---", "===", "<style>",
+    "</style>", "- [ ] task {i}", "\t- tab item {i}", "- ", "<!-- openclaw:dreaming:light:start -->",
+    "<!-- openclaw:dreaming:light:end -->", "[ref]: /x", "      deep text {i}",
+]  # fmt: skip
+
+
+def test_the_tail_reading_answers_as_the_whole_reading_whatever_the_agent_appends(
+    world: World,
+) -> None:
+    """Notes with the agent's own lines between them — every block CommonMark has, open and
+    closed, a missing last newline: each note read on the tail is the whole file's last
+    bullet, at the same place, and a note the tail refuses the whole file refuses too."""
+    import random
+
+    rng = random.Random(46)
+    journal, workspace, marks = journal_of(world), workspace_of(world), Marks()
+    world.journal(DAY, "# Journal\n\n## 22:00\n- first\n")
+    taken = refused = tails = 0
+    for step in range(200):
+        lines = [
+            rng.choice(LINES).format(i=step, d=rng.randrange(10)) for _ in range(rng.randrange(4))
+        ]
+        if lines:
+            with journal.open("a") as fh:
+                fh.write("\n".join(lines) + ("\n" if rng.random() < 0.9 else ""))
+        at = AT.replace(minute=rng.randrange(10))
+        counted, size = Counting(), journal.stat().st_size
+        try:
+            noted = append_note(workspace, f"note {step}", at, marks=marks, read=counted)
+        except NoteRefused:
+            refused += 1
+            before = journal.read_bytes()
+            with pytest.raises(NoteRefused):
+                append_note(workspace, f"note {step}", at)  # no marks: the whole file
+            assert journal.read_bytes() == before
+            continue
+        taken += 1
+        tails += counted.bytes < size
+        assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet, step
+    assert taken > 50 and refused > 5 and tails > taken // 2  # mostly read on the tail
