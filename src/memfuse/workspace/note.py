@@ -36,6 +36,7 @@ from pathlib import Path
 
 from memfuse.confine import FileChanged, UnsafePath
 from memfuse.errors import MemfuseError
+from memfuse.host import DREAMING_TAG
 from memfuse.text.hidden import html_in
 from memfuse.workspace import note_file
 from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, decode, parse
@@ -255,22 +256,45 @@ TAIL_COUNTS = 900  # bullets of one section past which positions may be bumped (
 @dataclass(frozen=True)
 class _Frame:
     """How a tail reads as the whole file does: under its section's heading, its lines and
-    counts after those before it. The whole file is the frame of no mark."""
+    counts after those before it. The whole text is the frame of no section (`key` None)."""
 
-    mark: Mark | None
+    key: str | None = None
+    base: tuple[tuple[str, bool, int], ...] = ()  # bullets before it: (section, numbered, n)
+    line: int = 1  # the tail's first line in the file
 
     def bullets(self, text: str) -> list[Bullet]:
-        mark = self.mark
-        if mark is None:
+        if self.key is None:
             return parse(text)
-        key = mark.key
-        heading = f"## {key[:2]}:{key[2:]}\n" if key != NO_TIME else "# Journal\n"
-        base = {(k, numbered): n for k, numbered, n in mark.base}
-        lines = mark.line - 2  # the heading is line 1, the note's line line 2
+        heading = f"## {self.key[:2]}:{self.key[2:]}\n" if self.key != NO_TIME else "# Journal\n"
+        base = {(k, numbered): n for k, numbered, n in self.base}
+        lines = self.line - 2  # the heading is line 1, the tail's first line line 2
         return [
             replace(b, n=b.n + base.get((b.key, b.n > ORDERED_FROM), 0), line=b.line + lines)
             for b in parse(heading + text)
         ]
+
+
+def _restart(old: str) -> tuple[_Frame, str]:
+    """The whole text read once, then the frame from its last bullet that opens a line with
+    `-`, `*` or `+` at column 0, with the text from there on: such a line closed every block
+    open before it but its list (decision 340), so the note is read back on the tail alone.
+    The whole text when no bullet is such, or a dreaming marker follows it."""
+    bullets = parse(old)
+    lines = old.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for index in range(len(bullets) - 1, max(len(bullets) - RESTART_LOOK, 0) - 1, -1):
+        bullet = bullets[index]
+        if lines[bullet.line - 1][:2] not in ("- ", "* ", "+ "):
+            continue
+        tail = "\n".join(lines[bullet.line - 1 :])
+        base = Counter((b.key, b.n > ORDERED_FROM) for b in bullets[:index])
+        if DREAMING_TAG in tail or any(n >= TAIL_COUNTS for n in base.values()):
+            break
+        counts = tuple((k, numbered, n) for (k, numbered), n in sorted(base.items()))
+        return _Frame(bullet.key, counts, bullet.line), tail
+    return _Frame(), old
+
+
+RESTART_LOOK = 50  # bullets looked back through for one at column 0
 
 
 def plan(view: View | None, text: str, now: datetime, shown: str) -> Planned:
@@ -279,10 +303,14 @@ def plan(view: View | None, text: str, now: datetime, shown: str) -> Planned:
     line = f"- {text}\n"
     if view is None:
         data = f"{NEW_JOURNAL}\n{heading}\n{line}"
-        bullet = _read_back(_Frame(None), "", data, text, (key,), shown)
+        bullet = _read_back(_Frame(), "", data, text, (key,), shown)
         return Planned(data.encode(), line.encode(), bullet, "journal", "utf-8", Counter())
-    frame = _Frame(view.mark)
-    encoding, old = _decoded(view.raw, shown, view.mark.encoding if view.mark else None)
+    mark = view.mark
+    encoding, old = _decoded(view.raw, shown, mark.encoding if mark else None)
+    if mark is not None:
+        frame, tail = _Frame(mark.key, mark.base, mark.line), old
+    else:
+        frame, tail = _restart(old)
     newline = "\r\n" if "\r\n" in old else "\n"
     line = f"- {text}{newline}"
     ending = "" if not old or old.endswith(("\n", "\r")) else newline
@@ -291,14 +319,14 @@ def plan(view: View | None, text: str, now: datetime, shown: str) -> Planned:
         hour = tuple(f"{now:%H}{m:02d}" for m in range(now.minute + 1))
         added = f"{ending}{line}"
         try:
-            bullet = _read_back(frame, old, old + added, text, hour, shown)
-            return _planned(added, line, bullet, None, encoding, frame, old)
+            bullet = _read_back(frame, tail, tail + added, text, hour, shown)
+            return _planned(added, line, bullet, None, encoding, frame, tail)
         except NoteRefused:
             pass  # another section, or a block that would take it: a section of its own
     blank = "" if not old.strip() or old.endswith(("\n\n", "\r\n\r\n")) else newline
     added = f"{ending}{blank}{heading}{newline}{line}"
-    bullet = _read_back(frame, old, old + added, text, (key,), shown)
-    return _planned(added, line, bullet, "section", encoding, frame, old)
+    bullet = _read_back(frame, tail, tail + added, text, (key,), shown)
+    return _planned(added, line, bullet, "section", encoding, frame, tail)
 
 
 def _planned(
@@ -308,12 +336,11 @@ def _planned(
     made: str | None,
     encoding: str,
     frame: _Frame,
-    old: str,
+    tail: str,
 ) -> Planned:
-    before = Counter((b.key, b.n > ORDERED_FROM) for b in frame.bullets(old))
-    if frame.mark is not None:
-        for key, numbered, n in frame.mark.base:
-            before[key, numbered] += n
+    before = Counter((b.key, b.n > ORDERED_FROM) for b in frame.bullets(tail))
+    for key, numbered, n in frame.base:
+        before[key, numbered] += n
     return Planned(added.encode(encoding), line.encode(encoding), bullet, made, encoding, before)
 
 
@@ -344,8 +371,7 @@ def _read_back(
         (bullet,) = added
         if bullet.text == text and bullet.key in keys:
             return bullet
-    first = frame.mark.line if frame.mark else 1
-    raise NoteRefused(_why(old, shown, first))
+    raise NoteRefused(_why(old, shown, frame.line))
 
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")

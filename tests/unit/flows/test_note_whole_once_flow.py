@@ -261,6 +261,8 @@ def test_the_tail_reading_answers_as_the_whole_reading_whatever_the_agent_append
                 fh.write("\n".join(lines) + ("\n" if rng.random() < 0.9 else ""))
         at = AT.replace(minute=rng.randrange(10))
         counted, size = Counting(), journal.stat().st_size
+        if rng.random() < 0.2:
+            marks = Marks()  # a new process: the whole file, read back from its last bullet
         try:
             noted = append_note(workspace, f"note {step}", at, marks=marks, read=counted)
         except NoteRefused:
