@@ -31,7 +31,8 @@ SPEC = ToolSpec(
     "Write one memory: appends `text` as a bullet to today's journal (memory/YYYY-MM-DD.md)"
     " under the current `## HH:MM` section, as the agent's own journal entry; the next sync"
     " stores it. One line of plain text, a fact, decision or event in your own words; no"
-    " heading, list marker, code fence or HTML at its start. Answers the journal line and the"
+    " heading, list marker or code fence at its start, and no HTML tag anywhere (code goes in"
+    " backticks). Answers the journal line and the"
     " URI the memory will have.",
     {
         "type": "object",

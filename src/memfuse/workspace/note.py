@@ -162,7 +162,7 @@ def append_note(
                         expected = 0
                     return _create(workspace, path, value, now, shown, marks)
                 if expected:
-                    found = _landed(journal, read, value, expected, now.date())
+                    found = _landed(journal, read, value, expected, path, now.date())
                     if found is not None:
                         return replace(found, made=made)
                     expected = 0
@@ -183,15 +183,28 @@ def append_note(
                 start = journal.size + len(planned.suffix) - len(planned.line)
                 marks.keep(journal.real, planned.mark(journal, start))
                 bullet = planned.bullet
-        except _Changed:
+        except (_Changed, FileChanged):
             continue
         except UnsafePath as exc:
             raise NoteRefused(f"{exc}; nothing written") from None
         except OSError as exc:
             why = exc.strerror or exc
-            raise NoteRefused(f"cannot write {shown}: {why}; nothing written") from None
+            written = "" if "may remain" in str(why) else "; nothing written"
+            raise NoteRefused(f"cannot write {shown}: {why}{written}") from None
         position = JournalPosition(now.date(), bullet.key, bullet.n)
         return Noted(path, bullet, position, planned.made)
+    if expected:  # the last try wrote the note into a file replaced since: is it there?
+        try:
+            with note_file.opened(files.root, path, files.read_cap) as journal:
+                found = (
+                    _landed(journal, read, value, expected, path, now.date())
+                    if journal is not None
+                    else None
+                )
+        except (OSError, UnsafePath, FileChanged):
+            found = None
+        if found:
+            return replace(found, made=made)
     raise NoteRefused(f"{shown} kept changing while the note was written ({NOTE_TRIES} tries)")
 
 
@@ -215,7 +228,7 @@ def _absent(path: Path) -> None:
 
 
 def _landed(
-    journal: note_file.Journal, read: Reader, value: str, expected: int, day: date
+    journal: note_file.Journal, read: Reader, value: str, expected: int, path: Path, day: date
 ) -> Noted | None:
     """The note, when the journal now holds as many of its lines as the file it was written
     into did (the rename that replaced that file carried it); None when it must be written."""
@@ -226,7 +239,7 @@ def _landed(
     if not mine:
         return None
     bullet = mine[-1]
-    return Noted(journal.real, bullet, JournalPosition(day, bullet.key, bullet.n), None)
+    return Noted(path, bullet, JournalPosition(day, bullet.key, bullet.n), None)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ and takes back.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections import OrderedDict
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memfuse.confine import UnsafePath, _check_open, inside, kind_of, open_folder
+from memfuse.confine import FileChanged, UnsafePath, _check_open, inside, kind_of, open_folder
 from memfuse.host import DREAMING_TAG
 from memfuse.workspace.journal import decode
 
@@ -119,19 +120,35 @@ class Journal:
         view = memoryview(suffix)
         try:
             while view:
-                view = view[write(self.fd, bytes(view[:CHUNK])) :]
+                written = write(self.fd, bytes(view[:CHUNK]))
+                if written <= 0:
+                    raise OSError(errno.EIO, "the write made no progress")
+                view = view[written:]
             os.fsync(self.fd)
+        except OSError as exc:
+            if not self.take_back(suffix):
+                why = f"{exc.strerror}; part of the note may remain at the journal's end"
+                raise OSError(exc.errno, why) from None
+            raise
         except BaseException:
             self.take_back(suffix)
             raise
 
-    def take_back(self, suffix: bytes) -> None:
-        """Cut the file back to the size it was read at, when all past it is the note's."""
-        with contextlib.suppress(OSError):
+    def take_back(self, suffix: bytes) -> bool:
+        """Cut the file back to the size it was read at, when all past it is the note's;
+        whether the file is now as it was."""
+        try:
             now = os.fstat(self.fd).st_size
+            if now == self.size:
+                return True
             if now > self.size and suffix.startswith(os.pread(self.fd, len(suffix) + 1, self.size)):
                 os.ftruncate(self.fd, self.size)
-                os.fsync(self.fd)
+                with contextlib.suppress(OSError):  # cut: what fsync says changes nothing
+                    os.fsync(self.fd)
+                return True
+        except OSError:
+            pass
+        return False
 
     def landed_in_place(self, suffix: bytes) -> bool:
         """Whether the write is where it was planned, in the file the path still names."""
@@ -168,6 +185,8 @@ def opened(root: Path, path: Path, cap: int) -> Iterator[Journal | None]:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise UnsafePath(f"{path} is {kind_of(info.st_mode)}, not a regular file")
+            if info.st_nlink == 0:  # renamed over since it was opened: an editor's save
+                raise FileChanged(f"{path} was replaced")
             if info.st_nlink != 1:
                 raise UnsafePath(
                     f"{path} has {info.st_nlink} hard links, so it may be a file from outside"
