@@ -1,26 +1,21 @@
 """One bullet appended to today's journal (`memfuse serve`'s `note` tool): the agent writes its
 memory through memfuse, and the Markdown stays the truth (docs/security.md, "The note tool").
 
-- The text is one bullet or nothing: a heading, fence or comment opener, a list marker or a
-  quote at its start, a comment anywhere, a control character, a line break or more than
-  NOTE_MAX characters is refused (`NoteRefused`, saying what to change); surrounding
-  whitespace is trimmed, as the journal reader trims it.
-- Nothing of it hidden from the person reading: raw HTML anywhere outside code spans (a tag,
-  a processing instruction, a declaration) and a character reference that shows an
-  invisible character are refused (memfuse.text.hidden; docs/decisions.md 343).
+- The text is one bullet of plain text or nothing (memfuse.workspace.note_text).
 - It goes under the section the journal ends in when that is a timed section of the current
   hour (not one ahead of the clock), else under a new `## HH:MM` at the end; a journal that
   is not there is made as the examples' are (`# Journal`, the section, the bullet).
-- Before anything is written, the new file is read back by the journal reader
+- Before anything is written, the journal with the note is read back by the journal reader
   (memfuse.workspace.journal): every bullet it held is still there, unchanged, and the note
   is one more, with exactly its text, in the section meant. A journal that ends inside an
-  open code fence or HTML comment or block would swallow it: refused, nothing written.
+  open code fence or HTML comment or block would swallow it: refused, nothing written. Only
+  the tail is read back: from the last note's line (`Marks`), or after one reading of the
+  whole file from its last bullet at column 0 (docs/decisions.md 340).
 - The file's bytes are kept as they are; the note is added in its encoding (UTF-8, or UTF-16/
   UTF-32 announced by a byte-order mark) and its line ending (CRLF when its lines end so).
-- Written atomically through the confined writer (memfuse.confine: the real path inside the
-  workspace, a hard-linked journal refused by the read, a link out refused by the write),
-  after checking, just before the rename, that the file is still what was read; if another
-  writer changed it meanwhile, it is read again and the note re-planned (NOTE_TRIES times).
+- Appended on one confined descriptor (memfuse.workspace.note_file): all or nothing, once
+  whatever saves beside it (decision 341), with no lock (decision 342); a new journal is
+  written atomically through the confined writer, only while there is still none.
 """
 
 from __future__ import annotations
@@ -28,23 +23,22 @@ from __future__ import annotations
 import functools
 import os
 import re
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 
 from memfuse.confine import FileChanged, UnsafePath
-from memfuse.errors import MemfuseError
 from memfuse.host import DREAMING_TAG
-from memfuse.text.hidden import html_in
 from memfuse.workspace import note_file
 from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
+from memfuse.workspace.note_text import NOTE_MAX, NoteRefused, checked_text
 from memfuse.workspace.position import JournalPosition
 
-NOTE_MAX = 2000  # characters of one note (a bullet is a line; a page belongs in a file)
+__all__ = ["NOTE_MAX", "NoteRefused", "Noted", "append_note", "checked_text", "plan"]
+
 NOTE_TRIES = 5  # reads of a journal another writer keeps changing before the note gives up
 NEW_JOURNAL = "# Journal\n"  # as the examples' journals open (examples/workspace/memory/)
 
@@ -55,20 +49,6 @@ _BOMS = (
     (b"\xfe\xff", "utf-16-be"),
     (b"\xff\xfe", "utf-16-le"),
 )
-# What may not open a note: it would be a heading, a fence, a quote, a nested list, a table
-# row read as text, or an HTML block, not the text of one bullet.
-_OPENERS = (
-    (re.compile(r"#{1,6}(?:\s|$)"), "a heading marker (#)"),
-    (re.compile(r"(?:`{3,}|~{3,})"), "a code fence opener (``` or ~~~)"),
-    (re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:\s|$)"), "a list marker (-, *, +, 1.)"),
-    (re.compile(r">"), "a block quote marker (>)"),
-    (re.compile(r"<"), "an HTML tag or comment (<)"),
-    (re.compile(r"(?:[-*_=]\s*){3,}$"), "a rule or heading underline (---, ===)"),
-)
-
-
-class NoteRefused(MemfuseError):
-    """A note memfuse will not write: the text, or the journal, says why (nothing written)."""
 
 
 class _Changed(Exception):
@@ -83,55 +63,6 @@ class Noted:
     bullet: Bullet
     position: JournalPosition
     made: str | None  # "journal" or "section" when the note made it, else None
-
-
-# Characters that make text display otherwise than it is stored: the bidirectional controls
-# and the invisible spaces (a zero-width joiner stays: emoji sequences are made with it).
-_DISGUISE = frozenset("\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060"
-                      "\u2066\u2067\u2068\u2069\ufeff")  # fmt: skip
-# `[name]: target` alone is a link reference definition, not a paragraph (CommonMark 4.7).
-_LINK_DEFINITION = re.compile(r"\[[^\]]+\]:")
-
-
-def checked_text(text: str) -> str:
-    """The note's text as it will read back (trimmed), or NoteRefused saying what to change."""
-    value = text.strip()
-    if not value:
-        raise NoteRefused("text must hold some words")
-    if len(value) > NOTE_MAX:
-        raise NoteRefused(f"text is {len(value)} characters, above the {NOTE_MAX} of one note")
-    for char in value:
-        if char in _DISGUISE:  # bidi overrides and zero-width spaces: text in disguise
-            raise NoteRefused(
-                f"text holds an invisible format character (U+{ord(char):04X}), which makes it"
-                " read otherwise than it is stored"
-            )
-        if unicodedata.category(char) in ("Cc", "Zl", "Zp", "Cs"):
-            what = (
-                "a line break" if char in "\n\r\x0b\x0c\x85\u2028\u2029" else "a control character"
-            )
-            raise NoteRefused(
-                f"text holds {what} (U+{ord(char):04X}): a note is one line, one bullet"
-            )
-    for pattern, what in _OPENERS:
-        if pattern.match(value):
-            raise NoteRefused(f"text opens with {what}: a note is the text of one bullet")
-    if _LINK_DEFINITION.match(value):
-        raise NoteRefused(
-            "text is a link reference definition ([name]: target): a viewer shows nothing of it"
-            " and turns [name] in other bullets into a link"
-        )
-    if "<!--" in value or "-->" in value:
-        raise NoteRefused("text holds an HTML comment marker (<!-- or -->), which hides text")
-    if (found := html_in(value)) is not None:  # docs/decisions.md 343
-        raise NoteRefused(
-            f"text holds {found}, which a preview rendering HTML does not show as written: a"
-            " note is plain text (write it without the tag; code goes in backticks)"
-        )
-    alone = parse(f"- {value}\n")
-    if [b.text for b in alone] != [value]:  # whatever else Markdown makes of it
-        raise NoteRefused("text would not read back as written as one bullet: write it plainly")
-    return value
 
 
 def append_note(
