@@ -37,3 +37,14 @@ def test_the_named_forms() -> None:
         ("html", "<span hidden>", ""), ("html", "</span>", ""), ("ref", "\u202e", "&#x202E;"),
     ]  # fmt: skip
     assert hidden.pieces("a < b, x<3, <https://example.com>, Tom & Jerry") == []
+
+
+def test_past_its_budget_a_reading_names_by_the_bare_patterns() -> None:
+    """A journal of many items in backticks costs markdown-it's inline reading for the first
+    EXACT only: past them a tag in backticks is named too (a warning more, never a bullet
+    less), and the cost stays that of a regular expression."""
+    check = hidden.Hiding(exact=2)
+    quoted = "use `<style>` for it"
+    assert [check(quoted) for _ in range(4)] == [None, None, "<style> hides the text after it",
+                                                 "<style> hides the text after it"]  # fmt: skip
+    assert check("plain text") is None and check.left == 0

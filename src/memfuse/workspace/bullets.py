@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, fields
 
-from memfuse.text.hidden import hiding
+from memfuse.text.hidden import Hiding
 
 NO_TIME = "0000"
 _TIME = re.compile(r"(?<![0-9])([01]?[0-9]|2[0-3]):([0-5][0-9])(?![0-9])")
@@ -94,6 +94,7 @@ class Builder:
         self.took: Counter[str] = Counter()  # Tally's counts by field name
         self.first_other = 0
         self.first_hidden = 0
+        self.hiding = Hiding()
 
     def heading(self, title: str, level: int) -> None:
         """An ATX heading outside every container: level 2-6 with a time starts a section."""
@@ -109,7 +110,7 @@ class Builder:
         count = self.counts[self.key, ordered] + (ORDERED_FROM if ordered else 0)
         count = self.places.take(self.key, count)
         self.bullets.append(Bullet(self.key, count, text, first + 1))
-        if hiding(text) is not None:  # named by sync's accounting, sent as it is
+        if self.hiding(text) is not None:  # named by sync's accounting, sent as it is
             self.took["hidden_items"] += 1
             self.first_hidden = self.first_hidden or first + 1
 
