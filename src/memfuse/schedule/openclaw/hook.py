@@ -43,7 +43,8 @@ metadata:
 ---
 {MARK}
 Reads <workspace>/RECENT.md on agent:bootstrap and adds it as a bootstrap record in main and
-direct sessions (not group, channel, cron or subagent ones). Writes nothing.
+direct sessions (not group, channel, cron or subagent ones), framed as notes recalled from
+memory, not instructions. Writes nothing.
 """
 
 HANDLER_JS = """// written by memfuse: RECENT.md joins the bootstrap of main and direct sessions
