@@ -52,7 +52,7 @@ _BOMS = (
 
 
 class _Changed(Exception):
-    """The journal changed between its read and the rename: read it again."""
+    """A journal appeared while the note made one: read it again."""
 
 
 @dataclass(frozen=True)
@@ -88,10 +88,8 @@ def append_note(
     for _ in range(NOTE_TRIES):
         try:
             with note_file.opened(files.root, path, files.read_cap) as journal:
-                if journal is None:
-                    if expected:  # the file the note went into is gone (moved): again
-                        expected = 0
-                    return _create(workspace, path, value, now, shown, marks)
+                if journal is None:  # none yet, or the one the note went into was moved
+                    return _create(workspace, path, value, now, shown)
                 if expected:
                     found = _landed(journal, read, value, expected, path, now.date())
                     if found is not None:
@@ -118,10 +116,15 @@ def append_note(
             continue
         except UnsafePath as exc:
             raise NoteRefused(f"{exc}; nothing written") from None
+        except note_file.NotTakenBack as exc:
+            raise NoteRefused(
+                f"cannot write {shown}: {exc.strerror}; another writer appended after the"
+                " note's part, which stays at the journal's end"
+            ) from None
         except OSError as exc:
-            why = exc.strerror or exc
-            written = "" if "may remain" in str(why) else "; nothing written"
-            raise NoteRefused(f"cannot write {shown}: {why}{written}") from None
+            raise NoteRefused(
+                f"cannot write {shown}: {exc.strerror or exc}; nothing written"
+            ) from None
         position = JournalPosition(now.date(), bullet.key, bullet.n)
         return Noted(path, bullet, position, planned.made)
     if expected:  # the last try wrote the note into a file replaced since: is it there?
@@ -139,9 +142,7 @@ def append_note(
     raise NoteRefused(f"{shown} kept changing while the note was written ({NOTE_TRIES} tries)")
 
 
-def _create(
-    workspace: Workspace, path: Path, value: str, now: datetime, shown: str, marks: Marks
-) -> Noted:
+def _create(workspace: Workspace, path: Path, value: str, now: datetime, shown: str) -> Noted:
     """A journal made for the note: written whole, only while there is still none."""
     planned = plan(None, value, now, shown)
     try:

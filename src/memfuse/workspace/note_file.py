@@ -38,6 +38,10 @@ MARKS_KEPT = 64  # journals whose last note a process remembers
 CHUNK = 1 << 20
 
 
+class NotTakenBack(OSError):
+    """A write failed, and what it wrote could not be cut back: another writer appended after."""
+
+
 @dataclass(frozen=True)
 class Mark:
     """Where the last note of a journal went: enough for the next note to read only the rest.
@@ -127,8 +131,7 @@ class Journal:
             os.fsync(self.fd)
         except OSError as exc:
             if not self.take_back(suffix):
-                why = f"{exc.strerror}; part of the note may remain at the journal's end"
-                raise OSError(exc.errno, why) from None
+                raise NotTakenBack(exc.errno, exc.strerror) from None
             raise
         except BaseException:
             self.take_back(suffix)

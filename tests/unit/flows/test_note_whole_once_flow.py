@@ -87,6 +87,23 @@ def test_a_failed_fsync_takes_the_note_back(world: World, monkeypatch: pytest.Mo
     assert journal.read_bytes() == before
 
 
+def test_a_failed_note_never_cuts_what_another_writer_appended_after_it(world: World) -> None:
+    """Taking a note back cuts only the note's own bytes: when the agent appended after the
+    part that was written, both stay, and the answer says so rather than "nothing written"."""
+    world.journal(DAY, JOURNAL)
+    journal = journal_of(world)
+
+    def part_then_the_agent(fd: int, data: bytes) -> int:
+        os.write(fd, data[:5])
+        with journal.open("a") as fh:
+            fh.write("- the agent's line\n")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(NoteRefused, match="another writer appended after the note's part"):
+        append_note(workspace_of(world), "Cut short", AT, write=part_then_the_agent)
+    assert journal.read_text().endswith("- the agent's line\n")
+
+
 # --- once ----------------------------------------------------------------------------------
 
 
