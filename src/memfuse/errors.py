@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     # The store could not be reached and its setup is why (a config file that is not there, no
     # mcporter, a server script that is not there): sysexits' EX_CONFIG, not a store outage.
     SETUP = 78
+    INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2, as shells report a program it stopped
 
 
 class MemfuseError(Exception):

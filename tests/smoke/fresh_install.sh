@@ -106,6 +106,11 @@ grep -q "^stopped: agent-memory could not be installed" "$WORK/readme-stop.out" 
 grep -q -- "--server-js PATH" "$WORK/readme-stop.out" \
     || fail "the stop does not show the --server-js route: $(tail -n 15 "$WORK/readme-stop.out")"
 grep -q "E404" "$WORK/readme-stop.out" || fail "npm's E404 is not shown"
+# The block's closing `memfuse status` must not call a half-made install well (issue 47).
+grep -q "nothing needs a person" "$WORK/readme-stop.out" \
+    && fail "status says all is well after a failed install step"
+grep -q "not set up yet" "$WORK/readme-stop.out" \
+    || fail "status does not say the install is unfinished: $(tail -n 5 "$WORK/readme-stop.out")"
 [ ! -e "$H/.local/share/agent-memory/src" ] || fail "a half-made agent-memory/src/ is left"
 cmp -s <(printf '%s\n' "$USERS_CONFIG") "$H/.mcporter/mcporter.json" \
     || fail "the user's mcporter config changed: step 3 ran after the failed step"

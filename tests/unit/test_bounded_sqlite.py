@@ -4,7 +4,6 @@ call that started it: a planted endless query cannot hang a cron run."""
 from __future__ import annotations
 
 import sqlite3
-import time
 
 import pytest
 
@@ -14,32 +13,58 @@ COUNTED = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE 
 FOREVER = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT max(x) FROM n"
 
 
-def test_an_endless_statement_is_interrupted() -> None:
-    db = connect_bounded(":memory:", seconds=0.3)
-    started = time.monotonic()
-    with pytest.raises(sqlite3.OperationalError, match="interrupted"):
-        db.execute(FOREVER).fetchall()
-    assert time.monotonic() - started < 10
+class Clock:
+    """A clock that moves only when told, and counts how often it was looked at."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.looks = 0
+        self.step = 0.0  # how far each look moves it
+
+    def __call__(self) -> float:
+        self.looks += 1
+        self.now += self.step
+        return self.now
 
 
 def test_each_statement_has_its_own_budget() -> None:
-    """A connection open for longer than the bound still runs new statements (each of these
-    is long enough for the clock to be looked at, and each well inside the bound however
-    loaded the machine: a second, for work of a few milliseconds)."""
-    db = connect_bounded(":memory:", seconds=1.0)
+    """A connection open for longer than the bound still runs new statements: each is timed
+    from its own call (the clock jumps past the bound between them, never during one)."""
+    clock = Clock()
+    db = connect_bounded(":memory:", seconds=1.0, clock=clock)
     db.execute("CREATE TABLE t (x)")
-    time.sleep(1.05)
+    clock.now += 5
     db.executemany(f"INSERT INTO t SELECT count(*) FROM ({COUNTED}) WHERE ? = 1", [(1,), (1,)])
-    time.sleep(1.05)
+    clock.now += 5
     db.executescript(f"INSERT INTO t SELECT count(*) FROM ({COUNTED});")
-    time.sleep(1.05)
+    clock.now += 5
+    looked = clock.looks
     assert db.execute(f"SELECT sum(x) + (SELECT count(*) FROM ({COUNTED})) FROM t").fetchone() == (
         4 * 50_000,
     )
+    assert clock.looks > looked + 1  # the statement looked at the clock while it ran
+
+
+def test_a_statement_is_interrupted_once_its_own_clock_passes_the_bound() -> None:
+    clock = Clock()
+    db = connect_bounded(":memory:", seconds=1.0, clock=clock)
+    clock.step = 0.4  # the third look inside one statement is past its second
+    with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+        db.execute(f"SELECT count(*) FROM ({COUNTED})").fetchall()
+
+
+def test_an_endless_statement_is_interrupted() -> None:
+    clock = Clock()
+    db = connect_bounded(":memory:", seconds=1.0, clock=clock)
+    clock.step = 0.4
+    with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+        db.execute(FOREVER).fetchall()
 
 
 def test_rows_fetched_later_count_against_the_statement() -> None:
-    db = connect_bounded(":memory:", seconds=0.3)
+    clock = Clock()
+    db = connect_bounded(":memory:", seconds=1.0, clock=clock)
+    clock.step = 0.4
     cursor = db.execute(FOREVER.replace("SELECT max(x) FROM n", "SELECT x FROM n"))
     with pytest.raises(sqlite3.OperationalError, match="interrupted"):
         for _ in cursor:

@@ -46,6 +46,17 @@ def test_section_caps_and_line_budget_with_a_flood_of_memories() -> None:
     assert text.count("\n") <= 80
 
 
+def test_section_counts_read_recent_md_as_commonmark_does() -> None:
+    """Only what a viewer shows as an item of a section is an entry: not a fenced line, nor
+    one in a comment, nor one under a heading that only looks like a title (issue 48)."""
+    text = (
+        "# RECENT.md\n\n## 最近情感\n```\n- fenced\n```\n<!--\n- commented\n-->\n"
+        "## 最近决策/知识\n- Use UTC in logs\n  - nested, part of it\n"
+        "    ## 最近事件\n- still knowledge\n\n## 最近事件\n> - quoted\n"
+    )
+    assert section_counts(text) == {"emotion": 0, "knowledge": 2, "event": 0}
+
+
 def test_a_huge_multiline_cjk_memory_becomes_one_line_of_200_characters() -> None:
     huge = ("今天学到了很多关于记忆系统的事情。\n" * 300)[:5000]
     text = render(choose([rec(huge, "event")], NOW, BUDGET), NOW, BUDGET)

@@ -10,6 +10,7 @@ from memfuse.workspace.layout import Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 from memfuse.workspace.names import monday_of
 from memfuse.workspace.rollup import roll_up, shift_headings
+from memfuse.workspace.weekly import weekly_sections
 
 MEMORY_MD = "# MEMORY\n\n## Preferences\n- User prefers dark mode\n- 用户喜欢简短的回答\n"
 
@@ -65,3 +66,14 @@ def test_roll_up_keeps_every_bullet_with_its_time_and_is_idempotent(tmp_path: Pa
     assert not second.appended
     assert first.weekly.read_text() == weekly
     assert second.archived_to == memory / "archive" / "2026-02-17.1.md"
+
+
+def test_a_daily_nested_too_deep_to_parse_shifts_and_splits_as_its_blocks_read() -> None:
+    """Past the parser's depth, headings are found block by block, as the journal reading
+    finds them: not in a fence nor in a comment, whatever the deep line before them."""
+    deep = "> " * 200 + "- buried"
+    daily = f"## 14:00\n- one\n{deep}\n\n<!--\n## not a heading\n-->\n```\n## code\n```\n## 22:00\n"
+    shifted = daily.replace("## 14:00", "### 14:00").replace("## 22:00", "### 22:00")
+    assert shift_headings(daily) == shifted
+    week = f"# Week\n\n## 2026-02-16\n{daily}\n## 2026-02-17\n- two\n"
+    assert sorted(weekly_sections(week)) == [date(2026, 2, 16), date(2026, 2, 17)]

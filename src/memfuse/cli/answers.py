@@ -105,10 +105,11 @@ def where(
     runner.run("where", common, lambda ctx: command.run(ctx, what), lock=False)
 
 
-@app.command(short_help="Recall, where and status for an agent, as an MCP server.")
+@app.command(short_help="Recall, where, status and note (writes) for an agent, over MCP.")
 @with_common_options
 def serve(common: Common) -> None:
-    """Serve recall, where and status to an agent as an MCP server over stdio (read-only).
+    """Serve recall, where and status to an agent as an MCP server over stdio, and note,
+    which writes: it appends one bullet to today's journal (under the workspace lock).
 
     Keeps the recall index and one store session warm between calls; add it to the agent's
     MCP config (docs/serve.md). Example, one question without a config entry:

@@ -154,11 +154,13 @@ def main() -> None:
         os.environ.setdefault("TERM", "dumb")
     try:
         code = app(standalone_mode=False)
+    except KeyboardInterrupt:  # Ctrl-C before or after a run (a run reports its own)
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
     except Exception as exc:
         message, exit_code = getattr(exc, "format_message", None), getattr(exc, "exit_code", None)
         if not callable(message) or not isinstance(exit_code, int):
             if type(exc).__name__ == "Abort":  # Ctrl-C at a prompt
-                raise SystemExit(1) from None
+                raise SystemExit(int(ExitCode.INTERRUPTED)) from None
             raise
         if "--json" in sys.argv[1:]:
             _usage_envelope(str(message()), exit_code)

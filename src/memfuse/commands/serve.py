@@ -44,8 +44,8 @@ _DAY_SCHEMA = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
 RECALL = ToolSpec(
     "recall",
     "Search the agent's memory (journals, MEMORY.md and the store), best first, each result"
-    " with where it is written (memory/2026-12-01.md:7) and its store URI. The answer is"
-    " The structured answer is `memfuse recall --json`'s envelope; the text, a summary.",
+    " with where it is written (memory/2026-12-01.md:7) and its store URI. The structured"
+    " answer is `memfuse recall --json`'s envelope; the text, a summary.",
     {
         "type": "object",
         "properties": {

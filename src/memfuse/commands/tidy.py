@@ -3,6 +3,8 @@ the MEMORY.md backup and size guard, and (with --archive) the weekly journal rol
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
@@ -12,6 +14,7 @@ from memfuse.confine import UnsafePath
 from memfuse.errors import WorkspaceError
 from memfuse.ledger.ledger import Entry, content_hash
 from memfuse.ledger.reconcile import verify_index
+from memfuse.ledger.stale import gone_from_journals, with_stale
 from memfuse.recall.reranking import candidates
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -107,9 +110,19 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
     s = ctx.settings
     if raw is None:
         return {"exists": False, "lines": 0, "backup": None, "over_limit": False}
-    lines = len(decode(raw)[0].splitlines())
+    text = decode(raw)[0]
+    lines = len(text.splitlines())
     backup = ctx.workspace.memory_md_backup(s.now.date())
     made = False
+    if not text.strip():
+        # Emptied (by mistake, or by an agent told to): a backup of nothing is no backup.
+        last = _last_backup(ctx.workspace.archive_dir)
+        ctx.reporter.warn(
+            "MEMORY.md is empty: was it emptied by mistake? "
+            + (f"its last backup with text is {last}" if last else "no backup holds its text")
+        )
+        return {"exists": True, "lines": lines, "backup": str(last) if last else None,
+                "over_limit": False, "empty": True}  # fmt: skip
     if not backup.exists() and not ctx.dry_run:
         try:
             ctx.workspace.files.write(backup, raw, create_parents=True)
@@ -128,6 +141,22 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
         "backup_made": made,
         "over_limit": over,
     }
+
+
+def _last_backup(folder: Path) -> Path | None:
+    """The newest MEMORY.md backup that is not empty (names and sizes only; a folder of the
+    workspace is looked at for BACKUPS_LOOKED_AT entries at most)."""
+    try:
+        with os.scandir(folder) as entries:
+            found = [e for e in itertools.islice(entries, BACKUPS_LOOKED_AT)
+                     if e.name.startswith("MEMORY.md.bak-") and e.is_file(follow_symlinks=False)
+                     and e.stat(follow_symlinks=False).st_size > 0]  # fmt: skip
+    except OSError:
+        return None
+    return folder / max(e.name for e in found) if found else None
+
+
+BACKUPS_LOOKED_AT = 10_000
 
 
 @dataclass(frozen=True)
@@ -232,8 +261,8 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
         index = verify_index(ctx.store, ctx.ledger, ctx.settings.now, ctx.reporter,
                              mark=not ctx.dry_run)  # fmt: skip
         if index is not None:
-            data["index"] = index.as_dict()
-            data["index_line"] = index.line()
+            stale = gone_from_journals(ctx.workspace, index.lost, ctx.reporter.warn)
+            data["index"], data["index_line"] = with_stale(index, stale)
     if do_archive:
         data["archive"] = archive(ctx)
     data["counts"] = _counts(data)
@@ -254,8 +283,8 @@ def _counts(data: TidyData) -> dict[str, int]:
         counts["store.total"] = totals["after"]
     items = data["consistency"]["items"]
     counts["conflicts"] = sum(1 for item in items if item["verdict"] == "conflict")
-    for key in ("lost", "forgotten"):
-        if "index" in data:
+    for key in ("lost", "forgotten", "stale"):
+        if "index" in data and key in data["index"]:
             counts[f"index.{key}"] = data["index"][key]
     if "archive" in data:
         counts["archived"] = len(data["archive"]["archived"])

@@ -210,12 +210,6 @@ class Ledger:
         ).fetchone()
         return row is not None
 
-    def days_with(self, outcome: str) -> list[str]:
-        rows = self.db.execute(
-            "SELECT DISTINCT day FROM entries WHERE outcome = ? ORDER BY day", (outcome,)
-        )
-        return [row[0] for row in rows]
-
     def mark(self, positions: Iterable[str], outcome: str) -> None:
         """Set the outcome of these positions, keeping their URI, type and memory id."""
         try:
@@ -331,7 +325,7 @@ class Ledger:
 
     def adopt(self, entries: Iterable[Entry]) -> int:
         """Add entries of positions the ledger does not know yet (one transaction); how many
-        were added. For the migration of a legacy ledger (memfuse.ledger.legacy)."""
+        were added: the rebuild from the store's own record (memfuse.sync.repair)."""
         rows = [
             (e.position, e.day, e.content_hash, e.outcome, e.uri, e.memory_type, e.memory_id,
              int(e.created), e.synced_at)

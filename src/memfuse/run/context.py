@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from memfuse.errors import MemfuseError
+from memfuse.errors import ConfigError, MemfuseError
 from memfuse.ledger.ledger import Ledger
 from memfuse.ledger.reader import LedgerReader
 from memfuse.recall.reranker import open_reranker
@@ -28,8 +28,8 @@ from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
-from memfuse.store.diagnose import Check, setup_faults
-from memfuse.store.gateway import Answer, CallFailed
+from memfuse.store.diagnose import Check, config_check, node_abi, setup_faults
+from memfuse.store.gateway import Answer, CallFailed, ToolMissing
 from memfuse.text.classify import Classifier
 from memfuse.untrusted import printable
 from memfuse.workspace.layout import Workspace
@@ -107,7 +107,9 @@ class RunContext:
         if self._store is None:
             state = self.workspace.state
             log = self._server_log if state.exists() else None
-            gateway, why = self.seams.gateway_factory(self.settings, self.server, log)
+            gateway, why = self._unset() or self.seams.gateway_factory(
+                self.settings, self.server, log
+            )
             self.transport_why = why
             self.reporter.info(f"transport {gateway.name} ({why})")
             if self.verbose:
@@ -120,6 +122,18 @@ class RunContext:
                 server_env=self._env,
             )
         return self._store
+
+    def _unset(self) -> tuple[Gateway, str] | None:
+        """No transport, when the mcporter config the run names cannot give the server's
+        entry (a mistyped --mcporter-config, a server it does not hold) and the transport is
+        chosen automatically: mcporter would be tried and found missing for nothing, and warn
+        of that instead of the cause. Every call fails with the cause, as doctor names it."""
+        if self.settings.transport != "auto" or not isinstance(self.server, ConfigError):
+            return None
+        entry = config_check(self.settings, os.environ)
+        if entry is None or not entry.fault:
+            return None
+        return Unset(entry.line()), f"auto: no server entry ({entry.line()})"
 
     @property
     def ledger(self) -> Ledger:
@@ -179,7 +193,7 @@ class RunContext:
             tail = os.pread(fd, size - start, start).decode("utf-8", "replace")
         finally:
             os.close(fd)
-        said = cause(tail, lines=1) if tail.strip() else None
+        said = node_abi(tail) or (cause(tail, lines=1) if tail.strip() else None)
         return self.reporter.mask(printable(said))[:600] if said else None
 
     @property
@@ -267,6 +281,25 @@ class RunContext:
         self.close_ledger()
         if self._store is not None:
             self._store.close()
+
+
+class Unset:
+    """The store when the run's setup names no server it can start: every call fails at once
+    with why (the guard's breaker trips on the first)."""
+
+    name = "unset"
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def call(self, tool: str, arguments: Any) -> Answer:
+        raise ToolMissing(self.why)
+
+    def list_tools(self) -> list[str]:
+        raise ToolMissing(self.why)
+
+    def close(self) -> None:
+        """Nothing is held."""
 
 
 class Resting:

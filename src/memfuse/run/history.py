@@ -30,6 +30,9 @@ RUNS_LIMIT = 4 << 20  # a runs.json larger than this was not written by memfuse
 # A run that reached no store because of its own setup (exit 78, the cause named): not a store
 # outage, so it neither counts toward nor breaks a streak of failing runs (decision 262).
 MISCONFIGURED = "misconfigured"
+# How a misconfigured run's error begins (memfuse.run.runner): the cause follows.
+SETUP_PREFIX = "the store was not reached, and its setup is why: "
+ERROR_KEPT = 1000  # characters of a failed run's error kept in its record
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class RunRecord:
     # sync: what it read (issue 39's accounting, its numbers): items, bullets, what each rule
     # took and the lines of text no rule took
     read: Mapping[str, int] = field(default_factory=dict)
+    # Why the run failed, in its own words (a misconfigured run: doctor's), for status to name.
+    error: str = ""
 
     @property
     def at(self) -> datetime:
@@ -85,6 +90,7 @@ class RunRecord:
             warnings=tuple(str(w) for w in value.get("warnings", ())),
             warning_count=int(value.get("warning_count", 0)),
             read={str(k): int(v) for k, v in dict(value.get("read", {})).items()},
+            error=str(value.get("error", ""))[:ERROR_KEPT],
         )
 
 
@@ -181,6 +187,8 @@ def assess(
         return Alarm(name, why, ahead.started)
     if not current and now - last.at > 2 * policy.max_age:
         return Alarm(name, f"no run since {_when(last.at)} (is cron running it?)", last.started)
+    if not current and last.store == MISCONFIGURED:
+        return _misconfigured(records)
     if last.succeeded:
         return None
     outages = [r for r in records if r.store != MISCONFIGURED]
@@ -206,6 +214,23 @@ def assess(
         first_bad = next((r for r in records if r.at > reference), last)
         return Alarm(name, f"{reason} (last: {last.status})", first_bad.started)
     return None
+
+
+def _misconfigured(records: list[RunRecord]) -> Alarm:
+    """A broken setup needs a person from its first run on (status only: the run itself
+    exits 78 with the cause), and until the next run that is not broken (issue 47)."""
+    last = records[-1]
+    first = last
+    for record in reversed(records):
+        if record.store != MISCONFIGURED:
+            break
+        first = record
+    cause = last.error.removeprefix(SETUP_PREFIX) or "`memfuse doctor` names it"
+    reason = (
+        f"its store's setup is broken (exit 78 since {_when(first.at)}): {cause}"
+        " — the next run whose setup holds clears this"
+    )
+    return Alarm(last.command, reason, first.started)
 
 
 def _last_success(successes: list[RunRecord]) -> str:

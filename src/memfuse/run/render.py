@@ -151,7 +151,10 @@ def tidy(data: TidyData) -> list[str]:
     if "index_line" in data:
         lines.append(data["index_line"])
     md = data["memory_md"]
-    if md["exists"]:
+    if md.get("empty"):
+        last = f"its last backup with text: {md['backup']}" if md["backup"] else "no backup"
+        lines.append(f"MEMORY.md: EMPTY (was it emptied by mistake? {last})")
+    elif md["exists"]:
         backup = (
             "backed up to " + str(md["backup"])
             if md.get("backup_made")
@@ -225,8 +228,22 @@ def status(data: StatusData) -> list[str]:
     lines.append(f"  state    {data['state']}")
     lines += data["alarms"]  # each says who needs a person and why
     if not data["alarms"]:
-        lines.append("nothing needs a person")
+        lines.append(_all_clear(data))
     return lines
+
+
+def _all_clear(data: StatusData) -> str:
+    """The closing line when no alarm is raised: that nothing needs a person — unless nothing
+    has run and nothing is scheduled to, which is a setup not finished (an install that
+    stopped on a failed step), not a lifecycle that is well."""
+    ran = any(view["last_run"] for view in data["commands"].values())
+    schedule = data.get("schedule")
+    if ran or (schedule is not None and schedule["installed"]):
+        return "nothing needs a person"
+    return (
+        "not set up yet: no run has happened here and no schedule is installed; finish the"
+        " install (`memfuse doctor` says what is missing, `memfuse cron --install` schedules)"
+    )
 
 
 def _schedule_lines(view: ScheduleView | None) -> list[str]:

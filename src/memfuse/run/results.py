@@ -165,6 +165,7 @@ class MemoryMdData(TypedDict):
     backup: str | None
     backup_made: NotRequired[bool]
     over_limit: bool
+    empty: NotRequired[bool]  # emptied: `backup` is then its last backup with text, if any
 
 
 class ArchivedRow(TypedDict):

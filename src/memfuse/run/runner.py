@@ -26,10 +26,19 @@ import typer
 from memfuse.config import load_settings, secrets_in
 from memfuse.errors import ExitCode, MemfuseError, NoWorkspace
 from memfuse.report import Reporter, SecretMasker
+from memfuse.run import colour
 from memfuse.run.context import Advance, RunContext, Seams, no_progress
-from memfuse.run.history import LIFECYCLE, MISCONFIGURED, Alarm, History, RunRecord, assess
+from memfuse.run.history import (
+    ERROR_KEPT,
+    LIFECYCLE,
+    MISCONFIGURED,
+    SETUP_PREFIX,
+    Alarm,
+    History,
+    RunRecord,
+    assess,
+)
 from memfuse.run.lock import WorkspaceLock
-from memfuse.run.migrate import migrate_legacy
 from memfuse.run.output import CommandResult, failure, libraries, setup_log, to_json
 from memfuse.untrusted import json_printable, printable
 
@@ -41,13 +50,14 @@ if TYPE_CHECKING:
 def _stderr() -> Console:
     from rich.console import Console  # loaded on first use: most cron runs print nothing
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False, markup=False)
 
 
 def _say(message: str) -> None:
-    """One line for people, on stderr (escape sequences and bidi overrides made visible)."""
+    """One line for people, on stderr (escape sequences and bidi overrides made visible; in
+    colour at a terminal, unless NO_COLOR)."""
     try:
-        _stderr().print(printable(message), markup=False)
+        _stderr().print(colour.painted(printable(message)))
     except BrokenPipeError:
         _reader_gone(2)
 
@@ -135,7 +145,7 @@ def run(
     except MemfuseError as exc:
         result = failure(name, reporter.mask(str(exc)), exc.exit_code)
     except KeyboardInterrupt:
-        result = failure(name, "interrupted", ExitCode.FATAL)
+        result = failure(name, "interrupted", ExitCode.INTERRUPTED)
     except Exception as exc:
         if common.verbose:
             raise
@@ -175,15 +185,13 @@ def _prepare(
     )
     state = ctx.workspace.state
     logger = logging.getLogger("memfuse.nolog")
-    migrated = None
     if settings.workspace.is_dir():
         # A state folder that is a link or someone else's is refused before anything is written.
         state.ensure()
         logger = setup_log(state, mask, common.verbose)
-        migrated = migrate_legacy(ctx.workspace)
     reporter.begin(mask, logger)
     reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
-    for notice in (*settings.config_notices, *([migrated] if migrated else [])):
+    for notice in settings.config_notices:
         reporter.warn(notice)
     return ctx, bool(settings.config_refused)
 
@@ -244,9 +252,7 @@ def _named_setup_fault(ctx: RunContext, result: CommandResult) -> CommandResult:
         return result
     if not faults:
         return result
-    error = "the store was not reached, and its setup is why: " + "; ".join(
-        f.line() for f in faults
-    )
+    error = SETUP_PREFIX + "; ".join(f.line() for f in faults)
     data = {**result.data, "error": error}
     return replace(result, data=data, exit_code=ExitCode.SETUP)
 
@@ -274,6 +280,9 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
         warnings=tuple(ctx.reporter.warnings[:5]),
         warning_count=len(ctx.reporter.warnings),
         read=_numbers(result.data.get("accounting")),
+        error=ctx.reporter.mask(str(result.data.get("error", "")))[:ERROR_KEPT]
+        if result.exit_code not in (ExitCode.OK, ExitCode.STRICT)
+        else "",
     )
     history = History(state)
     try:
@@ -315,7 +324,23 @@ def _emit(
     elif result.payload is not None:
         _out(printable(mask(result.payload)))
     elif result.human and (not common.quiet or result.exit_code not in _QUIET_EXITS):
-        _out(printable("\n".join(mask(line) for line in result.human)))
+        _out_lines(name, [printable(mask(line)) for line in result.human])
+
+
+PAINTED = ("doctor", "status")  # the commands whose lines a person scans for a verdict
+
+
+def _out_lines(name: str, lines: list[str]) -> None:
+    """The lines for people, on stdout: doctor's and status's in colour at a terminal."""
+    if name not in PAINTED or not colour.wanted(sys.stdout):
+        _out("\n".join(lines))
+        return
+    try:
+        painter = colour.console(sys.stdout)
+        for line in lines:
+            painter.print(colour.painted(line))
+    except BrokenPipeError:
+        _reader_gone(1)
 
 
 @contextlib.contextmanager

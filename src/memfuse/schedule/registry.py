@@ -1,15 +1,19 @@
-"""The schedulers memfuse knows: one line each (docs/architecture.md, "add a scheduler").
+"""The schedulers memfuse knows: the built-ins, one line each, then other packages' (docs/
+architecture.md, "A scheduler").
 
-Each line names a module whose `SCHEDULER` is a complete `Scheduler`; the built-ins are
-registered through `register`, the same hook another package's scheduler would use. The
-first line is the default `--format`. `cron --format`'s choices and help, and the check that
-the docs list every scheduler, are read from here.
+Each built-in line names a module whose `SCHEDULER` is a complete `Scheduler`; another
+installed package adds its own as an entry point in the `memfuse.schedulers` group naming its
+`Scheduler` (`k8s = "memfuse_k8s:SCHEDULER"`), as llm loads its plugins beside its defaults.
+Both go through `register`, which refuses an incomplete one; a built-in's name stays the
+built-in's. The first built-in is the default `--format`. `cron --format`'s choices and help,
+and the check that the docs list every scheduler, are read from here.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+from importlib.metadata import entry_points
 
 from memfuse.schedule.base import Scheduler
 
@@ -19,6 +23,8 @@ BUILTIN = (
     "memfuse.schedule.launchd",
     "memfuse.schedule.openclaw",
 )
+
+GROUP = "memfuse.schedulers"  # other packages' schedulers: entry points naming a Scheduler
 
 _REGISTERED: dict[str, Scheduler] = {}
 _TEXT_FIELDS = ("name", "summary", "source_help")
@@ -47,6 +53,11 @@ def _load() -> dict[str, Scheduler]:
     if not _REGISTERED:
         for module in BUILTIN:
             register(importlib.import_module(module).SCHEDULER)
+        builtin = set(_REGISTERED)
+        for point in entry_points(group=GROUP):
+            scheduler = point.load()
+            if getattr(scheduler, "name", None) not in builtin:
+                register(scheduler)
     return _REGISTERED
 
 

@@ -17,6 +17,7 @@ from memfuse.errors import ConfigError, MemfuseError
 from memfuse.host import workspace_in
 from memfuse.ledger.ledger import Ledger
 from memfuse.ledger.reconcile import judge
+from memfuse.ledger.stale import PRUNE, gone_from_journals
 from memfuse.report import Reporter
 from memfuse.run.history import History
 from memfuse.settings import Settings, mask_secret
@@ -250,15 +251,19 @@ def _index_health(probe: Probe, store: StoreClient) -> Check | None:
     finally:
         ledger.close()
     report = judge(entries, listed, probe.settings.now)
+    stale = gone_from_journals(probe.workspace, report.lost, probe.reporter.warn)
+    lost = len(report.lost) - len(stale)
     outcomes = Counter(e.outcome for e in entries)
     runs, _problem = History(state).load()
     pending = runs["sync"][-1].counts.get("failed", 0) if runs["sync"] else 0
     detail = (
         f"{report.expected} in the ledger at journal URIs, {report.present} in the store,"
-        f" {len(report.lost)} lost, {len(report.forgotten) + outcomes['forgotten']} forgotten"
+        f" {lost} lost, {len(report.forgotten) + outcomes['forgotten']} forgotten"
         f" by the store's decay, {pending} pending retry,"
         f" {outcomes['rejected']} rejected by the gate"
     )
-    if report.lost:
+    if stale:
+        detail += f", {len(stale)} stale (their bullet is gone from the journals: {PRUNE})"
+    if lost:
         detail += "; `memfuse sync --verify` re-sends the lost ones"
     return Check("index", not report.lost, detail, critical=False)

@@ -3,8 +3,8 @@ is, and the env its capacities need (`doctor --print-config` / `--install-config
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 from memfuse.errors import ConfigError
 from memfuse.host import store_db_in
 from memfuse.settings import Settings
+from memfuse.setup.node import Runner, pick_node, run_quietly
 from memfuse.store.diagnose import installed_how
 from memfuse.store.server_entry import CONFIG_MAX, read_config
 from memfuse.untrusted import load_json
@@ -56,13 +57,14 @@ def find_server_js(home: Path) -> Path | None:
 
 
 def server_entry(
-    settings: Settings, home: Path, setup: ServerSetup
+    settings: Settings, home: Path, setup: ServerSetup, *, run: Runner = run_quietly
 ) -> tuple[dict[str, Any], list[str]]:
     """A ready mcporter entry for agent-memory, and what the reader should know about it.
 
     The entry turns off 3.x+'s own ingestion of the host's workspace (memfuse syncs it), and
     for 4.x and 5.x raises the capacities the surface window needs (docs/operations.md: a
-    journal writes ~15 events a day; 5.x keeps 50 by default, 4.x 200 memories in all)."""
+    journal writes ~15 events a day; 5.x keeps 50 by default, 4.x 200 memories in all). Its
+    Node is one that loads the server's native module (memfuse.setup.node)."""
     if setup.server_js is not None:
         found = setup.server_js.expanduser().absolute()
         if not found.is_file():
@@ -90,8 +92,11 @@ def server_entry(
             "agent-memory's version is unknown (no package.json beside server.js, no"
             " --server-version): the entry sets no capacity; doctor checks it once it runs"
         )
-    node = shutil.which("node") or "node"
-    entry = {"command": node, "args": [str(found)], "env": env}
+    environ = os.environ
+    node = pick_node(found, home=home, workspace=settings.workspace, env=environ, run=run)
+    if node.note:
+        notes.append(node.note)
+    entry = {"command": node.node, "args": [str(found)], "env": env}
     if version:
         notes.append(f"agent-memory {version} at {found} ({installed_how(str(found))})")
     return entry, notes

@@ -59,7 +59,6 @@ class StateFolder:
     LOG = "memfuse.log"
     STORE_MEMO = "store.json"
     SERVER_LOG = "session-server.log"
-    MIGRATED = "migrated-from"
     RECENT_WRITTEN = "recent-written.md"  # RECENT.md as memfuse last wrote it
     RECENT_KEPT = "recent-kept.md"  # the kept lines, when the copy beside RECENT.md is refused
     PAUSED = "sync-paused"  # `memfuse rollback` in force, since when: kept apart from the ledger
@@ -89,10 +88,6 @@ class StateFolder:
     @property
     def log(self) -> Path:
         return self.path / self.LOG
-
-    @property
-    def store_memo(self) -> Path:
-        return self.path / self.STORE_MEMO
 
     @property
     def server_log(self) -> Path:

@@ -47,34 +47,40 @@ class BoundedConnection(sqlite3.Connection):
     a year of journals three times slower (docs/performance.md)."""
 
     seconds = STATEMENT_SECONDS
+    clock: Callable[[], float] = staticmethod(time.monotonic)
 
-    def bound(self, seconds: float) -> None:
+    def bound(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.seconds = seconds
-        self._started = time.monotonic()
+        self.clock = clock
+        self._started = clock()
         self.set_progress_handler(self._overdue, _STEPS)
 
     def _overdue(self) -> int:
-        return int(time.monotonic() - self._started > self.seconds)
+        return int(self.clock() - self._started > self.seconds)
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        self._started = time.monotonic()
+        self._started = self.clock()
         return super().execute(sql, parameters)
 
     def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
-        self._started = time.monotonic()
+        self._started = self.clock()
         return super().executemany(sql, parameters)
 
     def executescript(self, script: str, /) -> sqlite3.Cursor:
-        self._started = time.monotonic()
+        self._started = self.clock()
         return super().executescript(script)
 
 
 def connect_bounded(
-    target: str, *, seconds: float = STATEMENT_SECONDS, **options: Any
+    target: str,
+    *,
+    seconds: float = STATEMENT_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+    **options: Any,
 ) -> BoundedConnection:
-    """sqlite3.connect, autocommit, every statement bounded to `seconds`."""
+    """Connect to SQLite in autocommit, every statement bounded to `seconds` of `clock`."""
     db = sqlite3.connect(target, isolation_level=None, factory=BoundedConnection, **options)
-    db.bound(seconds)
+    db.bound(seconds, clock)
     return db
 
 

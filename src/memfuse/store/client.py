@@ -34,9 +34,6 @@ from memfuse.store.generations import BASELINE, Generation, Tools, generation_of
 
 T = TypeVar("T")
 
-# The tools memfuse calls on a store whose generation is not known; `doctor` checks the server
-# offers those of its generation (StoreClient.needed_tools).
-NEEDED_TOOLS = BASELINE.tools.needed()
 # forget of a memory the store no longer has: the outcome memfuse wanted.
 _GONE = ("Memory not found",)
 _OFF = ("0", "false", "off", "no")

@@ -10,6 +10,8 @@ pass for a store that is not set up.
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import os
 import re
 import shlex
@@ -73,6 +75,9 @@ def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
     try:
         raw = read_config(path)
     except FileNotFoundError:
+        near = _close_file(path)
+        if near is not None:  # a typo: writing a config at the mistyped path is no fix
+            return Check("mcporter-config", False, f"{path} does not exist; did you mean {near}?")
         return Check("mcporter-config", False, f"{path} does not exist; {fix} writes it")
     except (OSError, ConfigError) as exc:
         return Check("mcporter-config", False, f"{path} cannot be read: {exc}; {fix}")
@@ -85,6 +90,13 @@ def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict) or not isinstance(servers.get(s.server), dict):
         named = sorted(servers)[:20] if isinstance(servers, dict) else []
+        meant = difflib.get_close_matches(s.server, [str(n) for n in named], n=1, cutoff=0.75)
+        if meant:
+            return Check(
+                "mcporter-config", False,
+                f"{path} has no server {s.server!r}; did you mean {meant[0]!r}?"
+                f" (--server {printable(meant[0])[:100]})",
+            )  # fmt: skip
         return Check(
             "mcporter-config", False,
             f"{path} has no server {s.server!r} (it has {named or 'none'}); {fix} adds it"
@@ -97,6 +109,21 @@ def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
     return Check(
         "mcporter-config", True, f"{path}: {s.server} → {entry.get('command')}{how}", False
     )
+
+
+NEAR_LOOKED_AT = 500  # names of a config's folder compared with a mistyped one, at most
+
+
+def _close_file(path: Path) -> Path | None:
+    """The file beside `path` whose name is closest to its own (`mcporter.json` for
+    `mcporter.jsn`); None when none is close, or the folder cannot be listed."""
+    try:
+        with os.scandir(path.parent) as entries:
+            names = [e.name for e in itertools.islice(entries, NEAR_LOOKED_AT) if e.is_file()]
+    except OSError:
+        return None
+    near = difflib.get_close_matches(path.name, names, n=1, cutoff=0.8)
+    return path.parent / near[0] if near else None
 
 
 def bridge_check(settings: Settings, version: str | None) -> Check:
@@ -163,9 +190,65 @@ def server_detail(
         detail += f"; the server said: {said}"
         if log is not None:
             detail += f" (all it said: {log})"
-    if missing or re.search(r"ENOENT|[Uu]nknown (MCP )?server|not found in", detail):
+    if said and NODE_ABI_WORDS in said:
+        detail += f"; {abi_fix(settings, said)}"
+    elif missing and missing.startswith("its script"):
+        detail += f"; {_script_fix(settings)}"
+    elif missing or re.search(r"ENOENT|[Uu]nknown (MCP )?server|not found in", detail):
         detail += f"; {INSTALL_HINT}"
     return detail
+
+
+def _script_fix(settings: Settings) -> str:
+    """How a server script that is not there is fixed: an entry naming the one the user has."""
+    if settings.session_server is not None:
+        return "name the server.js you have in the args of memfuse's [session] table"
+    config = settings.mcporter_config or "~/.mcporter/mcporter.json"
+    return (
+        f"`memfuse doctor --install-config {config} --server-js PATH` writes its entry with"
+        " the server.js you have"
+    )
+
+
+# Node's words when a native module was built for another Node (its ABI, NODE_MODULE_VERSION).
+_ABI = re.compile(
+    r"[Tt]he module '(?P<module>[^'\n]{1,400})'.{0,200}?NODE_MODULE_VERSION (?P<built>\d{1,4})"
+    r".{0,80}?requires\s+NODE_MODULE_VERSION (?P<wanted>\d{1,4})",
+    re.DOTALL,
+)
+NODE_ABI_WORDS = "was built for another Node"
+# NODE_MODULE_VERSION by Node's major version (nodejs.org's ABI table), to name the Node.
+NODE_OF_ABI = {108: 18, 111: 19, 115: 20, 120: 21, 127: 22, 131: 23, 137: 24, 141: 25}
+
+
+def node_abi(text: str) -> str | None:
+    """A native module built for another Node, named from a server's stderr (Node says it
+    over several lines, after the line `Error: The module '…'`); None when it is not that."""
+    found = _ABI.search(text[-16384:])
+    if found is None:
+        return None
+
+    def node(abi: str) -> str:
+        major = NODE_OF_ABI.get(int(abi))
+        return f"NODE_MODULE_VERSION {abi}" + (f", Node {major}" if major else "")
+
+    return (
+        f"its native module {printable(found['module'])} {NODE_ABI_WORDS}"
+        f" ({node(found['built'])}); this Node requires {node(found['wanted'])}"
+    )
+
+
+def abi_fix(settings: Settings, said: str) -> str:
+    """How a native module built for another Node is fixed: the Node it was built with, or
+    the module rebuilt for this one (in the folder that holds its node_modules)."""
+    found = re.search(r"native module (.*?)/node_modules/((?:@[^/ ]+/)?[^/ ]+)/", said)
+    rebuild = f"`npm rebuild {found[2]}` in {found[1]}" if found else "`npm rebuild better-sqlite3`"
+    config = settings.mcporter_config or "~/.mcporter/mcporter.json"
+    return (
+        "run the server with the Node it was built with (`memfuse doctor --install-config"
+        f" {config} --server-js PATH` picks a Node that loads it), or rebuild it for this"
+        f" Node: {rebuild}"
+    )
 
 
 def setup_faults(
@@ -191,7 +274,7 @@ def setup_faults(
             faults.append(bridge)
     if not faults:
         missing = missing_program(server)
-        if missing is not None:
+        if missing is not None or (said is not None and NODE_ABI_WORDS in said):
             detail = server_detail(
                 settings, last, asked="this run's calls", missing=missing, said=said, log=log
             )

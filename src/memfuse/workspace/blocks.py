@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from memfuse.workspace.block_parser import NESTING, block_parser
@@ -120,15 +121,28 @@ def read_blocks(text: str) -> Builder:
     """The bullets and tally of any journal (its newlines unified), by CommonMark's blocks."""
     lines = text.split("\n")
     walk = _Walk(lines, dreaming_blocks(lines))
+    for first, end, tokens in token_chunks(lines):
+        if tokens is None:
+            walk.deep(first, end)
+        else:
+            walk.take(tokens, first)
+    return walk.build
+
+
+def token_chunks(lines: list[str]) -> Iterator[tuple[int, int, list[Token] | None]]:
+    """Yield the lines' CommonMark blocks as (first, end, tokens): the whole text in one piece
+    when it parses within BUDGET, else each top-level block, its tokens' lines counted from
+    `first`; tokens None for a block too deep to parse, or past what is left of the budget
+    (the journals' reading, and MEMORY.md's: memfuse.workspace.memory_md).
+
+    Nested too deep or too dear to parse whole (a hostile file), CommonMark would give the
+    rest of the file to the deep block, or take minutes: each top-level block is read alone
+    instead, while the budget lasts, so a bullet after it stays one."""
     costs = _costs(lines)
     tokens = _parsed(lines) if sum(costs) <= BUDGET else None
     if tokens is not None:
-        walk.take(tokens, 0)
-        return walk.build
-    # Nested too deep or too dear to parse whole (a hostile file): CommonMark would give the
-    # rest of the file to the deep block, or take minutes. Each top-level block is read alone
-    # instead, while the budget lasts, so a bullet after it stays one; a block too deep, or
-    # past what is left of the budget, is read as it is (`deep`).
+        yield 0, len(lines), tokens
+        return
     budget = BUDGET
     for first, last in _chunks(lines):
         spent = sum(costs[first:last])
@@ -136,11 +150,7 @@ def read_blocks(text: str) -> Builder:
         if spent <= budget:
             budget -= spent
             tokens = _parsed(lines[first:last])
-        if tokens is not None:
-            walk.take(tokens, first)
-        else:
-            walk.deep(first, last)
-    return walk.build
+        yield first, last, tokens
 
 
 def _chunks(lines: list[str]) -> list[tuple[int, int]]:

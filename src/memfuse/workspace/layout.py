@@ -107,8 +107,8 @@ class Workspace:
         self.root = root
         self.files = WorkspaceFiles(root, read_cap)
         # memfuse's own state: outside the workspace unless told otherwise (memfuse.config);
-        # a Workspace made without one (a test, a benchmark) keeps it in the legacy place.
-        self.state = StateFolder(state if state is not None else self.legacy_state)
+        # a Workspace made without one (a test, a benchmark) keeps it in `.memfuse/`.
+        self.state = StateFolder(state if state is not None else self.root / ".memfuse")
         # The roll-ups read that hold a section for a day outside the week they name, with
         # why (by path, as last read): never synced, a person must move it (decisions 167).
         self.misplaced: dict[Path, str] = {}
@@ -157,12 +157,6 @@ class Workspace:
     def recent_kept(self) -> Path:
         """Where the lines of RECENT.md memfuse did not write are kept before it rewrites it."""
         return self.root / "RECENT.kept.md"
-
-    @property
-    def legacy_state(self) -> Path:
-        """Where memfuse kept its state before it moved out of the agent's reach: read once,
-        to migrate it (memfuse.state.legacy), and ignored after that."""
-        return self.root / ".memfuse"
 
     @property
     def config_file(self) -> Path:

@@ -1,17 +1,49 @@
-"""MEMORY.md read as facts: its content lines, list marks stripped (tidy's check, recall)."""
+"""MEMORY.md read as facts (tidy's consistency check, the recall index), by the journals'
+CommonMark reader (memfuse.workspace.blocks): what a viewer does not show as text is not a
+fact. Pure.
+
+A fact is a paragraph a viewer shows, wherever it sits: outside every container, in a list
+item at any depth (a tight item's text is its paragraph), in a block quote. Its text is its
+Markdown source without the text of its HTML comments, its lines joined by one space. An HTML
+block's text is a fact once its comments and tags are out (`- <!-- src --> Alice prefers tea`
+is one), but for a `<script>`, `<style>`, `<pre>` or `<textarea>` block, which a viewer does
+not show as text. Not facts: headings, code (fenced or indented), HTML comments, thematic
+breaks, and the host's dreaming blocks between their markers (as in a journal). A block nested
+too deep to parse is one fact of its lines as they are, comments out, as a journal reads it.
+"""
 
 from __future__ import annotations
 
 import re
 
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+from memfuse.workspace.blocks import token_chunks
+from memfuse.workspace.comments import comment_spans, dreaming_blocks, without
+
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[!?][^<>]*>")
+_RAW = re.compile(r" {0,3}<(?:script|style|pre|textarea)(?:[\s>]|$)", re.IGNORECASE)
 
 
 def memory_md_facts(text: str) -> list[tuple[int, str]]:
-    """MEMORY.md's content lines (list marks stripped), with their line numbers."""
-    facts = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = _LIST_MARK.sub("", line).strip()
-        if stripped and not stripped.startswith(("#", "<!--", "```", "|---")):
-            facts.append((number, stripped))
+    """Read MEMORY.md's facts, in file order, each with the 1-based line it starts on."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    dreamt = {n for first, end in dreaming_blocks(lines) for n in range(first, end)}
+    facts: list[tuple[int, str]] = []
+
+    def fact(line: int, raw: str, *, inline: bool, tags: bool = False) -> None:
+        shown = without(raw, comment_spans(raw, inline=inline))
+        folded = " ".join((_TAG.sub(" ", shown) if tags else shown).split())
+        if folded and line not in dreamt:
+            facts.append((line + 1, folded))
+
+    for first, end, tokens in token_chunks(lines):
+        if tokens is None:  # nested too deep to parse: its lines as they are
+            fact(first, "\n".join(lines[first:end]), inline=True)
+            continue
+        for n, token in enumerate(tokens):
+            if token.map is None:
+                continue
+            if token.type == "inline" and tokens[n - 1].type == "paragraph_open":
+                fact(first + token.map[0], token.content, inline=True)
+            elif token.type == "html_block" and not _RAW.match(token.content):
+                fact(first + token.map[0], token.content, inline=False, tags=True)
     return facts

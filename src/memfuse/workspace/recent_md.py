@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from memfuse.settings import Budget
 from memfuse.store.decay import priority_of, vitality
 from memfuse.text.similarity import dice, fold_whitespace, profile
+from memfuse.workspace.blocks import token_chunks
 
 ELLIPSIS = "…"
 SECTIONS = (
@@ -140,15 +141,21 @@ def render(sections: Mapping[str, Sequence[Record]], now: datetime, budget: Budg
 
 
 def section_counts(text: str) -> dict[str, int]:
-    """How many entries each section of a rendered file holds."""
+    """Count the entries of each section of a RECENT.md: the top-level list items under its
+    `##` titles, as CommonMark reads them (an item in a code block is none; a block nested too
+    deep to parse holds none)."""
     counts = dict.fromkeys((key for key, _t, _ty in SECTIONS), 0)
-    titles = {f"## {title}": key for key, title, _types in SECTIONS}
+    titles = {title: key for key, title, _types in SECTIONS}
     current = None
-    for line in text.splitlines():
-        if line in titles:
-            current = titles[line]
-        elif current and line.startswith("- "):
-            counts[current] += 1
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for _first, _end, tokens in token_chunks(lines):
+        if tokens is None:
+            continue
+        for n, token in enumerate(tokens):
+            if token.type == "heading_open" and token.level == 0:
+                current = titles.get(tokens[n + 1].content) if token.tag == "h2" else None
+            elif token.type == "list_item_open" and token.level == 1 and current:
+                counts[current] += 1
     return counts
 
 

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from memfuse.workspace.blocks import token_chunks
 from memfuse.workspace.forms import Part, union
-from memfuse.workspace.journal import commonmark_blocks, decode, parse
+from memfuse.workspace.journal import decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.names import monday_of
-from memfuse.workspace.sections import closed, fence_closes, fence_opened
+from memfuse.workspace.sections import closed
 from memfuse.workspace.weekly import weekly_sections
 
 _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
@@ -42,31 +43,15 @@ def shift_headings(text: str, top: int = 3) -> str:
 
 
 def _top_headings(lines: list[str]) -> list[int]:
-    """The lines of the ATX headings outside every container, as CommonMark reads them; for a
-    text nested too deep to parse, those at column 0 outside fences (an unindented heading is
-    never inside an item or a quote)."""
-    tokens = commonmark_blocks(lines)
-    if tokens is not None:
-        return [
-            t.map[0]
-            for t in tokens
-            if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#") and t.map
-        ]
-    found, fence = [], None
-    for n, line in enumerate(lines):
-        fence, is_code = _fence_state(line, fence)
-        if not is_code and line.startswith("#"):
-            found.append(n)
-    return found
-
-
-def _fence_state(line: str, fence: str | None) -> tuple[str | None, bool]:
-    """The fence open after this line, and whether the line is code (CommonMark's rule: a
-    fence closes with the same character, at least as many, and nothing after)."""
-    if fence is None:
-        opened = fence_opened(line)
-        return (opened, True) if opened else (None, False)
-    return (None if fence_closes(line, fence) else fence), True
+    """The lines of the ATX headings outside every container, as the journals' reading finds
+    them (`token_chunks`: a file too deep to parse whole is read block by block, and an
+    unindented heading is always a block of its own)."""
+    return [
+        first + t.map[0]
+        for first, _end, tokens in token_chunks(lines)
+        for t in tokens or ()
+        if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#") and t.map
+    ]
 
 
 def adds_to(weekly_text: str, day: date, daily_text: str) -> bool:

@@ -4,7 +4,7 @@ A day's heading splits the roll-up only where a Markdown viewer shows a heading:
 ATX `## YYYY-MM-DD` line, never one inside a fenced code block (``` or ~~~; a fence closes
 only with the same character, at least as many of them, and nothing after; an unclosed one
 runs to the end), an HTML block or a list item. A hostile file nested too deep for the
-parser is cut by a line scan that still honours fences.
+parser is read block by block, as a journal is (memfuse.workspace.blocks.token_chunks).
 
 `closed` makes a daily's text safe to append before another day's heading: a fence or HTML
 block it leaves open at its end would swallow every heading after it.
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
+from memfuse.workspace.blocks import token_chunks
 from memfuse.workspace.journal import Bullet, ParsedJournal, commonmark_blocks, parse, read
 
 DAY_HEADING = re.compile(r"## ([0-9]{4})-([0-9]{2})-([0-9]{2})[ \t]*")
@@ -53,27 +54,13 @@ def fence_closes(line: str, fence: str) -> bool:
     )
 
 
-def _scanned_headings(lines: list[str]) -> list[int]:
-    """The heading lines outside fences, by a line scan (a file too deep to parse)."""
-    found, fence = [], ""
-    for n, line in enumerate(lines):
-        if fence:
-            fence = "" if fence_closes(line, fence) else fence
-        elif (opened := fence_opened(line)) is not None:
-            fence = opened
-        elif line.startswith("## "):
-            found.append(n)
-    return found
-
-
 def heading_lines(lines: list[str]) -> list[int]:
-    """The lines (0-based) that start a top-level level-2 ATX heading, in order."""
-    tokens = commonmark_blocks(lines)
-    if tokens is None:
-        return _scanned_headings(lines)
+    """The lines (0-based) that start a top-level level-2 ATX heading, in order, as the
+    journals' reading finds them (`token_chunks`)."""
     return [
-        t.map[0]
-        for t in tokens
+        first + t.map[0]
+        for first, _end, tokens in token_chunks(lines)
+        for t in tokens or ()
         if t.type == "heading_open" and t.level == 0 and t.markup == "##" and t.map
     ]
 

@@ -99,7 +99,9 @@ def test_a_run_whose_own_setup_is_wrong_names_the_cause_and_raises_no_store_alar
         assert f"its script {missing} does not exist" in stderr
         assert "needs a person" not in stderr
     status = world.run("status", "--now", f"{DAY}T13:05")
-    assert status.code == 0, status.stdout  # four mistaken runs: no store-down alarm
+    # Four mistaken runs: a broken setup that needs a person (issue 47), not a store outage.
+    assert status.code == 4, status.stdout
+    assert "setup is broken" in status.stdout and "every store call failed" not in status.stdout
     assert "store misconfigured" in status.stdout
     # A store that is set up and down still escalates, mistaken runs in between or not.
     config.write_text(json.dumps({"mcpServers": {"agent-memory": {"command": "sh"}}}))

@@ -197,3 +197,27 @@ def test_a_history_dated_in_the_future_or_without_a_zone_is_an_alarm(
     out = world.json("sync", "--now", NOW)
     assert out.code in (0, 4), out.stderr  # it runs, and it records itself
     assert out.data["counts"]["added"] == 2
+
+
+def test_a_ledger_in_the_workspaces_old_state_folder_is_never_read(world: World) -> None:
+    """Issue 48: the state kept in `<workspace>/.memfuse/` by builds before 0.1.0 is no longer
+    imported — the agent can write there, and the store's record rebuilds the ledger. A row
+    planted there saying a bullet was withdrawn no longer keeps it out of the store."""
+    from memfuse.ledger.ledger import Entry, Ledger, content_hash
+    from memfuse.state.folder import StateFolder
+
+    text = "Shipped the login fix today"
+    world.journal("2026-11-29", f"- {text}\n")
+    planted = Ledger(StateFolder(world.workspace / ".memfuse"))
+    try:
+        row = Entry("2026-11-29#0000-1", "2026-11-29", content_hash(text), "withdrawn",
+                    None, None, None, False, "2026-11-29T10:00:00+00:00")  # fmt: skip
+        assert planted.adopt([row]) == 1
+    finally:
+        planted.close()
+    before = (world.workspace / ".memfuse" / "ledger.sqlite3").read_bytes()
+    synced = world.json("sync", "--now", "2026-11-29T22:00")
+    assert synced.code == 0, synced.stderr
+    assert synced.data["counts"]["added"] == 1
+    assert "state moved" not in synced.stderr
+    assert (world.workspace / ".memfuse" / "ledger.sqlite3").read_bytes() == before

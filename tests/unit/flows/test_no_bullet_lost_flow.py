@@ -210,6 +210,26 @@ def test_a_ledger_set_aside_is_an_alarm_and_is_rebuilt_from_the_store(world: Wor
     assert any("moved aside" in a for a in status.data["alarms"])
 
 
+def test_a_ledger_of_an_older_builds_schema_is_set_aside_and_rebuilt(world: World) -> None:
+    """Before a first release no state is migrated (issue 48): a ledger whose schema this
+    build does not make is moved aside, and the store's own record rebuilds it."""
+    world.journal(DAY, f"- {NOTE}\n- {OTHER}\n")
+    world.json("sync", "--now", NOW)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{_ledger(world)}{suffix}").unlink(missing_ok=True)
+    old = sqlite3.connect(_ledger(world))
+    old.execute("CREATE TABLE entries (position TEXT PRIMARY KEY, content_hash TEXT)")
+    old.execute("INSERT INTO entries VALUES ('2026-11-29#0000-1', 'ab')")
+    old.commit()
+    old.close()
+    before = world.gateway.count("remember")
+    rebuilt = world.json("sync", "--now", "2026-11-30T14:00")
+    assert rebuilt.code == 0, rebuilt.stderr
+    assert rebuilt.data["rebuilt"] == 2
+    assert world.gateway.count("remember") == before  # nothing sent twice
+    assert len(list(world.state.glob("ledger.sqlite3.bad-*"))) == 1
+
+
 def test_a_ledger_that_cannot_be_opened_now_is_left_where_it_is(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -239,3 +239,18 @@ def test_an_edit_behind_a_journal_linked_inside_the_workspace_is_recalled(world:
     assert [r["content"] for r in again.data["results"]] == [
         "Booked the lakeside venue for the offsite, 40 seats"
     ]
+
+
+def test_recall_finds_no_fact_in_memory_mds_code_or_comments(world: World) -> None:
+    """Issue 48: the regex reader indexed a fenced command and a comment's text as facts."""
+    world.journal(DAY, JOURNAL)
+    (world.workspace / "MEMORY.md").write_text(
+        "# MEMORY\n\n```bash\nrm -rf / # not a fact\n```\n<!--\nhidden note\n-->\n"
+        "- Billing migration must finish by December\n"
+    )
+    assert world.run("sync", "--now", NOW).code == 0
+    for question in ("rm -rf not a fact", "hidden note"):
+        out = world.json("recall", question, "--now", NOW)
+        assert not [r for r in out.data["results"] if r["location"].startswith("MEMORY.md")]
+    found = world.json("recall", "billing migration december", "--now", NOW).data["results"]
+    assert any(r["location"] == "MEMORY.md:9" for r in found)

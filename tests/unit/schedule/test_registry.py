@@ -110,3 +110,47 @@ def test_a_schedulers_name_lives_in_its_module_and_the_registry() -> None:
         if scheduler.name == "openclaw":
             found -= set(HOST_FILES)
         assert not found, f"{scheduler.name} is named outside its module: {sorted(found)}"
+
+
+class K8s(Whole):
+    name = "k8s"
+    summary = "a CronJob per run"
+    source_help = "a CronJob manifest"
+
+
+class Shadow(Whole):
+    name = "crontab"
+    summary = "another package's crontab"
+    source_help = "anything"
+
+
+K8S, SHADOW, HALF_DONE = K8s(), Shadow(), Whole()
+HALF_DONE.name = "half-done"
+HALF_DONE.source_help = ""
+
+
+def test_another_packages_scheduler_registers_through_an_entry_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 48: the built-ins and another package's schedulers go through one `register`."""
+    from importlib.metadata import EntryPoint
+
+    installed = {
+        "k8s": f"{__name__}:K8S", "shadow": f"{__name__}:SHADOW",
+        "half": f"{__name__}:HALF_DONE",
+    }  # fmt: skip
+    points = [EntryPoint(name, value, registry.GROUP) for name, value in installed.items()]
+
+    def found(group: str) -> list[EntryPoint]:
+        return points if group == registry.GROUP else []
+
+    monkeypatch.setattr(registry, "entry_points", found)
+    monkeypatch.setattr(registry, "_REGISTERED", {})
+    with pytest.raises(registry.IncompleteScheduler, match="source_help"):
+        registry.names()
+    points.pop()  # the incomplete one uninstalled
+    monkeypatch.setattr(registry, "_REGISTERED", {})
+    assert registry.names() == ("crontab", "systemd", "launchd", "openclaw", "k8s")
+    assert registry.get("k8s") is K8S
+    assert registry.get("crontab") is not SHADOW  # a built-in's name stays the built-in's
+    assert registry.default() == "crontab"

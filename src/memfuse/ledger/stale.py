@@ -1,0 +1,65 @@
+"""Of the memories the store no longer holds, those whose bullet no journal holds any more:
+stale, not lost. Re-sending them is impossible (there is no text to send), so calling them
+"to be re-sent" would promise what never happens; `memfuse sync --prune` forgets them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+from memfuse.ledger.ledger import Entry
+from memfuse.ledger.reconcile import Report
+from memfuse.workspace.layout import Workspace
+from memfuse.workspace.weekly import Warn
+
+PRUNE = "`memfuse sync --prune` forgets them"
+
+
+def gone_from_journals(workspace: Workspace, entries: Iterable[Entry], warn: Warn) -> set[str]:
+    """The positions of `entries` that no journal holds now: the day has no journal, or its
+    journal, read whole, has no bullet there. A day that cannot be read whole holds them as
+    far as anyone can tell; a file that cannot be read makes none stale (it may be the one)."""
+    wanted: dict[date, set[str]] = {}
+    for entry in entries:
+        try:
+            wanted.setdefault(date.fromisoformat(entry.day), set()).add(entry.position)
+        except ValueError:
+            continue
+    failed: list[Path] = []
+    unsure: set[date] = set()
+    held: set[str] = set()
+    for journal in workspace.journals(wanted, warn, unreadable=lambda p, _w: failed.append(p)):
+        if not journal.complete:
+            unsure.add(journal.day)
+        held |= {position.key for position, _bullet in journal.positioned()}
+    if failed:
+        return set()
+    return {
+        position
+        for day, positions in wanted.items()
+        if day not in unsure
+        for position in positions
+        if position not in held
+    }
+
+
+def with_stale(report: Report, stale: set[str]) -> tuple[dict[str, int], str]:
+    """The index's numbers and line, the stale told apart from the lost."""
+    if not stale:
+        return report.as_dict(), report.line()
+    rest = replace(report, lost=tuple(e for e in report.lost if e.position not in stale))
+    parts = [
+        f"{len(stale)} stale (no journal holds their bullet any more, so none is re-sent: {PRUNE})"
+    ]
+    if rest.lost:
+        parts.append(f"{len(rest.lost)} lost, to be re-sent from the journals")
+    if rest.forgotten:
+        parts.append(f"{len(rest.forgotten)} forgotten by the store's decay, not re-sent")
+    gone = report.expected - report.present
+    line = (
+        f"index: {gone} of {report.expected} memories memfuse stored are gone from the"
+        f" store: {'; '.join(parts)}"
+    )
+    return {**rest.as_dict(), "stale": len(stale)}, line
