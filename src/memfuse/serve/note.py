@@ -3,7 +3,8 @@ journal (memfuse.workspace.note) and answers where it went and the URI sync will
 
 The agent's turn waits for nothing but the append: a note takes no workspace lock (a long
 sync holds it for minutes, and only reads journals), and reads the journal's tail only, from
-the line of the process's last note in it on (MARKS; docs/decisions.md 340, 342). The open
+the line of the last note in it on (MARKS, kept in the state folder too; docs/decisions.md
+340, 342). The open
 index notices the journal changed at the next recall (its Markdown stamp), so the note is
 found at once.
 """
@@ -24,7 +25,7 @@ from memfuse.state.folder import StateFolder
 from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
 from memfuse.workspace.note_file import Marks
 
-MARKS = Marks()  # where this process's last note in each journal went
+MARKS: dict[str, Marks] = {}  # by state folder: where the last notes in its journals went
 
 SPEC = ToolSpec(
     "note",
@@ -66,7 +67,8 @@ def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
     workspace = ctx.workspace
     now = in_schedule_zone(workspace.state, ctx.settings.now)
     try:
-        noted = append_note(workspace, text, now, marks=MARKS)
+        marks = MARKS.setdefault(str(workspace.state.path), Marks(workspace.state))
+        noted = append_note(workspace, text, now, marks=marks)
     except NoteRefused as exc:
         raise ToolRefused(str(exc)) from None
     memory_type = ctx.classifier.classify(noted.bullet.text).type

@@ -6,11 +6,12 @@ and takes back.
   (a full disk after a partial write, an EIO at fsync) the file is cut back to the size it
   was read at, on the same descriptor, when what follows that size is the note's own bytes
   (nothing another writer appended after them is ever cut).
-- The tail, not the file: after a note, `Marks` keep where its line begins and its bytes. The
-  next note on the same file (same inode, that line still in place) reads only from that line
-  to the end, at most TAIL_MAX bytes; anything else (the first note of a process, an editor
-  that saved by rename, a line moved, a dreaming marker in the tail, which pairs with one
-  above) reads the file whole (docs/decisions.md 340).
+- The tail, not the file: after a note, `Marks` keep where its line begins and its bytes (in
+  the process, and the latest in the state folder). The next note on the same file (same
+  inode, that line still in place) reads only from that line to the end, at most TAIL_MAX;
+  anything else (a journal no note marked, an editor that saved by rename, a line moved, a
+  dreaming marker in the tail, which pairs with one above) reads the file whole (docs/
+  decisions.md 340).
 - Once: the write is checked to be in the file the path names, where it was planned; when it
   is not (an editor's rename landed meanwhile), `count_lines` of the replaced file is what the
   next try looks for before it writes again (decisions 341).
@@ -20,15 +21,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memfuse.confine import FileChanged, UnsafePath, _check_open, inside, kind_of, open_folder
+from memfuse.errors import MemfuseError
 from memfuse.host import DREAMING_TAG
+from memfuse.state.folder import StateFolder
+from memfuse.untrusted import UntrustedJSON, load_json
 from memfuse.workspace.journal import decode
 
 Reader = Callable[[int, int, int], bytes]  # os.pread's shape: tests count the bytes read
@@ -61,12 +66,21 @@ class Mark:
 
 
 class Marks:
-    """The last note's `Mark` of each journal a process noted in, the oldest forgotten."""
+    """The last note's `Mark` of each journal a process noted in, the oldest forgotten; with a
+    state folder, the latest MARKS_SAVED of them kept there too, so that a new `serve`
+    process (an MCP client starts one a session) reads the tail from its first note on. A
+    mark read back is only a hint: the seal and inode are checked against the file before
+    it is used, and a file that does not parse is as none."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: StateFolder | None = None) -> None:
         self._kept: OrderedDict[str, Mark] = OrderedDict()
+        self._state = state
+        self._loaded = state is None
 
     def get(self, real: Path) -> Mark | None:
+        if not self._loaded:
+            self._loaded = True
+            self._kept.update(_load(self._state))
         return self._kept.get(os.fspath(real))
 
     def keep(self, real: Path, mark: Mark | None) -> None:
@@ -75,6 +89,42 @@ class Marks:
             self._kept[os.fspath(real)] = mark
             while len(self._kept) > MARKS_KEPT:
                 self._kept.popitem(last=False)
+        if self._state is not None:
+            saved = dict(list(self._kept.items())[-MARKS_SAVED:])
+            data = json.dumps({k: _saved(m) for k, m in saved.items()}).encode()
+            with contextlib.suppress(OSError, MemfuseError):  # a cache: lost, the file is read
+                self._state.write(MARKS_FILE, data)
+
+
+MARKS_FILE = "note-marks.json"
+MARKS_SAVED = 4  # journals whose last note's mark the state folder keeps (today's, mostly)
+_MARKS_LIMIT = 256 * 1024
+
+
+def _saved(mark: Mark) -> dict[str, object]:
+    return {**asdict(mark), "seal": mark.seal.hex(), "base": [list(b) for b in mark.base]}
+
+
+def _load(state: StateFolder | None) -> dict[str, Mark]:
+    """The marks the state folder keeps; those that do not read as marks left out."""
+    if state is None:
+        return {}
+    try:
+        found = load_json(state.read(MARKS_FILE, _MARKS_LIMIT), limit=_MARKS_LIMIT)
+    except (OSError, MemfuseError, UntrustedJSON):
+        return {}
+    marks: dict[str, Mark] = {}
+    for where, fields in found.items() if isinstance(found, dict) else ():
+        try:
+            base = tuple((str(k), bool(numbered), int(n)) for k, numbered, n in fields["base"])
+            mark = Mark(int(fields["dev"]), int(fields["ino"]), int(fields["start"]),
+                        bytes.fromhex(fields["seal"]), int(fields["line"]), str(fields["key"]),
+                        base, str(fields["encoding"]))  # fmt: skip
+            "".encode(mark.encoding)  # an encoding this Python knows
+        except (KeyError, TypeError, ValueError, LookupError):
+            continue
+        marks[str(where)] = mark
+    return marks
 
 
 @dataclass(frozen=True)

@@ -293,3 +293,24 @@ def test_the_tail_reading_answers_as_the_whole_reading_whatever_the_agent_append
         tails += counted.bytes < size
         assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet, step
     assert taken > 50 and refused > 5 and tails > taken // 2  # mostly read on the tail
+
+
+def test_a_new_process_reads_the_tail_from_the_mark_the_state_folder_keeps(world: World) -> None:
+    """An MCP client starts `serve` a session: the state folder keeps the last note's mark, so
+    the next process's first note reads the tail too. What the folder holds is a hint, checked
+    against the file: one that does not parse as marks is as none."""
+    from memfuse.state.folder import StateFolder
+    from memfuse.workspace.note_file import MARKS_FILE
+
+    big_journal(world, sections=100)
+    journal, workspace = journal_of(world), workspace_of(world)
+    state = StateFolder(state_of(world.workspace))
+    append_note(workspace, "First, by one process", AT, marks=Marks(state))
+    counted = Counting()
+    noted = append_note(workspace, "Then by another", AT, marks=Marks(state), read=counted)
+    assert counted.bytes < 100 and parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
+    for kept in (b"not json", b'{"x": {"dev": "nonsense"}}', b"[1, 2]"):
+        state.write(MARKS_FILE, kept)
+        counted = Counting()
+        append_note(workspace, f"After {kept!r}", AT, marks=Marks(state), read=counted)
+        assert counted.bytes == journal.stat().st_size - len(f"- After {kept!r}\n".encode())
