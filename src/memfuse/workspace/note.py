@@ -29,6 +29,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from memfuse.confine import FileChanged, UnsafePath
+from memfuse.errors import WorkspaceError
 from memfuse.host import DREAMING_TAG
 from memfuse.workspace import note_file
 from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, decode, parse
@@ -114,7 +115,7 @@ def append_note(
                 bullet = planned.bullet
         except (_Changed, FileChanged):
             continue
-        except UnsafePath as exc:
+        except WorkspaceError as exc:  # a path memfuse refuses, a folder it cannot make
             raise NoteRefused(f"{exc}; nothing written") from None
         except note_file.NotTakenBack as exc:
             raise NoteRefused(

@@ -200,6 +200,10 @@ def test_a_folder_a_hard_link_or_a_link_out_is_refused_and_nothing_outside_chang
 
     memory = world.workspace / "memory"
     memory.rmdir()
+    memory.write_text("a file where the journals' folder should be")
+    answer = served.call("note", {"text": "Into a file?"})
+    assert answer.error and "cannot create" in answer.text and "nothing written" in answer.text
+    memory.unlink()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     memory.symlink_to(elsewhere)  # memory/ itself links out
