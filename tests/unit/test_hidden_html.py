@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from memfuse.text import hidden
 
 PIECES = ["<", ">", "/", "!", "?", "-", "&", "#", ";", "=", '"', "'", " ", "\n", "a", "x", "1",
-          "span", "hidden", "style", "amp", "x202E", "shy", "[", "]", "CDATA", "DOCTYPE"]  # fmt: skip
+          "span", "hidden", "style", "amp", "x202E", "shy", "[", "]", "CDATA", "DOCTYPE", "@", ":",
+          ".", "http", "b@c.d"]  # fmt: skip
 
 
 def by_markdown_it(text: str) -> list[tuple[str, str, str]]:

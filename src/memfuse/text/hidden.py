@@ -8,8 +8,9 @@ an element it hides (`hidden`, a `style`, `<details>`, `<template>` …) or one 
 it reads as raw text until its end tag (`<style>`, `<script>`, `<title>`, `<textarea>` …),
 which swallows every later bullet of the day when left open. A character reference can show
 an invisible or direction-turning character (`&#x202E;`) that the note tool refuses written
-plainly. Which text is HTML is markdown-it's inline reading with HTML on, the parser the
-journal grammar already uses (docs/decisions.md 343).
+plainly. Which text is HTML is what markdown-it (the journal grammar's parser) reads as HTML
+with HTML on: its own HTML pattern, or its inline reading where a code span, an escape or a
+link destination could claim the text (docs/decisions.md 343).
 
 - `html_in` (the note tool): the first raw HTML at all, or such a reference. A note is one
   line of plain text: nothing of it may depend on a renderer.
