@@ -97,7 +97,11 @@ def append_note(
                         return replace(found, made=made)
                     expected = 0
                 view = journal.view(marks, read)
-                planned = plan(view, value, now, shown)
+                try:
+                    planned = plan(view, value, now, shown)
+                except ReadWhole:  # a tail whose counts only the whole file gets right
+                    planned = plan(View(journal.read(read, 0, journal.size), None), value,
+                                   now, shown)  # fmt: skip
                 made = planned.made
                 if journal.size + len(planned.suffix) > files.read_cap:
                     raise NoteRefused(
@@ -214,10 +218,24 @@ class _Frame:
         heading = f"## {self.key[:2]}:{self.key[2:]}\n" if self.key != NO_TIME else "# Journal\n"
         base = {(k, numbered): n for k, numbered, n in self.base}
         lines = self.line - 2  # the heading is line 1, the tail's first line line 2
-        return [
+        parsed = parse(heading + text)
+        found = [
             replace(b, n=b.n + base.get((b.key, b.n > ORDERED_FROM), 0), line=b.line + lines)
-            for b in parse(heading + text)
+            for b in parsed
         ]
+        if any(_count(b.n) >= TAIL_COUNTS for b in (*parsed, *found)):
+            raise ReadWhole  # counts where the reader's Places may bump one: not from a tail
+        return found
+
+
+def _count(n: int) -> int:
+    """A bullet's count among its kind: `-` items from 1, numbered ones from ORDERED_FROM + 1
+    (an `-` item past ORDERED_FROM reads as numbered here, and as far past the bound)."""
+    return n - ORDERED_FROM if ORDERED_FROM < n < ORDERED_FROM + TAIL_COUNTS else n
+
+
+class ReadWhole(Exception):
+    """A tail whose counts only the whole file's reading gets right: read it whole."""
 
 
 def _restart(old: str) -> tuple[_Frame, str]:
@@ -253,10 +271,21 @@ def plan(view: View | None, text: str, now: datetime, shown: str) -> Planned:
         return Planned(data.encode(), line.encode(), bullet, "journal", "utf-8", Counter())
     mark = view.mark
     encoding, old = _decoded(view.raw, shown, mark.encoding if mark else None)
-    if mark is not None:
-        frame, tail = _Frame(mark.key, mark.base, mark.line), old
-    else:
-        frame, tail = _restart(old)
+    if mark is not None:  # ReadWhole goes to the caller: it has the tail alone
+        return _planned_on(_Frame(mark.key, mark.base, mark.line), old, old, text, now, shown,
+                           encoding)  # fmt: skip
+    frame, tail = _restart(old)
+    try:
+        return _planned_on(frame, old, tail, text, now, shown, encoding)
+    except ReadWhole:
+        return _planned_on(_Frame(), old, old, text, now, shown, encoding)
+
+
+def _planned_on(
+    frame: _Frame, old: str, tail: str, text: str, now: datetime, shown: str, encoding: str
+) -> Planned:
+    """`plan`'s work on a journal's text `old`, read back on `tail` (its end) in `frame`."""
+    heading, key = f"## {now:%H:%M}", f"{now:%H%M}"
     newline = "\r\n" if "\r\n" in old else "\n"
     line = f"- {text}{newline}"
     ending = "" if not old or old.endswith(("\n", "\r")) else newline

@@ -314,3 +314,19 @@ def test_a_new_process_reads_the_tail_from_the_mark_the_state_folder_keeps(world
         counted = Counting()
         append_note(workspace, f"After {kept!r}", AT, marks=Marks(state), read=counted)
         assert counted.bytes == journal.stat().st_size - len(f"- After {kept!r}\n".encode())
+
+
+def test_a_section_of_a_thousand_items_is_read_whole_where_positions_may_be_bumped(
+    world: World,
+) -> None:
+    """Past 900 items of one kind in a section, the reader may move a count (the 1001st `-`
+    item meets the numbered items' 1001): a tail cannot know, so the note reads the file."""
+    world.journal(DAY, "# Journal\n\n## 22:00\n1. numbered\n" + "- item\n" * 850)
+    journal, workspace, marks = journal_of(world), workspace_of(world), Marks()
+    append_note(workspace, "note 0", AT, marks=marks)
+    with journal.open("a") as fh:
+        fh.write("".join(f"- agent {n}\n" for n in range(200)))  # past 1000 `-` items
+    counted, size = Counting(), journal.stat().st_size
+    noted = append_note(workspace, "note 1", AT, marks=marks, read=counted)
+    assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
+    assert counted.bytes >= size  # the tail first, then the whole file
