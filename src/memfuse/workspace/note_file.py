@@ -14,7 +14,7 @@ and takes back.
   decisions.md 340).
 - Once: the write is checked to be in the file the path names, where it was planned; when it
   is not (an editor's rename landed meanwhile), `count_lines` of the replaced file is what the
-  next try looks for before it writes again (decisions 341).
+  next try looks for before it writes again (decision 341).
 """
 
 from __future__ import annotations
@@ -121,6 +121,8 @@ def _load(state: StateFolder | None) -> dict[str, Mark]:
                         bytes.fromhex(fields["seal"]), int(fields["line"]), str(fields["key"]),
                         base, str(fields["encoding"]))  # fmt: skip
             "".encode(mark.encoding)  # an encoding this Python knows
+            if not (mark.key.isascii() and mark.key.isdigit() and len(mark.key) == 4):
+                continue  # no section key (HHMM)
         except (KeyError, TypeError, ValueError, LookupError):
             continue
         marks[str(where)] = mark
