@@ -34,12 +34,24 @@ def _in_memory(folder: Path = Path("/dev/shm"), room: int = 1 << 30) -> None:
 _in_memory()
 
 
+@pytest.fixture(scope="session")
+def model_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for the whole run: the model's cache file (80 MB) is made once, not
+    in every test's HOME (the tests of the cache itself point XDG_CACHE_HOME elsewhere)."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_env(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    model_cache_home: Path,
+) -> Path:
     """A private HOME, and none of the operator's memfuse/rerank/OpenAI variables."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache_home))
     for name in list(os.environ):
         if name.startswith("MEMFUSE_TEST_"):
             continue  # the suite's own knobs (MEMFUSE_TEST_MCPORTER), not an operator's setting

