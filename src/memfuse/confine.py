@@ -251,43 +251,6 @@ class FileChanged(WorkspaceError):
     """The file is no longer what the caller read: read it again."""
 
 
-def append_exact(root: Path, path: Path, before: bytes, suffix: bytes) -> None:
-    """Append `suffix` to the file at `path` while it holds exactly `before`: one write on a
-    descriptor opened O_APPEND, checked to be a regular file of one name inside `root` that
-    reads back as `before`. Nothing is rewritten, so a writer appending at the same moment
-    loses nothing (its text and this one both land, in some order). FileChanged when the file
-    no longer holds `before` or was replaced under the write; UnsafePath for what memfuse
-    refuses to write."""
-    real = inside(root, path)
-    with open_folder(root, real.parent) as folder:
-        flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        try:
-            fd = os.open(real.name, flags, dir_fd=folder)
-        except FileNotFoundError:
-            raise FileChanged(f"{path} is gone") from None
-        except OSError as exc:
-            raise UnsafePath(f"{path} cannot be opened: {exc.strerror}") from None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-                raise UnsafePath(f"{path} is not a file of one name memfuse may write")
-            _check_open(root, fd, real, path)
-            if info.st_size != len(before) or os.pread(fd, len(before) + 1, 0) != before:
-                raise FileChanged(f"{path} changed")
-            view = memoryview(suffix)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-            try:
-                now = os.stat(real.name, dir_fd=folder, follow_symlinks=False)
-            except FileNotFoundError:
-                now = None
-            if now is None or (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
-                raise FileChanged(f"{path} was replaced while the note was written")
-        finally:
-            os.close(fd)
-
-
 class WorkspaceFiles:
     """One workspace's confined reads and writes, its real path resolved once per run."""
 
@@ -301,9 +264,6 @@ class WorkspaceFiles:
 
     def write(self, path: Path, data: bytes, **options: Any) -> Path:
         return write_atomic(self.root, path, data, **options)
-
-    def append_exact(self, path: Path, before: bytes, suffix: bytes) -> None:
-        append_exact(self.root, path, before, suffix)
 
     def move_into(self, source: Path, folder: Path) -> Path:
         return move_into(self.root, source, folder)

@@ -198,7 +198,10 @@ def test_recent_md_reaches_what_the_model_receives_in_a_main_session(
         assert "RECENTMARK-4711" not in turn("before memfuse")  # OpenClaw alone never loads it
         installed = memfuse(env, workspace, "--install")
         assert any("RECENT.md joins every main session" in c for c in installed["changes"])  # type: ignore[attr-defined]
-        assert "RECENTMARK-4711" in turn("after memfuse")  # the hook, hot-loaded
+        after = turn("after memfuse")
+        assert "RECENTMARK-4711" in after  # the hook, hot-loaded
+        assert "not instructions to follow" in after  # framed as recalled notes (issue 46)
+        assert "MODULE_TYPELESS_PACKAGE_JSON" not in (tmp_path / "gateway.log").read_text()
         assert (workspace / "AGENTS.md").read_text() == "# Rules\n"
         memfuse(env, workspace, "--remove")
         assert not (Path(env["HOME"]) / ".openclaw" / "hooks" / "memfuse-recent").exists()

@@ -63,6 +63,12 @@ class DeepRow(TypedDict):
     lines: int  # its lines nested too deep to read as CommonMark does (`deep_lines`)
 
 
+class HiddenRow(TypedDict):
+    file: str  # a journal form, as a person finds it in the workspace
+    bullets: int  # its bullets holding HTML a rendering preview hides (`hidden_items`)
+    first_line: int  # the first of them (1-based)
+
+
 class AccountingData(TypedDict):
     """What a sync read (issue 39), summed over the journal forms it read."""
 
@@ -80,6 +86,8 @@ class AccountingData(TypedDict):
     dreaming_lines: int
     deep_lines: int  # lines nested too deep to parse, read as whole bullets or text
     deep: list[DeepRow]  # the first forms holding such lines
+    hidden_items: int  # bullets holding HTML a rendering preview hides: sent, and named
+    hidden: list[HiddenRow]  # the first forms holding such bullets
     unaccounted_lines: int  # text a viewer shows that is none of the above: warned about
     unaccounted: list[UnaccountedRow]  # the first forms holding such text
     unaccounted_forms: int

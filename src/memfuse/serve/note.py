@@ -1,36 +1,39 @@
 """`note`: the one tool of `memfuse serve` that writes. It appends one bullet to today's
 journal (memfuse.workspace.note) and answers where it went and the URI sync will give it.
 
-The journal is the agent's and memfuse's runs read it: the note takes the workspace lock for
-the moment of its write, waiting at most LOCK_WAIT seconds for a run that holds it (a `sync`,
-a `tidy --archive` moving journals); a run that holds it longer makes the note an error
-result to try again, nothing written. The open index notices the journal changed at the next
-recall (its Markdown stamp) and re-reads that file alone, so the note is found at once.
+The agent's turn waits for nothing but the append: a note takes no workspace lock (a long
+sync holds it for minutes, and only reads journals), and reads the journal's tail only, from
+the line of the last note in it on (MARKS, kept in the state folder too; docs/decisions.md
+340, 342). The open
+index notices the journal changed at the next recall (its Markdown stamp), so the note is
+found at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from memfuse.errors import LockedError, MemfuseError
 from memfuse.run.context import RunContext
-from memfuse.run.lock import WorkspaceLock
 from memfuse.run.mcp_server import ToolSpec
 from memfuse.run.output import CommandResult
 from memfuse.run.results import NoteData
 from memfuse.serve.arguments import BadArguments, only
 from memfuse.serve.service import Service, Tool, ToolRefused
+from memfuse.state.folder import StateFolder
 from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
+from memfuse.workspace.note_file import Marks
 
-LOCK_WAIT = 5.0  # seconds a note waits for a memfuse run that holds the workspace
+MARKS: dict[str, Marks] = {}  # by state folder: where the last notes in its journals went
 
 SPEC = ToolSpec(
     "note",
     "Write one memory: appends `text` as a bullet to today's journal (memory/YYYY-MM-DD.md)"
     " under the current `## HH:MM` section, as the agent's own journal entry; the next sync"
     " stores it. One line of plain text, a fact, decision or event in your own words; no"
-    " heading, list marker, code fence or HTML at its start. Answers the journal line and the"
+    " heading, list marker or code fence at its start, and no HTML tag anywhere (code goes in"
+    " backticks). Answers the journal line and the"
     " URI the memory will have.",
     {
         "type": "object",
@@ -62,16 +65,12 @@ def parse(arguments: Mapping[str, Any]) -> str:
 
 def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
     workspace = ctx.workspace
-    now = ctx.settings.now
+    now = in_schedule_zone(workspace.state, ctx.settings.now)
     try:
-        with WorkspaceLock(workspace.state, "serve note", wait=LOCK_WAIT):
-            noted = append_note(workspace, text, now)
-    except LockedError as exc:
-        raise ToolRefused(f"{exc}; nothing written, note again in a moment") from None
+        marks = MARKS.setdefault(str(workspace.state.path), Marks(workspace.state))
+        noted = append_note(workspace, text, now, marks=marks)
     except NoteRefused as exc:
         raise ToolRefused(str(exc)) from None
-    except MemfuseError as exc:  # the state folder cannot hold the lock
-        raise ToolRefused(f"{exc}; nothing written") from None
     memory_type = ctx.classifier.classify(noted.bullet.text).type
     key = noted.position.section
     data: NoteData = {
@@ -85,6 +84,20 @@ def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
         "text": noted.bullet.text,
     }
     return CommandResult("note", data)
+
+
+def in_schedule_zone(state: StateFolder, now: datetime) -> datetime:
+    """`now` on the clock of the zone the installed schedule runs in (its record's), as sync
+    and surface run by it see the day and hour; `now` as it is when none is recorded or the
+    zone is unknown here. The Gateway that starts `serve` may run in another zone (UTC on a
+    server), which put a note's `## HH:MM` hours away from the schedule's (issue 47)."""
+    from memfuse.schedule.install import recorded
+    from memfuse.schedule.writers import zone_of
+
+    record = recorded(state) or {}
+    name = record.get("zone")
+    zone = zone_of(name) if isinstance(name, str) and name else None
+    return now.astimezone(zone) if zone is not None else now
 
 
 TOOL = Tool(SPEC, parse, answer)

@@ -5,7 +5,7 @@ Pure: from what was read and planned."""
 
 from __future__ import annotations
 
-from memfuse.run.results import AccountingData, DeepRow, UnaccountedRow
+from memfuse.run.results import AccountingData, DeepRow, HiddenRow, UnaccountedRow
 from memfuse.sync.plan import Plan
 from memfuse.sync.reading import Reading
 from memfuse.workspace.journal import Tally
@@ -27,6 +27,11 @@ def account(reading: Reading, the_plan: Plan) -> AccountingData:
         for location, tally in sorted(reading.tallies.items())
         if tally.deep_lines
     ]
+    hidden = [
+        HiddenRow(file=location, bullets=tally.hidden_items, first_line=tally.first_hidden)
+        for location, tally in sorted(reading.tallies.items())
+        if tally.hidden_items
+    ]
     shared = sum(
         1 for i in reading.items if i.unchanged and i.previous and i.previous.outcome in SHARED
     )
@@ -46,6 +51,8 @@ def account(reading: Reading, the_plan: Plan) -> AccountingData:
         "dreaming_lines": total.dreaming_lines,
         "deep_lines": total.deep_lines,
         "deep": deep[:SHOWN],
+        "hidden_items": total.hidden_items,
+        "hidden": hidden[:SHOWN],
         "unaccounted_lines": total.other_lines,
         "unaccounted": unaccounted[:SHOWN],
         "unaccounted_forms": len(unaccounted),
@@ -53,8 +60,9 @@ def account(reading: Reading, the_plan: Plan) -> AccountingData:
 
 
 def warnings(data: AccountingData) -> list[str]:
-    """One warning for each form holding text a viewer shows that memfuse does not sync, and
-    for each form read in part past the parser's reach."""
+    """One warning for each form holding text a viewer shows that memfuse does not sync, for
+    each form read in part past the parser's reach, and for each form holding bullets whose
+    HTML a preview hides (issue 46)."""
     said = [
         f"{row['file']}: {row['lines']} line(s) of text from line {row['first_line']} are no"
         " list item, code, comment or dreaming block: a viewer shows them, sync does not send"
@@ -69,5 +77,12 @@ def warnings(data: AccountingData) -> list[str]:
         " in bounded time: each such block was read as one bullet of its lines as written, or"
         " as text (docs/decisions.md 321)"
         for row in data["deep"]
+    ]
+    said += [
+        f"{row['file']}: {row['bullets']} bullet(s) from line {row['first_line']} hold HTML that"
+        " a preview rendering HTML hides (a tag's attributes, a hidden element, or a <style>,"
+        " <script>, <title>… that swallows the bullets after it): synced as written, so recall"
+        " and RECENT.md carry text the person reading the journal does not see"
+        for row in data["hidden"]
     ]
     return said

@@ -8,6 +8,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, fields
 
+from memfuse.text.hidden import Hiding
+
 NO_TIME = "0000"
 _TIME = re.compile(r"(?<![0-9])([01]?[0-9]|2[0-3]):([0-5][0-9])(?![0-9])")
 
@@ -53,11 +55,14 @@ class Tally:
     deep_lines: int = 0  # lines of blocks nested too deep to parse, or past the reading's
     # budget (memfuse.workspace.blocks): each block read as one bullet when it holds a list
     # marker (counted in `items`), else as other lines (also counted there)
+    hidden_items: int = 0  # bullets holding HTML a rendering preview hides (memfuse.text.hidden)
+    first_hidden: int = 0  # the 1-based line of the first of them; 0 when none
 
     def __add__(self, other: Tally) -> Tally:
         """Two forms' tallies summed (`first_other` kept from the first that has one)."""
         summed = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)}
         summed["first_other"] = self.first_other or other.first_other
+        summed["first_hidden"] = self.first_hidden or other.first_hidden
         return Tally(**summed)
 
 
@@ -88,6 +93,8 @@ class Builder:
         self.bullets: list[Bullet] = []
         self.took: Counter[str] = Counter()  # Tally's counts by field name
         self.first_other = 0
+        self.first_hidden = 0
+        self.hiding = Hiding()
 
     def heading(self, title: str, level: int) -> None:
         """An ATX heading outside every container: level 2-6 with a time starts a section."""
@@ -103,6 +110,9 @@ class Builder:
         count = self.counts[self.key, ordered] + (ORDERED_FROM if ordered else 0)
         count = self.places.take(self.key, count)
         self.bullets.append(Bullet(self.key, count, text, first + 1))
+        if self.hiding(text) is not None:  # named by sync's accounting, sent as it is
+            self.took["hidden_items"] += 1
+            self.first_hidden = self.first_hidden or first + 1
 
     def other(self, line: int, count: int = 1) -> None:
         """`count` lines of other visible text, the first at 0-based `line`."""
@@ -111,7 +121,7 @@ class Builder:
             self.first_other = self.first_other or line + 1
 
     def tally(self) -> Tally:
-        return Tally(**self.took, first_other=self.first_other)
+        return Tally(**self.took, first_other=self.first_other, first_hidden=self.first_hidden)
 
 
 def item_text(lines: list[str]) -> str:

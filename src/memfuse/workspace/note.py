@@ -1,41 +1,45 @@
 """One bullet appended to today's journal (`memfuse serve`'s `note` tool): the agent writes its
 memory through memfuse, and the Markdown stays the truth (docs/security.md, "The note tool").
 
-- The text is one bullet or nothing: a heading, fence or comment opener, a list marker or a
-  quote at its start, a comment anywhere, a control character, a line break or more than
-  NOTE_MAX characters is refused (`NoteRefused`, saying what to change); surrounding
-  whitespace is trimmed, as the journal reader trims it.
+- The text is one bullet of plain text or nothing (memfuse.workspace.note_text).
 - It goes under the section the journal ends in when that is a timed section of the current
   hour (not one ahead of the clock), else under a new `## HH:MM` at the end; a journal that
   is not there is made as the examples' are (`# Journal`, the section, the bullet).
-- Before anything is written, the new file is read back by the journal reader
+- Before anything is written, the journal with the note is read back by the journal reader
   (memfuse.workspace.journal): every bullet it held is still there, unchanged, and the note
   is one more, with exactly its text, in the section meant. A journal that ends inside an
-  open code fence or HTML comment or block would swallow it: refused, nothing written.
+  open code fence or HTML comment or block would swallow it: refused, nothing written. Only
+  the tail is read back: from the last note's line (`Marks`), or after one reading of the
+  whole file from its last bullet at column 0 (docs/decisions.md 340).
 - The file's bytes are kept as they are; the note is added in its encoding (UTF-8, or UTF-16/
   UTF-32 announced by a byte-order mark) and its line ending (CRLF when its lines end so).
-- Written atomically through the confined writer (memfuse.confine: the real path inside the
-  workspace, a hard-linked journal refused by the read, a link out refused by the write),
-  after checking, just before the rename, that the file is still what was read; if another
-  writer changed it meanwhile, it is read again and the note re-planned (NOTE_TRIES times).
+- Appended on one confined descriptor (memfuse.workspace.note_file): all or nothing, once
+  whatever saves beside it (decision 341), with no lock (decision 342); a new journal is
+  written atomically through the confined writer, only while there is still none.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
-import unicodedata
-from dataclasses import dataclass
-from datetime import datetime
+from collections import Counter
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 from pathlib import Path
 
 from memfuse.confine import FileChanged, UnsafePath
-from memfuse.errors import MemfuseError
-from memfuse.workspace.journal import Bullet, decode, parse
+from memfuse.errors import WorkspaceError
+from memfuse.host import DREAMING_TAG
+from memfuse.workspace import note_file
+from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, decode, parse
 from memfuse.workspace.layout import Workspace
+from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
+from memfuse.workspace.note_text import NOTE_MAX, NoteRefused, checked_text
 from memfuse.workspace.position import JournalPosition
 
-NOTE_MAX = 2000  # characters of one note (a bullet is a line; a page belongs in a file)
+__all__ = ["NOTE_MAX", "NoteRefused", "Noted", "append_note", "checked_text", "plan"]
+
 NOTE_TRIES = 5  # reads of a journal another writer keeps changing before the note gives up
 NEW_JOURNAL = "# Journal\n"  # as the examples' journals open (examples/workspace/memory/)
 
@@ -46,24 +50,10 @@ _BOMS = (
     (b"\xfe\xff", "utf-16-be"),
     (b"\xff\xfe", "utf-16-le"),
 )
-# What may not open a note: it would be a heading, a fence, a quote, a nested list, a table
-# row read as text, or an HTML block, not the text of one bullet.
-_OPENERS = (
-    (re.compile(r"#{1,6}(?:\s|$)"), "a heading marker (#)"),
-    (re.compile(r"(?:`{3,}|~{3,})"), "a code fence opener (``` or ~~~)"),
-    (re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?:\s|$)"), "a list marker (-, *, +, 1.)"),
-    (re.compile(r">"), "a block quote marker (>)"),
-    (re.compile(r"<"), "an HTML tag or comment (<)"),
-    (re.compile(r"(?:[-*_=]\s*){3,}$"), "a rule or heading underline (---, ===)"),
-)
-
-
-class NoteRefused(MemfuseError):
-    """A note memfuse will not write: the text, or the journal, says why (nothing written)."""
 
 
 class _Changed(Exception):
-    """The journal changed between its read and the rename: read it again."""
+    """A journal appeared while the note made one: read it again."""
 
 
 @dataclass(frozen=True)
@@ -76,134 +66,265 @@ class Noted:
     made: str | None  # "journal" or "section" when the note made it, else None
 
 
-# Characters that make text display otherwise than it is stored: the bidirectional controls
-# and the invisible spaces (a zero-width joiner stays: emoji sequences are made with it).
-_DISGUISE = frozenset("\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060"
-                      "\u2066\u2067\u2068\u2069\ufeff")  # fmt: skip
-# `[name]: target` alone is a link reference definition, not a paragraph (CommonMark 4.7).
-_LINK_DEFINITION = re.compile(r"\[[^\]]+\]:")
+def append_note(
+    workspace: Workspace,
+    text: str,
+    now: datetime,
+    *,
+    marks: Marks | None = None,
+    read: Reader = os.pread,
+    write: Writer = os.write,
+) -> Noted:
+    """Append `text` as one bullet to `now`'s journal; NoteRefused when it may not be.
 
-
-def checked_text(text: str) -> str:
-    """The note's text as it will read back (trimmed), or NoteRefused saying what to change."""
-    value = text.strip()
-    if not value:
-        raise NoteRefused("text must hold some words")
-    if len(value) > NOTE_MAX:
-        raise NoteRefused(f"text is {len(value)} characters, above the {NOTE_MAX} of one note")
-    for char in value:
-        if char in _DISGUISE:  # bidi overrides and zero-width spaces: text in disguise
-            raise NoteRefused(
-                f"text holds an invisible format character (U+{ord(char):04X}), which makes it"
-                " read otherwise than it is stored"
-            )
-        if unicodedata.category(char) in ("Cc", "Zl", "Zp", "Cs"):
-            what = (
-                "a line break" if char in "\n\r\x0b\x0c\x85\u2028\u2029" else "a control character"
-            )
-            raise NoteRefused(
-                f"text holds {what} (U+{ord(char):04X}): a note is one line, one bullet"
-            )
-    for pattern, what in _OPENERS:
-        if pattern.match(value):
-            raise NoteRefused(f"text opens with {what}: a note is the text of one bullet")
-    if _LINK_DEFINITION.match(value):
-        raise NoteRefused(
-            "text is a link reference definition ([name]: target): a viewer shows nothing of it"
-            " and turns [name] in other bullets into a link"
-        )
-    if "<!--" in value or "-->" in value:
-        raise NoteRefused("text holds an HTML comment marker (<!-- or -->), which hides text")
-    alone = parse(f"- {value}\n")
-    if [b.text for b in alone] != [value]:  # whatever else Markdown makes of it
-        raise NoteRefused("text would not read back as written as one bullet: write it plainly")
-    return value
-
-
-def append_note(workspace: Workspace, text: str, now: datetime) -> Noted:
-    """Append `text` as one bullet to `now`'s journal; NoteRefused when it may not be."""
+    `marks` (the serving process's) let a note read the journal's tail only; `read` and
+    `write` are os.pread and os.write, injected by tests."""
     value = checked_text(text)
     path = workspace.journal_path(now.date())
     shown = workspace.location(path)
+    marks = marks if marks is not None else Marks()
+    files = workspace.files
+    expected = 0  # after a write the path no longer held: the note's lines to look for
+    made: str | None = None
     for _ in range(NOTE_TRIES):
-        raw = _read(workspace, path, shown)
-        data, bullet, made = plan(raw, value, now, shown)
-        cap = workspace.files.read_cap
-        if len(data) > cap:  # sync would skip it (and raise the alarm) from then on
-            raise NoteRefused(
-                f"{shown} would pass the {cap / 1048576:g} MiB read limit with the note;"
-                " nothing written"
-            )
-        same = functools.partial(_same, workspace, path, raw)
         try:
-            if raw is not None and data.startswith(raw):
-                # Appended in place, never rewritten: a writer appending at the same moment
-                # (the agent's own routine) keeps its text (the hostile review lost 9 of 3000).
-                workspace.files.append_exact(path, raw, data[len(raw) :])
-            else:
-                workspace.files.write(path, data, create_parents=True, before_replace=same)
+            with note_file.opened(files.root, path, files.read_cap) as journal:
+                if journal is None:  # none yet, or the one the note went into was moved
+                    return _create(workspace, path, value, now, shown)
+                if expected:
+                    found = _landed(journal, read, value, expected, path, now.date())
+                    if found is not None:
+                        return replace(found, made=made)
+                    expected = 0
+                view = journal.view(marks, read)
+                try:
+                    planned = plan(view, value, now, shown)
+                except ReadWhole:  # a tail whose counts only the whole file gets right
+                    planned = plan(View(journal.read(read, 0, journal.size), None), value,
+                                   now, shown)  # fmt: skip
+                made = planned.made
+                if journal.size + len(planned.suffix) > files.read_cap:
+                    raise NoteRefused(
+                        f"{shown} would pass the {files.read_cap / 1048576:g} MiB read limit"
+                        " with the note; nothing written"
+                    )
+                journal.append(planned.suffix, write)
+                if not journal.landed_in_place(planned.suffix):
+                    # An editor's rename (or another appender) came between: what the file
+                    # the note went into holds of it is what the next try looks for.
+                    expected = note_file.count_lines(journal.read(read, 0, 1 << 62), value)
+                    continue
+                start = journal.size + len(planned.suffix) - len(planned.line)
+                marks.keep(journal.real, planned.mark(journal, start))
+                bullet = planned.bullet
         except (_Changed, FileChanged):
             continue
-        except UnsafePath as exc:
+        except WorkspaceError as exc:  # a path memfuse refuses, a folder it cannot make
             raise NoteRefused(f"{exc}; nothing written") from None
+        except note_file.NotTakenBack as exc:
+            raise NoteRefused(
+                f"cannot write {shown}: {exc.strerror}; another writer appended after the"
+                " note's part, which stays at the journal's end"
+            ) from None
         except OSError as exc:
-            raise NoteRefused(f"cannot write {shown}: {exc.strerror or exc}") from None
+            raise NoteRefused(
+                f"cannot write {shown}: {exc.strerror or exc}; nothing written"
+            ) from None
         position = JournalPosition(now.date(), bullet.key, bullet.n)
-        return Noted(path, bullet, position, made)
+        return Noted(path, bullet, position, planned.made)
+    if expected:  # the last try wrote the note into a file replaced since: is it there?
+        try:
+            with note_file.opened(files.root, path, files.read_cap) as journal:
+                found = (
+                    _landed(journal, read, value, expected, path, now.date())
+                    if journal is not None
+                    else None
+                )
+        except (OSError, UnsafePath, FileChanged):
+            found = None
+        if found:
+            return replace(found, made=made)
     raise NoteRefused(f"{shown} kept changing while the note was written ({NOTE_TRIES} tries)")
 
 
-def _read(workspace: Workspace, path: Path, shown: str) -> bytes | None:
+def _create(workspace: Workspace, path: Path, value: str, now: datetime, shown: str) -> Noted:
+    """A journal made for the note: written whole, only while there is still none."""
+    planned = plan(None, value, now, shown)
     try:
-        return workspace.files.read(path)
-    except FileNotFoundError:
-        return None
-    except UnsafePath as exc:
-        raise NoteRefused(f"{exc}; nothing written") from None
-    except OSError as exc:
-        raise NoteRefused(f"cannot read {shown}: {exc.strerror or exc}") from None
-
-
-def _same(workspace: Workspace, path: Path, raw: bytes | None) -> None:
-    """Raise _Changed unless the journal is still what the note was planned on."""
-    try:
-        now = workspace.files.read(path)
-    except FileNotFoundError:
-        now = None
-    except (UnsafePath, OSError):
+        workspace.files.write(path, planned.suffix, create_parents=True,
+                              before_replace=functools.partial(_absent, path))  # fmt: skip
+    except FileChanged:
         raise _Changed from None
-    if now != raw:
+    bullet = planned.bullet
+    return Noted(path, bullet, JournalPosition(now.date(), bullet.key, bullet.n), planned.made)
+
+
+def _absent(path: Path) -> None:
+    if os.path.lexists(path):
         raise _Changed
 
 
-def plan(
-    raw: bytes | None, text: str, now: datetime, shown: str
-) -> tuple[bytes, Bullet, str | None]:
-    """The journal's new bytes with the note added, the note as the reader reads it there,
-    and what the note made ("journal", "section" or None). Pure."""
+def _landed(
+    journal: note_file.Journal, read: Reader, value: str, expected: int, path: Path, day: date
+) -> Noted | None:
+    """The note, when the journal now holds as many of its lines as the file it was written
+    into did (the rename that replaced that file carried it); None when it must be written."""
+    raw = journal.read(read, 0, journal.size)
+    if note_file.count_lines(raw, value) < expected:
+        return None
+    mine = [b for b in parse(decode(raw)[0]) if b.text == value]
+    if not mine:
+        return None
+    bullet = mine[-1]
+    return Noted(path, bullet, JournalPosition(day, bullet.key, bullet.n), None)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a note adds to a journal, and how it reads there."""
+
+    suffix: bytes  # the bytes appended (the whole file for a new journal)
+    line: bytes  # the note's own line, the suffix's end
+    bullet: Bullet  # the note as the reader reads the whole file
+    made: str | None
+    encoding: str
+    before: Counter[tuple[str, bool]]  # the bullets before the note, by section and kind
+
+    def mark(self, journal: note_file.Journal, start: int) -> Mark | None:
+        """Where this note's line is, for the next note to read from; None past the counts
+        this reading keeps exact (a section of 900 items: the next note reads whole)."""
+        if any(n >= TAIL_COUNTS for n in self.before.values()):
+            return None
+        base = tuple((key, numbered, n) for (key, numbered), n in sorted(self.before.items()))
+        return Mark(journal.dev, journal.ino, start, self.line, self.bullet.line,
+                    self.bullet.key, base, self.encoding)  # fmt: skip
+
+
+TAIL_COUNTS = 900  # bullets of one section past which positions may be bumped (Places)
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """How a tail reads as the whole file does: under its section's heading, its lines and
+    counts after those before it. The whole text is the frame of no section (`key` None)."""
+
+    key: str | None = None
+    base: tuple[tuple[str, bool, int], ...] = ()  # bullets before it: (section, numbered, n)
+    line: int = 1  # the tail's first line in the file
+
+    def bullets(self, text: str) -> list[Bullet]:
+        if self.key is None:
+            return parse(text)
+        heading = f"## {self.key[:2]}:{self.key[2:]}\n" if self.key != NO_TIME else "# Journal\n"
+        base = {(k, numbered): n for k, numbered, n in self.base}
+        lines = self.line - 2  # the heading is line 1, the tail's first line line 2
+        parsed = parse(heading + text)
+        found = [
+            replace(b, n=b.n + base.get((b.key, b.n > ORDERED_FROM), 0), line=b.line + lines)
+            for b in parsed
+        ]
+        if any(_count(b.n) >= TAIL_COUNTS for b in (*parsed, *found)):
+            raise ReadWhole  # counts where the reader's Places may bump one: not from a tail
+        return found
+
+
+def _count(n: int) -> int:
+    """A bullet's count among its kind: `-` items from 1, numbered ones from ORDERED_FROM + 1
+    (an `-` item past ORDERED_FROM reads as numbered here, and as far past the bound)."""
+    return n - ORDERED_FROM if ORDERED_FROM < n < ORDERED_FROM + TAIL_COUNTS else n
+
+
+class ReadWhole(Exception):
+    """A tail whose counts only the whole file's reading gets right: read it whole."""
+
+
+def _restart(old: str) -> tuple[_Frame, str]:
+    """The whole text read once, then the frame from its last bullet that opens a line with
+    `-`, `*` or `+` at column 0, with the text from there on: such a line closed every block
+    open before it but its list (decision 340), so the note is read back on the tail alone.
+    The whole text when no bullet is such, or a dreaming marker follows it."""
+    bullets = parse(old)
+    lines = old.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for index in range(len(bullets) - 1, max(len(bullets) - RESTART_LOOK, 0) - 1, -1):
+        bullet = bullets[index]
+        if lines[bullet.line - 1][:2] not in ("- ", "* ", "+ "):
+            continue
+        tail = "\n".join(lines[bullet.line - 1 :])
+        base = Counter((b.key, b.n > ORDERED_FROM) for b in bullets[:index])
+        if DREAMING_TAG in tail or any(n >= TAIL_COUNTS for n in base.values()):
+            break
+        counts = tuple((k, numbered, n) for (k, numbered), n in sorted(base.items()))
+        return _Frame(bullet.key, counts, bullet.line), tail
+    return _Frame(), old
+
+
+RESTART_LOOK = 50  # bullets looked back through for one at column 0
+
+
+def plan(view: View | None, text: str, now: datetime, shown: str) -> Planned:
+    """The note added to a journal (None: a journal not there yet), read back. Pure."""
     heading, key = f"## {now:%H:%M}", f"{now:%H%M}"
-    if raw is None:
-        data = f"{NEW_JOURNAL}\n{heading}\n- {text}\n".encode()
-        return data, _read_back(b"", data, text, (key,), shown), "journal"
-    encoding, old = _decoded(raw, shown)
+    line = f"- {text}\n"
+    if view is None:
+        data = f"{NEW_JOURNAL}\n{heading}\n{line}"
+        bullet = _read_back(_Frame(), "", data, text, (key,), shown)
+        return Planned(data.encode(), line.encode(), bullet, "journal", "utf-8", Counter())
+    mark = view.mark
+    encoding, old = _decoded(view.raw, shown, mark.encoding if mark else None)
+    if mark is not None:  # ReadWhole goes to the caller: it has the tail alone
+        return _planned_on(_Frame(mark.key, mark.base, mark.line), old, old, text, now, shown,
+                           encoding)  # fmt: skip
+    frame, tail = _restart(old)
+    try:
+        return _planned_on(frame, old, tail, text, now, shown, encoding)
+    except ReadWhole:
+        return _planned_on(_Frame(), old, old, text, now, shown, encoding)
+
+
+def _planned_on(
+    frame: _Frame, old: str, tail: str, text: str, now: datetime, shown: str, encoding: str
+) -> Planned:
+    """`plan`'s work on a journal's text `old`, read back on `tail` (its end) in `frame`."""
+    heading, key = f"## {now:%H:%M}", f"{now:%H%M}"
     newline = "\r\n" if "\r\n" in old else "\n"
+    line = f"- {text}{newline}"
     ending = "" if not old or old.endswith(("\n", "\r")) else newline
     if old.strip():
         # Under the section the journal ends in, when it is of this hour, not ahead of the clock.
         hour = tuple(f"{now:%H}{m:02d}" for m in range(now.minute + 1))
-        data = raw + f"{ending}- {text}{newline}".encode(encoding)
+        added = f"{ending}{line}"
         try:
-            return data, _read_back(raw, data, text, hour, shown), None
+            bullet = _read_back(frame, tail, tail + added, text, hour, shown)
+            return _planned(added, line, bullet, None, encoding, frame, tail)
         except NoteRefused:
             pass  # another section, or a block that would take it: a section of its own
     blank = "" if not old.strip() or old.endswith(("\n\n", "\r\n\r\n")) else newline
-    data = raw + f"{ending}{blank}{heading}{newline}- {text}{newline}".encode(encoding)
-    return data, _read_back(raw, data, text, (key,), shown), "section"
+    added = f"{ending}{blank}{heading}{newline}{line}"
+    bullet = _read_back(frame, tail, tail + added, text, (key,), shown)
+    return _planned(added, line, bullet, "section", encoding, frame, tail)
 
 
-def _decoded(raw: bytes, shown: str) -> tuple[str, str]:
-    """The journal's encoding (its byte-order mark's, else UTF-8) and its exact text."""
-    mark, encoding = next(((m, e) for m, e in _BOMS if raw.startswith(m)), (b"", "utf-8"))
+def _planned(
+    added: str,
+    line: str,
+    bullet: Bullet,
+    made: str | None,
+    encoding: str,
+    frame: _Frame,
+    tail: str,
+) -> Planned:
+    before = Counter((b.key, b.n > ORDERED_FROM) for b in frame.bullets(tail))
+    for key, numbered, n in frame.base:
+        before[key, numbered] += n
+    return Planned(added.encode(encoding), line.encode(encoding), bullet, made, encoding, before)
+
+
+def _decoded(raw: bytes, shown: str, encoding: str | None = None) -> tuple[str, str]:
+    """The journal's encoding (its byte-order mark's, else UTF-8; a tail's is its mark's) and
+    its exact text."""
+    mark = b""
+    if encoding is None:
+        mark, encoding = next(((m, e) for m, e in _BOMS if raw.startswith(m)), (b"", "utf-8"))
     try:
         return encoding, raw[len(mark) :].decode(encoding)
     except UnicodeDecodeError:
@@ -213,26 +334,29 @@ def _decoded(raw: bytes, shown: str) -> tuple[str, str]:
         ) from None
 
 
-def _read_back(old: bytes, new: bytes, text: str, keys: tuple[str, ...], shown: str) -> Bullet:
+def _read_back(
+    frame: _Frame, old: str, new: str, text: str, keys: tuple[str, ...], shown: str
+) -> Bullet:
     """The note as the journal reader reads the new file: every old bullet unchanged and one
     more, with exactly `text`, in a section keyed by one of `keys`; else NoteRefused."""
-    before = parse(decode(old)[0]) if old else []
-    after = parse(decode(new)[0])
+    before = frame.bullets(old) if old else []
+    after = frame.bullets(new)
     added = set(after) - set(before)
     if len(after) == len(before) + 1 and set(before) <= set(after) and len(added) == 1:
         (bullet,) = added
         if bullet.text == text and bullet.key in keys:
             return bullet
-    raise NoteRefused(_why(decode(old)[0], shown))
+    raise NoteRefused(_why(old, shown, frame.line))
 
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
-def _why(text: str, shown: str) -> str:
-    """Why a note at the end of this journal would not read back as itself."""
+def _why(text: str, shown: str, first: int = 1) -> str:
+    """Why a note at the end of this journal (its lines from `first` on) would not read back
+    as itself."""
     fence, comment = "", None
-    for n, line in enumerate(text.split("\n"), start=1):
+    for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=first):
         opened = _FENCE.match(line)
         if fence:
             if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):

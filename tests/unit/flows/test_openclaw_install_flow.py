@@ -425,8 +425,9 @@ def test_the_handler_adds_recent_md_to_main_sessions_only(tmp_path: Path) -> Non
         ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
     )
     seen = json.loads(done.stdout)
-    recent = ["RECENT.md", "# Recent\n- Alice prefers release notes in English\n"]
-    assert seen["agent:main:main"] == [["AGENTS.md", "rules"], recent]
+    recent = seen["agent:main:main"][-1]  # framed as data: test_hook_framing_flow.py
+    assert recent[0] == "RECENT.md" and "\n- Alice prefers release notes in English\n" in recent[1]
+    assert seen["agent:main:main"][:-1] == [["AGENTS.md", "rules"]]
     assert seen["agent:main:telegram:direct:7"][-1] == recent
     assert seen["agent:main:discord:group:9"] == [["AGENTS.md", "rules"]]
     assert seen["agent:main:cron:job:run:1"] == [["AGENTS.md", "rules"]]

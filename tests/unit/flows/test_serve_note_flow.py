@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from memfuse.confine import WorkspaceFiles
 from memfuse.run.lock import WorkspaceLock
-from memfuse.serve import note as note_tool
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.journal import parse_bytes
 from memfuse.workspace.note import NOTE_MAX
@@ -202,6 +200,10 @@ def test_a_folder_a_hard_link_or_a_link_out_is_refused_and_nothing_outside_chang
 
     memory = world.workspace / "memory"
     memory.rmdir()
+    memory.write_text("a file where the journals' folder should be")
+    answer = served.call("note", {"text": "Into a file?"})
+    assert answer.error and "cannot create" in answer.text and "nothing written" in answer.text
+    memory.unlink()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     memory.symlink_to(elsewhere)  # memory/ itself links out
@@ -228,46 +230,60 @@ def test_a_journal_above_the_read_cap_is_refused(world: World) -> None:
     assert journal_of(world).read_bytes() == before
 
 
-def test_a_change_by_another_writer_meanwhile_is_kept_and_the_note_replanned(
-    world: World, monkeypatch: pytest.MonkeyPatch
+def test_a_line_another_writer_appends_meanwhile_is_kept_and_the_note_lands_once(
+    world: World,
 ) -> None:
+    from datetime import UTC, datetime
+
+    from memfuse.workspace.layout import Workspace
+    from memfuse.workspace.note import append_note
+
     world.journal(DAY, JOURNAL)
     journal = journal_of(world)
-    real = WorkspaceFiles.append_exact
-    tries: list[int] = []
+    writes: list[int] = []
 
-    def racing(self: WorkspaceFiles, path: Path, before: bytes, suffix: bytes) -> None:
-        tries.append(1)
-        if len(tries) == 1:  # between the read and the write: the agent appended meanwhile
+    def racing(fd: int, data: bytes) -> int:
+        writes.append(1)
+        if len(writes) == 1:  # between the read and the write: the agent appended meanwhile
             with journal.open("a") as fh:
                 fh.write("- The agent's own line, written at the same moment\n")
-        real(self, path, before, suffix)
+        return os.write(fd, data)
 
-    monkeypatch.setattr(WorkspaceFiles, "append_exact", racing)
-    got = ok(service(world).call("note", {"text": "The note"}))["data"]
+    workspace = Workspace(world.workspace, state_of(world.workspace))
+    noted = append_note(workspace, "The note", datetime(2026, 11, 29, 22, tzinfo=UTC),
+                        write=racing)  # fmt: skip
     texts = [b.text for b in read_back(journal)]
     assert texts[-3:] == ["今天讨论了 billing 迁移的回滚步骤",
                           "The agent's own line, written at the same moment", "The note"]  # fmt: skip
-    assert len(tries) == 2 and got["line"] == 9
+    assert len(writes) == 1 and noted.bullet.line == 9  # found where it landed, not written twice
 
 
-def test_a_journal_that_never_stops_changing_is_given_up_on(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_journal_an_editor_keeps_saving_without_the_note_is_given_up_on(world: World) -> None:
+    """Every try, an editor saves (temp + rename) a copy it read before the note's write: the
+    note never stays in the journal, five tries are made, and every line of the editor's
+    is kept."""
+    from datetime import UTC, datetime
+
+    from memfuse.workspace.layout import Workspace
+    from memfuse.workspace.note import NoteRefused, append_note
+
     world.journal(DAY, JOURNAL)
     journal = journal_of(world)
-    real = WorkspaceFiles.append_exact
     count: list[int] = []
 
-    def always(self: WorkspaceFiles, path: Path, before: bytes, suffix: bytes) -> None:
+    def stale_editor(fd: int, data: bytes) -> int:
         count.append(1)
-        with journal.open("a") as fh:
-            fh.write(f"- line {len(count)}\n")
-        real(self, path, before, suffix)
+        copy = journal.read_bytes() + f"- line {len(count)}\n".encode()
+        written = os.write(fd, data)
+        temp = journal.with_name(".edit.tmp")
+        temp.write_bytes(copy)
+        temp.replace(journal)
+        return written
 
-    monkeypatch.setattr(WorkspaceFiles, "append_exact", always)
-    answer = service(world).call("note", {"text": "Never lands"})
-    assert answer.error and "kept changing" in answer.text
+    workspace = Workspace(world.workspace, state_of(world.workspace))
+    with pytest.raises(NoteRefused, match="kept changing"):
+        append_note(workspace, "Never lands", datetime(2026, 11, 29, 22, tzinfo=UTC),
+                    write=stale_editor)  # fmt: skip
     assert "Never lands" not in journal.read_text()
     assert journal.read_text().count("- line ") == 5  # every other writer's line kept
 
@@ -298,15 +314,29 @@ def test_a_writer_appending_all_the_while_loses_no_line(world: World) -> None:
     assert all(f"- note number {n}\n" in text for n in range(notes))
 
 
-def test_a_note_waits_for_a_run_holding_the_workspace_then_says_to_retry(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_note_lands_while_a_sync_holds_the_workspace(world: World) -> None:
+    """Issue 46: a note waits for nothing longer than its append; a run holding the workspace
+    lock (a long sync, which only reads journals) does not hold it up."""
     synced(world)
-    monkeypatch.setattr(note_tool, "LOCK_WAIT", 0.2)
-    before = journal_of(world).read_bytes()
     with WorkspaceLock(StateFolder(state_of(world.workspace)), "sync"):
-        answer = service(world).call("note", {"text": "While sync runs"})
-    assert answer.error and "another memfuse run holds" in answer.text and "(pid" in answer.text
-    assert "note again in a moment" in answer.text
-    assert journal_of(world).read_bytes() == before
-    assert not service(world).call("note", {"text": "After sync"}).error  # the lock let go
+        got = ok(service(world).call("note", {"text": "While sync runs"}))
+    assert got["data"]["text"] == "While sync runs"
+    assert read_back(journal_of(world))[-1].text == "While sync runs"
+
+
+def test_a_notes_day_and_hour_are_the_schedules_zone_not_the_gateways(world: World) -> None:
+    """Issue 47: the Gateway starts `serve` in its own zone (UTC on a server); the schedule
+    runs sync and surface in the zone its record names. A note's day and `## HH:MM` are that
+    zone's."""
+    import json
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    StateFolder(state_of(world.workspace)).write(
+        "schedule.json", json.dumps({"format": "openclaw", "zone": "Asia/Shanghai"}).encode()
+    )
+    there = datetime.fromisoformat(NOW).astimezone().astimezone(ZoneInfo("Asia/Shanghai"))
+    got = ok(service(world).call("note", {"text": "Noted on the schedule's clock"}))["data"]
+    assert got["file"] == f"memory/{there:%Y-%m-%d}.md" and got["section"] == f"{there:%H:%M}"
+    journal = world.workspace / got["file"]
+    assert journal.read_text().endswith(f"## {there:%H:%M}\n- Noted on the schedule's clock\n")

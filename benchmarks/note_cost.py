@@ -1,0 +1,129 @@
+"""What one note costs the agent's turn, with today's journal at 1, 8 and 16 MiB (issue 46).
+
+Each journal is the agent's own shape: `## HH:MM` sections of plain bullets (~90 bytes each),
+grown to the size. In one process, as `memfuse serve` runs it, with its marks:
+
+- `first`: the process's first note in that journal, which reads it whole (decision 340);
+- `tail`: each later note (the median and the slowest of NOTES), which reads from the last
+  note's line on — also after the agent appended lines of its own between notes (`after agent`);
+- `bytes read`: what the tail note read, through os.pread;
+- `next process's first`: a new process's first note, on the mark the state folder keeps.
+
+Wall time of `memfuse.workspace.note.append_note` (open, read, plan, append, fsync), on the
+machine's disk. The read cap is raised to 17 MiB for the 16 MiB row (the default 16 MiB cap
+refuses a note that would pass it).
+
+    .venv/bin/python benchmarks/note_cost.py          # 1, 8, 16 MiB
+    .venv/bin/python benchmarks/note_cost.py 8        # one size
+
+With `MEMFUSE_BENCH_BEFORE=SRC` (another tree's `src/`, put first on sys.path) the same notes
+are written by that tree's `append_note`, which has no marks (every note reads whole), e.g.
+main before issue 46:
+
+    MEMFUSE_BENCH_BEFORE=/work/main/src .venv/bin/python benchmarks/note_cost.py
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BEFORE = os.environ.get("MEMFUSE_BENCH_BEFORE")
+if BEFORE:
+    sys.path.insert(0, BEFORE)
+
+from memfuse.workspace.layout import Workspace  # noqa: E402
+from memfuse.workspace.note import append_note  # noqa: E402
+
+MIB = 1 << 20
+NOTES = 20
+AT = datetime(2026, 11, 29, 23, 30, tzinfo=UTC)
+
+
+def journal(size: int) -> bytes:
+    parts, total, n = ["# Journal\n"], 10, 0
+    while total < size:
+        if n % 40 == 0:
+            heading = f"\n## {n // 40 % 23:02d}:{n // 40 % 60:02d}\n"
+            parts.append(heading)
+            total += len(heading)
+        line = f"- Bullet {n}: the billing migration cutover moved, Alice reviews the plan\n"
+        parts.append(line)
+        total += len(line)
+        n += 1
+    return "".join(parts).encode()
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def __call__(self, fd: int, size: int, offset: int) -> bytes:
+        got = os.pread(fd, size, offset)
+        self.bytes += len(got)
+        return got
+
+
+def row(mib: int) -> str:
+    with tempfile.TemporaryDirectory() as top:
+        root = Path(top)
+        (root / "ws" / "memory").mkdir(parents=True)
+        path = root / "ws" / "memory" / "2026-11-29.md"
+        path.write_bytes(journal(mib * MIB))
+        workspace = Workspace(root / "ws", root / "state", read_cap=17 * MIB)
+        options: dict[str, Any] = {}
+        if not BEFORE:
+            from memfuse.state.folder import StateFolder
+            from memfuse.workspace.note_file import Marks
+
+            options["marks"] = Marks(StateFolder(root / "state"))
+        start = time.perf_counter()
+        append_note(workspace, "The first note of the process", AT, **options)
+        first = time.perf_counter() - start
+        tails: list[float] = []
+        counted = Counting()
+        for n in range(NOTES):
+            if n % 5 == 4:  # the agent's own lines between notes
+                with path.open("a") as fh:
+                    fh.write(f"- the agent's own line {n}\n- and another {n}\n")
+            counted = Counting()
+            start = time.perf_counter()
+            if not BEFORE:
+                options["read"] = counted
+            append_note(workspace, f"Note {n} of the evening", AT, **options)
+            tails.append(time.perf_counter() - start)
+        renewed = "whole"
+        if not BEFORE:  # a new process: its marks from the state folder
+            options["marks"] = Marks(StateFolder(root / "state"))
+            start = time.perf_counter()
+            append_note(workspace, "The first note of the next process", AT, **options)
+            renewed = f"{(time.perf_counter() - start) * 1000:.1f} ms"
+        return (
+            f"| {mib} MiB | {first * 1000:.0f} ms | {statistics.median(tails) * 1000:.1f} ms |"
+            f" {max(tails) * 1000:.1f} ms | {counted.bytes if not BEFORE else 'whole'} |"
+            f" {renewed} |"
+        )
+
+
+def main(argv: list[str]) -> None:
+    sizes = [int(a) for a in argv] or [1, 8, 16]
+    print(
+        f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; {BEFORE or 'this tree'}"
+    )
+    print(
+        "| journal | first note (whole) | later note, median | slowest | bytes read |"
+        " next process's first |"
+    )
+    print("|---|---|---|---|---|---|")
+    for mib in sizes:
+        print(row(mib), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
