@@ -23,10 +23,13 @@ def _in_memory(folder: Path = Path("/dev/shm"), room: int = 1 << 30) -> None:
     memfuse fsyncs each state database it creates and each atomic write; on this machine's disk
     those waits were most of the unit tier's wall time (three flow files: 37.6 s on disk, 11.0 s
     in memory, the same CPU; docs/decisions.md 415). No test checks durability against a power
-    cut: a SIGKILL, the crash the suite makes, loses nothing the page cache holds."""
+    cut: a SIGKILL, the crash the suite makes, loses nothing the page cache holds. A `noexec`
+    mount (Docker's /dev/shm) is passed over: the flows run programs they write there."""
     if "PYTEST_DEBUG_TEMPROOT" in os.environ or not os.access(folder, os.W_OK):
         return
     stats = os.statvfs(folder)
+    if stats.f_flag & getattr(os, "ST_NOEXEC", 0):
+        return
     if stats.f_bavail * stats.f_frsize >= room:
         os.environ["PYTEST_DEBUG_TEMPROOT"] = str(folder)
 

@@ -4,23 +4,29 @@ stale, not lost. Re-sending them is impossible (there is no text to send), so ca
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 from memfuse.ledger.ledger import Entry
 from memfuse.ledger.reconcile import Report
-from memfuse.workspace.layout import Workspace
+from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.weekly import Warn
 
 PRUNE = "`memfuse sync --prune` forgets them"
 
 
-def gone_from_journals(workspace: Workspace, entries: Iterable[Entry], warn: Warn) -> set[str]:
+def gone_from_journals(
+    workspace: Workspace,
+    entries: Iterable[Entry],
+    warn: Warn,
+    read: Mapping[date, Journal] | None = None,
+) -> set[str]:
     """The positions of `entries` that no journal holds now: the day has no journal, or its
     journal, read whole, has no bullet there. A day that cannot be read whole holds them as
-    far as anyone can tell; a file that cannot be read makes none stale (it may be the one)."""
+    far as anyone can tell; a file that cannot be read makes none stale (it may be the one).
+    `read`: the journals this run has read already, not read again."""
     wanted: dict[date, set[str]] = {}
     for entry in entries:
         try:
@@ -30,7 +36,8 @@ def gone_from_journals(workspace: Workspace, entries: Iterable[Entry], warn: War
     failed: list[Path] = []
     unsure: set[date] = set()
     held: set[str] = set()
-    for journal in workspace.journals(wanted, warn, unreadable=lambda p, _w: failed.append(p)):
+    unreadable = lambda p, _w: failed.append(p)  # noqa: E731
+    for journal in workspace.journals(wanted, warn, unreadable=unreadable, read=read):
         if not journal.complete:
             unsure.add(journal.day)
         held |= {position.key for position, _bullet in journal.positioned()}

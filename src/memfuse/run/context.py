@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shlex
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -126,10 +128,16 @@ class RunContext:
     def _unset(self) -> tuple[Gateway, str] | None:
         """No transport, when the mcporter config the run names cannot give the server's
         entry (a mistyped --mcporter-config, a server it does not hold) and the transport is
-        chosen automatically: mcporter would be tried and found missing for nothing, and warn
-        of that instead of the cause. Every call fails with the cause, as doctor names it."""
+        chosen automatically and mcporter is not installed: it would be tried and found missing
+        for nothing, and warn of that instead of the cause. Every call fails with the cause, as
+        doctor names it. Where mcporter is installed it is tried, as before: it merges the
+        editors' configs in, and may start a server the named file lacks (decision 420)."""
         if self.settings.transport != "auto" or not isinstance(self.server, ConfigError):
             return None
+        with contextlib.suppress(ValueError):  # a command shlex cannot split runs nowhere
+            argv = shlex.split(self.settings.mcporter or "mcporter")
+            if argv and shutil.which(argv[0]):
+                return None
         entry = config_check(self.settings, os.environ)
         if entry is None or not entry.fault:
             return None

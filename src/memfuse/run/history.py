@@ -187,8 +187,10 @@ def assess(
         return Alarm(name, why, ahead.started)
     if not current and now - last.at > 2 * policy.max_age:
         return Alarm(name, f"no run since {_when(last.at)} (is cron running it?)", last.started)
-    if not current and last.store == MISCONFIGURED:
-        return _misconfigured(records)
+    # A run the lock refused says nothing of the setup: it neither raises nor clears this.
+    settled = [r for r in records if r.status != "locked"]
+    if not current and settled and settled[-1].store == MISCONFIGURED:
+        return _misconfigured(settled)
     if last.succeeded:
         return None
     outages = [r for r in records if r.store != MISCONFIGURED]

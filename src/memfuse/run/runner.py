@@ -55,9 +55,14 @@ def _stderr() -> Console:
 
 def _say(message: str) -> None:
     """One line for people, on stderr (escape sequences and bidi overrides made visible; in
-    colour at a terminal, unless NO_COLOR)."""
+    colour only where `colour.wanted` says a person reads: rich's own test would also colour
+    a pipe under FORCE_COLOR, and embolden a terminal under NO_COLOR)."""
+    line = printable(message)
     try:
-        _stderr().print(colour.painted(printable(message)))
+        if colour.wanted(sys.stderr):
+            colour.console(sys.stderr).print(colour.painted(line))
+        else:
+            _stderr().print(line)
     except BrokenPipeError:
         _reader_gone(2)
 

@@ -240,8 +240,9 @@ def node_abi(text: str) -> str | None:
 
 def abi_fix(settings: Settings, said: str) -> str:
     """How a native module built for another Node is fixed: the Node it was built with, or
-    the module rebuilt for this one (in the folder that holds its node_modules)."""
-    found = re.search(r"native module (.*?)/node_modules/((?:@[^/ ]+/)?[^/ ]+)/", said)
+    the module rebuilt for this one (in the folder whose node_modules holds it: the innermost,
+    as `npm install -g` puts a package's dependencies under its own)."""
+    found = re.search(r"native module (.*)/node_modules/((?:@[^/ ]+/)?[^/ ]+)/", said)
     rebuild = f"`npm rebuild {found[2]}` in {found[1]}" if found else "`npm rebuild better-sqlite3`"
     config = settings.mcporter_config or "~/.mcporter/mcporter.json"
     return (

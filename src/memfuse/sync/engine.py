@@ -10,6 +10,7 @@ from datetime import date, datetime
 
 from memfuse.ledger.ledger import Entry, Ledger, Stamp
 from memfuse.ledger.refolds import refold_writes
+from memfuse.ledger.stale import with_stale
 from memfuse.report import Reporter
 from memfuse.run.results import SyncData
 from memfuse.state.pause import paused_since
@@ -142,8 +143,7 @@ def _data(request: Request, reading: Reading, the_plan: Plan, fixed: Repair) -> 
     if fixed.rebuilt:
         data["rebuilt"] = fixed.rebuilt
     if fixed.report is not None:
-        data["index"] = fixed.report.as_dict()
-        data["index_line"] = fixed.report.line()
+        data["index"], data["index_line"] = with_stale(fixed.report, fixed.stale)
     if request.explain:
         data["explain"] = [
             {"position": i.position.key, "type": i.verdict.type, "keyword": i.verdict.keyword,

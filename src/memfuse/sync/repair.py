@@ -10,6 +10,7 @@ from datetime import date, datetime
 
 from memfuse.ledger.ledger import Entry, Ledger, content_hash
 from memfuse.ledger.reconcile import Report, verify_index
+from memfuse.ledger.stale import gone_from_journals
 from memfuse.report import Reporter
 from memfuse.store.answers import StoreStatus
 from memfuse.store.client import StoreClient
@@ -24,6 +25,7 @@ class Repair:
 
     rebuilt: int = 0
     report: Report | None = None
+    stale: set[str] = field(default_factory=set)  # of the lost, those no journal holds now
     journals: dict[date, Journal] = field(default_factory=dict)
 
 
@@ -49,6 +51,10 @@ def repair(
         texts = {p.key: b.text for j in journals.values() for p, b in j.positioned()}
         done.report = verify_index(store, ledger, now, reporter, mark=not dry_run, texts=texts)
         done.journals = journals
+        if done.report is not None:  # warned of once already, by the reading above
+            done.stale = gone_from_journals(
+                workspace, done.report.lost, lambda _m: None, read=journals
+            )
     return done
 
 

@@ -18,8 +18,9 @@ def _sync(world: World, at: str, *extra: str) -> int:
 
 
 def test_a_broken_setup_needs_a_person_from_its_first_run_until_the_next_good_one(
-    world: World, tmp_path: Path
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-mcporter"))  # else mcporter is tried (420)
     world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
     typo = tmp_path / "mcporter.jsn"
     assert _sync(world, "10:00", "--mcporter-config", str(typo)) == 78
@@ -61,8 +62,9 @@ def _config(tmp_path: Path, servers: dict[str, object]) -> Path:
 
 
 def test_a_mistyped_config_path_is_answered_with_the_file_that_is_there(
-    world: World, tmp_path: Path
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-mcporter"))  # else mcporter is tried (420)
     world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
     real = _config(tmp_path, {"agent-memory": {"command": "sh"}})
     typo = tmp_path / "mcporter.jsn"
