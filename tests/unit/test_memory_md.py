@@ -6,9 +6,10 @@ from __future__ import annotations
 import random
 from html.parser import HTMLParser
 
+import pytest
 from markdown_it import MarkdownIt
 
-from memfuse.workspace.memory_md import memory_md_facts
+from memfuse.workspace.memory_md import WHOLE, memory_md_facts
 
 # The issue's file: the regex reader gave lines 4, 7 and 8 as facts.
 ISSUES = (
@@ -155,3 +156,29 @@ def test_the_renderer_comparison_has_teeth() -> None:
     assert shown(ISSUES) == ["User prefers dark mode"]
     regex_facts = ["rm -rf / # not a fact", "hidden note", "-->", "User prefers dark mode"]
     assert regex_facts != shown(ISSUES)
+
+
+def test_a_planted_huge_memory_md_is_parsed_a_piece_at_a_time_with_the_same_facts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Parsed whole, 4 MiB of short items held 1.3 GB of tokens (review of issue 48): past
+    WHOLE bytes the parser sees a few thousand lines at once, and the facts are the same."""
+    from memfuse.workspace import blocks
+
+    item = "- Alice prefers tea\n  over coffee\n\n> quoted: the freeze starts Friday\n# Heading\n"
+    text = item * (WHOLE // len(item) + 1)
+    lines_parsed: list[int] = []
+    parse = blocks._parsed
+
+    def counted(lines: list[str]) -> object:
+        lines_parsed.append(len(lines))
+        return parse(lines)
+
+    whole = memory_md_facts(text[: len(item) * 10])
+    monkeypatch.setattr(blocks, "_parsed", counted)
+    facts = memory_md_facts(text)
+    assert len(facts) == 2 * (len(text) // len(item))
+    assert facts[:4] == whole[:4]
+    assert facts[-1][1] == "quoted: the freeze starts Friday"
+    assert len(lines_parsed) > 1
+    assert max(lines_parsed) <= blocks.PIECE + 10

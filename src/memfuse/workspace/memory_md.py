@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import re
 
-from memfuse.workspace.blocks import token_chunks
+from memfuse.workspace.blocks import PIECE, token_chunks
 from memfuse.workspace.comments import comment_spans, dreaming_blocks, without
 
+# Past this size (a MEMORY.md over 1 000 times its 200-line limit: a planted one) the file is read
+# in pieces cut between top-level blocks, so that what is held is one piece's tokens, not the
+# 1.3 GB that 4 MiB of short items parsed whole held. A comment or fence left open at the end
+# of a piece then hides only to the piece's end, where a viewer would hide the rest.
+WHOLE = 1 << 18
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[!?][^<>]*>")
 _RAW = re.compile(r" {0,3}<(?:script|style|pre|textarea)(?:[\s>]|$)", re.IGNORECASE)
 
@@ -35,7 +40,8 @@ def memory_md_facts(text: str) -> list[tuple[int, str]]:
         if folded and line not in dreamt:
             facts.append((line + 1, folded))
 
-    for first, end, tokens in token_chunks(lines):
+    piece = PIECE if len(text) > WHOLE else None
+    for first, end, tokens in token_chunks(lines, piece):
         if tokens is None:  # nested too deep to parse: its lines as they are
             fact(first, "\n".join(lines[first:end]), inline=True)
             continue

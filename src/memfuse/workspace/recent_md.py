@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from memfuse.settings import Budget
 from memfuse.store.decay import priority_of, vitality
 from memfuse.text.similarity import dice, fold_whitespace, profile
-from memfuse.workspace.blocks import token_chunks
+from memfuse.workspace.blocks import PIECE, token_chunks
+from memfuse.workspace.memory_md import WHOLE
 
 ELLIPSIS = "…"
 SECTIONS = (
@@ -148,7 +149,7 @@ def section_counts(text: str) -> dict[str, int]:
     titles = {title: key for key, title, _types in SECTIONS}
     current = None
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    for _first, _end, tokens in token_chunks(lines):
+    for _first, _end, tokens in token_chunks(lines, PIECE if len(text) > WHOLE else None):
         if tokens is None:
             continue
         for n, token in enumerate(tokens):
