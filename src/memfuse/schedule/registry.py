@@ -27,6 +27,7 @@ BUILTIN = (
 GROUP = "memfuse.schedulers"  # other packages' schedulers: entry points naming a Scheduler
 
 _REGISTERED: dict[str, Scheduler] = {}
+_REFUSED: dict[str, str] = {}  # another package's entry point that failed to load: why
 _TEXT_FIELDS = ("name", "summary", "source_help")
 
 
@@ -34,7 +35,7 @@ class IncompleteScheduler(TypeError):
     """A scheduler that lacks part of the protocol: refused when it is registered."""
 
 
-def register(scheduler: Scheduler) -> Scheduler:
+def register(scheduler: Scheduler, into: dict[str, Scheduler] | None = None) -> Scheduler:
     """Add a scheduler; one that is incomplete (an abstract method, an empty field) is refused."""
     if not isinstance(scheduler, Scheduler):
         raise IncompleteScheduler(f"{scheduler!r} is not a Scheduler")
@@ -45,19 +46,29 @@ def register(scheduler: Scheduler) -> Scheduler:
     ]  # fmt: skip
     if inspect.isabstract(type(scheduler)) or missing:
         raise IncompleteScheduler(f"scheduler {scheduler!r} lacks {', '.join(missing)}")
-    _REGISTERED[scheduler.name] = scheduler
+    (_REGISTERED if into is None else into)[scheduler.name] = scheduler
     return scheduler
 
 
 def _load() -> dict[str, Scheduler]:
+    """Every scheduler, loaded once a process. Another package's that fails to load or is
+    incomplete is set aside with why (`get` says it): the CLI reads `--format`'s choices at
+    import, so a broken plugin must not stop every command, cron's `sync` among them."""
     if not _REGISTERED:
+        loaded: dict[str, Scheduler] = {}
         for module in BUILTIN:
-            register(importlib.import_module(module).SCHEDULER)
-        builtin = set(_REGISTERED)
+            register(importlib.import_module(module).SCHEDULER, loaded)
+        builtin = set(loaded)
         for point in entry_points(group=GROUP):
-            scheduler = point.load()
-            if getattr(scheduler, "name", None) not in builtin:
-                register(scheduler)
+            if point.name in builtin:
+                continue
+            try:
+                scheduler = point.load()
+                if getattr(scheduler, "name", None) not in builtin:
+                    register(scheduler, loaded)
+            except Exception as exc:  # another package's code: any failure is its own
+                _REFUSED[point.name] = f"{type(exc).__name__}: {exc}"[:300]
+        _REGISTERED.update(loaded)
     return _REGISTERED
 
 
@@ -72,6 +83,9 @@ def default() -> str:
 def get(name: str) -> Scheduler:
     found = _load().get(name)
     if found is None:
+        why = _REFUSED.get(name)
+        if why is not None:
+            raise KeyError(f"scheduler {name!r} did not load ({why})")
         raise KeyError(f"no scheduler {name!r}: one of {', '.join(names())}")
     return found
 

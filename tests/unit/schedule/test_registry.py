@@ -146,11 +146,36 @@ def test_another_packages_scheduler_registers_through_an_entry_point(
 
     monkeypatch.setattr(registry, "entry_points", found)
     monkeypatch.setattr(registry, "_REGISTERED", {})
-    with pytest.raises(registry.IncompleteScheduler, match="source_help"):
-        registry.names()
-    points.pop()  # the incomplete one uninstalled
-    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.setattr(registry, "_REFUSED", {})
     assert registry.names() == ("crontab", "systemd", "launchd", "openclaw", "k8s")
     assert registry.get("k8s") is K8S
     assert registry.get("crontab") is not SHADOW  # a built-in's name stays the built-in's
     assert registry.default() == "crontab"
+    with pytest.raises(KeyError, match=r"'half' did not load .*source_help"):
+        registry.get("half")  # the incomplete one: set aside, named when asked for
+
+
+def test_a_plugin_that_fails_to_load_stops_no_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A scheduler plugin naming a module that is gone (review of issue 48): `status` and
+    cron's `sync` died with a traceback before main ran, since the CLI reads `--format`'s
+    choices at import. The plugin is set aside; every other command runs."""
+    from importlib.metadata import EntryPoint
+
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    points = [EntryPoint("gone", "memfuse_no_such_plugin:SCHEDULER", registry.GROUP)]
+    monkeypatch.setattr(
+        registry, "entry_points", lambda group: points if group == registry.GROUP else []
+    )
+    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.setattr(registry, "_REFUSED", {})
+    assert registry.names() == ("crontab", "systemd", "launchd", "openclaw")
+    with pytest.raises(KeyError, match=r"'gone' did not load .*ModuleNotFoundError"):
+        registry.get("gone")
+    result = CliRunner().invoke(app, ["cron", "--format", "crontab", "-w", str(tmp_path)])
+    assert "Traceback" not in result.output
+    assert result.exit_code == 0, result.output
