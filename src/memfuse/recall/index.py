@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -112,8 +113,9 @@ class IndexError_(MemfuseError):
 
 
 class RecallIndex:
-    def __init__(self, state: StateFolder) -> None:
+    def __init__(self, state: StateFolder, clock: Callable[[], float] = time.monotonic) -> None:
         self.state = state
+        self.clock = clock  # what an embedding's time budget is counted by
         # True when an unusable index was moved aside and started again: it holds nothing that
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
@@ -145,11 +147,12 @@ class RecallIndex:
         classifier: Classifier,
         warn: Callable[[str], None],
         embedder: Embedder | None = None,
-        embed_max: int = vectors.PER_QUESTION,
+        budget: vectors.Budget = vectors.QUESTION,
         given: Mapping[date, Journal] | None = None,
     ) -> int:
-        """Re-index what changed, in one transaction, then embed up to `embed_max` texts that
-        have no vector (memfuse.recall.vectors); the number of files re-read or dropped."""
+        """Re-index what changed, in one transaction, then embed what `budget` allows of the
+        texts that have no vector (memfuse.recall.vectors); the number of files re-read or
+        dropped."""
         changed = self._refresh(workspace, classifier, warn, given)
         if changed:
             self._vectors = None
@@ -158,15 +161,15 @@ class RecallIndex:
             or self.unembedded
             or (embedder is not None and (embedder.name != self._embedded_by))
         )
-        if embedder is not None and behind and embed_max > 0:
-            self.embed(embedder, embed_max, warn)
+        if embedder is not None and behind and budget.count > 0:
+            self.embed(embedder, budget, warn)
         return changed
 
-    def embed(self, embedder: Embedder, limit: int, warn: Callable[[str], None]) -> int:
-        """Vectors for up to `limit` texts without one; a model that fails is one warning and
-        recall by words alone (the index is derived: nothing is lost)."""
+    def embed(self, embedder: Embedder, budget: vectors.Budget, warn: Callable[[str], None]) -> int:
+        """Vectors for what `budget` allows of the texts without one; a model that fails is
+        one warning and recall by words alone (the index is derived: nothing is lost)."""
         try:
-            done, self.unembedded = vectors.embed_pending(self.db, embedder, limit)
+            done, self.unembedded = vectors.embed_pending(self.db, embedder, budget, self.clock)
             self._embedded_by = embedder.name
         except sqlite3.Error:
             raise
@@ -394,12 +397,12 @@ def catch_up(
     warn: Callable[[str], None],
     embedder: Embedder | None = None,
 ) -> bool:
-    """Bring an open index up to date for a question (and embed a few of the texts still
-    without a vector: vectors.PER_QUESTION); False, with one warning, when another process held
+    """Bring an open index up to date for a question (and embed what vectors.QUESTION allows
+    of the texts still without a vector); False, with one warning, when another process held
     it past the busy timeout (sync's refresh of a year): it answers as it stands, a refresh
     behind."""
     try:
-        index.refresh(workspace, classifier, warn, embedder, vectors.PER_QUESTION)
+        index.refresh(workspace, classifier, warn, embedder, vectors.QUESTION)
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed ({exc}): it answers as it was")
         return False
@@ -411,17 +414,22 @@ def refresh_index(
     classifier: Classifier,
     warn: Callable[[str], None],
     embedder: Embedder | None = None,
+    budget: vectors.Budget = vectors.NIGHT,
     given: Mapping[date, Journal] | None = None,
-) -> int | None:
-    """Bring the index up to date (sync does, so recall starts warm): the number of files
-    re-read, or None, with one warning, when the index cannot be used. Best-effort: the index
-    is derived, and recall rebuilds what is missing on demand. `given`: days the caller read
-    whole and checked unchanged since, taken instead of reading them again."""
+) -> tuple[int, int] | None:
+    """Bring the index up to date (sync does, by words alone, so recall starts warm; tidy,
+    after it let go of the workspace lock, with `embedder`, within `budget`): the number of
+    files re-read and of texts embedded, or None, with one warning, when the index cannot be
+    used. Best-effort: the index is derived, and recall rebuilds what is missing on demand.
+    `given`: days the caller read whole and checked unchanged since, taken instead of reading
+    them again."""
     index = open_index(workspace.state, warn)
     if index is None:
         return None
     try:
-        return index.refresh(workspace, classifier, warn, embedder, vectors.PER_REFRESH, given)
+        changed = index.refresh(workspace, classifier, warn, None, budget, given)
+        embedded = index.embed(embedder, budget, warn) if embedder is not None else 0
+        return changed, embedded
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed: {exc}")
         return None

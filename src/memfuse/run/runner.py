@@ -132,6 +132,8 @@ def run(
                     ctx.close_ledger()  # its last write done under the lock
         else:
             result = body(ctx)
+        for step in ctx.afterwards:  # the lock let go: nobody waits for these
+            step()
     except MemfuseError as exc:
         result = failure(name, reporter.mask(str(exc)), exc.exit_code)
     except KeyboardInterrupt:
