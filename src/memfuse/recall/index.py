@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
-from memfuse.recall import vectors
+from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
 from memfuse.recall.semantic import Embedder, best, closeness, cosines, nearest
@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 {_DOCS}{_BULLETS}
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
-{vectors.SCHEMA}"""
+{vectors.SCHEMA}{tail.SCHEMA}"""
 # The indexes of former memfuses, replaced silently: the one before the recipe (one column of
 # unstemmed terms), and the recipe's first, which knew a file by its size and mtime alone and
 # did not count its terms' rows.
@@ -85,7 +85,6 @@ CREATE TABLE IF NOT EXISTS files (
 {_DOCS}{_BULLETS}""",
 )
 WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality.md
-MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed something
 REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"
 
 
@@ -120,6 +119,10 @@ class RecallIndex:
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
         self._next_id = 1  # the next row's id, while a refresh writes
+        self._dropped: list[str] = []  # the texts of the rows a refresh deleted
+        # What the refreshes re-read: files read whole, bytes read (whole or from a
+        # checkpoint: memfuse.recall.tail), rows written.
+        self.counted: Counter[str] = Counter()
         # Texts left without a vector by the last refresh (bounded per refresh): the next one
         # goes on with them, even when no file changed.
         self.unembedded = True
@@ -215,85 +218,51 @@ class RecallIndex:
                                 role)  # fmt: skip
                 empty[name] = empty_file(info)
             days_read = DaysRead(workspace, classifier, warn, given)
+            self._dropped = []
             for name in to_read_again(stamps, known, present):
                 path, days = wanted[name]
-                before = known.get(name)
+                held = known[name][1] if name in known else 0
+                day = tail.only_day(path, days)
+                if day is not None and name in known and not empty[name]:
+                    grown = tail.appended(self.db, workspace, name, path, day, classifier)
+                    if grown is not None:  # only appended to: its last section on, re-read
+                        self._put(name, stamps[name], grown.rows, held, grown.line)
+                        tail.save(self.db, name, grown.checkpoint)
+                        self.counted["bytes"] += grown.read
+                        changed += 1
+                        continue
                 if empty[name]:  # a touched empty journal: nothing to read
                     rows: list[Row] | None = []
                 else:
                     rows = rows_of(workspace, path, days, days_read, warn)
-                self._put(name, stamps[name], rows or [], before[1] if before else 0)
+                    self.counted["bytes"] += stamps[name][3]
+                    self.counted["whole"] += 1
+                self._put(name, stamps[name], rows or [], held)
+                tail.record(self.db, workspace, name, path, day, rows or [], stamps[name][3])
                 changed += 1
             for gone in known.keys() - present:
                 self._drop(gone, known[gone][1])
                 changed += 1
             if changed:
                 vectors.flag(self.db)
-                vectors.drop_unheld(self.db)
-                self._compact()
+                vectors.drop_unheld(self.db, self._dropped)
+                writes.compact(self.db)
         return changed
 
-    def _put(self, name: str, stamp: Stamp, rows: list[Row], held: int) -> None:
-        """A file's rows in place of the `held` it had."""
-        if held:
-            self._drop_rows(name)
-        numbered = list(zip(range(self._next_id, self._next_id + len(rows)), rows, strict=True))
+    def _put(self, name: str, stamp: Stamp, rows: list[Row], held: int, from_line: int = 0) -> None:
+        """A file's rows from `from_line` on (all of them by default) in place of those it
+        had there; `held`: the rows it had in all."""
+        dropped = writes.drop_rows(self.db, name, from_line) if held else []
+        self._dropped += dropped
+        writes.put(self.db, name, stamp, rows, self._next_id, held - len(dropped))
         self._next_id += len(rows)
-        self.db.executemany(
-            "INSERT INTO docs (id, path, line, day, type, content) VALUES (?, ?, ?, ?, ?, ?)",
-            [(i, name, *row[:4]) for i, row in numbered],
-        )
-        self.db.executemany(
-            "INSERT INTO bullets (rowid, own, near1, near2, dates) VALUES (?, ?, ?, ?, ?)",
-            [(i, *row[4:]) for i, row in numbered],
-        )
-        self._count((row[4:] for row in rows), +1)
-        self.db.execute(
-            "INSERT OR REPLACE INTO files (path, mtime_ns, ctime_ns, ino, size, days, rows)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (name, *stamp, len(rows)),
-        )
+        self.counted["rows"] += len(rows)
 
     def _drop(self, name: str, held: int) -> None:
         if held:
-            self._drop_rows(name)
+            self._dropped += writes.drop_rows(self.db, name)
         self.db.execute("DELETE FROM files WHERE path = ?", (name,))
-
-    def _drop_rows(self, name: str) -> None:
-        old = self.db.execute(
-            "SELECT own, near1, near2, dates FROM bullets"
-            " WHERE rowid IN (SELECT id FROM docs WHERE path = ?)",
-            (name,),
-        ).fetchall()
-        self._count(old, -1)
-        self.db.execute(
-            "DELETE FROM bullets WHERE rowid IN (SELECT id FROM docs WHERE path = ?)", (name,)
-        )
-        self.db.execute("DELETE FROM docs WHERE path = ?", (name,))
-
-    def _count(self, rows: Iterable[tuple[str, ...]], sign: int) -> None:
-        """Keep `terms` the number of rows that hold each term, in any column (what FTS5
-        matches a term in): what a question's terms are chosen by."""
-        held: Counter[str] = Counter()
-        for columns in rows:
-            held.update(set(" ".join(columns).split()))
-        self.db.executemany(
-            "INSERT INTO terms (term, rows) VALUES (?, ?)"
-            " ON CONFLICT (term) DO UPDATE SET rows = rows + excluded.rows",
-            ((term, sign * n) for term, n in held.items()),
-        )
-        if sign < 0:
-            self.db.executemany(
-                "DELETE FROM terms WHERE term = ? AND rows <= 0", ((term,) for term in held)
-            )
-
-    def _compact(self) -> None:
-        """A bounded share of FTS5's merge work, and the pages freed: what a refresh deleted
-        is reclaimed instead of piling up with every touch of a journal."""
-        self.db.execute("INSERT INTO bullets (bullets, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-        (free,) = self.db.execute("PRAGMA freelist_count").fetchone()
-        for _ in range(int(free)):  # Python's sqlite3 steps the pragma once: one page a call
-            self.db.execute("PRAGMA incremental_vacuum(1)")
+        self.db.execute("DELETE FROM tails WHERE path = ?", (name,))
 
     def search(
         self, query: str, limit: int, today: date, stages: Stages | None = None

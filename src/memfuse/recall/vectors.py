@@ -9,13 +9,14 @@ over a few runs instead of holding up one, and a process waiting on the index wa
 write, never for the model. No run embeds under the workspace lock (docs/decisions.md 350): a
 question embeds itself and a few pending texts (QUESTION), the night's tidy the rest after it
 let go of the lock (NIGHT), and until a text has its vector the words still find it. Vectors of
-texts no row holds any more are dropped when a refresh changed something. A different model
+texts no row holds any more are dropped when a refresh deletes their last row. A different model
 starts them all again.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -127,11 +128,14 @@ def _changes(db: sqlite3.Connection) -> int:
     return 1 if row is None else int(row[0])
 
 
-def drop_unheld(db: sqlite3.Connection) -> None:
-    """Forget the vectors of texts no row holds any more (inside the refresh's transaction)."""
+def drop_unheld(db: sqlite3.Connection, texts: list[str]) -> None:
+    """Forget the vectors of these texts (a refresh's deleted rows') where no row holds them
+    any more (inside the refresh's transaction): what a refresh costs here is what it deleted,
+    not the size of the index."""
     db.execute(
-        "DELETE FROM vectors WHERE NOT EXISTS"
-        " (SELECT 1 FROM docs d WHERE d.content = vectors.content)"
+        "DELETE FROM vectors WHERE content IN (SELECT value FROM json_each(?)) AND NOT EXISTS"
+        " (SELECT 1 FROM docs d WHERE d.content = vectors.content)",
+        (json.dumps(texts, ensure_ascii=False),),
     )
 
 
