@@ -42,8 +42,9 @@ CREATE INDEX IF NOT EXISTS docs_content ON docs(content);
 class Budget:
     """What one run may embed: at most `count` texts, `step` at a time (embedded, then
     written), and no step begun that would end past `seconds` at the pace of the steps before
-    it (the first step always runs: a text of 2 000 characters costs the model ~20× a short
-    one, so a count alone bounds nothing)."""
+    it (a text of 2 000 characters costs the model ~20× a short one, so a count alone bounds
+    nothing). The first text is embedded alone and not counted in the time (it loads the
+    model, which a question pays for its own vector anyway); the step after it always runs."""
 
     count: int
     seconds: float
@@ -53,13 +54,13 @@ class Budget:
 # A question: itself, and as many pending texts as keep it short after a sync of hundreds
 # (docs/performance.md, decisions 351). The night's tidy, after it let go of the lock: a few
 # minutes of one core at most, the rest the next night (and the questions meanwhile).
-QUESTION = Budget(count=48, seconds=0.25, step=8)
+QUESTION = Budget(count=48, seconds=0.25, step=4)
 NIGHT = Budget(count=20_000, seconds=180.0, step=256)
 
 # The texts without a vector, the rows written last first: the index's ids grow with each
 # write, so a refresh's new rows are found first and the scan stops once it has enough,
-# however many rows the index holds (a GROUP BY over every row cost a question over 146 000
-# bullets a quarter of a second each time; decisions 351).
+# however many rows the index holds (a GROUP BY over every row read all of them each time:
+# decisions 351).
 _PENDING = (
     "SELECT content FROM docs d WHERE NOT EXISTS"
     " (SELECT 1 FROM vectors v WHERE v.content = d.content) ORDER BY id DESC"
@@ -81,12 +82,13 @@ def embed_pending(
     texts = pending_texts(db, budget.count + 1)
     left = len(texts) > budget.count
     texts = texts[: budget.count]
-    done = 0
+    # The first text alone, unpaced: it loads the model, which a question pays for itself.
+    steps = [texts[:1]] + [texts[at : at + budget.step] for at in range(1, len(texts), budget.step)]
+    done = paced = 0
     started = clock()
-    for at in range(0, len(texts), budget.step):
-        batch = texts[at : at + budget.step]
+    for batch in (step for step in steps if step):
         spent = clock() - started
-        if done and spent + spent / done * len(batch) > budget.seconds:
+        if paced and spent + spent / paced * len(batch) > budget.seconds:
             return done, True  # the next step would end past the budget: the next run's
         vectors = embedder.embed(batch)
         with immediate(db):
@@ -97,6 +99,10 @@ def embed_pending(
                 zip(batch, (bytes(v.tobytes()) for v in vectors), strict=True),
             )
         done += len(batch)
+        if done == 1:
+            started = clock()  # the pace is the steps' after the first
+        else:
+            paced += len(batch)
     if not left:  # all done, unless another process's refresh wrote rows meanwhile
         db.execute("UPDATE embedder SET pending = 0 WHERE pending = ?", (changes,))
     return done, left

@@ -136,10 +136,11 @@ def test_an_embedding_stops_before_a_step_that_would_end_past_its_time(tmp_path:
     model = Ticking(each=0.01)
     index = RecallIndex(StateFolder(tmp_path / "state"), clock=model.clock)
     workspace = Workspace(ws, tmp_path / "state")
-    # 4 texts a step, 0.04 s each: two steps fit in 0.1 s, a third would end at 0.12 s
+    # the first text alone (the model's load: not paced), then 4 texts a step at 0.04 s: two
+    # steps fit in 0.1 s, a third would end at 0.12 s
     index.refresh(workspace, Classifier((), ()), print, model, vectors.Budget(100, 0.1, 4))
-    assert len(model.embedded) == 8 and index.unembedded
+    assert len(model.embedded) == 9 and index.unembedded
     # the count bounds it too, however much time is left
     index.refresh(workspace, Classifier((), ()), print, model, vectors.Budget(5, 100.0, 2))
-    assert len(model.embedded) == 13 and index.unembedded
+    assert len(model.embedded) == 14 and index.unembedded
     index.close()
