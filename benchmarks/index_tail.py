@@ -4,14 +4,13 @@ recall index taking only what was appended (memfuse.recall.tail), at 1, 8 and 16
     .venv/bin/python benchmarks/index_tail.py              # 1 8 16 MiB, 3 notes each
     .venv/bin/python benchmarks/index_tail.py --mib 8 --notes 5
 
-Each size is one plain journal (today's, sections of 40 bullets of ~100 characters, each
-section its own time) indexed whole first. Then, `--notes` times: one bullet is appended as the
+Each size is one plain journal (today's, as notes make it: `journal`) indexed whole first. Then, `--notes` times: one bullet is appended as the
 `note` tool appends it, and a fresh `memfuse recall --without store` process asks a question
 that finds it (MEMFUSE_SEMANTIC=off: the words alone) — its wall time, the process's start
 included — and, in this process, one refresh of the open index with its own counters (what
 was re-read). With the `semantic` extra installed, one more note is asked with meaning on, and
-the texts the model embedded are counted (the new bullet only; the question's own embedding
-is apart). Prints the figures as a Markdown table, with the load average before and after.
+the texts the model embedded are counted, every older bullet having its vector (the new
+bullet only; the question's own embedding is apart). Prints the figures as a Markdown table, with the load average before and after.
 """
 
 from __future__ import annotations
@@ -37,11 +36,14 @@ DAY = "2026-12-06"
 
 
 def journal(path: Path, mib: int) -> int:
+    """Today's journal as notes make it: a `## HH:MM` section an hour or so (here one each
+    4 000 bullets, every one its own time), bullets of ~100 characters, up to 64 KiB short of
+    `mib` MiB (16 MiB is the read limit)."""
     lines: list[str] = []
     size, n, section = 0, 0, 0
-    while size < mib * 1024 * 1024:
-        if n % 40 == 0:
-            lines.append(f"## {section // 60 % 24:02d}:{section % 60:02d} day {section // 1440}")
+    while size < mib * 1024 * 1024 - 65536:
+        if n % 4000 == 0:
+            lines.append(f"## {section % 24:02d}:{section // 24 % 60:02d}")
             section += 1
         words = " ".join(WORDS[(n * 7 + k * 3) % len(WORDS)] for k in range(12))
         lines.append(f"- Note {n:06d} on the {words}")
@@ -67,6 +69,8 @@ def recall(ws: Path, state: Path, question: str, meaning: bool) -> tuple[float, 
 
 
 def one_size(root: Path, mib: int, notes: int) -> list[str]:
+    import numpy as np
+
     from memfuse.recall import vectors
     from memfuse.recall.index import RecallIndex
     from memfuse.recall.semantic import installed
@@ -114,7 +118,18 @@ def one_size(root: Path, mib: int, notes: int) -> list[str]:
                 asked.extend(texts)
             return real(texts, question=question)
 
-        index.embed(model, vectors.NIGHT, print)
+        # every bullet given a vector first: the model's own for the newest 1 000, random int8
+        # of its size for the rest (embedding 150 000 would take this machine most of an hour)
+        index.embed(model, vectors.Budget(1000, 1e9), print)
+        rest = vectors.pending_texts(index.db, 10**7)
+        blobs = np.random.default_rng(7).integers(-127, 128, (len(rest), 512), dtype=np.int8)
+        with index.db:
+            index.db.execute("BEGIN")
+            index.db.executemany(
+                "INSERT INTO vectors (content, vec) VALUES (?, ?)",
+                zip(rest, (b.tobytes() for b in blobs), strict=True),
+            )
+            index.db.execute("UPDATE embedder SET pending = 0")
         with path.open("a") as f:
             f.write(f"- Meaning note {mib} about the okapi\n")
         model.embed = counting  # type: ignore[method-assign]

@@ -3,20 +3,26 @@ docs/decisions.md 352).
 
 The agent's notes append to today's journal: at 8 MiB, reading, parsing and indexing it whole
 after each one cost the next question seconds. So after the index has read a daily journal,
-it keeps a checkpoint of it (`tails`): the size and digest of the bytes read, and where the
-file's last section begins (its heading's byte offset and line) with the section keys of the
-bullets before that. When the file next changes and only grew — its first `size` bytes have
-that digest — the index reads it from that heading on and replaces only the rows from there.
+it keeps a checkpoint of it (`tails`): the size and digest of the bytes read; where its last
+section begins, with the section keys of the bullets before that; and where to read again
+from — the fourth-last bullet of that section (or its heading, with fewer) — and from which
+line its rows are replaced: the second-last bullet's, whose neighbours may be new (the two
+before it are read only as their neighbours). When the file next changes and only grew (its
+first `size` bytes have that digest), the index reads it from there and replaces the rows
+from that line on.
 
 What that reads is what reading the whole file reads, not an approximation, because it is
 taken only where each step holds:
 - the journal is read line by line (memfuse.workspace.plain), before and after: there a
-  top-level heading closes everything open, so what follows it reads alone as it does after
-  the rest (a journal markdown-it reads — an HTML comment, a fence, a tab — is read whole);
+  top-level heading or a top-level item at column 0 closes everything open, so what follows
+  reads alone as it does after the rest, given its section's key (put back as a heading of
+  that time before it); a journal markdown-it must read — an HTML comment, a fence, a tab —
+  is read whole;
 - a bullet's neighbours (its `near` columns) are the bullets of its section key, so the part
-  is taken alone only when none of its keys is held before the heading;
+  is taken alone only when none of its keys is held before its section's heading;
 - the day is read from this one file (no archived copy, no roll-up section: those are unioned,
-  memfuse.workspace.forms), its bytes UTF-8 without CR line ends, ending in a newline.
+  memfuse.workspace.forms), its bytes UTF-8 without CR line ends or a byte-order mark, ending
+  in a newline.
 Anything else — an edit anywhere before the end (the digest), a file that shrank or was
 replaced by another, a journal below TAIL_MIN — is read whole, as before.
 """
@@ -24,6 +30,7 @@ replaced by another, a journal below TAIL_MIN — is read whole, as before.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import sqlite3
@@ -42,8 +49,10 @@ from memfuse.workspace.plain import read_plain
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tails (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, digest BLOB NOT NULL,
-    at INTEGER NOT NULL, line INTEGER NOT NULL, keys TEXT NOT NULL
+    at INTEGER NOT NULL, line INTEGER NOT NULL, key TEXT NOT NULL, written INTEGER NOT NULL,
+    keys TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS docs_line ON docs(path, line);
 """
 TAIL_MIN = 64 * 1024  # bytes: a smaller journal is read whole, at little cost
 _HEADING = re.compile(rb"#{1,6} ")  # what the plain reading takes for a heading at column 0
@@ -55,12 +64,15 @@ class Checkpoint:
 
     size: int
     digest: bytes
-    at: int  # the byte offset of the last heading's line (0: the file's start)
+    at: int  # the byte offset of the line read again from (0: the file's start)
     line: int  # its 1-based line
-    keys: frozenset[str]  # the section keys of the bullets before it
+    key: str  # its section's key when it is a bullet's line ("": a heading's, or the start)
+    written: int  # the line from which the rows are replaced
+    keys: frozenset[str]  # the section keys of the bullets before its section's heading
 
 
-START = Checkpoint(0, b"", 0, 1, frozenset())
+START = Checkpoint(0, b"", 0, 1, "", 0, frozenset())
+CONTEXT = 2  # bullets a bullet's `near` columns reach, each way (memfuse.recall.rows)
 
 
 @dataclass(frozen=True)
@@ -116,8 +128,8 @@ def appended(
     part = _from(raw, digest.digest(), old)
     if part is None:
         return None
-    return Appended(old.line, bullet_rows(part.bullets, day, classifier), part.checkpoint,
-                    part.size)  # fmt: skip
+    rows = [row for row in bullet_rows(part.bullets, day, classifier) if row[0] >= old.written]
+    return Appended(old.written, rows, part.checkpoint, part.size)
 
 
 def record(
@@ -149,20 +161,21 @@ def record(
 def save(db: sqlite3.Connection, name: str, checkpoint: Checkpoint) -> None:
     c = checkpoint
     db.execute(
-        "INSERT OR REPLACE INTO tails (path, size, digest, at, line, keys)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (name, c.size, c.digest, c.at, c.line, " ".join(sorted(c.keys))),
+        "INSERT OR REPLACE INTO tails (path, size, digest, at, line, key, written, keys)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (name, c.size, c.digest, c.at, c.line, c.key, c.written, " ".join(sorted(c.keys))),
     )
 
 
 def _checkpoint(db: sqlite3.Connection, name: str) -> Checkpoint | None:
     row = db.execute(
-        "SELECT size, digest, at, line, keys FROM tails WHERE path = ?", (name,)
+        "SELECT size, digest, at, line, key, written, keys FROM tails WHERE path = ?", (name,)
     ).fetchone()
     if row is None:
         return None
-    size, digest, at, line, keys = row
-    return Checkpoint(int(size), bytes(digest), int(at), int(line), frozenset(str(keys).split()))
+    size, digest, at, line, key, written, keys = row
+    return Checkpoint(int(size), bytes(digest), int(at), int(line), str(key), int(written),
+                      frozenset(str(keys).split()))  # fmt: skip
 
 
 def _read(workspace: Workspace, path: os.PathLike[str]) -> bytes | None:
@@ -175,7 +188,7 @@ def _read(workspace: Workspace, path: os.PathLike[str]) -> bytes | None:
 
 
 def _from(raw: bytes, digest: bytes, old: Checkpoint) -> _Part | None:
-    """The rows of `raw` from `old`'s heading on, and the checkpoint after them; None where
+    """The bullets of `raw` from `old`'s line on, and the checkpoint after them; None where
     that is not what the whole file reads (the module's docstring)."""
     part = raw[old.at :]
     if not raw.endswith(b"\n") or b"\r" in part or raw.startswith(b"\xef\xbb\xbf"):
@@ -184,23 +197,38 @@ def _from(raw: bytes, digest: bytes, old: Checkpoint) -> _Part | None:
         text = part.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    build = read_plain(text)
-    if build is None or any(b.key in old.keys for b in build.bullets):
+    # from a bullet's line, its section's key given back by a heading of its time first
+    heading = f"## {old.key[:2]}:{old.key[2:]}\n" if old.key else ""
+    build = read_plain(heading + text)
+    if build is None:
         return None
-    shift = old.line - 1
+    shift = old.line - 1 - (1 if heading else 0)
     bullets = tuple(replace(b, line=b.line + shift) for b in build.bullets)
-    return _Part(bullets, _next(part, bullets, old, len(raw), digest), len(part))
+    if any(b.key in old.keys for b in bullets):
+        return None  # a key held before: its neighbours are there
+    after = _next(part, bullets, old, len(raw), digest)
+    return None if after is None else _Part(bullets, after, len(part))
 
 
 def _next(
     part: bytes, bullets: tuple[Bullet, ...], old: Checkpoint, size: int, digest: bytes
-) -> Checkpoint:
-    """The checkpoint at the last heading of `part` (read from `old`'s), or at `old`'s."""
+) -> Checkpoint | None:
+    """The checkpoint after `part` (read from `old`'s line, its `bullets` numbered in the
+    file): at the fourth-last bullet of the last section, or at its heading (None: neither
+    is known, and the file is read whole next time)."""
     lines = part.split(b"\n")
-    last = max((n for n, line in enumerate(lines) if _HEADING.match(line)), default=0)
-    if last == 0:
-        return Checkpoint(size, digest, old.at, old.line, old.keys)
-    at = old.at + sum(len(line) + 1 for line in lines[:last])
-    line = old.line + last
-    keys = old.keys | {b.key for b in bullets if b.line < line}
-    return Checkpoint(size, digest, at, line, keys)
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=old.at))
+    headings = [n for n, line in enumerate(lines) if _HEADING.match(line)]
+    base: tuple[int, int] | None = (old.at, old.line) if not old.key else None
+    keys, section = old.keys, list(bullets)
+    if headings:  # a section begun in the part: the last
+        base = (starts[headings[-1]], old.line + headings[-1])
+        keys = keys | {b.key for b in bullets if b.line < base[1]}
+        section = [b for b in bullets if b.line > base[1]]
+    if len(section) >= 2 * CONTEXT:
+        again, written = section[-2 * CONTEXT], section[-CONTEXT]
+        at = starts[again.line - old.line]
+        return Checkpoint(size, digest, at, again.line, again.key, written.line, keys)
+    if base is None:
+        return None
+    return Checkpoint(size, digest, base[0], base[1], "", base[1], keys)

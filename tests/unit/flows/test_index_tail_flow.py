@@ -72,7 +72,7 @@ def contents(index: RecallIndex) -> list[Any]:
     return [docs.fetchall(), fts.fetchall(), terms.fetchall(), rows]
 
 
-def test_a_note_appended_is_read_from_the_last_section_on(tmp_path: Path) -> None:
+def test_a_note_appended_is_read_from_the_fourth_last_bullet_on(tmp_path: Path) -> None:
     text = big_journal()
     setup = Setup(tmp_path, text)
     setup.refresh()
@@ -81,12 +81,26 @@ def test_a_note_appended_is_read_from_the_last_section_on(tmp_path: Path) -> Non
     note = "- Storm note 0648 about the vendor budget\n"
     setup.append(note)
     assert setup.refresh() == 1
-    last = text[text.rindex("\n## ") + 1 :]
-    assert setup.index.counted == {"bytes": len((last + note).encode()), "rows": 9 + 1}
+    four = "".join(line + "\n" for line in text.splitlines()[-4:])
+    # read: the last four bullets and the note; written: the last two (their neighbours
+    # changed) and the note
+    assert setup.index.counted == {"bytes": len((four + note).encode()), "rows": 3}
     assert contents(setup.index) == setup.afresh()
     found = setup.index.search("storm 0648", 5, TODAY)
     line = text.count("\n") + 1
     assert found[0].content == note[2:-1] and found[0].location == f"memory/{DAY}.md:{line}"
+
+
+def test_many_notes_to_one_long_section_each_read_a_few_bullets(tmp_path: Path) -> None:
+    setup = Setup(tmp_path, "## 09:00\n" + "".join(big_journal().splitlines(True)[1::10]) * 8)
+    setup.refresh()
+    for n in range(6):
+        setup.index.counted.clear()
+        setup.append(f"- Note number {n} on the garage\n" * (n % 3))  # none, one or two
+        setup.refresh()
+        assert setup.index.counted["whole"] == 0 and setup.index.counted["rows"] <= 2 + 2
+        assert setup.index.counted["bytes"] < 1000
+    assert contents(setup.index) == setup.afresh()
 
 
 def test_appends_after_a_new_section_read_from_that_section(tmp_path: Path) -> None:
