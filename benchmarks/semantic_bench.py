@@ -75,7 +75,7 @@ def one_scale(root: Path, bullets: int) -> list[str]:
     started, cpu = time.perf_counter(), time.process_time()
     index.refresh(workspace, classifier, print, model, vectors.Budget(min(bullets, NEW), 1e9))
     first_1000 = (time.perf_counter() - started, time.process_time() - cpu)
-    rest = [str(r[0]) for r in index.db.execute(vectors._PENDING, (bullets,)).fetchall()]
+    rest = vectors.pending_texts(index.db, bullets)
     rng = np.random.default_rng(7)
     with index.db:
         index.db.execute("BEGIN")
