@@ -113,14 +113,14 @@ def appended(
     day: date,
     classifier: Classifier,
 ) -> Appended | None:
-    """The rows to replace when the file only grew since its checkpoint; None when it must be
-    read whole."""
+    """The rows to replace when the file only grew since its checkpoint (or was touched and
+    holds what it held); None when it must be read whole."""
     old = _checkpoint(db, name)
     if old is None:
         return None
     raw = _read(workspace, path)
-    if raw is None or len(raw) <= old.size:
-        return None
+    if raw is None or len(raw) < old.size:
+        return None  # shrunk: not an append (the same size: only touched, or re-saved as it was)
     digest = hashlib.sha256(memoryview(raw)[: old.size])
     if digest.digest() != old.digest:
         return None  # not an append: an edit before the end

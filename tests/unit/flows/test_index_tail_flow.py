@@ -6,6 +6,7 @@ by the index's own counters (`RecallIndex.counted`), never timed."""
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,18 @@ def test_appends_after_a_new_section_read_from_that_section(tmp_path: Path) -> N
     setup.refresh()
     part = "## 23:59\n- Late thought on the garage\n- And another on the rent\n"
     assert setup.index.counted == {"bytes": len(part.encode()), "rows": 2}
+    assert contents(setup.index) == setup.afresh()
+
+
+def test_a_journal_touched_or_saved_as_it_was_is_not_read_whole(tmp_path: Path) -> None:
+    text = big_journal()
+    setup = Setup(tmp_path, text)
+    setup.refresh()
+    for change in (lambda: os.utime(setup.journal, (1, 1)), lambda: setup.journal.write_text(text)):
+        setup.index.counted.clear()
+        change()
+        assert setup.refresh() == 1
+        assert setup.index.counted["whole"] == 0 and setup.index.counted["rows"] == 2
     assert contents(setup.index) == setup.afresh()
 
 
