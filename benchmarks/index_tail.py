@@ -7,7 +7,8 @@ recall index taking only what was appended (memfuse.recall.tail), at 1, 8 and 16
 Each size is one plain journal (today's, as notes make it: `journal`) indexed whole first. Then, `--notes` times: one bullet is appended as the
 `note` tool appends it, and a fresh `memfuse recall --without store` process asks a question
 that finds it (MEMFUSE_SEMANTIC=off: the words alone) — its wall time, the process's start
-included — and, in this process, one refresh of the open index with its own counters (what
+included — then the same question again with nothing changed (the process's own cost, to
+set the first against), and, in this process, one refresh of the open index with its own counters (what
 was re-read). With the `semantic` extra installed, one more note is asked with meaning on, and
 the texts the model embedded are counted, every older bullet having its vector (the new
 bullet only; the question's own embedding is apart). Prints the figures as a Markdown table, with the load average before and after.
@@ -87,7 +88,7 @@ def one_size(root: Path, mib: int, notes: int) -> list[str]:
     started = time.perf_counter()
     index.refresh(workspace, classifier, print)
     whole = time.perf_counter() - started
-    walls, refreshes, counted = [], [], []
+    walls, still, refreshes, counted = [], [], [], []
     for k in range(notes):
         with path.open("a") as f:
             f.write(f"- Storm note {mib}x{k} about the zebra budget\n")
@@ -95,6 +96,7 @@ def one_size(root: Path, mib: int, notes: int) -> list[str]:
         top = envelope["data"]["results"][0]["content"]  # type: ignore[index]
         assert top == f"Storm note {mib}x{k} about the zebra budget", top
         walls.append(took)
+        still.append(recall(ws, state, f"zebra {mib}x{k}", meaning=False)[0])
         with path.open("a") as f:
             f.write(f"- Quiet note {mib}y{k} about the giraffe\n")
         index.counted.clear()
@@ -104,7 +106,8 @@ def one_size(root: Path, mib: int, notes: int) -> list[str]:
         counted.append(dict(index.counted))
     row = [
         f"| {mib} MiB ({bullets:,} bullets) | {whole:.2f} s | {statistics.median(walls):.2f} s"
-        f" ({min(walls):.2f}–{max(walls):.2f}) | {statistics.median(refreshes) * 1000:.0f} ms |"
+        f" ({min(walls):.2f}–{max(walls):.2f}) | {statistics.median(still):.2f} s |"
+        f" {statistics.median(refreshes) * 1000:.0f} ms |"
         f" {counted[-1].get('bytes', 0):,} bytes, {counted[-1].get('rows', 0)} rows,"
         f" {counted[-1].get('whole', 0)} read whole |"
     ]
@@ -148,8 +151,9 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(f"load average before: {load:.2f}; {time.strftime('%Y-%m-%d %H:%M')}\n")
     print("| journal | indexed whole | `memfuse recall` after a note, cold process (median,"
-          " range) | one refresh after a note, in process (median) | what it re-read |")  # fmt: skip
-    print("|---|---:|---:|---:|---|")
+          " range) | the same again, nothing changed (median) | one refresh after a note, in"
+          " process (median) | what it re-read |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---|")
     extra = []
     with tempfile.TemporaryDirectory(prefix="memfuse-tail-") as tmp:
         for mib in options.mib:
