@@ -14,7 +14,8 @@ indexed in four columns (the recipe measured in docs/recall-quality.md):
 A question is ranked with FTS5's BM25 over the columns weighted 1, 0.5, 0.25 and 1, on its
 rarest terms only (memfuse.recall.terms.bounded: the index keeps how many rows hold each term,
 so a question's cost is bounded whatever its length). Refreshing is one transaction: it
-re-reads only files whose size, times, inode or role changed, drops what is gone, and then
+re-reads only files whose size, times, inode or role changed (a journal only appended to, from
+its last few bullets: memfuse.recall.tail), drops what is gone, and then
 merges a bounded share of FTS5's segments and frees pages, so the file does not grow with how
 often a journal is touched. A failure part-way leaves the index as it was. The index is
 derived: deleting it is safe.
