@@ -132,8 +132,10 @@ def run(
                     ctx.close_ledger()  # its last write done under the lock
         else:
             result = body(ctx)
-        for step in ctx.afterwards:  # the lock let go: nobody waits for these
-            step()
+        if ctx.afterwards:  # the lock let go: nobody waits for these, nor for the store
+            ctx.close()
+            for step in ctx.afterwards:
+                step()
     except MemfuseError as exc:
         result = failure(name, reporter.mask(str(exc)), exc.exit_code)
     except KeyboardInterrupt:

@@ -32,9 +32,12 @@ class Watching(FakeEmbedder):
         self.state = StateFolder(state_of(world.workspace))
         self.holders: list[str | None] = []
         self.meanwhile: Any = None  # called at each embedding of bullets
+        self.world = world
+        self.store_closed: list[int] = []  # the store's closes so far, at each call
 
     def embed(self, texts: Any, *, question: bool = False) -> Any:
         self.holders.append(lock_holder(self.state))
+        self.store_closed.append(self.world.gateway.closed)
         if self.meanwhile is not None and not question:
             self.meanwhile()
         return super().embed(texts, question=question)
@@ -64,6 +67,7 @@ def test_tidy_embeds_after_letting_go_of_the_lock(world: World) -> None:
     assert out.code == 0
     assert len(model.embedded) == 3 and out.data["recall_index_embedded"] == 3
     assert model.holders and all(holder is None for holder in model.holders)
+    assert all(closed >= 2 for closed in model.store_closed)  # sync's and tidy's: let go
     again = world.json("tidy", "--now", f"{DAY}T23:30")
     assert again.data["recall_index_embedded"] == 0 and len(model.embedded) == 3
     found = world.json("recall", "automobile", "--now", NOW)
