@@ -41,10 +41,9 @@ from pathlib import Path
 from memfuse.confine import UnsafePath
 from memfuse.recall.rows import Days, Row, bullet_rows
 from memfuse.text.classify import Classifier
-from memfuse.workspace.bullets import Bullet
+from memfuse.workspace.journal import Bullet, plain_part
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.names import DAILY
-from memfuse.workspace.plain import read_plain
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tails (
@@ -197,13 +196,10 @@ def _from(raw: bytes, digest: bytes, old: Checkpoint) -> _Part | None:
         text = part.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    # from a bullet's line, its section's key given back by a heading of its time first
-    heading = f"## {old.key[:2]}:{old.key[2:]}\n" if old.key else ""
-    build = read_plain(heading + text)
-    if build is None:
+    read = plain_part(text, old.key)
+    if read is None:
         return None
-    shift = old.line - 1 - (1 if heading else 0)
-    bullets = tuple(replace(b, line=b.line + shift) for b in build.bullets)
+    bullets = tuple(replace(b, line=b.line + old.line - 1) for b in read)
     if any(b.key in old.keys for b in bullets):
         return None  # a key held before: its neighbours are there
     after = _next(part, bullets, old, len(raw), digest)

@@ -187,3 +187,24 @@ def tail_budget() -> Any:
     from memfuse.recall import vectors
 
     return vectors.Budget(10_000, 1e9)
+
+
+def test_a_plain_part_reads_as_it_does_in_the_whole_file() -> None:
+    from memfuse.workspace.journal import parse, plain_part
+
+    whole = (
+        "# Day\n- zero\n## 09:00 standup\n- a\n  more of a\n- b\nlazy line of b\n\n"
+        "Some prose.\n    not code after prose\n- c\n  - nested in c\n## 10:30\n- d\n- e\n"
+    )
+    lines = whole.splitlines(keepends=True)
+    everything = [(b.key, b.text, b.line) for b in parse(whole)]
+    for n, line in enumerate(lines):
+        if not line.startswith(("#", "- ")):
+            continue
+        key = "" if line.startswith("#") else next(k for k, _t, at in everything if at == n + 1)
+        part = plain_part("".join(lines[n:]), key)
+        assert part is not None
+        assert [(b.key, b.text, b.line + n) for b in part] == [
+            found for found in everything if found[2] > n
+        ], line
+    assert plain_part("- an item <!-- with a comment -->\n") is None  # markdown-it's to read
