@@ -45,6 +45,7 @@ Asked = dict[str, object]
 
 
 def collect(data: Path) -> tuple[list[Asked], str]:
+    from memfuse.recall import vectors
     from memfuse.recall.index import RecallIndex, Stages
     from memfuse.recall.meaning import with_meaning
     from memfuse.recall.semantic import describe, installed
@@ -63,7 +64,7 @@ def collect(data: Path) -> tuple[list[Asked], str]:
             state = StateFolder(root / f"{conv.name}-state")
             index = RecallIndex(state)
             index.refresh(Workspace(conv.workspace, state.path), Classifier((), ()), print,
-                          model, embed_max=1_000_000)  # fmt: skip
+                          model, vectors.Budget(1_000_000, 1e9))  # fmt: skip
             today = date.fromisoformat(conv.last_day)
             for question, category, evidence in conv.questions:
                 words = index.search(question, 50, today, Stages())

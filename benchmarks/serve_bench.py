@@ -88,6 +88,7 @@ def embed_all(ws: Path) -> str:
     """With the `semantic` extra, every bullet's vector made before serving, as the nights'
     syncs leave a year's index (one sync embeds 5 000: decisions 223); what the model is."""
     sys.path.insert(0, str(ROOT / "src"))
+    from memfuse.recall import vectors
     from memfuse.recall.index import RecallIndex
     from memfuse.recall.semantic import describe, installed
     from memfuse.state.folder import StateFolder, default_state_dir
@@ -98,7 +99,9 @@ def embed_all(ws: Path) -> str:
     if model is not None:
         state = StateFolder(default_state_dir(ws, os.environ))
         index = RecallIndex(state)
-        index.refresh(Workspace(ws, state.path), Classifier((), ()), print, model, 10**7)
+        index.refresh(
+            Workspace(ws, state.path), Classifier((), ()), print, model, vectors.Budget(10**7, 1e9)
+        )
         index.close()
     return describe(model, where=False)
 

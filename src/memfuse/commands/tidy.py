@@ -1,5 +1,6 @@
 """`memfuse tidy`: the 03:00 run — the store's sleep cycle, a MEMORY.md consistency check,
-the MEMORY.md backup and size guard, and (with --archive) the weekly journal roll-up."""
+the MEMORY.md backup and size guard, (with --archive) the weekly journal roll-up, and, once it
+let go of the workspace lock, the vectors recall's questions left to make (decisions 350)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from memfuse.errors import WorkspaceError
 from memfuse.ledger.ledger import Entry, content_hash
 from memfuse.ledger.reconcile import verify_index
 from memfuse.ledger.stale import gone_from_journals, with_stale
+from memfuse.recall.index import refresh_index
 from memfuse.recall.reranking import candidates
+from memfuse.recall.vectors import NIGHT
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -266,7 +269,21 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     if do_archive:
         data["archive"] = archive(ctx)
     data["counts"] = _counts(data)
+    if not ctx.dry_run and ctx.embedder is not None:
+        ctx.afterwards.append(lambda: embed(ctx, data))
     return CommandResult("tidy", data, tuple(render.tidy(data)))
+
+
+def embed(ctx: RunContext, data: TidyData) -> None:
+    """The night's embedding, once the run let go of the workspace lock (decisions 350): the
+    recall index brought up to date and the vectors of what the questions left, bounded by
+    vectors.NIGHT. No note, sync or question waits for the model."""
+    embedder = ctx.embedder
+    if embedder is None:
+        return
+    done = refresh_index(ctx.workspace, ctx.classifier, ctx.reporter.warn, embedder, NIGHT)
+    if done is not None:
+        data["recall_index_embedded"] = done[1]
 
 
 def _counts(data: TidyData) -> dict[str, int]:

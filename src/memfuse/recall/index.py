@@ -14,7 +14,8 @@ indexed in four columns (the recipe measured in docs/recall-quality.md):
 A question is ranked with FTS5's BM25 over the columns weighted 1, 0.5, 0.25 and 1, on its
 rarest terms only (memfuse.recall.terms.bounded: the index keeps how many rows hold each term,
 so a question's cost is bounded whatever its length). Refreshing is one transaction: it
-re-reads only files whose size, times, inode or role changed, drops what is gone, and then
+re-reads only files whose size, times, inode or role changed (a journal only appended to, from
+its last few bullets: memfuse.recall.tail), drops what is gone, and then
 merges a bounded share of FTS5's segments and frees pages, so the file does not grow with how
 often a journal is touched. A failure part-way leaves the index as it was. The index is
 derived: deleting it is safe.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
-from memfuse.recall import vectors
+from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
 from memfuse.recall.semantic import Embedder, best, closeness, cosines, nearest
@@ -66,7 +68,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 {_DOCS}{_BULLETS}
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
-{vectors.SCHEMA}"""
+{vectors.SCHEMA}{tail.SCHEMA}"""
 # The indexes of former memfuses, replaced silently: the one before the recipe (one column of
 # unstemmed terms), and the recipe's first, which knew a file by its size and mtime alone and
 # did not count its terms' rows.
@@ -84,7 +86,6 @@ CREATE TABLE IF NOT EXISTS files (
 {_DOCS}{_BULLETS}""",
 )
 WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality.md
-MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed something
 REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"
 
 
@@ -112,12 +113,17 @@ class IndexError_(MemfuseError):
 
 
 class RecallIndex:
-    def __init__(self, state: StateFolder) -> None:
+    def __init__(self, state: StateFolder, clock: Callable[[], float] = time.monotonic) -> None:
         self.state = state
+        self.clock = clock  # what an embedding's time budget is counted by
         # True when an unusable index was moved aside and started again: it holds nothing that
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
         self._next_id = 1  # the next row's id, while a refresh writes
+        self._dropped: list[str] = []  # the texts of the rows a refresh deleted
+        # What the refreshes re-read: files read whole, bytes read (whole or from a
+        # checkpoint: memfuse.recall.tail), rows written.
+        self.counted: Counter[str] = Counter()
         # Texts left without a vector by the last refresh (bounded per refresh): the next one
         # goes on with them, even when no file changed.
         self.unembedded = True
@@ -145,11 +151,12 @@ class RecallIndex:
         classifier: Classifier,
         warn: Callable[[str], None],
         embedder: Embedder | None = None,
-        embed_max: int = vectors.PER_QUESTION,
+        budget: vectors.Budget = vectors.QUESTION,
         given: Mapping[date, Journal] | None = None,
     ) -> int:
-        """Re-index what changed, in one transaction, then embed up to `embed_max` texts that
-        have no vector (memfuse.recall.vectors); the number of files re-read or dropped."""
+        """Re-index what changed, in one transaction, then embed what `budget` allows of the
+        texts that have no vector (memfuse.recall.vectors); the number of files re-read or
+        dropped."""
         changed = self._refresh(workspace, classifier, warn, given)
         if changed:
             self._vectors = None
@@ -158,15 +165,15 @@ class RecallIndex:
             or self.unembedded
             or (embedder is not None and (embedder.name != self._embedded_by))
         )
-        if embedder is not None and behind and embed_max > 0:
-            self.embed(embedder, embed_max, warn)
+        if embedder is not None and behind and budget.count > 0:
+            self.embed(embedder, budget, warn)
         return changed
 
-    def embed(self, embedder: Embedder, limit: int, warn: Callable[[str], None]) -> int:
-        """Vectors for up to `limit` texts without one; a model that fails is one warning and
-        recall by words alone (the index is derived: nothing is lost)."""
+    def embed(self, embedder: Embedder, budget: vectors.Budget, warn: Callable[[str], None]) -> int:
+        """Vectors for what `budget` allows of the texts without one; a model that fails is
+        one warning and recall by words alone (the index is derived: nothing is lost)."""
         try:
-            done, self.unembedded = vectors.embed_pending(self.db, embedder, limit)
+            done, self.unembedded = vectors.embed_pending(self.db, embedder, budget, self.clock)
             self._embedded_by = embedder.name
         except sqlite3.Error:
             raise
@@ -212,85 +219,51 @@ class RecallIndex:
                                 role)  # fmt: skip
                 empty[name] = empty_file(info)
             days_read = DaysRead(workspace, classifier, warn, given)
+            self._dropped = []
             for name in to_read_again(stamps, known, present):
                 path, days = wanted[name]
-                before = known.get(name)
+                held = known[name][1] if name in known else 0
+                day = tail.only_day(path, days)
+                if day is not None and name in known and not empty[name]:
+                    grown = tail.appended(self.db, workspace, name, path, day, classifier)
+                    if grown is not None:  # only appended to: its last section on, re-read
+                        self._put(name, stamps[name], grown.rows, held, grown.line)
+                        tail.save(self.db, name, grown.checkpoint)
+                        self.counted["bytes"] += grown.read
+                        changed += 1
+                        continue
                 if empty[name]:  # a touched empty journal: nothing to read
                     rows: list[Row] | None = []
                 else:
                     rows = rows_of(workspace, path, days, days_read, warn)
-                self._put(name, stamps[name], rows or [], before[1] if before else 0)
+                    self.counted["bytes"] += stamps[name][3]
+                    self.counted["whole"] += 1
+                self._put(name, stamps[name], rows or [], held)
+                tail.record(self.db, workspace, name, path, day, rows or [], stamps[name][3])
                 changed += 1
             for gone in known.keys() - present:
                 self._drop(gone, known[gone][1])
                 changed += 1
             if changed:
                 vectors.flag(self.db)
-                vectors.drop_unheld(self.db)
-                self._compact()
+                vectors.drop_unheld(self.db, self._dropped)
+                writes.compact(self.db)
         return changed
 
-    def _put(self, name: str, stamp: Stamp, rows: list[Row], held: int) -> None:
-        """A file's rows in place of the `held` it had."""
-        if held:
-            self._drop_rows(name)
-        numbered = list(zip(range(self._next_id, self._next_id + len(rows)), rows, strict=True))
+    def _put(self, name: str, stamp: Stamp, rows: list[Row], held: int, from_line: int = 0) -> None:
+        """A file's rows from `from_line` on (all of them by default) in place of those it
+        had there; `held`: the rows it had in all."""
+        dropped = writes.drop_rows(self.db, name, from_line) if held else []
+        self._dropped += dropped
+        writes.put(self.db, name, stamp, rows, self._next_id, held - len(dropped))
         self._next_id += len(rows)
-        self.db.executemany(
-            "INSERT INTO docs (id, path, line, day, type, content) VALUES (?, ?, ?, ?, ?, ?)",
-            [(i, name, *row[:4]) for i, row in numbered],
-        )
-        self.db.executemany(
-            "INSERT INTO bullets (rowid, own, near1, near2, dates) VALUES (?, ?, ?, ?, ?)",
-            [(i, *row[4:]) for i, row in numbered],
-        )
-        self._count((row[4:] for row in rows), +1)
-        self.db.execute(
-            "INSERT OR REPLACE INTO files (path, mtime_ns, ctime_ns, ino, size, days, rows)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (name, *stamp, len(rows)),
-        )
+        self.counted["rows"] += len(rows)
 
     def _drop(self, name: str, held: int) -> None:
         if held:
-            self._drop_rows(name)
+            self._dropped += writes.drop_rows(self.db, name)
         self.db.execute("DELETE FROM files WHERE path = ?", (name,))
-
-    def _drop_rows(self, name: str) -> None:
-        old = self.db.execute(
-            "SELECT own, near1, near2, dates FROM bullets"
-            " WHERE rowid IN (SELECT id FROM docs WHERE path = ?)",
-            (name,),
-        ).fetchall()
-        self._count(old, -1)
-        self.db.execute(
-            "DELETE FROM bullets WHERE rowid IN (SELECT id FROM docs WHERE path = ?)", (name,)
-        )
-        self.db.execute("DELETE FROM docs WHERE path = ?", (name,))
-
-    def _count(self, rows: Iterable[tuple[str, ...]], sign: int) -> None:
-        """Keep `terms` the number of rows that hold each term, in any column (what FTS5
-        matches a term in): what a question's terms are chosen by."""
-        held: Counter[str] = Counter()
-        for columns in rows:
-            held.update(set(" ".join(columns).split()))
-        self.db.executemany(
-            "INSERT INTO terms (term, rows) VALUES (?, ?)"
-            " ON CONFLICT (term) DO UPDATE SET rows = rows + excluded.rows",
-            ((term, sign * n) for term, n in held.items()),
-        )
-        if sign < 0:
-            self.db.executemany(
-                "DELETE FROM terms WHERE term = ? AND rows <= 0", ((term,) for term in held)
-            )
-
-    def _compact(self) -> None:
-        """A bounded share of FTS5's merge work, and the pages freed: what a refresh deleted
-        is reclaimed instead of piling up with every touch of a journal."""
-        self.db.execute("INSERT INTO bullets (bullets, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-        (free,) = self.db.execute("PRAGMA freelist_count").fetchone()
-        for _ in range(int(free)):  # Python's sqlite3 steps the pragma once: one page a call
-            self.db.execute("PRAGMA incremental_vacuum(1)")
+        self.db.execute("DELETE FROM tails WHERE path = ?", (name,))
 
     def search(
         self, query: str, limit: int, today: date, stages: Stages | None = None
@@ -394,12 +367,12 @@ def catch_up(
     warn: Callable[[str], None],
     embedder: Embedder | None = None,
 ) -> bool:
-    """Bring an open index up to date for a question (and embed a few of the texts still
-    without a vector: vectors.PER_QUESTION); False, with one warning, when another process held
+    """Bring an open index up to date for a question (and embed what vectors.QUESTION allows
+    of the texts still without a vector); False, with one warning, when another process held
     it past the busy timeout (sync's refresh of a year): it answers as it stands, a refresh
     behind."""
     try:
-        index.refresh(workspace, classifier, warn, embedder, vectors.PER_QUESTION)
+        index.refresh(workspace, classifier, warn, embedder, vectors.QUESTION)
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed ({exc}): it answers as it was")
         return False
@@ -411,17 +384,22 @@ def refresh_index(
     classifier: Classifier,
     warn: Callable[[str], None],
     embedder: Embedder | None = None,
+    budget: vectors.Budget = vectors.NIGHT,
     given: Mapping[date, Journal] | None = None,
-) -> int | None:
-    """Bring the index up to date (sync does, so recall starts warm): the number of files
-    re-read, or None, with one warning, when the index cannot be used. Best-effort: the index
-    is derived, and recall rebuilds what is missing on demand. `given`: days the caller read
-    whole and checked unchanged since, taken instead of reading them again."""
+) -> tuple[int, int] | None:
+    """Bring the index up to date (sync does, by words alone, so recall starts warm; tidy,
+    after it let go of the workspace lock, with `embedder`, within `budget`): the number of
+    files re-read and of texts embedded, or None, with one warning, when the index cannot be
+    used. Best-effort: the index is derived, and recall rebuilds what is missing on demand.
+    `given`: days the caller read whole and checked unchanged since, taken instead of reading
+    them again."""
     index = open_index(workspace.state, warn)
     if index is None:
         return None
     try:
-        return index.refresh(workspace, classifier, warn, embedder, vectors.PER_REFRESH, given)
+        changed = index.refresh(workspace, classifier, warn, None, budget, given)
+        embedded = index.embed(embedder, budget, warn) if embedder is not None else 0
+        return changed, embedded
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed: {exc}")
         return None

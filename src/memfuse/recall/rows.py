@@ -116,6 +116,17 @@ def _day_rows(journal: Journal, classifier: Classifier) -> DayRows:
     return DayRows(by_file, frozenset(journal.read))
 
 
+def bullet_rows(bullets: tuple[Bullet, ...], day: date, classifier: Classifier) -> list[Row]:
+    """The rows of a day's bullets read from one file alone (memfuse.recall.tail), in the
+    order `_day_rows` gives them."""
+    dates = " ".join(doc_tokens(day))
+    return [
+        (bullet.line, day.isoformat(), classifier.classify(bullet.text).type, bullet.text, own,
+         near1, near2, dates)
+        for bullet, own, near1, near2 in _with_neighbours(bullets)
+    ]  # fmt: skip
+
+
 def rows_of(
     workspace: Workspace,
     path: os.PathLike[str],

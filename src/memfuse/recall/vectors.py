@@ -2,17 +2,24 @@
 
 A vector is keyed by the text it was made from, not by the row: a journal edited, archived or
 rolled up is re-read into new rows, and only a text the index has no vector for is embedded
-(a new or edited bullet). At most `limit` texts a refresh, newest day first, each batch
-computed outside any write transaction and stored in a short one of its own: a year's journals
-on a first run are embedded over a few runs instead of holding up one, and a process waiting
-on the index waits for a write, never for the model. Vectors of texts no row holds any more
-are dropped when a refresh changed something. A different model starts them all again.
+(a new or edited bullet). What one run embeds is bounded by a `Budget` of texts and of
+seconds, the rows written last first (the new bullets), each step computed outside any write
+transaction and stored in a short one of its own: a year's journals on a first run are embedded
+over a few runs instead of holding up one, and a process waiting on the index waits for a
+write, never for the model. No run embeds under the workspace lock (docs/decisions.md 350): a
+question embeds itself and a few pending texts (QUESTION), the night's tidy the rest after it
+let go of the lock (NIGHT), and until a text has its vector the words still find it. Vectors of
+texts no row holds any more are dropped when a refresh deletes their last row. A different model
+starts them all again.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,32 +36,60 @@ CREATE TABLE IF NOT EXISTS embedder (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS docs_content ON docs(content);
 """
-# Texts embedded by one refresh: sync's, at night (a few seconds of one core:
-# docs/performance.md), and the one before a question, which a person or an agent waits for.
-PER_REFRESH = 5000
-PER_QUESTION = 200
-STEP = 256  # texts embedded, then written, at a time
 
+
+@dataclass(frozen=True)
+class Budget:
+    """What one run may embed: at most `count` texts, `step` at a time (embedded, then
+    written), and no step begun that would end past `seconds` at the pace of the steps before
+    it (a text of 2 000 characters costs the model ~20× a short one, so a count alone bounds
+    nothing). The first text is embedded alone and not counted in the time (it loads the
+    model, which a question pays for its own vector anyway); the step after it always runs."""
+
+    count: int
+    seconds: float
+    step: int = 256
+
+
+# A question: itself, and as many pending texts as keep it short after a sync of hundreds
+# (docs/performance.md, decisions 351). The night's tidy, after it let go of the lock: a few
+# minutes of one core at most, the rest the next night (and the questions meanwhile).
+QUESTION = Budget(count=48, seconds=0.25, step=4)
+NIGHT = Budget(count=20_000, seconds=180.0, step=256)
+
+# The texts without a vector, the rows written last first: the index's ids grow with each
+# write, so a refresh's new rows are found first and the scan stops once it has enough,
+# however many rows the index holds (a GROUP BY over every row read all of them each time:
+# decisions 351).
 _PENDING = (
     "SELECT content FROM docs d WHERE NOT EXISTS"
-    " (SELECT 1 FROM vectors v WHERE v.content = d.content)"
-    " GROUP BY content ORDER BY max(coalesce(day, '9999')) DESC, min(id) LIMIT ?"
+    " (SELECT 1 FROM vectors v WHERE v.content = d.content) ORDER BY id DESC"
 )
 
 
-def embed_pending(db: sqlite3.Connection, embedder: Embedder, limit: int) -> tuple[int, bool]:
-    """Embed up to `limit` texts the index has no vector for: how many, and whether some are
-    left for a later refresh."""
+def embed_pending(
+    db: sqlite3.Connection,
+    embedder: Embedder,
+    budget: Budget,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[int, bool]:
+    """Embed the texts the index has no vector for, within `budget`: how many, and whether
+    some are left for a later run."""
     _same_model(db, embedder.name)
     changes = _changes(db)
-    if not changes:
-        return 0, False  # no row written since every text had its vector: no scan
-    texts = [str(row[0]) for row in db.execute(_PENDING, (limit + 1,)).fetchall()]
-    pending = texts[limit:]
-    texts = texts[:limit]
-    done = 0
-    for at in range(0, len(texts), STEP):
-        batch = texts[at : at + STEP]
+    if not changes or budget.count <= 0:
+        return 0, bool(changes)  # no row written since every text had its vector: no scan
+    texts = pending_texts(db, budget.count + 1)
+    left = len(texts) > budget.count
+    texts = texts[: budget.count]
+    # The first text alone, unpaced: it loads the model, which a question pays for itself.
+    steps = [texts[:1]] + [texts[at : at + budget.step] for at in range(1, len(texts), budget.step)]
+    done = paced = 0
+    started = clock()
+    for batch in (step for step in steps if step):
+        spent = clock() - started
+        if paced and spent + spent / paced * len(batch) > budget.seconds:
+            return done, True  # the next step would end past the budget: the next run's
         vectors = embedder.embed(batch)
         with immediate(db):
             if _model_of(db) != embedder.name:
@@ -64,9 +99,27 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, limit: int) -> tup
                 zip(batch, (bytes(v.tobytes()) for v in vectors), strict=True),
             )
         done += len(batch)
-    if not pending:  # all done, unless another process's refresh wrote rows meanwhile
+        if done == 1:
+            started = clock()  # the pace is the steps' after the first
+        else:
+            paced += len(batch)
+    if not left:  # all done, unless another process's refresh wrote rows meanwhile
         db.execute("UPDATE embedder SET pending = 0 WHERE pending = ?", (changes,))
-    return done, bool(pending)
+    return done, left
+
+
+def pending_texts(db: sqlite3.Connection, limit: int) -> list[str]:
+    """Up to `limit` distinct texts without a vector, the rows written last first."""
+    found: dict[str, None] = {}
+    rows = db.execute(_PENDING)
+    try:
+        for (content,) in rows:
+            found[str(content)] = None
+            if len(found) >= limit:
+                break
+    finally:
+        rows.close()  # the scan stops here: no statement left open before the writes
+    return list(found)
 
 
 def flag(db: sqlite3.Connection) -> None:
@@ -81,11 +134,14 @@ def _changes(db: sqlite3.Connection) -> int:
     return 1 if row is None else int(row[0])
 
 
-def drop_unheld(db: sqlite3.Connection) -> None:
-    """Forget the vectors of texts no row holds any more (inside the refresh's transaction)."""
+def drop_unheld(db: sqlite3.Connection, texts: list[str]) -> None:
+    """Forget the vectors of these texts (a refresh's deleted rows') where no row holds them
+    any more (inside the refresh's transaction): what a refresh costs here is what it deleted,
+    not the size of the index."""
     db.execute(
-        "DELETE FROM vectors WHERE NOT EXISTS"
-        " (SELECT 1 FROM docs d WHERE d.content = vectors.content)"
+        "DELETE FROM vectors WHERE content IN (SELECT value FROM json_each(?)) AND NOT EXISTS"
+        " (SELECT 1 FROM docs d WHERE d.content = vectors.content)",
+        (json.dumps(texts, ensure_ascii=False),),
     )
 
 

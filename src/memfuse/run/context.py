@@ -97,6 +97,9 @@ class RunContext:
     _server_log_start: int | None = None
     _ledger: Ledger | None = None
     _reader: LedgerReader | None = None
+    # What the run does once it let go of the workspace lock (memfuse.run.runner), so that no
+    # other run, note or question waits for it: the night's embedding (decisions 350).
+    afterwards: list[Callable[[], None]] = field(default_factory=list)
 
     @functools.cached_property
     def server(self) -> Server:

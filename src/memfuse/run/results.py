@@ -197,6 +197,7 @@ class TidyData(TypedDict):
     index_line: NotRequired[str]
     archive: NotRequired[ArchiveData]  # --archive
     alarm: NotRequired[AlarmData]
+    recall_index_embedded: NotRequired[int]  # with a model of meaning, after the lock
 
 
 # --- recall --------------------------------------------------------------------------------

@@ -147,6 +147,10 @@ def run(
                     ctx.close_ledger()  # its last write done under the lock
         else:
             result = body(ctx)
+        if ctx.afterwards:  # the lock let go: nobody waits for these, nor for the store
+            ctx.close()
+            for step in ctx.afterwards:
+                step()
     except MemfuseError as exc:
         result = failure(name, reporter.mask(str(exc)), exc.exit_code)
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ and tests/unit/test_journal_reader.py holds them to commonmark.js, a reader of i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memfuse.workspace.blocks import commonmark_blocks, read_blocks
 from memfuse.workspace.bullets import (
@@ -46,6 +46,7 @@ __all__ = [
     "parse_bytes",
     "parse_commonmark",
     "parse_plain",
+    "plain_part",
     "read",
     "section_key",
 ]
@@ -110,6 +111,19 @@ def parse_plain(text: str) -> list[Bullet] | None:
     """`parse` of a plain journal, line by line; None when it is not plain."""
     build: Builder | None = read_plain(_lines(text))
     return None if build is None else build.bullets
+
+
+def plain_part(text: str, key: str = "") -> list[Bullet] | None:
+    """The bullets of a part of a plain journal read alone, from a line that is a heading or a
+    top-level item at column 0, in the section of `key` ("": none yet); lines count from 1 at
+    the part's first. After such a line the plain reading holds nothing of the lines before
+    but the section's key, so the part reads as it does in the whole file
+    (memfuse.recall.tail). None when the part is not plain."""
+    heading = f"## {key[:2]}:{key[2:]}\n" if key else ""  # the key given back as a heading
+    build = read_plain(_lines(heading + text))
+    if build is None:
+        return None
+    return [replace(b, line=b.line - 1) for b in build.bullets] if heading else build.bullets
 
 
 def parse_bytes(raw: bytes) -> ParsedJournal:

@@ -50,10 +50,14 @@ def test_meaning_finds_a_bullet_that_shares_no_word_with_the_question(world: Wor
     assert model.asked == ["automobile"]
 
 
-def test_sync_embeds_and_later_runs_embed_only_new_or_edited_bullets(world: World) -> None:
+def test_the_first_question_embeds_what_sync_left_and_later_ones_only_new_or_edited(
+    world: World,
+) -> None:
     model = meaning(world)
     path = world.journal(DAY, JOURNAL)
     assert world.run("sync", "--now", NOW).code == 0
+    assert model.embedded == []  # sync never waits on the model (decisions 350)
+    assert world.json("recall", "automobile", "--now", NOW).code == 0
     assert sorted(model.embedded) == sorted(
         [
             "Parked the car in the north garage before the review",
@@ -88,14 +92,15 @@ def test_a_refresh_embeds_a_bounded_number_and_the_next_goes_on(tmp_path: Path) 
     (ws / "memory" / f"{DAY}.md").write_text("## 09:00\n" + lines)
     index, workspace = index_over(ws)
     model = FakeEmbedder()
-    assert index.refresh(workspace, CLASSIFIER, print, model, embed_max=10) == 1
+    ten = vectors.Budget(10, 60.0)
+    assert index.refresh(workspace, CLASSIFIER, print, model, ten) == 1
     assert len(model.embedded) == 10 and index.unembedded
-    assert index.refresh(workspace, CLASSIFIER, print, model, embed_max=10) == 0
+    assert index.refresh(workspace, CLASSIFIER, print, model, ten) == 0
     assert len(model.embedded) == 20 and index.unembedded
-    index.refresh(workspace, CLASSIFIER, print, model, embed_max=10)
+    index.refresh(workspace, CLASSIFIER, print, model, ten)
     assert len(model.embedded) == 25 and len(set(model.embedded)) == 25
     assert not index.unembedded
-    index.refresh(workspace, CLASSIFIER, print, model, embed_max=10)
+    index.refresh(workspace, CLASSIFIER, print, model, ten)
     assert len(model.embedded) == 25  # nothing left, nothing changed: no model call
     (count,) = index.db.execute("SELECT count(*) FROM vectors").fetchone()
     assert count == 25
@@ -197,7 +202,7 @@ def test_serve_goes_on_embedding_while_the_markdown_stands_still(
 ) -> None:
     from tests.unit.flows.test_serve_flow import ok, service
 
-    monkeypatch.setattr(vectors, "PER_QUESTION", 2)
+    monkeypatch.setattr(vectors, "QUESTION", vectors.Budget(2, 60.0, 1))
     model = meaning(world)
     world.journal(DAY, "## 09:00\n" + "".join(f"- Note {n} on item {n}\n" for n in range(5)))
     served = service(world)
