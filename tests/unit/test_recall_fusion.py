@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from memfuse.recall import vectors
 from memfuse.recall.index import RecallIndex, Stages
 from memfuse.recall.meaning import DAY_WEIGHT, with_day, with_meaning
 from memfuse.recall.terms import full_match
@@ -71,7 +72,9 @@ def first_of(tmp_path: Path, journal: str, question: str, model: FakeEmbedder) -
     state = StateFolder(tmp_path / "state")
     index = RecallIndex(state)
     try:
-        index.refresh(Workspace(ws, state.path), Classifier((), ()), print, model, 1000)
+        index.refresh(
+            Workspace(ws, state.path), Classifier((), ()), print, model, vectors.Budget(1000, 60.0)
+        )
         words = index.search(question, 50, DAY, Stages())
         return [hit.content for hit, _found in with_meaning(index, model, question, words, print)]
     finally:

@@ -4,8 +4,6 @@ let go of the workspace lock, the vectors recall's questions left to make (decis
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
@@ -35,7 +33,7 @@ from memfuse.store.answers import Reflection
 from memfuse.text.consistency import Finding, check
 from memfuse.workspace.journal import decode
 from memfuse.workspace.layout import Journal
-from memfuse.workspace.memory_md import memory_md_facts
+from memfuse.workspace.memory_md import last_backup, memory_md_facts
 from memfuse.workspace.rollup import roll_up
 
 CONSISTENCY_QUERY = "当前最重要的事"
@@ -119,7 +117,7 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
     made = False
     if not text.strip():
         # Emptied (by mistake, or by an agent told to): a backup of nothing is no backup.
-        last = _last_backup(ctx.workspace.archive_dir)
+        last = last_backup(ctx.workspace.archive_dir)
         ctx.reporter.warn(
             "MEMORY.md is empty: was it emptied by mistake? "
             + (f"its last backup with text is {last}" if last else "no backup holds its text")
@@ -144,22 +142,6 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
         "backup_made": made,
         "over_limit": over,
     }
-
-
-def _last_backup(folder: Path) -> Path | None:
-    """The newest MEMORY.md backup that is not empty (names and sizes only; a folder of the
-    workspace is looked at for BACKUPS_LOOKED_AT entries at most)."""
-    try:
-        with os.scandir(folder) as entries:
-            found = [e for e in itertools.islice(entries, BACKUPS_LOOKED_AT)
-                     if e.name.startswith("MEMORY.md.bak-") and e.is_file(follow_symlinks=False)
-                     and e.stat(follow_symlinks=False).st_size > 0]  # fmt: skip
-    except OSError:
-        return None
-    return folder / max(e.name for e in found) if found else None
-
-
-BACKUPS_LOOKED_AT = 10_000
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,13 @@
 """What each command answers: the shape of its `--json` `data`, one typed dictionary per command.
 
-These are the promise to agents and scripts (docs/operations.md, "Output"): a key named
-here is present with this type; `NotRequired` keys appear only in the case their comment says.
-The lines a person reads are rendered from this data alone (memfuse.run.render), so whatever the
-text shows, `--json` holds too. A run that could not do its job at all (a bad option, a held
-lock, an internal error) answers `FailureData` instead.
+These are the promise to agents and scripts (docs/operations.md, "Output"): a key named here
+is present with this type; `NotRequired` keys appear only in the case their comment says. The
+lines a person reads are rendered from this data alone (memfuse.run.render). A run that could
+not do its job at all (a bad option, a held lock, an internal error) answers `FailureData`.
 """
 
-# No `from __future__ import annotations` here: on Python 3.11 a TypedDict reads NotRequired
-# only from evaluated annotations, and the tests check envelopes against __required_keys__.
+# No `from __future__ import annotations`: Python 3.11's TypedDict reads NotRequired only from
+# evaluated annotations, and the tests check envelopes against __required_keys__.
 from typing import Any, NotRequired, TypedDict
 
 

@@ -14,7 +14,10 @@ too deep to parse is one fact of its lines as they are, comments out, as a journ
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
+from pathlib import Path
 
 from memfuse.workspace.blocks import PIECE, token_chunks
 from memfuse.workspace.comments import comment_spans, dreaming_blocks, without
@@ -53,3 +56,19 @@ def memory_md_facts(text: str) -> list[tuple[int, str]]:
             elif token.type == "html_block" and not _RAW.match(token.content):
                 fact(first + token.map[0], token.content, inline=False, tags=True)
     return facts
+
+
+def last_backup(folder: Path) -> Path | None:
+    """The newest MEMORY.md backup that is not empty (names and sizes only; a folder of the
+    workspace is looked at for BACKUPS_LOOKED_AT entries at most)."""
+    try:
+        with os.scandir(folder) as entries:
+            found = [e for e in itertools.islice(entries, BACKUPS_LOOKED_AT)
+                     if e.name.startswith("MEMORY.md.bak-") and e.is_file(follow_symlinks=False)
+                     and e.stat(follow_symlinks=False).st_size > 0]  # fmt: skip
+    except OSError:
+        return None
+    return folder / max(e.name for e in found) if found else None
+
+
+BACKUPS_LOOKED_AT = 10_000

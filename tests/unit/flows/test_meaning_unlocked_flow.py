@@ -11,7 +11,6 @@ import pytest
 
 from memfuse.recall import vectors
 from memfuse.run.lock import lock_holder
-from memfuse.serve import note as note_tool
 from memfuse.state.folder import StateFolder
 from tests.fakes import FakeEmbedder, World, state_of
 
@@ -83,7 +82,6 @@ def test_a_note_during_the_nights_embedding_is_written(
     model = world.embedder = Watching(world)
     world.journal(DAY, JOURNAL)
     assert world.run("sync", "--now", NOW).code == 0
-    monkeypatch.setattr(note_tool, "LOCK_WAIT", 0.1)
     answers: list[Any] = []
     model.meanwhile = lambda: answers.append(
         service(world).call("note", {"text": "Noted while the model runs"})
