@@ -69,22 +69,10 @@ CREATE TABLE IF NOT EXISTS files (
 {_DOCS}{_BULLETS}
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
 {vectors.SCHEMA}{tail.SCHEMA}"""
-# The indexes of former memfuses, replaced silently: the one before the recipe (one column of
-# unstemmed terms), and the recipe's first, which knew a file by its size and mtime alone and
-# did not count its terms' rows.
-FORMER = (
-    f"""
-CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
-{_DOCS}
-CREATE VIRTUAL TABLE IF NOT EXISTS fulltext USING fts5(words, tokenize = 'unicode61');
-""",
-    f"""
-PRAGMA auto_vacuum = INCREMENTAL;
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, days TEXT NOT NULL DEFAULT ''
-);
-{_DOCS}{_BULLETS}""",
-)
+# What the index's rows were read by: a build that reads the Markdown otherwise (MEMORY.md by
+# CommonMark, decision 410) or lays out its tables otherwise bumps it, and an index of any other
+# build is made again from the Markdown, silently (it holds nothing the Markdown does not).
+READER = 2
 WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality.md
 REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"
 
@@ -140,7 +128,7 @@ class RecallIndex:
 
     @staticmethod
     def _open(state: StateFolder) -> sqlite3.Connection:
-        return open_private_db(state, state.RECALL_INDEX, SCHEMA, former=FORMER)
+        return open_private_db(state, state.RECALL_INDEX, SCHEMA, version=READER)
 
     def close(self) -> None:
         self.db.close()

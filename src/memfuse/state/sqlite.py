@@ -101,24 +101,28 @@ def _objects(db: sqlite3.Connection) -> frozenset[tuple[str, str, str, str | Non
                      for t, n, tb, s in rows)  # fmt: skip
 
 
-def check_schema(db: sqlite3.Connection, schema: str, former: tuple[str, ...] = ()) -> None:
+def check_schema(db: sqlite3.Connection, schema: str, version: int | None = None) -> bool:
     """Foreign unless every object of the database is one `schema` creates (an empty database
-    passes: the schema is then created); Outdated when they are all a `former` schema's.
-    Reading the catalogue runs nothing of the file's."""
+    passes: the schema is then created). With a `version` (a file derived from the Markdown,
+    made again at no loss), Outdated unless the file is exactly this build's: every object of
+    `schema` and that `user_version`. Reading the catalogue runs nothing of the file's.
+    True when the database is empty."""
     try:
         found = _objects(db)
+        made = int(db.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.DatabaseError as exc:
         raise Foreign(f"not a SQLite database memfuse can read ({exc})") from None
-    if any(found and found <= expected_schema(old) for old in former):
-        raise Outdated("memfuse's own, from a former version")
     strange = found - expected_schema(schema)
     if strange:
         kinds = sorted({f"{kind} {name}" for kind, name, _t, _s in strange})
         raise Foreign(f"holds what memfuse did not create: {', '.join(kinds[:5])}")
+    if version is not None and found and (made != version or found < expected_schema(schema)):
+        raise Outdated("memfuse's own, from another build")
+    return not found
 
 
 def open_private_db(
-    state: StateFolder, name: str, schema: str, *, former: tuple[str, ...] = ()
+    state: StateFolder, name: str, schema: str, *, version: int | None = None
 ) -> sqlite3.Connection:
     """A connection to a SQLite file of the state folder, created 0600, its schema memfuse's
     own (created when empty), every statement bounded.
@@ -130,8 +134,17 @@ def open_private_db(
     db = connect_bounded(path, timeout=30)
     try:
         db.execute("PRAGMA trusted_schema = OFF")
-        check_schema(db, schema, former)
-        db.executescript(schema)
+        if check_schema(db, schema, version) and version is not None:
+            # One transaction: another process never sees some tables, or all without their
+            # version (it would take them for another build's and remove them under this one).
+            # A PRAGMA that must precede the first table (auto_vacuum) runs before it.
+            pragmas = "".join(
+                f"{line}\n" for line in schema.splitlines() if line.startswith("PRAGMA")
+            )
+            stamp = f"PRAGMA user_version = {int(version)};"
+            db.executescript(f"{pragmas}BEGIN IMMEDIATE;\n{schema}\n{stamp}\nCOMMIT;")
+        else:
+            db.executescript(schema)
     except BaseException:
         db.close()
         raise

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memfuse.recall import index as index_module
-from memfuse.recall.index import FORMER, RecallIndex
+from memfuse.recall.index import RecallIndex
 from memfuse.recall.terms import POSTINGS_MAX, TERMS_MAX, bounded
 from memfuse.state.folder import StateFolder
 from memfuse.text.classify import Classifier
@@ -261,15 +261,30 @@ def test_a_deleted_memory_md_leaves_the_index(ws: Path, index: RecallIndex) -> N
     assert found(index, "dark mode") == []
 
 
-def test_an_index_of_the_former_schema_is_rebuilt_silently(ws: Path) -> None:
+# An index of e40a25b's build: its tables without the tails, and MEMORY.md's rows read by the
+# line pattern that took a fenced command and a comment's text for facts (issue 48).
+E40A25B = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, size INTEGER,
+    days TEXT NOT NULL DEFAULT '', rows INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+
+@pytest.mark.parametrize("user_version", [0, 1])
+def test_an_index_of_another_build_is_made_again_silently(ws: Path, user_version: int) -> None:
+    """An upgrade re-reads the Markdown: an index another build made (its tables, or the same
+    tables read by another reader) would keep MEMORY.md's old facts until the file changed."""
     (ws / "memory" / "2026-11-28.md").write_text("- Alpha bravo charlie\n")
     state = Workspace(ws).state
     state.ensure()
     old = sqlite3.connect(state.recall_index)
-    old.executescript(FORMER[-1])
+    old.executescript(E40A25B if user_version == 0 else index_schema())
     old.execute(
-        "INSERT INTO files (path, mtime_ns, size, days) VALUES ('memory/2026-11-28.md', 1, 2, '')"
+        "INSERT INTO files (path, mtime_ns, ctime_ns, ino, size, days)"
+        " VALUES ('memory/2026-11-28.md', 1, 1, 1, 2, '')"
     )
+    old.execute(f"PRAGMA user_version = {user_version}")
     old.commit()
     old.close()
     index = RecallIndex(StateFolder(state.path))
@@ -279,6 +294,12 @@ def test_an_index_of_the_former_schema_is_rebuilt_silently(ws: Path) -> None:
         assert found(index, "bravo") == ["Alpha bravo charlie"]
     finally:
         index.close()
+
+
+def index_schema() -> str:
+    from memfuse.recall.index import SCHEMA
+
+    return SCHEMA
 
 
 # --- recall, when the refresh cannot be made -----------------------------------------------------
