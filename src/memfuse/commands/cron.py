@@ -97,11 +97,18 @@ def _check(
     own = checking.own_settings(ctx.settings, schedule, machine.env, machine.home)
     timeout = max(checking.CHECK_TIMEOUT_FLOOR, ctx.settings.timeout * 6)
     rendered = files if file is None else None
-    done = checking.check(scheduler, jobs, rendered, own, beside, zone, machine, timeout)
+    done = checking.check(
+        scheduler, jobs, rendered, own, beside, zone, machine, timeout, file or "FILE"
+    )
     data: CronCheckData = {"format": scheduler.name, "source": source, "jobs": list(done.jobs)}
     code = ExitCode.FATAL if done.failed or not done.found else ExitCode.OK
     if code != ExitCode.OK:
         data["error"] = (
             f"{done.failed} scheduled job(s) would fail" if done.found else "no memfuse job found"
+        )
+    elif done.unchecked:
+        code = ExitCode.UNCHECKED
+        data["error"] = (
+            f"{done.unchecked} scheduled job(s) not tried: each names a store setup of its own"
         )
     return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
