@@ -494,3 +494,18 @@ def test_openclaw_is_known_by_its_program_when_it_has_no_config_yet(
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     out = world.json("cron")
     assert tidy_line(out.data["text"]).startswith("30 3 * * * ")  # its default dreaming
+
+
+def test_status_reads_the_alert_route_when_asked_not_the_copy_made_at_install(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 47: after the user added the webhook memfuse suggests, status still said "NOT
+    announced … no channel" (copied into schedule.json at install)."""
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    assert "NOT announced" in world.json("status").data["schedule"]["alerts"]
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "cron": {"failureAlert": {
+        "mode": "webhook", "to": "https://hooks.example.invalid/memfuse"}}}))  # fmt: skip
+    view = world.json("status").data["schedule"]
+    assert view["alerts"].startswith("a failed run: OpenClaw posts them to the webhook")
+    assert "NOT announced" not in world.run("status").stdout
