@@ -509,3 +509,23 @@ def test_status_reads_the_alert_route_when_asked_not_the_copy_made_at_install(
     view = world.json("status").data["schedule"]
     assert view["alerts"].startswith("a failed run: OpenClaw posts them to the webhook")
     assert "NOT announced" not in world.run("status").stdout
+
+
+def test_remove_names_the_mcp_server_entry_that_starts_memfuse_serve(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 47: `--remove` left `mcp.servers.memfuse` without a word. memfuse never writes
+    it (the user did, from docs/serve.md): it is named with the command that removes it."""
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    serve = {"command": "/home/agent/.local/bin/memfuse",
+             "args": ["serve", "-w", str(world.workspace)]}  # fmt: skip
+    other = {"command": "npx", "args": ["some-other-server"]}
+    config.write_text(json.dumps({**json.loads(config.read_text()),
+                                  "mcp": {"servers": {"memfuse": serve, "docs": other}}}))  # fmt: skip
+    out = world.json("cron", "--format", "openclaw", "--remove")
+    said = [c for c in out.data["changes"] if "mcp.servers" in c]
+    assert len(said) == 1, out.data["changes"]
+    assert said[0].startswith("left OpenClaw's MCP server mcp.servers.memfuse (this workspace)")
+    assert "`openclaw config unset mcp.servers.memfuse`" in said[0]
+    assert json.loads(config.read_text())["mcp"]["servers"]["memfuse"] == serve  # the user's

@@ -92,6 +92,13 @@ class OpenClaw(Scheduler):
             )
         else:
             changes += hook.remove(machine)
+        for entry in host.serve_entries(machine.env, workspace_of(schedule)):
+            key = entry.split(" (")[0]
+            changes.append(
+                f"left OpenClaw's MCP server mcp.servers.{entry}, which starts `memfuse serve`:"
+                " you added it, and its notes now wait for a sync no schedule runs; remove it"
+                f" with `openclaw config unset mcp.servers.{key}`, or keep it and sync by hand"
+            )
         return changes
 
     def where(self, schedule: Schedule, machine: Machine) -> str:

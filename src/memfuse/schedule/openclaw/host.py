@@ -193,3 +193,28 @@ def alert_route(env: Mapping[str, str]) -> str | None:
     if configured:
         return f"OpenClaw announces them on its channel ({', '.join(sorted(configured)[:5])})"
     return None
+
+
+def serve_entries(env: Mapping[str, str], workspace: str | None) -> list[str]:
+    """What `mcp.servers` holds that starts `memfuse serve` (memfuse never writes one: the
+    user did, as docs/serve.md shows): each key, and whether it serves `workspace`."""
+    servers = dig(read_config(env) or {}, "mcp", "servers")
+    home = env.get("HOME") or "/nonexistent"
+    target = os.path.realpath(workspace) if workspace else None
+    found = []
+    for key, entry in servers.items() if isinstance(servers, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        command, args = entry.get("command"), entry.get("args")
+        words = [command, *(args if isinstance(args, list) else [])]
+        words = [w for w in words if isinstance(w, str)]
+        named = any(os.path.basename(w) == "memfuse" for w in words[:3])
+        if not (named and "serve" in words):
+            continue
+        served = [
+            _path(words[i + 1], home)
+            for i, w in enumerate(words[:-1]) if w in ("-w", "--workspace")
+        ]  # fmt: skip
+        here = target is not None and target in served
+        found.append(f"{str(key)[:80]}{' (this workspace)' if here else ''}")
+    return found[:20]
