@@ -65,10 +65,10 @@ ENVELOPE_KEY = "memfuse/envelope"  # the result's `_meta` key that holds the env
 
 def call_result(answer: ToolAnswer) -> dict[str, Any]:
     """A tool's answer as an MCP `CallToolResult`: the text its one content block, for the
-    model; the envelope, for a program, under `_meta` — never `structuredContent`, which a
-    host hands the model beside the text (OpenClaw 2026.9 puts a `structuredContent:` block
-    of its JSON in front of the text, and again in the details on its Tool Search route),
-    so that the answer reaches the model once on every route."""
+    model; the envelope, for a program, under `_meta` — never `structuredContent`, which an
+    agent host may hand the model beside the text (one puts a `structuredContent:` block of
+    its JSON in front of the text, and again in the details on its tool-search route:
+    decision 393), so that the answer reaches the model once on every route."""
     result: dict[str, Any] = {
         "content": [{"type": "text", "text": answer.text}],
         "isError": answer.error,

@@ -78,8 +78,11 @@ def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
 
 
 def ours(gateway: Gateway, world: World) -> list[dict[str, object]]:
+    """This workspace's jobs, in the order of its runs (they are declared side by side)."""
     label = plan.label_for(world.workspace)
-    return [j for j in gateway.jobs if str(j.get("name", "")).startswith(label)]
+    runs = ("sync", "surface", "tidy")
+    found = [j for j in gateway.jobs if str(j.get("name", "")).startswith(label)]
+    return sorted(found, key=lambda j: runs.index(str(j["name"]).split("-")[2]))
 
 
 def test_a_second_install_changes_nothing_and_keeps_the_ids(world: World, gateway: Gateway) -> None:
@@ -87,16 +90,17 @@ def test_a_second_install_changes_nothing_and_keeps_the_ids(world: World, gatewa
     first = world.json("cron", "--format", "openclaw", "--install")
     assert first.code == 0, first.stdout
     installed = ours(gateway, world)
-    assert [j["declarationKey"] for j in installed] == [
+    assert sorted(j["declarationKey"] for j in installed) == sorted(
         openclaw.declaration_key(f"{plan.label_for(world.workspace)}-{run}")
         for run in ("sync", "surface", "tidy")
-    ]
+    )
     assert all(j["failureAlert"] == {"after": 1} for j in installed)  # exit 4 is said at once
     gateway.forget_calls()
     again = world.json("cron", "--format", "openclaw", "--install")
     assert again.code == 0, again.stdout
     assert ours(gateway, world) == installed  # the same ids, nothing re-made
     assert gateway.calls("cron", "rm") == [] and gateway.calls("cron", "edit") == []
+    assert gateway.calls("gateway", "call", "cron.add") == []  # in place: no call at all
     jobs = [c for c in again.data["changes"] if "OpenClaw job" in c]
     assert len(jobs) == 3 and all("unchanged" in c for c in jobs)
     assert USERS in gateway.jobs
@@ -268,7 +272,9 @@ def test_a_configured_agents_workspace_gives_its_jobs_that_agent(
     out = world.json("cron", "--format", "openclaw", "--install")
     assert out.code == 0, out.stdout
     assert [j["agentId"] for j in ours(gateway, world)] == ["coder"] * 3
-    assert all("--agent=coder" in c for c in gateway.calls("cron", "add"))
+    declared = [json.loads(c[-1].split("=", 1)[1]) for c in gateway.calls("gateway", "call")
+                if c[2] == "cron.add"]  # fmt: skip
+    assert len(declared) == 3 and all(p["agentId"] == "coder" for p in declared)
     printed = json.loads(
         next(iter(world.json("cron", "--format", "openclaw").data["files"].values()))
     )
@@ -529,3 +535,53 @@ def test_remove_names_the_mcp_server_entry_that_starts_memfuse_serve(
     assert said[0].startswith("left OpenClaw's MCP server mcp.servers.memfuse (this workspace)")
     assert "`openclaw config unset mcp.servers.memfuse`" in said[0]
     assert json.loads(config.read_text())["mcp"]["servers"]["memfuse"] == serve  # the user's
+
+
+def test_install_and_remove_cost_few_openclaw_calls_each_job_one(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 47: install took 64-89 s and --remove 89 s, every `openclaw` call starting Node
+    (a list, an add and an edit per job, the hook's calls, a second list on removal). Now a
+    job is declared with its failure alert in one call, a job already in place costs none,
+    and the list is read once."""
+    first = world.json("cron", "--format", "openclaw", "--install")
+    assert first.code == 0, first.stdout
+    every = gateway.calls()
+    adds = [c for c in every if c[:4] == ["gateway", "call", "cron.add", "--json"]]
+    assert len(adds) == 3 and gateway.calls("cron", "edit") == []
+    assert all(json.loads(c[4].split("=", 1)[1])["failureAlert"] == {"after": 1} for c in adds)
+    assert len(gateway.calls("cron", "list")) == 1
+    assert len(every) <= 6, every  # before: 9
+    assert all(j["failureAlert"] == {"after": 1} for j in ours(gateway, world))
+    gateway.forget_calls()
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    assert [c[:2] for c in gateway.calls()] == [["cron", "list"], ["config", "get"]] or [
+        c[:2] for c in gateway.calls()
+    ] == [["config", "get"], ["cron", "list"]]  # before: 6
+    gateway.forget_calls()
+    out = world.json("cron", "--format", "openclaw", "--remove")
+    assert out.code == 0, out.stdout
+    assert len(gateway.calls("cron", "list")) == 1  # before: 2
+    assert len(gateway.calls("cron", "rm")) == 3 and ours(gateway, world) == []
+
+
+def test_a_job_the_user_disabled_stays_disabled_and_a_changed_one_is_declared_again(
+    world: World, gateway: Gateway
+) -> None:
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    jobs = gateway.jobs
+    for job in jobs:
+        if str(job["name"]).endswith("-sync"):
+            job["enabled"] = False
+        if str(job["name"]).endswith("-tidy"):
+            job["schedule"] = {**job["schedule"], "expr": "0 4 * * *"}  # edited by hand
+    gateway.put(*jobs)
+    gateway.forget_calls()
+    again = world.json("cron", "--format", "openclaw", "--install")
+    assert again.code == 0, again.stdout
+    declared = [json.loads(c[4].split("=", 1)[1]) for c in gateway.calls("gateway", "call")
+                if c[2] == "cron.add"]  # fmt: skip
+    assert [str(p["name"]).rsplit("-", 1)[1] for p in declared] == ["tidy"]
+    assert "enabled" not in declared[0]
+    sync, _, tidy = ours(gateway, world)
+    assert sync["enabled"] is False and tidy["schedule"]["expr"] != "0 4 * * *"

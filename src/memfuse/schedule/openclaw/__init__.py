@@ -8,6 +8,7 @@ memfuse knows of OpenClaw lives in this package.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from memfuse.errors import MemfuseError
@@ -74,24 +75,35 @@ class OpenClaw(Scheduler):
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
         _need(machine)
         agent = host.agent_for(workspace_of(schedule), machine.env)
-        installed, changes = gateway.install(machine.tool, schedule, self.zone(machine), agent)
-        changes += hook.install(machine)
-        return Outcome(installed, changes)
+        # The hook and the Gateway's list do not wait on each other: side by side.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            hooked = pool.submit(hook.install, machine)
+            listed = gateway.list_jobs(machine.tool)
+            hook_changes = hooked.result()
+        installed, changes = gateway.install(
+            machine.tool, schedule, self.zone(machine), agent, listed=listed
+        )
+        return Outcome(installed, changes + hook_changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         _need(machine)
-        changes = gateway.remove(machine.tool, schedule)
+        listed = gateway.list_jobs(machine.tool)
+        going, _ = stale_ids(listed, schedule, keeping=False)
         others = [
-            j for j in gateway.list_jobs(machine.tool)
+            j for j in listed
             if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
+            and j.get("id") not in going
         ]  # fmt: skip
+        with ThreadPoolExecutor(max_workers=2) as pool:  # the hook and the jobs, side by side
+            unhooked = None if others else pool.submit(hook.remove, machine)
+            changes = gateway.remove(machine.tool, schedule, listed)
+            hook_changes = unhooked.result() if unhooked is not None else []
         if others:
             changes.append(
                 f"kept the OpenClaw hook {hook.NAME}: another memfuse schedule ({len(others)}"
                 " jobs) still uses it"
             )
-        else:
-            changes += hook.remove(machine)
+        changes += hook_changes
         for entry in host.serve_entries(machine.env, workspace_of(schedule)):
             key = entry.split(" (")[0]
             changes.append(
