@@ -23,6 +23,8 @@ import time
 import uuid
 from pathlib import Path
 
+import json5
+
 STATE = Path(os.environ["FAKE_OPENCLAW_STATE"])
 FLAGS = {
     "--json", "--all", "--exact", "--announce", "--best-effort-deliver", "--no-deliver",
@@ -78,7 +80,7 @@ def config_file() -> Path:
 
 def load_config() -> dict[str, object]:
     path = config_file()
-    return json.loads(path.read_text()) if path.exists() else {}
+    return json5.loads(path.read_text()) if path.exists() else {}  # OpenClaw reads JSON5
 
 
 def save_config(config: dict[str, object]) -> None:

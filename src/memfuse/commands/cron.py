@@ -50,6 +50,8 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
         files = scheduler.render(schedule, machine)
     except ScheduleError as exc:
         raise ConfigError(f"no {scheduler.name} schedule can run this: {exc}") from None
+    for unread in sorted({each.unread(machine) or "" for each in registry.every()} - {""}):
+        ctx.reporter.warn(unread)  # its host's settings: taken as its defaults
     if request.check:
         return _check(ctx, scheduler, schedule, files, machine, busy, zone, request.file)
     changes: list[str] = []

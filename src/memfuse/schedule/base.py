@@ -108,6 +108,11 @@ class Scheduler(abc.ABC):
         """Jobs of this scheduler's host on this machine that rewrite MEMORY.md."""
         return []
 
+    def unread(self, machine: Machine) -> str | None:
+        """Why this scheduler's host configuration on this machine cannot be read (memfuse
+        then takes the host's defaults), None when it can or there is none."""
+        return None
+
     def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
         """The jobs that rewrite MEMORY.md in a checked file (None: the file cannot say)."""
         return None

@@ -585,3 +585,28 @@ def test_a_job_the_user_disabled_stays_disabled_and_a_changed_one_is_declared_ag
     assert "enabled" not in declared[0]
     sync, _, tidy = ours(gateway, world)
     assert sync["enabled"] is False and tidy["schedule"]["expr"] != "0 4 * * *"
+
+
+def test_a_json5_config_gives_the_agent_and_one_that_cannot_be_read_is_said(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 50: openclaw.json is JSON5 (OpenClaw's docs write it with unquoted keys, single
+    quotes and trailing commas); read as JSONC it lost every setting, silently."""
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        "// hand-edited\n{\n  agents: {\n    entries: {\n      home: { workspace: '/elsewhere', },\n"
+        f'      work: {{ workspace: "{world.workspace}" }},\n    }},\n  }},\n'
+        "  cron: { failureAlert: { mode: 'webhook', to: 'https://hooks.example.invalid/x' } },\n}\n"
+    )
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    assert [j["agentId"] for j in ours(gateway, world)] == ["work"] * 3
+    assert any("posts them to the webhook" in c for c in out.data["changes"])
+    assert out.envelope["warnings"] == []
+    config.write_text("{ agents: { entries: { work: { workspace: '" + str(world.workspace))
+    printed = world.json("cron", "--format", "openclaw")  # OpenClaw's CLI would refuse it
+    (said,) = printed.envelope["warnings"]
+    assert f"OpenClaw's configuration {config} is not JSON5" in said
+    assert "takes OpenClaw's defaults" in said
+    assert "agentId" not in printed.data["text"]

@@ -130,6 +130,9 @@ class OpenClaw(Scheduler):
     def writers_here(self, machine: Machine) -> list[Writer]:
         return host.dreaming(machine.env, machine.which)
 
+    def unread(self, machine: Machine) -> str | None:
+        return host.config_problem(machine.env)
+
     def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
         try:
             listed = json.loads(next(iter(files.values())))

@@ -10,17 +10,14 @@ rewrites MEMORY.md. Names and markers are from the `openclaw` package 2026.9.6
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from memfuse.confine import UnsafePath, read_file
 from memfuse.schedule.base import Writer, system_zone
 from memfuse.schedule.cronexpr import daily_times
-from memfuse.store.server_entry import strip_jsonc
+from memfuse.schedule.openclaw import config
 
 DREAMING_JOB = "Memory Dreaming Promotion"
 DREAMING_MARKERS = (
@@ -29,38 +26,25 @@ DREAMING_MARKERS = (
     "__openclaw_memory_core_short_term_promotion_dream__",  # its payload's text
 )
 DREAMING_DEFAULT = "0 3 * * *"  # memory-core's dreaming.frequency when the config is silent
-CONFIG_LIMIT = 1 << 20
-
-
-def state_dir(env: Mapping[str, str]) -> Path:
-    home = env.get("HOME") or "/nonexistent"
-    return Path(env.get("OPENCLAW_STATE_DIR") or Path(home) / ".openclaw")
-
-
-def config_path(env: Mapping[str, str]) -> Path:
-    return Path(env.get("OPENCLAW_CONFIG_PATH") or state_dir(env) / "openclaw.json")
+state_dir, config_path, dig = config.state_dir, config.config_path, config.dig
 
 
 def read_config(env: Mapping[str, str]) -> dict[str, Any] | None:
-    """OpenClaw's configuration ({} when it cannot be read as JSONC: its defaults), None when
-    there is no configuration file."""
-    try:
-        raw = read_file(Path("/"), config_path(env).absolute(), CONFIG_LIMIT)
-    except FileNotFoundError:
+    """OpenClaw's configuration, read as JSON5 ({} when it cannot be read: its defaults, and
+    `config_problem` says why), None when there is no configuration file."""
+    return config.reading(env).settings
+
+
+def config_problem(env: Mapping[str, str]) -> str | None:
+    """Why OpenClaw's configuration file cannot be read, as a warning; None when it can."""
+    problem = config.reading(env).problem
+    if problem is None:
         return None
-    except (OSError, UnsafePath):
-        return {}
-    try:
-        found = json.loads(strip_jsonc(raw.decode("utf-8", "replace")))
-    except ValueError:  # JSON5 beyond JSONC: OpenClaw's defaults, the likely case
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def dig(value: object, *keys: str) -> object:
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
+    return (
+        f"OpenClaw's configuration {problem}: memfuse read none of its settings there (its"
+        " agents, dreaming's time and zone, the failure-alert route) and takes OpenClaw's"
+        " defaults"
+    )
 
 
 def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list[Writer]:
