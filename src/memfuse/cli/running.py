@@ -123,6 +123,15 @@ def cron(
         bool,
         typer.Option("--check", help="Run each memfuse job as its scheduler would, --dry-run."),
     ] = False,
+    all_agents: Annotated[
+        bool,
+        typer.Option(
+            "--all-agents",
+            help=f"With --format {'|'.join(s.name for s in schedulers.every() if s.lists_agents)}:"
+            " every agent its host's configuration lists, each its own jobs, workspace, state"
+            " folder and store.",
+        ),
+    ] = False,
     file: Annotated[
         str | None,
         typer.Argument(
@@ -148,9 +157,10 @@ def cron(
         raise typer.BadParameter("a FILE is read only with --check")
     if sum((install, remove, check)) > 1:
         raise typer.BadParameter("one of --install, --remove and --check at a time")
-    request = command.Request(fmt, archive, install, remove, check, file)
-    # A checked file names its jobs' workspaces: the default one need not exist.
-    needs = not (check and file is not None)
+    request = command.Request(fmt, archive, install, remove, check, file, all_agents)
+    # A checked file names its jobs' workspaces, every agent its own: the default one need
+    # not exist.
+    needs = not (check and file is not None) and not all_agents
     runner.run("cron", common, lambda ctx: command.run(ctx, request), lock=False, workspace=needs)
 
 

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from memfuse.commands import cron_all
 from memfuse.errors import ConfigError, ExitCode
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -36,11 +37,14 @@ class Request:
     remove: bool = False
     check: bool = False
     file: str | None = None
+    all_agents: bool = False  # every agent the scheduler's host lists (cron_all)
 
 
 def run(ctx: RunContext, request: Request) -> CommandResult:
     s = ctx.settings
     scheduler = registry.get(request.fmt or registry.default())
+    if request.all_agents:
+        return _every_agent(request, ctx, scheduler.name)
     machine = installing.machine_for(s, ctx.workspace.state)
     zone = scheduler.zone(machine)
     placing = request.install or request.remove
@@ -114,3 +118,18 @@ def _check(
             f"{done.unchecked} scheduled job(s) not tried: each names a store setup of its own"
         )
     return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
+
+
+def _every_agent(request: Request, ctx: RunContext, fmt: str) -> CommandResult:
+    if not registry.get(fmt).lists_agents:
+        hosts = [s.name for s in registry.every() if s.lists_agents]
+        raise ConfigError(
+            f"--all-agents reads the agents a host configures (--format {', '.join(hosts)});"
+            f" for {fmt}, install each workspace: `memfuse cron --format {fmt} -w WORKSPACE"
+            " --install`"
+        )
+    if request.file is not None:
+        raise ConfigError("--all-agents checks every agent's own schedule, not a FILE")
+    if request.check:
+        return cron_all.check(ctx, fmt)
+    return cron_all.run(ctx, fmt, install=request.install, remove=request.remove)

@@ -63,6 +63,11 @@ class Gateway:
 
 @pytest.fixture
 def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
+    return stand_in(tmp_path, monkeypatch)
+
+
+def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
+    """tests/fake_openclaw.py as `openclaw` on PATH, its state empty."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "openclaw"

@@ -133,6 +133,39 @@ class OpenClaw(Scheduler):
     def unread(self, machine: Machine) -> str | None:
         return host.config_problem(machine.env)
 
+    lists_agents = True
+    roster = "agents.entries or agents.list in openclaw.json"
+
+    def agents(self, machine: Machine) -> list[tuple[str, str]]:
+        return host.agents(machine.env)
+
+    def strays(self, machine: Machine, ids: list[str], *, remove: bool) -> list[str]:
+        """memfuse's jobs (by declaration key) of an `agentId` no longer configured."""
+        try:
+            listed = gateway.list_jobs(machine.tool)
+        except MemfuseError as exc:
+            return [f"the jobs of agents no longer configured were not looked for: {exc}"]
+        strays = [
+            j for j in listed
+            if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
+            and isinstance(j.get("agentId"), str) and j["agentId"] not in ids
+        ]  # fmt: skip
+        if not remove:
+            return [
+                f"agent {j['agentId']} is no longer configured: its job {j.get('name')}"
+                f" ({j.get('id')}) stays; `memfuse cron --format {self.name} --remove"
+                " --all-agents` removes it"
+                for j in strays
+            ]
+        gone = [j for j in strays if isinstance(j.get("id"), str)]
+        argvs = [remove_command(str(j["id"])) for j in gone]
+        gateway.side_by_side(machine.tool, argvs, "cron rm")
+        return [
+            f"agent {j['agentId']} is no longer configured: removed its job {j.get('name')}"
+            f" ({j.get('id')})"
+            for j in gone
+        ]
+
     def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
         try:
             listed = json.loads(next(iter(files.values())))

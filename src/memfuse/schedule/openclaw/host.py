@@ -126,23 +126,24 @@ def _path(value: object, home: str) -> str | None:
     return os.path.realpath(value)
 
 
-def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
-    """The id of the configured agent whose workspace this is (`agents.list[]` or
-    `agents.entries`, each entry's own `workspace` or the one OpenClaw gives it), or None."""
+AGENTS_MAX = 64  # agents read from a roster; the rest are said, not served
+
+
+def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Every configured agent (`agents.entries.<id>`, then the older `agents.list[]` roster,
+    an id once) and its workspace: its own `workspace`, else the one OpenClaw gives it
+    (`agents.defaults.workspace`/<id>, else `<state>/workspace-<id>`), real paths."""
     settings = read_config(env) or {}
-    if workspace is None:
-        return None
     home = env.get("HOME") or "/nonexistent"
-    target = os.path.realpath(workspace)
     root = dig(settings, "agents", "defaults", "workspace")
     listed = dig(settings, "agents", "list")
     entries = dig(settings, "agents", "entries")
-    pairs: list[tuple[object, object]] = [
-        (e.get("id"), e)
-        for e in (listed if isinstance(listed, list) else [])
+    pairs: list[tuple[object, object]] = list(entries.items()) if isinstance(entries, dict) else []
+    pairs += [
+        (e.get("id"), e) for e in (listed if isinstance(listed, list) else [])
         if isinstance(e, dict)
-    ]
-    pairs += list(entries.items()) if isinstance(entries, dict) else []
+    ]  # fmt: skip
+    found: dict[str, str] = {}
     for agent, entry in pairs:
         if not isinstance(agent, str) or not agent.strip() or not isinstance(entry, dict):
             continue
@@ -153,9 +154,16 @@ def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
                 os.path.join(base, agent) if base
                 else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
             )  # fmt: skip
-        if own == target:
-            return agent
-    return None
+        found.setdefault(agent, own)
+    return list(found.items())[:AGENTS_MAX]
+
+
+def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
+    """The id of the configured agent whose workspace this is, or None."""
+    if workspace is None:
+        return None
+    target = os.path.realpath(workspace)
+    return next((agent for agent, own in agents(env) if own == target), None)
 
 
 def alert_route(env: Mapping[str, str]) -> str | None:

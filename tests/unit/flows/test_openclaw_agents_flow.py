@@ -1,0 +1,128 @@
+"""Issue 50: `memfuse cron --format openclaw --all-agents` — every agent OpenClaw's
+configuration lists gets its own three jobs (`agentId`), its own workspace, state folder and
+store; idempotent; an agent added later is picked up, one removed is named and removed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from memfuse.schedule import plan
+from memfuse.state.folder import default_state_dir
+from tests.fakes import World
+from tests.unit.flows.test_openclaw_install_flow import Gateway, stand_in
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
+    return stand_in(tmp_path, monkeypatch)
+
+
+def setup(world: World, agents: dict[str, Path]) -> tuple[Path, Path]:
+    home = Path(os.environ["HOME"])
+    config = home / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    roster = ",\n".join(f"    {name}: {{ workspace: '{ws}', }}" for name, ws in agents.items())
+    config.write_text(
+        f"// JSON5, as OpenClaw's docs write it\n{{ agents: {{ entries: {{\n{roster}\n}} }} }}\n"
+    )
+    mcporter = home / ".mcporter" / "mcporter.json"
+    if not mcporter.exists():
+        mcporter.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"command": "/usr/bin/node", "args": ["/opt/agent-memory/dist/mcp/server.js"],
+                 "env": {"AGENT_MEMORY_DB": str(home / ".openclaw" / "agent-memory.db"),
+                         "AGENT_MEMORY_AUTO_INGEST": "0",
+                         "AGENT_MEMORY_WORKSPACE": str(world.workspace)}}  # fmt: skip
+        mcporter.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}, indent=2))
+    return config, mcporter
+
+
+def by_agent(gateway: Gateway) -> dict[str, list[dict[str, object]]]:
+    found: dict[str, list[dict[str, object]]] = {}
+    for job in gateway.jobs:
+        if str(job.get("declarationKey", "")).startswith("memfuse:"):
+            found.setdefault(str(job.get("agentId")), []).append(job)
+    return found
+
+
+def test_every_agent_gets_its_own_jobs_state_and_store(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    jobs = by_agent(gateway)
+    assert sorted(jobs) == ["home", "work"] and all(len(v) == 3 for v in jobs.values())
+    for agent, ws in (("home", world.workspace), ("work", work)):
+        label = plan.label_for(ws)
+        assert all(str(j["name"]).startswith(label) for j in jobs[agent])
+        argv = [a for j in jobs[agent] for a in j["payload"]["argv"]]  # type: ignore[index]
+        assert str(ws) in argv
+        record = default_state_dir(ws, os.environ) / "schedule.json"
+        assert json.loads(record.read_text())["format"] == "openclaw"
+    home_argv = jobs["home"][0]["payload"]["argv"]  # type: ignore[index]
+    work_argv = jobs["work"][0]["payload"]["argv"]  # type: ignore[index]
+    assert "--server" not in home_argv  # the existing entry and its database: nothing moves
+    assert work_argv[work_argv.index("--server") + 1] == "agent-memory-work"
+    servers = json.loads(mcporter.read_text())["mcpServers"]
+    own = servers["agent-memory-work"]
+    assert own["env"]["AGENT_MEMORY_DB"].endswith("/.openclaw/agent-memory-work.db")
+    assert own["env"]["AGENT_MEMORY_WORKSPACE"] == str(work)
+    assert own["args"] == servers["agent-memory"]["args"]
+    assert servers["agent-memory"]["env"]["AGENT_MEMORY_DB"].endswith("/agent-memory.db")
+
+    gateway.forget_calls()
+    again = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert again.code == 0, again.stdout
+    assert gateway.calls("gateway", "call", "cron.add") == [] and by_agent(gateway) == jobs
+    assert any("already holds this entry" in c for c in again.data["changes"])
+
+    # `work` leaves the configuration: its jobs are named, then removed.
+    setup(world, {"home": world.workspace})
+    named = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    stays = [c for c in named.data["changes"] if c.startswith("agent work is no longer")]
+    assert len(stays) == 3 and all("--remove --all-agents" in c for c in stays)
+    removed = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
+    assert removed.code == 0, removed.stdout
+    assert by_agent(gateway) == {}
+    assert (
+        sum("is no longer configured: removed its job" in c for c in removed.data["changes"]) == 3
+    )
+
+
+def test_an_agent_without_its_workspace_yet_is_said_not_installed(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    setup(world, {"home": world.workspace, "later": tmp_path / "not-yet"})
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    assert sorted(by_agent(gateway)) == ["home"]
+    assert any("agent later" in n and "does not exist yet" in n for n in out.data["notes"])
+
+
+def test_all_agents_needs_a_roster_and_openclaws_format(world: World, gateway: Gateway) -> None:
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 2 and "lists no agents" in out.data["error"]
+    crontab = world.json("cron", "--format", "crontab", "--install", "--all-agents")
+    assert crontab.code == 2 and "--format openclaw" in crontab.data["error"]
+
+
+def test_check_tries_every_agents_jobs_with_its_own_store(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    out = world.json("cron", "--format", "openclaw", "--check", "--all-agents")
+    names = [job["job"] for job in out.data["jobs"]]
+    assert len(names) == 6, names
+    assert sum(n.startswith("home: ") for n in names) == 3
+    assert sum(n.startswith("work: ") for n in names) == 3
+    assert not any(job.get("unchecked") or job["findings"] for job in out.data["jobs"])
+    work_jobs = [job for job in out.data["jobs"] if job["job"].startswith("work: ")]
+    assert all("--server agent-memory-work" in job["command"] for job in work_jobs)
