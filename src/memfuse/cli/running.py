@@ -16,12 +16,24 @@ from memfuse.schedule import registry as schedulers
 
 @app.command(short_help="The lifecycle at a glance; exit 4 when a person is needed.")
 @with_common_options
-def status(common: Common) -> None:
+def status(
+    all_agents: Annotated[
+        bool,
+        typer.Option("--all-agents", help="One row per agent its host configures; the worst exit."),
+    ] = False,
+    *,
+    common: Common,
+) -> None:
     """Show the lifecycle at a glance: last runs, RECENT.md, the ledger, the lock.
 
     Reads only .memfuse/ (no store call). Exits 4 when something needs a person, so
     `memfuse status -q` can be a monitoring probe. Example: memfuse status --json
     """
+    if all_agents:  # every agent, each its own status (memfuse.commands.status_all)
+        from memfuse.commands import status_all
+
+        runner.run("status", common, status_all.run, lock=False, workspace=False)
+        return
     from memfuse.commands import status as command
 
     runner.run("status", common, command.run, lock=False)

@@ -9,7 +9,9 @@ import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from memfuse.cli import app
 from memfuse.schedule import plan
 from memfuse.state.folder import default_state_dir
 from tests.fakes import World
@@ -21,7 +23,7 @@ def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
     return stand_in(tmp_path, monkeypatch)
 
 
-def setup(world: World, agents: dict[str, Path]) -> tuple[Path, Path]:
+def setup(world: World, agents: dict[str, Path], *, store: bool = True) -> tuple[Path, Path]:
     home = Path(os.environ["HOME"])
     config = home / ".openclaw" / "openclaw.json"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -30,7 +32,7 @@ def setup(world: World, agents: dict[str, Path]) -> tuple[Path, Path]:
         f"// JSON5, as OpenClaw's docs write it\n{{ agents: {{ entries: {{\n{roster}\n}} }} }}\n"
     )
     mcporter = home / ".mcporter" / "mcporter.json"
-    if not mcporter.exists():
+    if store and not mcporter.exists():
         mcporter.parent.mkdir(parents=True, exist_ok=True)
         entry = {"command": "/usr/bin/node", "args": ["/opt/agent-memory/dist/mcp/server.js"],
                  "env": {"AGENT_MEMORY_DB": str(home / ".openclaw" / "agent-memory.db"),
@@ -126,3 +128,35 @@ def test_check_tries_every_agents_jobs_with_its_own_store(
     assert not any(job.get("unchecked") or job["findings"] for job in out.data["jobs"])
     work_jobs = [job for job in out.data["jobs"] if job["job"].startswith("work: ")]
     assert all("--server agent-memory-work" in job["command"] for job in work_jobs)
+
+
+def test_status_all_agents_is_one_table_and_the_worst_exit(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Issue 50: one row per agent (its last runs, pending bullets, alarms), one exit code."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work}, store=False)
+    world.journal("2026-12-01", "## 09:00\n- Home: booked the plumber for Tuesday morning\n")
+    assert world.run("sync").code == 0
+    (work / "memory" / "2026-12-01.md").write_text(
+        "## 09:00\n- Work: the quarterly review slides\n"
+    )
+    world.gateway.down = "failed"
+    for hour in ("10", "12", "14"):
+        synced = CliRunner().invoke(
+            app, ["sync", "-q", "--now", f"2026-12-01T{hour}:00", "-w", str(work)],
+            catch_exceptions=False, obj=world.seams,
+        )  # fmt: skip
+    assert synced.exit_code == 4
+    out = world.json("status", "--all-agents")
+    rows = {row["agent"]: row for row in out.data["agents"]}
+    assert sorted(rows) == ["home", "work"]
+    assert rows["home"]["exit_code"] == 0 and rows["home"]["alarms"] == []
+    assert rows["work"]["exit_code"] == 4 and rows["work"]["alarms"]
+    assert rows["work"]["pending"] >= 1
+    assert out.code == 4
+    printed = world.run("status", "--all-agents").stdout
+    assert "  home: exit 0" in printed and "  work: exit 4" in printed
+    setup(world, {"home": world.workspace, "work": work, "later": tmp_path / "nil"}, store=False)
+    assert world.json("status", "--all-agents").code == 66
