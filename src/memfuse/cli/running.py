@@ -139,9 +139,9 @@ def cron(
         bool,
         typer.Option(
             "--all-agents",
-            help=f"With --format {'|'.join(s.name for s in schedulers.every() if s.lists_agents)}:"
-            " every agent its host's configuration lists, each its own jobs, workspace, state"
-            " folder and store.",
+            help="Every agent the host's configuration lists (as"
+            f" {'/'.join(s.name for s in schedulers.every() if s.lists_agents)} configures them),"
+            " each its own jobs, workspace, state folder and store.",
         ),
     ] = False,
     file: Annotated[

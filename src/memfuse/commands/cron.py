@@ -121,13 +121,6 @@ def _check(
 
 
 def _every_agent(request: Request, ctx: RunContext, fmt: str) -> CommandResult:
-    if not registry.get(fmt).lists_agents:
-        hosts = [s.name for s in registry.every() if s.lists_agents]
-        raise ConfigError(
-            f"--all-agents reads the agents a host configures (--format {', '.join(hosts)});"
-            f" for {fmt}, install each workspace: `memfuse cron --format {fmt} -w WORKSPACE"
-            " --install`"
-        )
     if request.file is not None:
         raise ConfigError("--all-agents checks every agent's own schedule, not a FILE")
     if request.check:

@@ -1,5 +1,6 @@
-"""`memfuse cron --all-agents`: every agent the scheduler's host lists (a scheduler with
-`lists_agents`), each its own three jobs (its agent id), workspace, state folder and store.
+"""`memfuse cron --all-agents`: every agent a host configures (the roster of a scheduler with
+`lists_agents`), each its own jobs — in that host's own scheduler, or one block per workspace
+in a system scheduler — its own workspace, state folder and store.
 
 Each agent's memories go to a database of its own (decisions 396): one agent's server entry in
 the mcporter config memfuse reads, `agent-memory-<id>`, made from the `agent-memory` entry as
@@ -29,10 +30,11 @@ from memfuse.run.output import CommandResult
 from memfuse.run.results import CronCheckData, CronData
 from memfuse.schedule import check as checking
 from memfuse.schedule import install as installing
-from memfuse.schedule import registry
+from memfuse.schedule import registry, writers
 from memfuse.schedule.base import Machine, Scheduler
 from memfuse.schedule.check import JobCheck
 from memfuse.schedule.plan import build
+from memfuse.schedule.runs import Schedule
 from memfuse.settings import Settings
 from memfuse.state.folder import StateFolder, default_state_dir
 from memfuse.store.server_entry import mcporter_config_path, read_config, strip_jsonc
@@ -54,14 +56,14 @@ def check(ctx: RunContext, fmt: str) -> CommandResult:
     exit."""
     s = ctx.settings
     scheduler = registry.get(fmt)
-    agents, notes = roster(scheduler, s, mcporter_config_path(s, os.environ))
+    agents, notes = roster(s, mcporter_config_path(s, os.environ))
     jobs: list[JobCheck] = []
     failed = unchecked = 0
     for agent in agents:
         mine = replace(s, workspace=agent.workspace, state_dir=None, server=agent.server)
         state = StateFolder(default_state_dir(agent.workspace, os.environ))
         machine = installing.machine_for(mine, state)
-        schedule = build(mine)
+        schedule = planned(scheduler, mine, machine)
         files = scheduler.render(schedule, machine)
         own = checking.own_settings(mine, schedule, machine.env, machine.home)
         timeout = max(checking.CHECK_TIMEOUT_FLOOR, s.timeout * 6)
@@ -93,14 +95,14 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
             " own [session] table names one server for all: install each agent by hand"
         )
     config = mcporter_config_path(s, os.environ)
-    agents, notes = roster(scheduler, s, config)
+    agents, notes = roster(s, config)
     changes: list[str] = []
     files: dict[str, str] = {}
     for agent in agents:
         mine = replace(s, workspace=agent.workspace, state_dir=None, server=agent.server)
         state = StateFolder(default_state_dir(agent.workspace, os.environ))
         machine = installing.machine_for(mine, state)
-        schedule = build(mine)
+        schedule = planned(scheduler, mine, machine)
         said = f"agent {agent.id} ({agent.workspace})"
         if not (install or remove):
             files.update(scheduler.render(schedule, machine))
@@ -136,21 +138,26 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
     return CommandResult("cron", data, payload=data["text"])
 
 
-def roster(
-    scheduler: Scheduler, settings: Settings, config: Path | None
-) -> tuple[list[Agent], list[str]]:
-    """The configured agents, each with its store, and what was left out and why."""
+def planned(scheduler: Scheduler, settings: Settings, machine: Machine) -> Schedule:
+    """The agent's schedule, clear of the host's jobs that rewrite MEMORY.md (a scheduler
+    that is not the host's own reads them from the host's configuration)."""
+    busy = [] if scheduler.own_writers else installing.writers_here(machine)
+    return writers.clear_of(build(settings), busy, scheduler.zone(machine))[0]
+
+
+def roster(settings: Settings, config: Path | None) -> tuple[list[Agent], list[str]]:
+    """The agents a host configures (the first scheduler with `lists_agents` that lists any),
+    each with its store, and what was left out and why."""
     machine: Machine = installing.machine_for(settings, StateFolder(Path("/nonexistent")))
-    listed = scheduler.agents(machine)
+    hosts = [s for s in registry.every() if s.lists_agents]
+    listed = next((each for s in hosts if (each := s.agents(machine))), [])
     if not listed:
-        problem = scheduler.unread(machine)
-        raise ConfigError(
-            f"--all-agents: {scheduler.name}'s configuration lists no agents"
-            f" ({scheduler.roster}){f'; {problem}' if problem else ''}"
-        )
+        said = "; ".join(f"{s.name}: {s.roster}" for s in hosts)
+        problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
+        raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
     base = _base_entry(settings, config)
-    found = base.get("env")
-    env: dict[str, Any] = found if isinstance(found, dict) else {}
+    given = base.get("env")
+    env: dict[str, Any] = given if isinstance(given, dict) else {}
     home = Path(os.environ.get("HOME") or Path.home())
     served = os.path.realpath(
         os.path.expanduser(str(env.get("AGENT_MEMORY_WORKSPACE") or workspace_in(home)))

@@ -15,6 +15,7 @@ from memfuse.cli import app
 from memfuse.schedule import plan
 from memfuse.state.folder import default_state_dir
 from tests.fakes import World
+from tests.unit.flows.test_cron_flow import fake_crontab
 from tests.unit.flows.test_openclaw_install_flow import Gateway, stand_in
 
 
@@ -107,11 +108,36 @@ def test_an_agent_without_its_workspace_yet_is_said_not_installed(
     assert any("agent later" in n and "does not exist yet" in n for n in out.data["notes"])
 
 
-def test_all_agents_needs_a_roster_and_openclaws_format(world: World, gateway: Gateway) -> None:
+def test_all_agents_needs_a_roster(world: World, gateway: Gateway) -> None:
     out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
-    assert out.code == 2 and "lists no agents" in out.data["error"]
-    crontab = world.json("cron", "--format", "crontab", "--install", "--all-agents")
-    assert crontab.code == 2 and "--format openclaw" in crontab.data["error"]
+    assert out.code == 2 and "no host's configuration lists agents" in out.data["error"]
+    assert "agents.entries or agents.list in openclaw.json" in out.data["error"]
+
+
+def test_a_crontab_gets_one_block_per_agent_each_its_own_store(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 50: crontab (systemd, launchd) `--all-agents` reads OpenClaw's agents too."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    fake_crontab(bin_dir, "MAILTO=me@example.invalid\n")
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    out = world.json("cron", "--format", "crontab", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    table = (bin_dir / "table").read_text()
+    assert table.startswith("MAILTO=me@example.invalid\n")
+    for ws in (world.workspace, work):
+        assert table.count(f"# >>> memfuse {plan.label_for(ws)} >>>") == 1, table
+    lines = [line for line in table.splitlines() if line[:1].isdigit()]
+    assert len(lines) == 6
+    work_lines = [line for line in lines if f"--workspace {work}" in line]
+    assert len(work_lines) == 3 and all("--server agent-memory-work" in x for x in work_lines)
+    assert "agent-memory-work" in json.loads(mcporter.read_text())["mcpServers"]
+    again = world.json("cron", "--format", "crontab", "--install", "--all-agents")
+    assert again.code == 0 and (bin_dir / "table").read_text() == table
 
 
 def test_check_tries_every_agents_jobs_with_its_own_store(
