@@ -42,6 +42,12 @@ def status(
 @app.command(short_help="Check the setup; or write the server's entry.")
 @with_common_options
 def doctor(
+    all_agents: Annotated[
+        bool,
+        typer.Option(
+            "--all-agents", help="Check every agent its host configures, each its own store."
+        ),
+    ] = False,
     show_config: Annotated[
         bool, typer.Option("--show-config", help="Print every setting in effect after the checks.")
     ] = False,
@@ -89,6 +95,8 @@ def doctor(
     from memfuse.commands import doctor as command
 
     setup = command.ServerSetup(server_js, server_version)
+    if all_agents and (print_config or install_config is not None):
+        raise typer.BadParameter("--all-agents checks every agent; it writes no entry")
     if print_config and install_config is not None:
         raise typer.BadParameter("--print-config or --install-config, not both")
     if (server_js or server_version) and not (print_config or install_config):
@@ -102,6 +110,10 @@ def doctor(
         body = lambda ctx: command.install_config(ctx, setup, target)  # noqa: E731
     elif print_config:
         body = lambda ctx: command.print_config(ctx, setup)  # noqa: E731
+    elif all_agents:  # every agent, each its own doctor (memfuse.commands.doctor_all)
+        from memfuse.commands import doctor_all
+
+        body = doctor_all.run
     else:
         body = lambda ctx: command.run(ctx, show_config=show_config)  # noqa: E731
     runner.run("doctor", common, body, lock=False, workspace=False)

@@ -186,3 +186,25 @@ def test_status_all_agents_is_one_table_and_the_worst_exit(
     assert "  home: exit 0" in printed and "  work: exit 4" in printed
     setup(world, {"home": world.workspace, "work": work, "later": tmp_path / "nil"}, store=False)
     assert world.json("status", "--all-agents").code == 66
+
+
+def test_doctor_all_agents_checks_each_agents_own_store(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Issue 50: one row per agent, each checked with its own store entry; the worst exit."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    before = world.json("doctor", "--all-agents")
+    rows = {row["agent"]: row for row in before.data["agents"]}
+    assert [rows["home"]["server"], rows["work"]["server"]] == ["agent-memory", "agent-memory-work"]
+    assert any("has no server 'agent-memory-work'" in line for line in rows["work"]["failed"])
+    assert any(
+        "`memfuse cron --install --all-agents` writes this" in x for x in rows["work"]["failed"]
+    )
+    assert before.code == 1
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    after = {row["agent"]: row for row in world.json("doctor", "--all-agents").data["agents"]}
+    assert after["work"]["failed"] == [] and after["work"]["exit_code"] == 0
+    printed = world.run("doctor", "--all-agents").stdout
+    assert "memfuse doctor, every agent:" in printed and "  work: " in printed
