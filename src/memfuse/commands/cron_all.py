@@ -126,9 +126,12 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
                 f"{said}: left its store entry {agent.server} and its database"
                 f" ({agent.entry['env']['AGENT_MEMORY_DB']}): memfuse never deletes memories"
             )
+    machine = installing.machine_for(s, ctx.workspace.state)
     if install or remove:
-        machine = installing.machine_for(s, ctx.workspace.state)
         changes += scheduler.strays(machine, [a.id for a in agents], remove=remove)
+    for host in registry.every():
+        for crossing in host.crossings(machine):
+            ctx.reporter.warn(crossing)  # another agent's memory within reach
     data: CronData = {
         "format": scheduler.name, "label": "all-agents", "files": files,
         "text": scheduler.printed(files), "notes": notes, "changes": changes,

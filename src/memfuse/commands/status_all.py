@@ -55,6 +55,10 @@ def run(ctx: RunContext) -> CommandResult:
             ctx.reporter.warn(f"agent {agent}: {warning}")
         codes.append(done.exit_code)
         rows.append(row)
+    machine = installing.machine_for(ctx.settings, StateFolder(Path("/nonexistent")))
+    for host in registry.every():
+        for crossing in host.crossings(machine):
+            ctx.reporter.warn(crossing)  # another agent's memory within reach
     code = next((c for c in _WORST if c in codes), ExitCode.OK)
     if code not in _WORST:
         code = ExitCode.FATAL

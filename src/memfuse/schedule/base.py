@@ -121,6 +121,11 @@ class Scheduler(abc.ABC):
         removed when `remove`."""
         return []
 
+    def crossings(self, machine: Machine) -> list[str]:
+        """What lets one configured agent reach another agent's memory (`memfuse serve`
+        entries its tool policy does not keep from it), each with its fix."""
+        return []
+
     def unread(self, machine: Machine) -> str | None:
         """Why this scheduler's host configuration on this machine cannot be read (memfuse
         then takes the host's defaults), None when it can or there is none."""

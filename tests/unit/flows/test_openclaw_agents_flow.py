@@ -208,3 +208,25 @@ def test_doctor_all_agents_checks_each_agents_own_store(
     assert after["work"]["failed"] == [] and after["work"]["exit_code"] == 0
     printed = world.run("doctor", "--all-agents").stdout
     assert "memfuse doctor, every agent:" in printed and "  work: " in printed
+
+
+def test_status_and_install_name_an_agent_that_can_reach_anothers_memory(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    config, _ = setup(world, {"home": world.workspace, "work": work})
+    entries = {"home": {"workspace": str(world.workspace), "tools": {"deny": ["memfuse-work__*"]}},
+               "work": {"workspace": str(work)}}  # fmt: skip
+    servers = {
+        name: {"command": "memfuse", "args": ["serve", "-w", str(ws)]}
+        for name, ws in (("memfuse-home", world.workspace), ("memfuse-work", work))
+    }
+    config.write_text(json.dumps({"agents": {"entries": entries}, "mcp": {"servers": servers}}))
+    warned = world.json("status", "--all-agents").envelope["warnings"]
+    assert [w for w in warned if "can call" in w] == [
+        f"agent work can call mcp.servers.memfuse-home, the memory of {world.workspace} (not its"
+        f' own {work}): add "memfuse-home__*" to agents.entries.work.tools.deny'
+    ]
+    installed = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert any("agent work can call" in w for w in installed.envelope["warnings"])

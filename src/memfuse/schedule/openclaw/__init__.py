@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memfuse.errors import MemfuseError
 from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read, system_zone
-from memfuse.schedule.openclaw import gateway, hook, host
+from memfuse.schedule.openclaw import gateway, hook, host, serving
 from memfuse.schedule.openclaw.jobs import (
     ALERT_AFTER,
     DECLARATION_PREFIX,
@@ -138,6 +138,9 @@ class OpenClaw(Scheduler):
 
     def agents(self, machine: Machine) -> list[tuple[str, str]]:
         return host.agents(machine.env)
+
+    def crossings(self, machine: Machine) -> list[str]:
+        return serving.leaks(machine.env)
 
     def strays(self, machine: Machine, ids: list[str], *, remove: bool) -> list[str]:
         """memfuse's jobs (by declaration key) of an `agentId` no longer configured."""
