@@ -105,7 +105,7 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
         schedule = planned(scheduler, mine, machine)
         said = f"agent {agent.id} ({agent.workspace})"
         if not (install or remove):
-            files.update(scheduler.render(schedule, machine))
+            _merge(files, scheduler.render(schedule, machine))
             continue
         if install and not agent.workspace.is_dir():
             notes.append(
@@ -119,7 +119,7 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
             scheduler, schedule, machine, state, s.now, Workspace(agent.workspace).recent_md,
             remove=remove,
         )  # fmt: skip
-        files.update(placed.files)
+        _merge(files, placed.files)
         changes += [f"{said}: {c}" for c in placed.changes]
         if remove and agent.entry is not None:
             changes.append(
@@ -139,6 +139,13 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
     if install or remove:
         return CommandResult("cron", data, tuple(render.cron_install(data)))
     return CommandResult("cron", data, payload=data["text"])
+
+
+def _merge(files: dict[str, str], more: dict[str, str]) -> None:
+    """Each agent's files beside the others'; one file they share (a crontab) holds every
+    agent's block, in turn."""
+    for name, text in more.items():
+        files[name] = f"{files[name].rstrip()}\n\n{text}" if name in files else text
 
 
 def planned(scheduler: Scheduler, settings: Settings, machine: Machine) -> Schedule:

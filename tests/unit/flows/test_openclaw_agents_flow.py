@@ -138,6 +138,8 @@ def test_a_crontab_gets_one_block_per_agent_each_its_own_store(
     assert "agent-memory-work" in json.loads(mcporter.read_text())["mcpServers"]
     again = world.json("cron", "--format", "crontab", "--install", "--all-agents")
     assert again.code == 0 and (bin_dir / "table").read_text() == table
+    printed = world.json("cron", "--format", "crontab", "--all-agents").data["text"]
+    assert all(f">>> memfuse {plan.label_for(ws)} >>>" in printed for ws in (world.workspace, work))
 
 
 def test_check_tries_every_agents_jobs_with_its_own_store(
