@@ -95,7 +95,7 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
             " own [session] table names one server for all: install each agent by hand"
         )
     config = mcporter_config_path(s, os.environ)
-    agents, notes = roster(s, config)
+    agents, notes = roster(s, config, store=not remove)
     changes: list[str] = []
     files: dict[str, str] = {}
     for agent in agents:
@@ -155,7 +155,9 @@ def planned(scheduler: Scheduler, settings: Settings, machine: Machine) -> Sched
     return writers.clear_of(build(settings), busy, scheduler.zone(machine))[0]
 
 
-def roster(settings: Settings, config: Path | None) -> tuple[list[Agent], list[str]]:
+def roster(
+    settings: Settings, config: Path | None, *, store: bool = True
+) -> tuple[list[Agent], list[str]]:
     """The agents a host configures (the first scheduler with `lists_agents` that lists any),
     each with its store, and what was left out and why."""
     machine: Machine = installing.machine_for(settings, StateFolder(Path("/nonexistent")))
@@ -165,7 +167,12 @@ def roster(settings: Settings, config: Path | None) -> tuple[list[Agent], list[s
         said = "; ".join(f"{s.name}: {s.roster}" for s in hosts)
         problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
         raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
-    base = _base_entry(settings, config)
+    try:
+        base = _base_entry(settings, config)
+    except ConfigError:
+        if store:
+            raise
+        base = {}  # removing: the jobs are found by their labels, no store is needed
     given = base.get("env")
     env: dict[str, Any] = given if isinstance(given, dict) else {}
     home = Path(os.environ.get("HOME") or Path.home())
@@ -187,7 +194,7 @@ def roster(settings: Settings, config: Path | None) -> tuple[list[Agent], list[s
             )
             continue
         seen[workspace] = agent_id
-        if workspace == served:
+        if workspace == served or not base:
             agents.append(Agent(agent_id, Path(workspace), settings.server, None))
             continue
         own = {**env, "AGENT_MEMORY_DB": str(database.with_name(f"agent-memory-{agent_id}.db")),

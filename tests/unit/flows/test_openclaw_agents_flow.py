@@ -232,3 +232,16 @@ def test_status_and_install_name_an_agent_that_can_reach_anothers_memory(
     ]
     installed = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
     assert any("agent work can call" in w for w in installed.envelope["warnings"])
+
+
+def test_remove_all_agents_needs_no_store_entry(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    mcporter.unlink()  # the store's config gone: the jobs must still come out
+    out = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
+    assert out.code == 0, out.stdout
+    assert by_agent(gateway) == {}
