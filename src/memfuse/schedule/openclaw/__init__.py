@@ -8,7 +8,7 @@ memfuse knows of OpenClaw lives in this package.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from memfuse.errors import MemfuseError
@@ -75,14 +75,18 @@ class OpenClaw(Scheduler):
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
         _need(machine)
         agent = host.agent_for(workspace_of(schedule), machine.env)
-        # The hook and the Gateway's list do not wait on each other: side by side.
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        # The hook (its `hooks enable` alone took 10 s on the real CLI) and the jobs do not
+        # wait on each other: side by side.
+        with ThreadPoolExecutor(max_workers=1) as pool:
             hooked = pool.submit(hook.install, machine)
-            listed = gateway.list_jobs(machine.tool)
+            try:
+                installed, changes = gateway.install(
+                    machine.tool, schedule, self.zone(machine), agent
+                )
+            except BaseException:
+                wait([hooked])  # the jobs' failure is the one said
+                raise
             hook_changes = hooked.result()
-        installed, changes = gateway.install(
-            machine.tool, schedule, self.zone(machine), agent, listed=listed
-        )
         return Outcome(installed, changes + hook_changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
