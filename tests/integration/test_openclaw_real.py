@@ -222,7 +222,10 @@ def test_two_agents_each_get_their_jobs_and_only_their_own_recent_md(
             "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
                         "maxTokens": 4096}],
         }}},
-        "agents": {"defaults": {"model": {"primary": "stub/stub-model"}},
+        # With several agents an agent-less job (dreaming's) needs an owner, else the Gateway
+        # logs "Agent-less cron job has no resolvable owner" and never makes it.
+        "agents": {"defaults": {"model": {"primary": "stub/stub-model"},
+                                "systemAgent": {"agentId": "home"}},
                    "entries": {name: {"workspace": str(ws)} for name, ws in spaces.items()}},
     }  # fmt: skip
     with running_gateway(tmp_path, config) as env:
