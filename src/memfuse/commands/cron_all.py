@@ -142,7 +142,7 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
 
 
 def _merge(files: dict[str, str], more: dict[str, str]) -> None:
-    """Each agent's files beside the others'; one file they share (a crontab) holds every
+    """Each agent's files beside the others'; one file they share (one table for all) holds every
     agent's block, in turn."""
     for name, text in more.items():
         files[name] = f"{files[name].rstrip()}\n\n{text}" if name in files else text
