@@ -184,7 +184,8 @@ def check_job(
         done["unchecked"] = [
             *tried.elsewhere,
             "not tried: the check runs jobs only with your own store settings, and this job"
-            f" names its own; to try it as written, with its settings: `{words}`",
+            f" names its own; if that setting is yours (a job list may be the agent's), try it"
+            f" as written: `{words}`",
         ]
     return done
 
