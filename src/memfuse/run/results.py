@@ -417,6 +417,7 @@ class CronJobCheck(TypedDict):
     ok: bool
     findings: list[str]  # what the job sets that the check did not use, and why it matters
     problems: list[str]
+    unchecked: NotRequired[list[str]]  # its own store setup: not tried, and why (issue 47)
 
 
 class CronCheckData(TypedDict):
