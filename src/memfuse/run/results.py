@@ -221,8 +221,7 @@ class RecallData(TypedDict):
 
 
 class ServeData(TypedDict):
-    """`memfuse serve`, once stdin closed: the calls it answered (each answer went to the
-    client as its tool's envelope)."""
+    """`memfuse serve`, once stdin closed: the calls it answered, each as its tool's envelope."""
 
     calls: int
 
@@ -241,8 +240,7 @@ class NoteData(TypedDict):
 
 
 class RecallBatchData(TypedDict):
-    """`recall --batch`: each question's envelope is printed as it is answered (with its own
-    RecallData and `store_ms`); the run itself records how many were asked."""
+    """`recall --batch`: each question's envelope printed as answered; the run, how many."""
 
     queries: int
 
