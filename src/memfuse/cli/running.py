@@ -8,14 +8,14 @@ from typing import Annotated, Any
 
 import typer
 
-from memfuse.cli.app import app, with_common_options
+from memfuse.cli.app import STORE, app, with_common_options
 from memfuse.run import runner
 from memfuse.run.runner import Common
 from memfuse.schedule import registry as schedulers
 
 
 @app.command(short_help="The lifecycle at a glance; exit 4 when a person is needed.")
-@with_common_options
+@with_common_options()
 def status(
     all_agents: Annotated[
         bool,
@@ -40,7 +40,7 @@ def status(
 
 
 @app.command(short_help="Check the setup; or write the server's entry.")
-@with_common_options
+@with_common_options(*STORE)
 def doctor(
     all_agents: Annotated[
         bool,
@@ -120,7 +120,7 @@ def doctor(
 
 
 @app.command(short_help="The schedule of the daily runs: print, check, install.")
-@with_common_options
+@with_common_options(*STORE)
 def cron(
     fmt: Annotated[
         str,
@@ -189,7 +189,7 @@ def cron(
 
 
 @app.command("rerank-test", short_help="Check the configured reranker.")
-@with_common_options
+@with_common_options(*STORE)
 def rerank_test(
     query: Annotated[str, typer.Argument(help="The query to rank documents for.")] = "",
     documents: Annotated[

@@ -10,6 +10,8 @@ not do its job at all (a bad option, a held lock, an internal error) answers `Fa
 # evaluated annotations, and the tests check envelopes against __required_keys__.
 from typing import Any, NotRequired, TypedDict
 
+from memfuse.recall.answer import Answer, Row
+
 
 class FailureData(TypedDict):
     error: str  # the same line goes to stderr
@@ -202,22 +204,9 @@ class TidyData(TypedDict):
 # --- recall --------------------------------------------------------------------------------
 
 
-class RecallRow(TypedDict):
-    content: str
-    score: float
-    reason: str
-    type: str
-    id: str | None
-    uri: str | None
-    location: str | None
-    date: str | None
-
-
-class RecallData(TypedDict):
-    query: str
-    results: list[RecallRow]
-    sources: list[str]
-    reranked: bool
+# One result and one question's answer: the recall engine's own shape (memfuse.recall.answer).
+RecallRow = Row
+RecallData = Answer
 
 
 class ServeData(TypedDict):
