@@ -105,6 +105,8 @@ def html_in(text: str) -> str | None:
 def hiding(text: str, *, exact: bool = True) -> str | None:
     """What an HTML-rendering preview would not show of this bullet's text, or which later
     text it would swallow, said briefly; None when it shows it all."""
+    if (found := _left_open(text)) is not None:
+        return found
     for kind, content, written in pieces(text, exact=exact):
         found = _hides(content) if kind == "html" else _reference(content, written)
         if found is not None:
@@ -128,6 +130,33 @@ class Hiding:
         if exact and any(span in text for span in _SPANS) and _MAYBE.search(text):
             self.left -= 1
         return hiding(text, exact=exact)
+
+
+# What may open a tag, a comment, a declaration or an instruction.
+_MARKUP = re.compile(r"<[A-Za-z/!?]")
+
+
+def _left_open(text: str) -> str | None:
+    """A line of the bullet that opens an HTML block (CommonMark's kinds 1-6: `<style`, `<div`,
+    `<?`, `<!X` … at its start, by markdown-it's own patterns) holding markup left without its
+    end: the block goes to the preview raw, where what follows that `<` — the line's words,
+    the next item's `</li>` — is read as a tag's attributes or a comment, and a `<style`,
+    `<div hidden`, `<details` takes every later bullet too. The inline patterns miss it: an
+    open `<style` is no tag to them (markdown-it's inline reading would escape it)."""
+    from markdown_it.common.html_re import HTML_TAG_RE
+    from markdown_it.rules_block.html_block import HTML_SEQUENCES
+
+    for line in text.split("\n"):
+        if not line.startswith("<") or not any(s[0].search(line) for s in HTML_SEQUENCES[:6]):
+            continue
+        end = 0  # past the last markup found whole (a `<` inside it is its attribute's)
+        for start in _MARKUP.finditer(line):
+            if start.start() < end:
+                continue
+            if (whole := HTML_TAG_RE.match(line, start.start())) is None:
+                return f"{_shown(line[start.start() :])} is left open: a preview hides what follows"
+            end = whole.end()
+    return None
 
 
 def _hides(raw: str) -> str | None:
