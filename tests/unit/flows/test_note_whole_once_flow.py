@@ -330,3 +330,29 @@ def test_a_section_of_a_thousand_items_is_read_whole_where_positions_may_be_bump
     noted = append_note(workspace, "note 1", AT, marks=marks, read=counted)
     assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
     assert counted.bytes >= size  # the tail first, then the whole file
+
+
+def test_a_mark_read_back_is_refused_where_the_file_cannot_check_it(world: World) -> None:
+    """Review of issue 46: the inode and the line's bytes are checked against the file, but a
+    mark read from the state folder also says where to read from and in what encoding. One
+    saying `start: -1` refused every note of the day ('Invalid argument'), and one saying
+    `utf-7` wrote the note in UTF-7 into a UTF-8 journal ('café' as 'caf+AOk-'). A mark whose
+    fields no note writes is as none: the file is read whole."""
+    import json
+
+    from memfuse.state.folder import StateFolder
+    from memfuse.workspace.note_file import MARKS_FILE
+
+    big_journal(world, sections=20)
+    journal, workspace = journal_of(world), workspace_of(world)
+    state = StateFolder(state_of(world.workspace))
+    append_note(workspace, "First, by one process", AT, marks=Marks(state))
+    kept = json.loads(state.read(MARKS_FILE, 1 << 20))
+    (where,) = kept
+    for field, value in [("start", -1), ("encoding", "utf-7"), ("line", -5), ("line", 0)]:
+        state.write(MARKS_FILE, json.dumps({where: {**kept[where], field: value}}).encode())
+        text = f"Café + tea after {field}={value}"
+        noted = append_note(workspace, text, AT, marks=Marks(state))
+        bullets = parse_bytes(journal.read_bytes()).bullets
+        assert bullets[-1] == noted.bullet and noted.bullet.text == text, (field, value)
+        append_note(workspace, "Then another, on the fresh mark", AT, marks=Marks(state))
