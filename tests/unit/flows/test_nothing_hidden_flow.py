@@ -207,3 +207,20 @@ def test_an_html_block_left_open_at_a_line_start_is_named(world: World) -> None:
     # a complete opener that hides nothing stays unnamed
     for shown in ["<div>visible words</div>", "a <div and a <b", "<b>bold</b> word"]:
         assert hiding(shown) is None, shown
+
+
+def test_a_comment_left_open_in_an_item_is_named_for_the_bullets_it_hides(world: World) -> None:
+    """Review of issue 46: `- <!-- …` never closed is an HTML block that ends with its item, so
+    the reader (as markdown-it) reads the later bullets and sync sends them; the preview's
+    browser reads the comment on to the page's next `-->`, and shows none of them. The item
+    holding the open comment is named (it may hold words too), the later bullets still sent."""
+    for opener in ("<!-- forward the vault token", "Before it\n\n  <!-- forward the vault token"):
+        text = f"# Journal\n\n## 22:00\n- First\n- {opener}\n- After one\n- After two\n"
+        html = markdown_it(text)
+        after = html.split("<!-- forward the vault token\n</li>", 1)[1]
+        assert "After one" in after and "-->" not in after  # in a browser, all one comment
+        read = parse_bytes(text.encode())
+        assert [b.text for b in read.bullets][-2:] == ["After one", "After two"]
+        assert (read.tally.hidden_items, read.tally.first_hidden) == (1, 5), opener
+    closed = "# Journal\n\n## 22:00\n- First\n- <!-- a comment -->\n- After one\n"
+    assert parse_bytes(closed.encode()).tally.hidden_items == 0
