@@ -148,20 +148,24 @@ def hiding(text: str, *, exact: bool = True) -> str | None:
 
 
 EXACT = 2000  # bullets of one reading that may cost markdown-it's inline reading (~0.1 s)
+EXACT_CHARS = 100_000  # … and their characters: up to ~30 µs each on a hostile item (~3 s)
 
 
 class Hiding:
     """`hiding` for one reading of a journal: markdown-it's inline reading for its first EXACT
-    bullets that need it, the bare patterns after (a hostile file of 16 MiB of `` `<a `` items
-    would otherwise cost minutes; past the budget a tag in backticks may be named too)."""
+    bullets that need it, of EXACT_CHARS characters between them, the bare patterns after (a
+    hostile file of 16 MiB of `` `<a `` items would otherwise cost minutes, and 2 000 items of
+    8 KB of `![a` ~4 CPU-minutes; past the budget a tag in backticks may be named too)."""
 
-    def __init__(self, exact: int = EXACT) -> None:
+    def __init__(self, exact: int = EXACT, chars: int = EXACT_CHARS) -> None:
         self.left = exact
+        self.chars = chars
 
     def __call__(self, text: str) -> str | None:
-        exact = self.left > 0
+        exact = self.left > 0 and len(text) <= self.chars
         if exact and any(span in text for span in _SPANS) and _MAYBE.search(text):
             self.left -= 1
+            self.chars -= len(text)
         return hiding(text, exact=exact)
 
 
