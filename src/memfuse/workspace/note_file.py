@@ -190,11 +190,14 @@ class Journal:
                 view = view[written:]
             os.fsync(self.fd)
         except OSError as exc:
-            if not self.take_back(suffix):
+            # a write that failed wrote nothing: with none of ours there, what follows the
+            # size read is another's, even the same note by another process — never cut
+            if len(view) < len(suffix) and not self.take_back(suffix):
                 raise NotTakenBack(exc.errno, exc.strerror) from None
             raise
         except BaseException:
-            self.take_back(suffix)
+            if len(view) < len(suffix):
+                self.take_back(suffix)
             raise
 
     def take_back(self, suffix: bytes) -> bool:
