@@ -54,8 +54,8 @@ RECALL_ARGS = (
 RECALL = ToolSpec(
     "recall",
     "Search the agent's memory (journals, MEMORY.md and the store), best first, each result"
-    " with where it is written (memory/2026-12-01.md:7) and its store URI. The structured"
-    " answer is `memfuse recall --json`'s envelope; the text, a summary.",
+    " with where it is written (memory/2026-12-01.md:7) and its store URI. The text is a"
+    " summary; `memfuse recall --json`'s envelope is in the result's _meta.",
     args.schema(RECALL_ARGS),
 )
 WHERE_ARGS = (args.text("what", QUESTION_MAX),)
@@ -63,14 +63,14 @@ WHERE = ToolSpec(
     "where",
     "One bullet's story: its journal line, URI and type, every answer the store gave it,"
     " and whether the store holds it now. Give some of its text, its URI, or FILE:LINE."
-    " The structured answer is `memfuse where --json`'s envelope.",
+    " `memfuse where --json`'s envelope is in the result's _meta.",
     args.schema(WHERE_ARGS),
 )
 STATUS = ToolSpec(
     "status",
     "The memory lifecycle at a glance: the last sync/surface/tidy runs, RECENT.md's age,"
-    " the ledger, the lock, and alarms that need a person (status `escalated`). The"
-    " structured answer is `memfuse status --json`'s envelope.",
+    " the ledger, the lock, and alarms that need a person (status `escalated`)."
+    " `memfuse status --json`'s envelope is in the result's _meta.",
     args.schema(()),
 )
 
