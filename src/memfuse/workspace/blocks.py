@@ -281,7 +281,9 @@ class _Walk:
         """A leaf block outside every item: its comments tallied, its visible lines other."""
         shown = self.uncommented(self.unquoted(first, end, quotes), inline=inline)
         seen = [at for at, line in enumerate(shown.split("\n")) if line.strip()]
-        if seen:
+        if seen and not inline and self.build.hiding(shown) is not None:
+            self.build.hidden_block(first + seen[0])  # named as hiding, not as text shown
+        elif seen:
             self.build.other(first + seen[0], len(seen))
 
     def unquoted(self, first: int, end: int, quotes: int) -> str:

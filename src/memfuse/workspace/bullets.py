@@ -118,6 +118,12 @@ class Builder:
             self.took["hidden_items"] += 1
             self.first_hidden = self.first_hidden or first + 1
 
+    def hidden_block(self, line: int) -> None:
+        """An HTML block outside every item that a preview hides, or that hides the bullets
+        after it (`<details>`, `<div hidden>`, `<style>` …), starting at 0-based `line`."""
+        self.took["hidden_items"] += 1
+        self.first_hidden = self.first_hidden or line + 1
+
     def other(self, line: int, count: int = 1) -> None:
         """`count` lines of other visible text, the first at 0-based `line`."""
         if count:

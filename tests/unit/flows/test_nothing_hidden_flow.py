@@ -169,7 +169,9 @@ def test_sync_names_each_bullet_a_preview_would_hide_and_only_those(world: World
     account = out.data["accounting"]
     assert account["hidden_items"] == 4
     assert account["hidden"] == [{"file": f"memory/{DAY}.md", "bullets": 4, "first_line": 6}]
-    assert f"memory/{DAY}.md: 4 bullet(s) from line 6 hold HTML" in out.warnings_text
+    assert f"memory/{DAY}.md: 4 bullet(s) or HTML block(s) from line 6 hold HTML" in (
+        out.warnings_text
+    )
     assert [hiding(b) is not None for b in bullets] == [False, False, True, True, True, False, True]
     assert all(hiding(form) for form in HOSTILE)
 
@@ -224,3 +226,22 @@ def test_a_comment_left_open_in_an_item_is_named_for_the_bullets_it_hides(world:
         assert (read.tally.hidden_items, read.tally.first_hidden) == (1, 5), opener
     closed = "# Journal\n\n## 22:00\n- First\n- <!-- a comment -->\n- After one\n"
     assert parse_bytes(closed.encode()).tally.hidden_items == 0
+
+
+@pytest.mark.parametrize(
+    "block", ["<details>", "<div hidden>", '<div style="display:none">', "<template>"]
+)
+def test_an_html_block_outside_every_item_that_hides_the_bullets_after_it_is_named(
+    world: World, block: str
+) -> None:
+    """Review of issue 46: a `<details>` line outside any list hid every later bullet in a
+    preview while sync sent them, and warned of it as "text a viewer shows" — the opposite of
+    what happens. It is named as hiding, as a bullet holding such HTML is; the bullets still go."""
+    text = f"# Journal\n\n{block}\n\n## 22:00\n- After one\n- After two\n"
+    assert visible(markdown_it(text)) == []
+    world.journal(DAY, text)
+    out = world.json("sync", "--dry-run", "--date", DAY, "--now", f"{DAY}T22:10")
+    account = out.data["accounting"]
+    assert account["hidden"] == [{"file": f"memory/{DAY}.md", "bullets": 1, "first_line": 3}]
+    assert account["bullets"] == 2 and account["unaccounted_lines"] == 0
+    assert "hold HTML that a preview rendering HTML hides" in out.warnings_text
