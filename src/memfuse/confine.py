@@ -46,7 +46,7 @@ def real_root(workspace: Path) -> Path:
 def within(root: Path | str, real: Path | str) -> bool:
     """Whether a resolved path is `root` or lies below it (both absolute and normalised, as
     os.path.realpath makes them). Compared as text: pathlib's parsing cost a sync of 100 000
-    journals seconds (docs/decisions.md 186)."""
+    journals seconds."""
     top, found = os.fspath(root), os.fspath(real)
     return found == top or found.startswith(top.rstrip("/") + "/")
 

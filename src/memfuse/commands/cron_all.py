@@ -2,7 +2,7 @@
 `lists_agents`), each its own jobs — in that host's own scheduler, or one block per workspace
 in a system scheduler — its own workspace, state folder and store.
 
-Each agent's memories go to a database of its own (decisions 396): one agent's server entry in
+Each agent's memories go to a database of its own: one agent's server entry in
 the mcporter config memfuse reads, `agent-memory-<id>`, made from the `agent-memory` entry as
 it is (the same server, the same capacities) with its own `AGENT_MEMORY_DB` beside the
 first's and `AGENT_MEMORY_WORKSPACE` its workspace. The agent whose workspace the existing

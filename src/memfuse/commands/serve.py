@@ -7,7 +7,7 @@ the index and the store session warm and bounds every answer is memfuse.serve (d
 
 It writes no MEMORY.md, RECENT.md, ledger or run history; `note` appends one bullet to
 today's journal under the workspace lock (memfuse.serve.note), and the recall index it
-refreshes is derived state (docs/decisions.md 130).
+refreshes is derived state.
 """
 
 from __future__ import annotations

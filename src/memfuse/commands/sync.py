@@ -40,7 +40,7 @@ def run(
     if not ctx.dry_run:
         # The Markdown side of recall, kept current from the journals the sync read, where
         # their files have not changed since: by words alone. The vectors of what is new are
-        # made where nothing waits on the model (decisions 350): by the questions, a few each,
+        # made where nothing waits on the model: by the questions, a few each,
         # and by the night's tidy once it let go of the lock.
         given = unchanged(report.reading.parsed, report.stamps, workspace.location)
         refreshed = refresh_index(workspace, ctx.classifier, ctx.reporter.warn, given=given)

@@ -1,6 +1,6 @@
 """`memfuse tidy`: the 03:00 run — the store's sleep cycle, a MEMORY.md consistency check,
 the MEMORY.md backup and size guard, (with --archive) the weekly journal roll-up, and, once it
-let go of the workspace lock, the vectors recall's questions left to make (decisions 350)."""
+let go of the workspace lock, the vectors recall's questions left to make."""
 
 from __future__ import annotations
 
@@ -257,7 +257,7 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
 
 
 def embed(ctx: RunContext, data: TidyData) -> None:
-    """The night's embedding, once the run let go of the workspace lock (decisions 350): the
+    """The night's embedding, once the run let go of the workspace lock: the
     recall index brought up to date and the vectors of what the questions left, bounded by
     vectors.NIGHT. No note, sync or question waits for the model."""
     embedder = ctx.embedder

@@ -3,14 +3,14 @@
 Candidates from the local full-text index of the Markdown in every form (memfuse.recall.index:
 journals daily, archived and rolled up, and MEMORY.md) and from the store's own `recall` (2 ×
 limit, at most 20) are merged by reciprocal rank fusion, a bullet and the memory synced from it
-counted once. Who ranks what (measured: docs/recall-quality.md, decisions 93): a bullet is ranked
+counted once. Who ranks what (measured: docs/recall-quality.md): a bullet is ranked
 by the local index, which searches the same text better than the store does; the store's vote
 for it would only pull the order towards its weaker ranking. A memory the Markdown does not
 hold (the agent stored it itself) is ranked by the store alone, at the local index's weight;
 a synced bullet the local index did not find comes after what it did.
 The external reranker re-scores them when one is configured (any failure: one warning, the fused
 order), and agent-memory's local weighting (priority, vitality) orders the reranked result;
-without a reranker the fused rank stands (docs/decisions.md 66). With the store down the local
+without a reranker the fused rank stands. With the store down the local
 index answers alone, and `sources` says so.
 
 The engine is given what it asks (`Services`): the store's recall, the open index, the reranker's
@@ -39,7 +39,7 @@ from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX
 RRF_K = 60
 STORE_CANDIDATES_MAX = 20
 LOCAL_CANDIDATES = 50  # the local index is cheap to ask deep: fusion and filters need room
-# How much a rank counts in the fusion (measured: docs/recall-quality.md, decisions 93): the
+# How much a rank counts in the fusion (measured: docs/recall-quality.md): the
 # local index's ranks; the store's for a memory the Markdown does not hold; the store's for a
 # synced bullet the local index did not return (after its candidates, in the store's order).
 LOCAL_WEIGHT = 1.0

@@ -6,7 +6,7 @@ neighbour's, above the question's median, over their spread). The local candidat
 words' best (memfuse.recall.index.RecallIndex.search) and the DEPTH closest by meaning — are
 scored by the words' share (the bullet's BM25 over the question's best BM25: 1 for the words'
 first, 0 for a bullet words did not find) plus a weight × its closeness over the question's
-greatest closeness, and ordered in two steps (docs/decisions.md 370-374):
+greatest closeness, and ordered in two steps:
 
 - the first is the best by the words' share + FIRST_WEIGHT (0.2) × closeness: where the words
   find the bullet that holds the question's terms, meaning passes it only with one nearly as
@@ -23,7 +23,7 @@ shares the question's words keeps its share near 1, one that shares a character 
 and meaning chooses.
 
 Why scores and not ranks (measured on LoCoMo's development split and two bilingual sets:
-docs/recall-quality.md, decisions 331 and 370-374): a rank says nothing of how far ahead the
+docs/recall-quality.md): a rank says nothing of how far ahead the
 words' first is. Each side is taken over its own best, so the fusion means the same over a week
 of journals as over ten years.
 """
@@ -37,10 +37,10 @@ from memfuse.recall.index import Hit, RecallIndex
 from memfuse.recall.semantic import Embedder
 from memfuse.recall.terms import full_match, has_cjk, query_terms
 
-DEPTH = 50  # bullets closest to the question that take part (100 changed no top 20: decisions 331)
+DEPTH = 50  # bullets closest to the question that take part (100 changed no top 20)
 WEIGHT = 0.5  # what the closest bullet adds past the first, where the words' best has 1
-FIRST_WEIGHT = 0.2  # … and in choosing the first (decisions 371)
-DAY_WEIGHT = 0.2  # what the day of the best candidates adds (decisions 372)
+FIRST_WEIGHT = 0.2  # … and in choosing the first
+DAY_WEIGHT = 0.2  # what the day of the best candidates adds
 DAY_BEST = 3  # a day is scored by its best three candidates
 
 Found = tuple[Hit, tuple[str, ...]]  # a candidate, with what found it: "journal" (words), "meaning"

@@ -4,7 +4,7 @@
 once) and lists what its backend and tokenizer hold: every array, as it is. `assemble` gives
 the package's own classes those arrays again, mapped from memfuse's cache (model_cache.py), so
 the forward pass and the tokenizer's normalizer and Viterbi are the package's code, unchanged;
-only where their data comes from is memfuse's (docs/decisions.md 361).
+only where their data comes from is memfuse's.
 
 The one thing built differently is the tokenizer's dict of pieces and their prefixes, which
 the package builds whole (128 000 pieces, 0.5 s in Python). Here the pieces are kept sorted,
@@ -119,7 +119,7 @@ def assemble(header: dict[str, Any], arrays: dict[str, Any]) -> Any:
             put(name[2:], value)
     backend.sp = tokenizer(header["tokenizer"], arrays)
     backend.threads = 1
-    backend._threadpool = None  # memfuse holds the BLAS to one thread itself (decisions 330)
+    backend._threadpool = None  # memfuse holds the BLAS to one thread itself
     return backend
 
 

@@ -56,7 +56,7 @@ class DaysRead:
 
     The cost is linear in a day's forms and bullets: a day with many archived copies (`D.md`,
     `D.1.md` … `D.200.md`) is read, unioned, classified and given its neighbours' terms once,
-    and each of its files takes its own rows from that (docs/decisions.md 165); asking for the
+    and each of its files takes its own rows from that; asking for the
     day's whole union once per file would cost files × bullets.
     """
 

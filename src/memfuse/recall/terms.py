@@ -8,7 +8,7 @@ A question also drops the words questions are made of (would, did, kind of …);
 nothing else falls back to all its words. Measured on LoCoMo and on the bilingual example set:
 docs/recall-quality.md.
 
-What a question costs is bounded (`bounded`, docs/decisions.md 120): FTS5 ranks every row that
+What a question costs is bounded (`bounded`): FTS5 ranks every row that
 holds one of its terms, so only its rarest terms are asked, at most `TERMS_MAX` of them holding
 at most `POSTINGS_MAX` rows between them. The common terms cut are those that rank least (a
 term held by half the rows or more has an IDF of 1e-6 in FTS5's BM25) and cost most.
@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Mapping
 
-# A question's cost (docs/decisions.md 120): what FTS5 is asked at most.
+# A question's cost: what FTS5 is asked at most.
 TERMS_MAX = 32  # distinct terms of one question
 POSTINGS_MAX = 100_000  # rows its terms hold between them (the rarest one is kept whatever)
 

@@ -98,7 +98,7 @@ class RunContext:
     _ledger: Ledger | None = None
     _reader: LedgerReader | None = None
     # What the run does once it let go of the workspace lock (memfuse.run.runner), so that no
-    # other run, note or question waits for it: the night's embedding (decisions 350).
+    # other run, note or question waits for it: the night's embedding.
     afterwards: list[Callable[[], None]] = field(default_factory=list)
 
     @functools.cached_property
@@ -134,7 +134,7 @@ class RunContext:
         chosen automatically and mcporter is not installed: it would be tried and found missing
         for nothing, and warn of that instead of the cause. Every call fails with the cause, as
         doctor names it. Where mcporter is installed it is tried, as before: it merges the
-        editors' configs in, and may start a server the named file lacks (decision 420)."""
+        editors' configs in, and may start a server the named file lacks."""
         if self.settings.transport != "auto" or not isinstance(self.server, ConfigError):
             return None
         with contextlib.suppress(ValueError):  # a command shlex cannot split runs nowhere

@@ -28,7 +28,7 @@ KEEP = 30
 LIFECYCLE = ("sync", "surface", "tidy")
 RUNS_LIMIT = 4 << 20  # a runs.json larger than this was not written by memfuse
 # A run that reached no store because of its own setup (exit 78, the cause named): not a store
-# outage, so it neither counts toward nor breaks a streak of failing runs (decision 262).
+# outage, so it neither counts toward nor breaks a streak of failing runs.
 MISCONFIGURED = "misconfigured"
 # How a misconfigured run's error begins (memfuse.run.runner): the cause follows.
 SETUP_PREFIX = "the store was not reached, and its setup is why: "

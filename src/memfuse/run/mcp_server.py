@@ -67,8 +67,8 @@ def call_result(answer: ToolAnswer) -> dict[str, Any]:
     """A tool's answer as an MCP `CallToolResult`: the text its one content block, for the
     model; the envelope, for a program, under `_meta` — never `structuredContent`, which an
     agent host may hand the model beside the text (one puts a `structuredContent:` block of
-    its JSON in front of the text, and again in the details on its tool-search route:
-    decision 393), so that the answer reaches the model once on every route."""
+    its JSON in front of the text, and again in the details on its tool-search route),
+    so that the answer reaches the model once on every route."""
     result: dict[str, Any] = {
         "content": [{"type": "text", "text": answer.text}],
         "isError": answer.error,

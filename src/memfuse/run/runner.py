@@ -91,7 +91,7 @@ def _reader_gone(fd: int) -> None:
     """The reader closed the pipe (`memfuse doctor | head -3`): like the Unix tools memfuse sits
     among, stop writing there without a word. The descriptor is pointed at /dev/null, so the
     rest of the run and the flush at exit write nowhere instead of failing; the run's own exit
-    code stands (docs/decisions.md 76)."""
+    code stands."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, fd)
     os.close(devnull)
@@ -253,7 +253,7 @@ def _named_setup_fault(ctx: RunContext, result: CommandResult) -> CommandResult:
     """A run whose every store call failed because of the store's setup — a mistyped
     `--mcporter-config`, no mcporter, a server script that is not there — fails with that
     cause, named as doctor names it (exit 78), instead of a transport's `Connection closed`;
-    it is recorded as such, and does not count toward the store-down alarm (decision 262)."""
+    it is recorded as such, and does not count toward the store-down alarm."""
     try:
         faults = ctx.setup_faults()
     except (OSError, MemfuseError) as exc:  # the diagnosis must not hide the run's own result

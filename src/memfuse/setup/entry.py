@@ -31,7 +31,7 @@ SOURCE_ROOT = "~/.local/share/agent-memory/src"
 SOURCE_JS = "dist/mcp/server.js"
 
 # What to do when no server.js is found: on most machines today the registry has no copy of
-# the package (npm answers E404), so the routes that work come first (decision 261).
+# the package (npm answers E404), so the routes that work come first.
 NOT_INSTALLED = (
     f"agent-memory is not installed here (no {SERVER_JS} under {', '.join(NPM_ROOTS)}, no"
     f" {SOURCE_ROOT}/{SOURCE_JS}). Its npm package {PACKAGE} is missing from most registries"

@@ -3,7 +3,7 @@
 A run's store calls are best effort: when every one fails, the run asks these checks whether
 the store's setup explains it — the mcporter config the run names is missing, empty, not JSON
 or without the server; mcporter is not there; the server's program or script is not there —
-and says so as doctor does (docs/decisions.md 262). Each check reads only files memfuse's own
+and says so as doctor does. Each check reads only files memfuse's own
 settings name, never the workspace: nothing the agent writes can make a store that is down
 pass for a store that is not set up.
 """

@@ -75,7 +75,7 @@ def warnings(data: AccountingData) -> list[str]:
     said += [
         f"{row['file']}: {row['lines']} line(s) nest too deep to read as a viewer shows them"
         " in bounded time: each such block was read as one bullet of its lines as written, or"
-        " as text (docs/decisions.md 321)"
+        " as text (docs/reliability.md, nesting)"
         for row in data["deep"]
     ]
     said += [

@@ -10,7 +10,7 @@ which swallows every later bullet of the day when left open. A character referen
 an invisible or direction-turning character (`&#x202E;`) that the note tool refuses written
 plainly. Which text is HTML is what markdown-it (the journal grammar's parser) reads as HTML
 with HTML on: its own HTML pattern, or its inline reading where a code span, an escape or a
-link destination could claim the text (docs/decisions.md 343).
+link destination could claim the text.
 
 - `html_in` (the note tool): the first raw HTML at all, or such a reference. A note is one
   line of plain text: nothing of it may depend on a renderer.

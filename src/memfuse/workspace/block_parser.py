@@ -4,7 +4,7 @@ its rules made to cost each level of a line the same however deep it nests. Pure
 Every container a line opens runs the block rules again on the rest of the line, so a rule
 that reads all of the rest of the line, or everything a container holds, costs the square of
 the nesting on each line: a journal of `- - - … a` lines 90 markers deep read at ~28 s/MiB,
-two thirds of it in these two rules (cProfile, docs/decisions.md 320):
+two thirds of it in these two rules (cProfile):
 
 - the thematic break (`* * *`) read the rest of the line at every level, looking for a run
   of one of `*`, `-`, `_` and blanks; here each line's tail of such characters is found once

@@ -14,7 +14,7 @@ is in, however deep: memfuse.workspace.block_parser), one walk over the tokens, 
 each leaf block's lines. A journal nested deeper than CommonMark can parse in its length, or
 whose nesting would cost markdown-it more than BUDGET, is read block by block (`_chunks`)
 while the budget lasts; a block too deep itself, or past the budget, is one bullet, its lines
-as they are (docs/decisions.md 321).
+as they are.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _openers(line: str) -> int:
 
 def _costs(lines: list[str]) -> list[int]:
     """What markdown-it's block pass spends on each line beyond what an ordinary line costs, in
-    list items and quote levels, at most (docs/decisions.md 321); more than BUDGET for a line
+    list items and quote levels, at most; more than BUDGET for a line
     that opens more than DEEPEST blocks.
 
     The first list item a line opens, and the quotes it goes on with by their `>` before it,

@@ -80,7 +80,7 @@ class Journal:
     # day's synced bullets may be taken for gone.
     complete: bool = True
     # What the reading of each form (a roll-up's day section each) took, in the forms' order:
-    # its list items and what each exclusion rule left out (docs/decisions.md 285).
+    # its list items and what each exclusion rule left out.
     tallies: tuple[tuple[Path, Tally], ...] = ()
 
     def positioned(self) -> Iterator[tuple[JournalPosition, Bullet]]:
@@ -110,7 +110,7 @@ class Workspace:
         # a Workspace made without one (a test, a benchmark) keeps it in `.memfuse/`.
         self.state = StateFolder(state if state is not None else self.root / ".memfuse")
         # The roll-ups read that hold a section for a day outside the week they name, with
-        # why (by path, as last read): never synced, a person must move it (decisions 167).
+        # why (by path, as last read): never synced, a person must move it.
         self.misplaced: dict[Path, str] = {}
 
     # --- the layout ----------------------------------------------------------------------

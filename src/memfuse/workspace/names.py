@@ -15,7 +15,7 @@ JOURNAL_NAME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\.md")
 
 # The days a journal may be for. A journal dated far from any agent's life (`0001-01-01`,
 # `9999-12-31`) is named and skipped: every window, week and neighbour memfuse computes from a
-# day then stays a real date (docs/decisions.md 106).
+# day then stays a real date.
 FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
 
 # What a person would take for a journal's name: other scripts' digits, full-width forms, a
@@ -57,6 +57,6 @@ DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
 # An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
 # (`YYYY-MM-DD.1.md`, memfuse.confine.move_into's name for a taken one).
 # Any number of digits (`.99999999999999999999.md` is read, in number order); a zero-padded
-# or zero number (`.01.md`, `.0.md`) is a look-alike, named and never read (decisions 169).
+# or zero number (`.01.md`, `.0.md`) is a look-alike, named and never read.
 ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]*))?\.md")
 NUMBERED_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+\.md")

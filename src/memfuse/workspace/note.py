@@ -10,11 +10,11 @@ memory through memfuse, and the Markdown stays the truth (docs/security.md, "The
   is one more, with exactly its text, in the section meant. A journal that ends inside an
   open code fence or HTML comment or block would swallow it: refused, nothing written. Only
   the tail is read back: from the last note's line (`Marks`), or after one reading of the
-  whole file from its last bullet at column 0 (docs/decisions.md 340).
+  whole file from its last bullet at column 0.
 - The file's bytes are kept as they are; the note is added in its encoding (UTF-8, or UTF-16/
   UTF-32 announced by a byte-order mark) and its line ending (CRLF when its lines end so).
 - Appended on one confined descriptor (memfuse.workspace.note_file): all or nothing, once
-  whatever saves beside it (decision 341), with no lock (decision 342); a new journal is
+  whatever saves beside it, with no lock; a new journal is
   written atomically through the confined writer, only while there is still none.
 """
 
@@ -241,7 +241,7 @@ class ReadWhole(Exception):
 def _restart(old: str) -> tuple[_Frame, str]:
     """The whole text read once, then the frame from its last bullet that opens a line with
     `-`, `*` or `+` at column 0, with the text from there on: such a line closed every block
-    open before it but its list (decision 340), so the note is read back on the tail alone.
+    open before it but its list, so the note is read back on the tail alone.
     The whole text when no bullet is such, or a dreaming marker follows it."""
     bullets = parse(old)
     lines = old.replace("\r\n", "\n").replace("\r", "\n").split("\n")

@@ -10,11 +10,10 @@ and takes back.
   the process, and the latest in the state folder). The next note on the same file (same
   inode, that line still in place) reads only from that line to the end, at most TAIL_MAX;
   anything else (a journal no note marked, an editor that saved by rename, a line moved, a
-  dreaming marker in the tail, which pairs with one above) reads the file whole (docs/
-  decisions.md 340).
+  dreaming marker in the tail, which pairs with one above) reads the file whole.
 - Once: the write is checked to be in the file the path names, where it was planned; when it
   is not (an editor's rename landed meanwhile), `count_lines` of the replaced file is what the
-  next try looks for before it writes again (decision 341).
+  next try looks for before it writes again.
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ class Mark:
 
     Reading from the start of the note's line gives the same blocks as reading the whole file:
     a `- ` line at column 0 that reads back as a bullet closes every block open before it but
-    its list, so what follows it parses alike either way (docs/decisions.md 340)."""
+    its list, so what follows it parses alike either way."""
 
     dev: int
     ino: int

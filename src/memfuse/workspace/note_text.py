@@ -7,7 +7,7 @@ reads it back and as a person sees it in a preview (docs/security.md, "The note 
   whitespace is trimmed, as the journal reader trims it.
 - Nothing of it hidden from the person reading: raw HTML anywhere outside code spans (a tag,
   a processing instruction, a declaration) and a character reference that shows an
-  invisible character are refused (memfuse.text.hidden; docs/decisions.md 343).
+  invisible character are refused (memfuse.text.hidden).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def checked_text(text: str) -> str:
         )
     if "<!--" in value or "-->" in value:
         raise NoteRefused("text holds an HTML comment marker (<!-- or -->), which hides text")
-    if (found := html_in(value)) is not None:  # docs/decisions.md 343
+    if (found := html_in(value)) is not None:
         raise NoteRefused(
             f"text holds {found}, which a preview rendering HTML does not show as written: a"
             " note is plain text (write it without the tag; code goes in backticks)"

@@ -1,4 +1,4 @@
-"""The plain reading of a journal, line by line (docs/decisions.md 170). Pure.
+"""The plain reading of a journal, line by line. Pure.
 
 Most journals are ATX headings, `-`/`*`/`+` items and their text: for those, CommonMark's
 blocks follow from each line's indentation and first characters, read here line by line at a

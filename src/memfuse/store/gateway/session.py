@@ -4,7 +4,7 @@ mcporter starts a fresh server for every call (~0.3-0.7 s each); one session pay
 once and then ~2 ms per call. memfuse needs four messages of MCP (initialize, the initialized
 notification, tools/list, tools/call), so it speaks them itself — newline-delimited JSON-RPC
 over the server's stdin and stdout — instead of importing the SDK, whose import alone cost a
-run more than half a second (docs/decisions.md 184). One reader thread hands each answer to
+run more than half a second. One reader thread hands each answer to
 the call waiting for its id; calls from several threads run side by side.
 
 Everything the server says is untrusted: a line is read only up to LINE_LIMIT bytes (a longer
