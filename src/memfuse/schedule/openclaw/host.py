@@ -118,12 +118,18 @@ def shell_zone(env: Mapping[str, str]) -> str | None:
     return name
 
 
+PATH_MAX = 4096  # bytes of a path the system resolves; a longer one names no folder
+
+
 def _path(value: object, home: str) -> str | None:
+    """A path of the configuration as the real one it names. One longer than PATH_MAX names
+    nothing there is, and is not resolved: resolving a path costs time in the square of its
+    parts (a 500 KB one in openclaw.json took 9 s, for each of the many times a command asks)."""
     if not isinstance(value, str) or not value.strip():
         return None
     if value == "~" or value.startswith("~/"):
         value = home + value[1:]
-    return os.path.realpath(value)
+    return os.path.realpath(value) if len(value) <= PATH_MAX else os.path.normpath(value)
 
 
 AGENTS_MAX = 64  # agents read from a roster; the rest are said, not served
@@ -144,12 +150,12 @@ def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
         if isinstance(e, dict)
     ]  # fmt: skip
     found: dict[str, str] = {}
+    base = _path(root, home)
     for agent, entry in pairs:
         if not isinstance(agent, str) or not agent.strip() or not isinstance(entry, dict):
             continue
         own = _path(entry.get("workspace"), home)
         if own is None:  # OpenClaw's own rule for an entry without one
-            base = _path(root, home)
             own = (
                 os.path.join(base, agent) if base
                 else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")

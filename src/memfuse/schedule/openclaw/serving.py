@@ -48,7 +48,9 @@ def serve_servers(env: Mapping[str, str]) -> list[tuple[str, str]]:
             continue
         named = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-w", "--workspace")]
         served = os.path.expanduser(named[0]) if named else str(workspace_in(home))
-        found.append((str(key)[:80], os.path.realpath(served.replace("~", home, 1))))
+        served = served.replace("~", home, 1)
+        if len(served) <= host.PATH_MAX:  # a longer one names no folder (host._path)
+            found.append((str(key)[:80], os.path.realpath(served)))
     return found[:64]
 
 
