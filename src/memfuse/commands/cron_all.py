@@ -183,9 +183,20 @@ def roster(
     agents: list[Agent] = []
     notes: list[str] = []
     seen: dict[str, str] = {}
+    ids: set[str] = set()
     for agent_id, workspace in listed:
-        if not AGENT_ID.fullmatch(agent_id):
+        if not AGENT_ID.fullmatch(agent_id) or agent_id.lower() in ids:
+            # `Work` beside `work`: one database file where names ignore case (macOS)
             notes.append(f"agent {agent_id[:80]!r}: an id memfuse cannot name files by: left out")
+            continue
+        ids.add(agent_id.lower())
+        outer = _around(workspace, listed)
+        if outer is not None:
+            notes.append(
+                f"agent {agent_id}: its workspace ({workspace}) lies inside agent {outer[0]}'s"
+                f" ({outer[1]}), whose agent can write its journals: its memory would not be"
+                " its own; left out (give it a workspace of its own)"
+            )
             continue
         if workspace in seen:
             notes.append(
@@ -202,6 +213,16 @@ def roster(
         entry = {**base, "env": own}
         agents.append(Agent(agent_id, Path(workspace), f"{settings.server}-{agent_id}", entry))
     return agents, notes
+
+
+def _around(workspace: str, listed: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The agent whose workspace holds this one (another's, not the same), if any."""
+    inner = Path(workspace)
+    return next(
+        ((agent, own) for agent, own in listed
+         if own != workspace and inner.is_relative_to(own)),
+        None,
+    )  # fmt: skip
 
 
 def _base_entry(settings: Settings, config: Path | None) -> dict[str, Any]:

@@ -245,3 +245,29 @@ def test_remove_all_agents_needs_no_store_entry(
     out = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
     assert out.code == 0, out.stdout
     assert by_agent(gateway) == {}
+
+
+def test_an_agent_inside_anothers_workspace_or_named_apart_by_case_is_left_out(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Review of issues 47 and 50: a workspace nested in another agent's (OpenClaw's
+    `agents.defaults.workspace`/<id> beside an agent whose workspace is that folder) is written
+    by the outer agent: its journals would carry the outer agent's words into the inner's
+    store, RECENT.md and recall. And `Work` beside `work` is one database file where names
+    ignore case. Each is left out, and said."""
+    inner = world.workspace / "nested"
+    (inner / "memory").mkdir(parents=True)
+    twin = tmp_path / "twin-ws"
+    (twin / "memory").mkdir(parents=True)
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "nested": inner, "work": work,
+                                "Work": twin})  # fmt: skip
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    assert sorted(by_agent(gateway)) == ["home", "work"]
+    notes = " | ".join(out.data["notes"])
+    assert f"agent nested: its workspace ({inner}) lies inside agent home's" in notes
+    assert "agent 'Work': an id memfuse cannot name files by: left out" in notes
+    servers = json.loads(mcporter.read_text())["mcpServers"]
+    assert sorted(servers) == ["agent-memory", "agent-memory-work"]
