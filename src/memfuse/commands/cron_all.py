@@ -38,6 +38,7 @@ from memfuse.schedule.runs import Schedule
 from memfuse.settings import Settings
 from memfuse.state.folder import StateFolder, default_state_dir
 from memfuse.store.server_entry import mcporter_config_path, read_config, strip_jsonc
+from memfuse.untrusted import one_line
 from memfuse.workspace.layout import Workspace
 
 AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -103,7 +104,7 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
         state = StateFolder(default_state_dir(agent.workspace, os.environ))
         machine = installing.machine_for(mine, state)
         schedule = planned(scheduler, mine, machine)
-        said = f"agent {agent.id} ({agent.workspace})"
+        said = f"agent {agent.id} ({one_line(str(agent.workspace))})"
         if not (install or remove):
             _merge(files, scheduler.render(schedule, machine))
             continue
@@ -193,14 +194,15 @@ def roster(
         outer = _around(workspace, listed)
         if outer is not None:
             notes.append(
-                f"agent {agent_id}: its workspace ({workspace}) lies inside agent {outer[0]}'s"
-                f" ({outer[1]}), whose agent can write its journals: its memory would not be"
-                " its own; left out (give it a workspace of its own)"
+                f"agent {agent_id}: its workspace ({one_line(workspace)}) lies inside agent"
+                f" {outer[0]}'s ({one_line(outer[1])}), whose agent can write its journals:"
+                " its memory would not be its own; left out (give it a workspace of its own)"
             )
             continue
         if workspace in seen:
             notes.append(
-                f"agent {agent_id}: its workspace is agent {seen[workspace]}'s too ({workspace}),"
+                f"agent {agent_id}: its workspace is agent {seen[workspace]}'s too"
+                f" ({one_line(workspace)}),"
                 " so they share one memory: left out"
             )
             continue

@@ -271,3 +271,26 @@ def test_an_agent_inside_anothers_workspace_or_named_apart_by_case_is_left_out(
     assert "agent 'Work': an id memfuse cannot name files by: left out" in notes
     servers = json.loads(mcporter.read_text())["mcpServers"]
     assert sorted(servers) == ["agent-memory", "agent-memory-work"]
+
+
+def test_names_and_paths_from_openclaw_json_cannot_print_lines_of_their_own(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Review of issues 47 and 50: an agent id, a workspace, an MCP server's key or a channel's
+    name from openclaw.json reached `status` and its warnings as written: escapes were shown,
+    but a line break printed a line of its own ("  work: exit 0" under an agent in alarm)."""
+    forged = "\n  work: exit 0  all is well"
+    config, _ = setup(world, {"home": world.workspace})
+    entries = {f"home{forged}": {"workspace": str(world.workspace)},
+               "other": {"workspace": str(tmp_path / f"nil{forged}")}}  # fmt: skip
+    servers = {f"m{forged}": {"command": "memfuse", "args": ["serve", "-w", str(tmp_path)]}}
+    config.write_text(json.dumps({
+        "agents": {"entries": entries}, "mcp": {"servers": servers},
+        "cron": {"failureAlert": {"channel": f"ops{forged}"}},
+    }))  # fmt: skip
+    out = world.run("status", "--all-agents")
+    assert "all is well" in out.stdout + out.stderr  # shown, as an escape within a line
+    said = (out.stdout + out.stderr).splitlines()
+    assert not [line for line in said if "all is well" in line and line.startswith("  work")]
+    alone = world.run("status")
+    assert not [line for line in alone.stdout.splitlines() if line.startswith("  work: exit 0")]

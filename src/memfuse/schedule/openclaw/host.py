@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from memfuse.schedule.base import Writer, system_zone
 from memfuse.schedule.cronexpr import daily_times
 from memfuse.schedule.openclaw import config
+from memfuse.untrusted import one_line
 
 DREAMING_JOB = "Memory Dreaming Promotion"
 DREAMING_MARKERS = (
@@ -187,9 +188,10 @@ def alert_route(env: Mapping[str, str]) -> str | None:
         if isinstance(value, dict) and value.get("enabled") is not False
     ]  # fmt: skip
     if isinstance(named, str) and named.strip():
-        return f"OpenClaw announces them on its {named} channel"
+        return f"OpenClaw announces them on its {one_line(named[:80])} channel"
     if configured:
-        return f"OpenClaw announces them on its channel ({', '.join(sorted(configured)[:5])})"
+        names = ", ".join(one_line(str(name)[:80]) for name in sorted(configured)[:5])
+        return f"OpenClaw announces them on its channel ({names})"
     return None
 
 
@@ -214,5 +216,5 @@ def serve_entries(env: Mapping[str, str], workspace: str | None) -> list[str]:
             for i, w in enumerate(words[:-1]) if w in ("-w", "--workspace")
         ]  # fmt: skip
         here = target is not None and target in served
-        found.append(f"{str(key)[:80]}{' (this workspace)' if here else ''}")
+        found.append(f"{one_line(str(key)[:80])}{' (this workspace)' if here else ''}")
     return found[:20]

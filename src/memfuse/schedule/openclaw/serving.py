@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from memfuse.host import workspace_in
 from memfuse.schedule.openclaw import host
+from memfuse.untrusted import one_line
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _ANY_MCP = {"bundle-mcp", "group:plugins", "*"}
@@ -64,9 +65,11 @@ def leaks(env: Mapping[str, str]) -> list[str]:
         for key, served in servers:
             if served == workspace or not _reaches(policy, prefix(key)):
                 continue
+            agent_, key_ = one_line(agent), one_line(key)
             said.append(
-                f"agent {agent} can call mcp.servers.{key}, the memory of {served} (not its own"
-                f' {workspace}): add "{prefix(key)}__*" to agents.entries.{agent}.tools.deny'
+                f"agent {agent_} can call mcp.servers.{key_}, the memory of {one_line(served)}"
+                f' (not its own {one_line(workspace)}): add "{prefix(key)}__*" to'
+                f" agents.entries.{agent_}.tools.deny"
             )
     return said
 
