@@ -375,7 +375,7 @@ def test_the_recent_md_hook_comes_and_goes_with_the_schedule(
     )
     removed = world.json("cron", "--format", "openclaw", "--remove")
     assert removed.code == 0, removed.stdout
-    assert gateway.calls("hooks", "disable") == [["hooks", "disable", "memfuse-recent"]]
+    assert gateway.calls("config", "unset") == [["config", "unset", "hooks.internal"]]
     assert not hook_dir().exists()
     assert openclaw_config()["hooks"] == {}  # as memfuse found it: no hook setting
     assert agents_md.read_text() == "# my rules\n"
@@ -567,11 +567,9 @@ def test_install_and_remove_cost_few_openclaw_calls_each_job_one(
     assert out.code == 0, out.stdout
     assert len(gateway.calls("cron", "list")) == 1  # before: 2
     # The hook's settings read by memfuse itself, its own entry and switch unset in one call:
-    # two `openclaw` calls, one after the other, where there were four (review of 47 and 50).
-    assert gateway.calls("config", "get") == []
+    # one `openclaw` call where there were four, one after the other (review of 47 and 50).
     assert gateway.calls("hooks") + gateway.calls("config") == [
-        ["hooks", "disable", "memfuse-recent"],
-        ["config", "unset", "hooks.internal"],
+        ["config", "unset", "hooks.internal"]
     ]
     assert len(gateway.calls("cron", "rm")) == 3 and ours(gateway, world) == []
 

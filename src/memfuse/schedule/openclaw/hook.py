@@ -157,20 +157,28 @@ def remove(machine: Machine) -> list[str]:
     if MARK not in text or where.is_symlink():
         return [f"left {where}: memfuse did not write it"]
     memo = _memo(where)
-    internal = _internal(machine)  # `hooks disable` changes memfuse's own entry only
+    internal = _internal(machine)
     entries = host.dig(internal, "entries")
     others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
-    machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
-    shutil.rmtree(where, ignore_errors=True)
     changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
-    unset = [f"hooks.internal.entries.{NAME}"]
     if memo.get("set_master") is True and not others:
         changes.append("unset hooks.internal.enabled, which memfuse had set")
-        only_ours = isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}
-        # The master switch first: unsetting the entry first passes through the open-ended
-        # state, which loads every hook. Both in one call when nothing else is there.
-        unset = ["hooks.internal"] if only_ours else ["hooks.internal.enabled", *unset]
-    for path in unset:  # in turn: each call rewrites the one file
+        if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
+            # memfuse's switch and entry are all there is: one call unsets both, straight to
+            # "not configured" (never the open-ended state that loads every hook), before
+            # the folder goes, so no reload finds the hook half gone.
+            machine.tool(["openclaw", "config", "unset", "hooks.internal"], check=False)
+            shutil.rmtree(where, ignore_errors=True)
+            return changes
+    # The hook turned off while its files exist, then the folder, then the settings in turn
+    # (each call rewrites the one file); the switch before the entry: the entry first would
+    # pass through the open-ended state.
+    machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
+    shutil.rmtree(where, ignore_errors=True)
+    unset = [f"hooks.internal.entries.{NAME}"]
+    if memo.get("set_master") is True and not others:
+        unset.insert(0, "hooks.internal.enabled")
+    for path in unset:
         machine.tool(["openclaw", "config", "unset", path], check=False)
     return changes
 
