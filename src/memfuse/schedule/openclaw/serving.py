@@ -14,7 +14,6 @@ named all the same, and says why in its words (a policy that names nothing about
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Mapping
@@ -92,12 +91,19 @@ def _policy(settings: object, agent: str) -> tuple[list[str], list[str] | None]:
 def _reaches(policy: tuple[list[str], list[str] | None], server: str) -> bool:
     deny, allow = policy
     tools = [f"{server}__recall", f"{server}__note"]
-    if all(any(fnmatch.fnmatch(t.lower(), g.lower()) for g in deny) for t in tools):
+    if all(any(_glob(g, t) for g in deny) for t in tools):
         return False
     if allow is None:
         return True
-    return any(g.lower() in _ANY_MCP or fnmatch.fnmatch(t.lower(), g.lower())
-               for g in allow for t in tools)  # fmt: skip
+    return any(g.lower() in _ANY_MCP or _glob(g, t) for g in allow for t in tools)
+
+
+def _glob(pattern: str, name: str) -> bool:
+    """OpenClaw's tool glob (dist/glob-pattern-*.mjs, 2026.9.6): `*` alone is a wildcard;
+    `?` and `[…]` are literal, as fnmatch's are not — a deny of `memfuse-wor?__*` that fnmatch
+    took as closing the server closes nothing in OpenClaw."""
+    said = re.escape(pattern.lower()).replace(r"\*", ".*")
+    return re.fullmatch(said, name.lower(), re.DOTALL) is not None
 
 
 def _strings(value: object) -> list[str]:
