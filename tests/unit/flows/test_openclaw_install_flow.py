@@ -641,3 +641,19 @@ def test_removal_unsets_the_switch_before_the_entry_and_keeps_the_users_other_ho
     assert openclaw_config()["hooks"] == {
         "internal": {"load": {"extraDirs": ["/opt/hooks"]}, "entries": {}}
     }
+
+
+def test_a_config_that_includes_others_is_asked_of_openclaw(world: World, gateway: Gateway) -> None:
+    """Review of issues 47 and 50: memfuse reads the hook's settings itself, but does not
+    follow OpenClaw's `$include`; an included file may turn internal hooks off, so such a
+    config is asked of `openclaw config get` as before, and a refusal stays one."""
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    # The stand-in's `config get` reads the one file; OpenClaw's would read the included one.
+    config.write_text(json.dumps({"$include": "./more.json5",
+                                  "hooks": {"internal": {"enabled": False}}}))  # fmt: skip
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    assert gateway.calls("config", "get") == [["config", "get", "hooks.internal", "--json"]]
+    assert gateway.calls("hooks") == []
+    assert any("internal hooks are turned off" in c for c in out.data["changes"])
