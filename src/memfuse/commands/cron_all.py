@@ -169,11 +169,11 @@ def roster(
         problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
         raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
     try:
-        base = _base_entry(settings, config)
+        base, servers = _base_entry(settings, config)
     except ConfigError:
         if store:
             raise
-        base = {}  # removing: the jobs are found by their labels, no store is needed
+        base, servers = {}, {}  # removing: the jobs are found by their labels, no store needed
     given = base.get("env")
     env: dict[str, Any] = given if isinstance(given, dict) else {}
     home = Path(os.environ.get("HOME") or Path.home())
@@ -210,10 +210,10 @@ def roster(
         if workspace == served or not base:
             agents.append(Agent(agent_id, Path(workspace), settings.server, None))
             continue
-        own = {**env, "AGENT_MEMORY_DB": str(database.with_name(f"agent-memory-{agent_id}.db")),
-               "AGENT_MEMORY_WORKSPACE": workspace}  # fmt: skip
-        entry = {**base, "env": own}
-        agents.append(Agent(agent_id, Path(workspace), f"{settings.server}-{agent_id}", entry))
+        key = f"{settings.server}-{agent_id}"
+        db = _kept_db(servers.get(key), database) or database.with_name(f"{key}.db")
+        own = {**env, "AGENT_MEMORY_DB": str(db), "AGENT_MEMORY_WORKSPACE": workspace}
+        agents.append(Agent(agent_id, Path(workspace), key, {**base, "env": own}))
     return agents, notes
 
 
@@ -227,8 +227,20 @@ def _around(workspace: str, listed: list[tuple[str, str]]) -> tuple[str, str] | 
     )  # fmt: skip
 
 
-def _base_entry(settings: Settings, config: Path | None) -> dict[str, Any]:
-    """The store's entry as memfuse reaches it now: what each agent's own is made from."""
+def _kept_db(entry: object, shared: Path) -> Path | None:
+    """The database an agent's entry already names (a hand-made one, or an earlier install's):
+    kept, so its memories stay where recall looks — unless it is the shared one."""
+    env = entry.get("env") if isinstance(entry, dict) else None
+    named = env.get("AGENT_MEMORY_DB") if isinstance(env, dict) else None
+    if not isinstance(named, str) or not named.strip():
+        return None
+    path = Path(os.path.expanduser(named))
+    return None if os.path.realpath(path) == os.path.realpath(shared) else path
+
+
+def _base_entry(settings: Settings, config: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The store's entry as memfuse reaches it now, what each agent's own is made from, and
+    every entry of the config."""
     found: object = None
     if config is not None:
         try:
@@ -243,7 +255,7 @@ def _base_entry(settings: Settings, config: Path | None) -> dict[str, Any]:
             f"--all-agents: no {settings.server!r} entry in {where} to give each agent its own"
             f" database from: `memfuse doctor --install-config {where}` writes it first"
         )
-    return entry
+    return entry, dict(servers) if isinstance(servers, dict) else {}
 
 
 def _store(config: Path, agent: Agent) -> list[str]:

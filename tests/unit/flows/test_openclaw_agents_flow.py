@@ -294,3 +294,32 @@ def test_names_and_paths_from_openclaw_json_cannot_print_lines_of_their_own(
     assert not [line for line in said if "all is well" in line and line.startswith("  work")]
     alone = world.run("status")
     assert not [line for line in alone.stdout.splitlines() if line.startswith("  work: exit 0")]
+
+
+def test_an_agents_entry_made_by_hand_keeps_its_database(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Review of issues 47 and 50: an `agent-memory-work` entry already in the mcporter config
+    (a second install made by hand, as issue 50 says users do) was replaced with one naming a
+    new, empty `agent-memory-work.db`: the work agent's memories stayed in its own database,
+    out of recall's reach. Its database is kept; one naming the shared database is not."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    data = json.loads(mcporter.read_text())
+    mine = str(tmp_path / "by-hand" / "work-memories.db")
+    data["mcpServers"]["agent-memory-work"] = {
+        **data["mcpServers"]["agent-memory"],
+        "env": {"AGENT_MEMORY_DB": mine},
+    }
+    mcporter.write_text(json.dumps(data))
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    servers = json.loads(mcporter.read_text())["mcpServers"]
+    assert servers["agent-memory-work"]["env"]["AGENT_MEMORY_DB"] == mine
+    assert servers["agent-memory-work"]["env"]["AGENT_MEMORY_WORKSPACE"] == str(work)
+    shared = servers["agent-memory"]["env"]["AGENT_MEMORY_DB"]
+    servers["agent-memory-work"]["env"]["AGENT_MEMORY_DB"] = shared
+    mcporter.write_text(json.dumps({"mcpServers": servers}))
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    after = json.loads(mcporter.read_text())["mcpServers"]["agent-memory-work"]["env"]
+    assert after["AGENT_MEMORY_DB"].endswith("/agent-memory-work.db")
