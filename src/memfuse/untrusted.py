@@ -73,6 +73,12 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def one_line(text: str) -> str:
+    """Text from another's file (a name, a path) shown inside one line: `printable`, and its
+    line breaks and tabs shown as escapes too, so it cannot print a line of its own."""
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def json_printable(text: str) -> str:
     """JSON text with the same characters escaped the JSON way (`\\u001b`): still exact."""
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -145,6 +145,11 @@ def test_install_is_idempotent_alerted_clear_of_dreaming_and_removable(
     memfuse(gateway, workspace, "--remove")
     assert not [j for j in jobs(gateway) if str(j.get("name", "")).startswith("memfuse-")]
     assert any(j["name"] == "Memory Dreaming Promotion" for j in jobs(gateway))
+    # The hook's settings left as found (review of issues 47 and 50: read by memfuse, memfuse's
+    # switch and entry unset in one call), and no reload of the Gateway tripped on the way.
+    config = json.loads((Path(gateway["HOME"]) / ".openclaw" / "openclaw.json").read_text())
+    assert not (config.get("hooks") or {}).get("internal"), config.get("hooks")
+    assert "config reload failed" not in (tmp_path / "gateway.log").read_text()
 
 
 @pytest.fixture

@@ -38,6 +38,7 @@ from memfuse.schedule.runs import Schedule
 from memfuse.settings import Settings
 from memfuse.state.folder import StateFolder, default_state_dir
 from memfuse.store.server_entry import mcporter_config_path, read_config, strip_jsonc
+from memfuse.untrusted import one_line
 from memfuse.workspace.layout import Workspace
 
 AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -103,7 +104,7 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
         state = StateFolder(default_state_dir(agent.workspace, os.environ))
         machine = installing.machine_for(mine, state)
         schedule = planned(scheduler, mine, machine)
-        said = f"agent {agent.id} ({agent.workspace})"
+        said = f"agent {agent.id} ({one_line(str(agent.workspace))})"
         if not (install or remove):
             _merge(files, scheduler.render(schedule, machine))
             continue
@@ -168,11 +169,11 @@ def roster(
         problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
         raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
     try:
-        base = _base_entry(settings, config)
+        base, servers = _base_entry(settings, config)
     except ConfigError:
         if store:
             raise
-        base = {}  # removing: the jobs are found by their labels, no store is needed
+        base, servers = {}, {}  # removing: the jobs are found by their labels, no store needed
     given = base.get("env")
     env: dict[str, Any] = given if isinstance(given, dict) else {}
     home = Path(os.environ.get("HOME") or Path.home())
@@ -183,13 +184,25 @@ def roster(
     agents: list[Agent] = []
     notes: list[str] = []
     seen: dict[str, str] = {}
+    ids: set[str] = set()
     for agent_id, workspace in listed:
-        if not AGENT_ID.fullmatch(agent_id):
+        if not AGENT_ID.fullmatch(agent_id) or agent_id.lower() in ids:
+            # `Work` beside `work`: one database file where names ignore case (macOS)
             notes.append(f"agent {agent_id[:80]!r}: an id memfuse cannot name files by: left out")
+            continue
+        ids.add(agent_id.lower())
+        outer = _around(workspace, listed)
+        if outer is not None:
+            notes.append(
+                f"agent {agent_id}: its workspace ({one_line(workspace)}) lies inside agent"
+                f" {outer[0]}'s ({one_line(outer[1])}), whose agent can write its journals:"
+                " its memory would not be its own; left out (give it a workspace of its own)"
+            )
             continue
         if workspace in seen:
             notes.append(
-                f"agent {agent_id}: its workspace is agent {seen[workspace]}'s too ({workspace}),"
+                f"agent {agent_id}: its workspace is agent {seen[workspace]}'s too"
+                f" ({one_line(workspace)}),"
                 " so they share one memory: left out"
             )
             continue
@@ -197,15 +210,37 @@ def roster(
         if workspace == served or not base:
             agents.append(Agent(agent_id, Path(workspace), settings.server, None))
             continue
-        own = {**env, "AGENT_MEMORY_DB": str(database.with_name(f"agent-memory-{agent_id}.db")),
-               "AGENT_MEMORY_WORKSPACE": workspace}  # fmt: skip
-        entry = {**base, "env": own}
-        agents.append(Agent(agent_id, Path(workspace), f"{settings.server}-{agent_id}", entry))
+        key = f"{settings.server}-{agent_id}"
+        db = _kept_db(servers.get(key), database) or database.with_name(f"{key}.db")
+        own = {**env, "AGENT_MEMORY_DB": str(db), "AGENT_MEMORY_WORKSPACE": workspace}
+        agents.append(Agent(agent_id, Path(workspace), key, {**base, "env": own}))
     return agents, notes
 
 
-def _base_entry(settings: Settings, config: Path | None) -> dict[str, Any]:
-    """The store's entry as memfuse reaches it now: what each agent's own is made from."""
+def _around(workspace: str, listed: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The agent whose workspace holds this one (another's, not the same), if any."""
+    inner = Path(workspace)
+    return next(
+        ((agent, own) for agent, own in listed
+         if own != workspace and inner.is_relative_to(own)),
+        None,
+    )  # fmt: skip
+
+
+def _kept_db(entry: object, shared: Path) -> Path | None:
+    """The database an agent's entry already names (a hand-made one, or an earlier install's):
+    kept, so its memories stay where recall looks — unless it is the shared one."""
+    env = entry.get("env") if isinstance(entry, dict) else None
+    named = env.get("AGENT_MEMORY_DB") if isinstance(env, dict) else None
+    if not isinstance(named, str) or not named.strip():
+        return None
+    path = Path(os.path.expanduser(named))
+    return None if os.path.realpath(path) == os.path.realpath(shared) else path
+
+
+def _base_entry(settings: Settings, config: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The store's entry as memfuse reaches it now, what each agent's own is made from, and
+    every entry of the config."""
     found: object = None
     if config is not None:
         try:
@@ -220,7 +255,7 @@ def _base_entry(settings: Settings, config: Path | None) -> dict[str, Any]:
             f"--all-agents: no {settings.server!r} entry in {where} to give each agent its own"
             f" database from: `memfuse doctor --install-config {where}` writes it first"
         )
-    return entry
+    return entry, dict(servers) if isinstance(servers, dict) else {}
 
 
 def _store(config: Path, agent: Agent) -> list[str]:

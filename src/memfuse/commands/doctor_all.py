@@ -18,6 +18,7 @@ from memfuse.report import Reporter
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.store.server_entry import mcporter_config_path
+from memfuse.untrusted import one_line
 
 _WORST = (ExitCode.FATAL, ExitCode.NO_WORKSPACE, ExitCode.OK)
 
@@ -67,7 +68,7 @@ def _lines(rows: list[dict[str, Any]]) -> list[str]:
         generation = f", agent-memory {row['generation']}.x" if row.get("generation") else ""
         verdict = "ok" if not row["failed"] else f"{len(row['failed'])} failed"
         lines.append(
-            f"  {row['agent']}: {verdict} (exit {row['exit_code']})  {row['workspace']},"
+            f"  {row['agent']}: {verdict} (exit {row['exit_code']})  {one_line(row['workspace'])},"
             f" store {row['server']}{generation}"
         )
         lines += [f"    FAIL {line}" for line in row["failed"]]

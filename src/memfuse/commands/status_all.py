@@ -22,6 +22,7 @@ from memfuse.run.output import CommandResult
 from memfuse.schedule import install as installing
 from memfuse.schedule import registry
 from memfuse.state.folder import StateFolder
+from memfuse.untrusted import one_line
 
 # The worst first: what the one exit code is when rows differ.
 _WORST = (ExitCode.FATAL, ExitCode.NO_WORKSPACE, ExitCode.ESCALATED, ExitCode.OK)
@@ -33,8 +34,8 @@ def run(ctx: RunContext) -> CommandResult:
     for agent, workspace in _agents(ctx):
         row: dict[str, Any] = {"agent": agent, "workspace": workspace}
         if not Path(workspace).is_dir():
-            row.update(exit_code=int(ExitCode.NO_WORKSPACE), alarms=[
-                f"its workspace {workspace} does not exist (not made yet, or gone)"])  # fmt: skip
+            gone = f"its workspace {one_line(workspace)} does not exist (not made yet, or gone)"
+            row.update(exit_code=int(ExitCode.NO_WORKSPACE), alarms=[gone])
             codes.append(ExitCode.NO_WORKSPACE)
             rows.append(row)
             continue
@@ -52,7 +53,7 @@ def run(ctx: RunContext) -> CommandResult:
             status=dict(data),
         )
         for warning in reporter.warnings:
-            ctx.reporter.warn(f"agent {agent}: {warning}")
+            ctx.reporter.warn(f"agent {one_line(agent)}: {warning}")
         codes.append(done.exit_code)
         rows.append(row)
     machine = installing.machine_for(ctx.settings, StateFolder(Path("/nonexistent")))
@@ -94,8 +95,8 @@ def _lines(rows: list[dict[str, Any]]) -> list[str]:
         last = row.get("last") or {}
         runs = ", ".join(f"{name} {last.get(name, '-')}" for name in LIFECYCLE)
         pending = row.get("pending", 0)
-        head = f"  {row['agent']}: exit {row['exit_code']}"
+        head = f"  {one_line(row['agent'])}: exit {row['exit_code']}"
         tail = f"  ({runs}; {pending} pending)" if last else ""
-        lines.append(f"{head}  {row['workspace']}{tail}")
+        lines.append(f"{head}  {one_line(row['workspace'])}{tail}")
         lines += [f"    {alarm}" for alarm in row.get("alarms", [])]
     return lines

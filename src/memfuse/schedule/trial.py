@@ -138,7 +138,7 @@ def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
             " (memfuse's schedule never sets it)"
         )
     for name, value in env.items():
-        found = _variable(name, value, own, where)
+        found = _missing_config(name, value, where) or _variable(name, value, own, where)
         if found is None:
             continue
         if found.startswith("sets ") and _store_variable(name) and not where.inside(value):
@@ -146,17 +146,7 @@ def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
             trial.again_env.append(f"{name}={mask_url(value) if '://' in value else value}")
         else:
             trial.findings.append(found)
-    for flag, value in chosen.items():
-        if flag in STORE_FLAGS and not _same_setting(flag, value, own, where):
-            said = (
-                f"{flag} {value}{where.note(value)}: not this memfuse's own"
-                f" ({own.store.get(flag, 'its default')}); the check does not run with it"
-            )
-            if where.inside(value):
-                trial.findings.append(said)
-            else:
-                trial.elsewhere.append(said)
-                trial.again_flags += [flag, value]
+    _store_flags(trial, chosen, own, where)
     own_state = _own_state(own, workspace, where)
     for flag, state in (("--state-dir", chosen.get("--state-dir")),
                         ("MEMFUSE_STATE_DIR", env.get("MEMFUSE_STATE_DIR"))):  # fmt: skip
@@ -189,6 +179,41 @@ def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
     }  # fmt: skip
     trial.env = {**own.env, **tunables}
     return trial
+
+
+def _store_flags(trial: Trial, chosen: dict[str, str], own: Own, where: _Places) -> None:
+    """The store settings the job chooses by flag that are not the operator's: a finding
+    when the agent could have written them (inside the workspace) or the job fails as
+    written, else not tried (`elsewhere`)."""
+    for flag, value in chosen.items():
+        if flag not in STORE_FLAGS or _same_setting(flag, value, own, where):
+            continue
+        said = (
+            f"{flag} {value}{where.note(value)}: not this memfuse's own"
+            f" ({own.store.get(flag, 'its default')}); the check does not run with it"
+        )
+        missing = _missing_config(flag, value, where)
+        if missing is not None or where.inside(value):
+            trial.findings.append(missing or said)
+        else:
+            trial.elsewhere.append(said)
+            trial.again_flags += [flag, value]
+
+
+_CONFIG_NAMES = {"--mcporter-config", "MCPORTER_CONFIG"}
+
+
+def _missing_config(name: str, value: str, where: _Places) -> str | None:
+    """A mcporter config the job names that is not there: the job fails as written (exit 78),
+    which the check says rather than "not tried" (review of issues 47 and 50)."""
+    option = _VARIABLE_NAMES.get(name)
+    if name not in _CONFIG_NAMES and (option is None or option.flag[0] != "--mcporter-config"):
+        return None
+    if os.path.isfile(where.real(value)):
+        return None
+    return (
+        f"{name} {value}: no such file, so the job fails as written (store misconfigured, exit 78)"
+    )
 
 
 @dataclass

@@ -621,6 +621,8 @@ def test_a_job_naming_its_own_store_setup_is_said_not_tried_not_failed(
     tried, says why and how to try it, and exits 5 (neither a pass nor a failure)."""
     ours = shlex.join(plan.memfuse_command())
     other = tmp_path / "elsewhere" / "mcporter.json"
+    other.parent.mkdir()
+    other.write_text('{"mcpServers": {}}')
     jobs = tmp_path / "mine.cron"
     jobs.write_text(
         f"0 1 * * * {ours} sync -q -w {world.workspace} --mcporter-config {other}\n"
@@ -638,3 +640,25 @@ def test_a_job_naming_its_own_store_setup_is_said_not_tried_not_failed(
     printed = world.run("cron", "--check", str(jobs))
     assert "line 1: NOT CHECKED" in printed.stdout
     assert "would fail" not in printed.stdout + printed.stderr
+
+
+def test_a_job_naming_a_config_that_is_not_there_would_fail_not_unchecked(
+    world: World, tmp_path: Path
+) -> None:
+    """Review of issues 47 and 50: a line naming a mcporter config that does not exist (the
+    issue's own `mcporter.jsn` typo) fails at every run (exit 78), but was said "NOT CHECKED"
+    (exit 5, ok) as if it might run as written: the check hid a failure. It would fail."""
+    ours = shlex.join(plan.memfuse_command())
+    typo = tmp_path / "elsewhere" / "mcporter.jsn"
+    jobs = tmp_path / "mine.cron"
+    jobs.write_text(
+        f"0 1 * * * {ours} sync -q -w {world.workspace} --mcporter-config {typo}\n"
+        f"0 2 * * * MCPORTER_CONFIG={typo} {ours} surface -q -w {world.workspace}\n"
+    )
+    out = world.json("cron", "--check", str(jobs))
+    assert out.code == 1, out.stdout
+    assert [job["ok"] for job in out.data["jobs"]] == [False, False]
+    first, second = (" | ".join(job["findings"]) for job in out.data["jobs"])
+    assert f"--mcporter-config {typo}: no such file, so the job fails as written" in first
+    assert f"MCPORTER_CONFIG {typo}: no such file" in second
+    assert all(not job.get("unchecked") for job in out.data["jobs"])

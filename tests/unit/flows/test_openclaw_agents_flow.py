@@ -245,3 +245,81 @@ def test_remove_all_agents_needs_no_store_entry(
     out = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
     assert out.code == 0, out.stdout
     assert by_agent(gateway) == {}
+
+
+def test_an_agent_inside_anothers_workspace_or_named_apart_by_case_is_left_out(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Review of issues 47 and 50: a workspace nested in another agent's (OpenClaw's
+    `agents.defaults.workspace`/<id> beside an agent whose workspace is that folder) is written
+    by the outer agent: its journals would carry the outer agent's words into the inner's
+    store, RECENT.md and recall. And `Work` beside `work` is one database file where names
+    ignore case. Each is left out, and said."""
+    inner = world.workspace / "nested"
+    (inner / "memory").mkdir(parents=True)
+    twin = tmp_path / "twin-ws"
+    (twin / "memory").mkdir(parents=True)
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "nested": inner, "work": work,
+                                "Work": twin})  # fmt: skip
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    assert sorted(by_agent(gateway)) == ["home", "work"]
+    notes = " | ".join(out.data["notes"])
+    assert f"agent nested: its workspace ({inner}) lies inside agent home's" in notes
+    assert "agent 'Work': an id memfuse cannot name files by: left out" in notes
+    servers = json.loads(mcporter.read_text())["mcpServers"]
+    assert sorted(servers) == ["agent-memory", "agent-memory-work"]
+
+
+def test_names_and_paths_from_openclaw_json_cannot_print_lines_of_their_own(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Review of issues 47 and 50: an agent id, a workspace, an MCP server's key or a channel's
+    name from openclaw.json reached `status` and its warnings as written: escapes were shown,
+    but a line break printed a line of its own ("  work: exit 0" under an agent in alarm)."""
+    forged = "\n  work: exit 0  all is well"
+    config, _ = setup(world, {"home": world.workspace})
+    entries = {f"home{forged}": {"workspace": str(world.workspace)},
+               "other": {"workspace": str(tmp_path / f"nil{forged}")}}  # fmt: skip
+    servers = {f"m{forged}": {"command": "memfuse", "args": ["serve", "-w", str(tmp_path)]}}
+    config.write_text(json.dumps({
+        "agents": {"entries": entries}, "mcp": {"servers": servers},
+        "cron": {"failureAlert": {"channel": f"ops{forged}"}},
+    }))  # fmt: skip
+    out = world.run("status", "--all-agents")
+    assert "all is well" in out.stdout + out.stderr  # shown, as an escape within a line
+    said = (out.stdout + out.stderr).splitlines()
+    assert not [line for line in said if "all is well" in line and line.startswith("  work")]
+    alone = world.run("status")
+    assert not [line for line in alone.stdout.splitlines() if line.startswith("  work: exit 0")]
+
+
+def test_an_agents_entry_made_by_hand_keeps_its_database(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Review of issues 47 and 50: an `agent-memory-work` entry already in the mcporter config
+    (a second install made by hand, as issue 50 says users do) was replaced with one naming a
+    new, empty `agent-memory-work.db`: the work agent's memories stayed in its own database,
+    out of recall's reach. Its database is kept; one naming the shared database is not."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    data = json.loads(mcporter.read_text())
+    mine = str(tmp_path / "by-hand" / "work-memories.db")
+    data["mcpServers"]["agent-memory-work"] = {
+        **data["mcpServers"]["agent-memory"],
+        "env": {"AGENT_MEMORY_DB": mine},
+    }
+    mcporter.write_text(json.dumps(data))
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    servers = json.loads(mcporter.read_text())["mcpServers"]
+    assert servers["agent-memory-work"]["env"]["AGENT_MEMORY_DB"] == mine
+    assert servers["agent-memory-work"]["env"]["AGENT_MEMORY_WORKSPACE"] == str(work)
+    shared = servers["agent-memory"]["env"]["AGENT_MEMORY_DB"]
+    servers["agent-memory-work"]["env"]["AGENT_MEMORY_DB"] = shared
+    mcporter.write_text(json.dumps({"mcpServers": servers}))
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    after = json.loads(mcporter.read_text())["mcpServers"]["agent-memory-work"]["env"]
+    assert after["AGENT_MEMORY_DB"].endswith("/agent-memory-work.db")

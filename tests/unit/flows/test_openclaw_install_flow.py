@@ -375,9 +375,9 @@ def test_the_recent_md_hook_comes_and_goes_with_the_schedule(
     )
     removed = world.json("cron", "--format", "openclaw", "--remove")
     assert removed.code == 0, removed.stdout
-    assert gateway.calls("hooks", "disable") == [["hooks", "disable", "memfuse-recent"]]
+    assert gateway.calls("config", "unset") == [["config", "unset", "hooks.internal"]]
     assert not hook_dir().exists()
-    assert openclaw_config()["hooks"] == {"internal": {"entries": {}}}  # as memfuse found it
+    assert openclaw_config()["hooks"] == {}  # as memfuse found it: no hook setting
     assert agents_md.read_text() == "# my rules\n"
     assert (memory_md.read_bytes() if memory_md.exists() else None) == before
 
@@ -561,13 +561,16 @@ def test_install_and_remove_cost_few_openclaw_calls_each_job_one(
     assert all(j["failureAlert"] == {"after": 1} for j in ours(gateway, world))
     gateway.forget_calls()
     assert world.json("cron", "--format", "openclaw", "--install").code == 0
-    assert [c[:2] for c in gateway.calls()] == [["cron", "list"], ["config", "get"]] or [
-        c[:2] for c in gateway.calls()
-    ] == [["config", "get"], ["cron", "list"]]  # before: 6
+    assert [c[:2] for c in gateway.calls()] == [["cron", "list"]]  # before: 6, then 2
     gateway.forget_calls()
     out = world.json("cron", "--format", "openclaw", "--remove")
     assert out.code == 0, out.stdout
     assert len(gateway.calls("cron", "list")) == 1  # before: 2
+    # The hook's settings read by memfuse itself, its own entry and switch unset in one call:
+    # one `openclaw` call where there were four, one after the other (review of 47 and 50).
+    assert gateway.calls("hooks") + gateway.calls("config") == [
+        ["config", "unset", "hooks.internal"]
+    ]
     assert len(gateway.calls("cron", "rm")) == 3 and ours(gateway, world) == []
 
 
@@ -616,3 +619,41 @@ def test_a_json5_config_gives_the_agent_and_one_that_cannot_be_read_is_said(
     assert f"OpenClaw's configuration {config} is not JSON5" in said
     assert "takes OpenClaw's defaults" in said
     assert "agentId" not in printed.data["text"]
+
+
+def test_removal_unsets_the_switch_before_the_entry_and_keeps_the_users_other_hook_settings(
+    world: World, gateway: Gateway
+) -> None:
+    """Review of issues 47 and 50: `hooks.internal` holding a setting of the user's besides
+    memfuse's entry and switch is not unset whole; the switch memfuse set goes first (the
+    entry first would pass through the open-ended state that loads every hook)."""
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("{ hooks: { internal: { load: { extraDirs: ['/opt/hooks'] } } } }")
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    gateway.forget_calls()
+    assert world.json("cron", "--format", "openclaw", "--remove").code == 0
+    assert gateway.calls("hooks") + gateway.calls("config") == [
+        ["hooks", "disable", "memfuse-recent"],
+        ["config", "unset", "hooks.internal.enabled"],
+        ["config", "unset", "hooks.internal.entries.memfuse-recent"],
+    ]
+    assert openclaw_config()["hooks"] == {
+        "internal": {"load": {"extraDirs": ["/opt/hooks"]}, "entries": {}}
+    }
+
+
+def test_a_config_that_includes_others_is_asked_of_openclaw(world: World, gateway: Gateway) -> None:
+    """Review of issues 47 and 50: memfuse reads the hook's settings itself, but does not
+    follow OpenClaw's `$include`; an included file may turn internal hooks off, so such a
+    config is asked of `openclaw config get` as before, and a refusal stays one."""
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    # The stand-in's `config get` reads the one file; OpenClaw's would read the included one.
+    config.write_text(json.dumps({"$include": "./more.json5",
+                                  "hooks": {"internal": {"enabled": False}}}))  # fmt: skip
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    assert gateway.calls("config", "get") == [["config", "get", "hooks.internal", "--json"]]
+    assert gateway.calls("hooks") == []
+    assert any("internal hooks are turned off" in c for c in out.data["changes"])

@@ -3,9 +3,13 @@ read said, never taken silently for OpenClaw's defaults; bounded in size and dep
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
-from memfuse.schedule.openclaw import config, host
+import pytest
+
+from memfuse.schedule.openclaw import config, host, serving
 
 
 def env_for(path: Path) -> dict[str, str]:
@@ -57,3 +61,34 @@ def test_a_big_strict_json_file_takes_the_fast_path(tmp_path: Path) -> None:
     path.write_text('{"agents": {"list": [' + ",".join(['{"id": "a"}'] * 20000) + "]}}")
     found = host.read_config(env_for(path))
     assert found is not None and len(host.dig(found, "agents", "list")) == 20000  # type: ignore[arg-type]
+
+
+def test_a_path_too_long_to_name_a_folder_is_not_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of issues 47 and 50: resolving a path costs time in the square of its parts,
+    and strict JSON may be 1 MiB: a 500 KB workspace took 9 s for each of the many times one
+    command reads the agents (a 900 KB `agents.defaults.workspace` with many entries, hours).
+    No path longer than the system resolves is resolved; the agent is still listed, its
+    workspace one that does not exist."""
+    path = tmp_path / "openclaw.json"
+    long = "/a" * 100_000
+    many = {f"a{i}": {} for i in range(50)}
+    path.write_text(json.dumps({
+        "agents": {"defaults": {"workspace": long}, "entries": {"home": {"workspace": long},
+                                                                 **many}},
+        "mcp": {"servers": {"m": {"command": "memfuse", "args": ["serve", "-w", long]}}},
+    }))  # fmt: skip
+    resolved: list[int] = []
+    real = os.path.realpath
+
+    def counted(value: str, **kwargs: object) -> str:
+        resolved.append(len(str(value)))
+        return real(value)
+
+    monkeypatch.setattr(os.path, "realpath", counted)
+    found = dict(host.agents(env_for(path)))
+    serving.serve_servers(env_for(path))
+    host.serve_entries(env_for(path), str(tmp_path))
+    assert found["home"] == long and found["a1"] == f"{long}/a1"
+    assert resolved and max(resolved) <= host.PATH_MAX

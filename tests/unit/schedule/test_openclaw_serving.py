@@ -54,3 +54,20 @@ def test_an_allow_list_that_leaves_the_server_out_keeps_it_away(tmp_path: Path) 
 def test_prefixes_are_openclaws() -> None:
     assert serving.prefix("memfuse home") == "memfuse-home"
     assert serving.prefix("1st") == "mcp-1st"
+
+
+def test_only_a_star_is_a_wildcard_as_in_openclaws_tool_policy(tmp_path: Path) -> None:
+    """Review of issues 47 and 50: OpenClaw's tool globs (dist/glob-pattern-*.mjs) know `*`
+    alone; `?` and `[…]` are literal there. Matched with fnmatch, a deny of `memfuse-wor?__*`
+    or `memfuse-wor[k]__*` counted as closing the work server, so no warning was given while
+    the home agent could still call the work agent's memory."""
+    home, work = tmp_path / "home-ws", tmp_path / "work-ws"
+    for deny in ("memfuse-wor?__*", "memfuse-wor[k]__*"):
+        config: dict[str, object] = {
+            "agents": {"entries": {"home": {"workspace": str(home), "tools": {"deny": [deny]}},
+                                   "work": {"workspace": str(work),
+                                            "tools": {"deny": ["memfuse-home__*"]}}}},
+            "mcp": {"servers": {"memfuse-home": serve(home), "memfuse-work": serve(work)}},
+        }  # fmt: skip
+        said = serving.leaks(env_with(tmp_path, config))
+        assert len(said) == 1 and said[0].startswith("agent home can call mcp.servers.memfuse-work")

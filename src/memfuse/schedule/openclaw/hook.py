@@ -17,6 +17,10 @@ already (`enabled` with no entries: every hook loads) — or refused by the user
 false`: said, not overridden). Whether memfuse turned the master switch on is kept beside the
 files, so removal puts it back: `hooks disable` while the files exist, the folder removed,
 the master switch unset only when memfuse set it and no other entry remains, the entry unset.
+The hook settings are read from openclaw.json by memfuse's own reader (openclaw.config), not
+by `openclaw config get` (each `openclaw` call starts Node: 5-10 s on the real package), and
+when memfuse's own entry and master switch are all `hooks.internal` holds, one `config unset
+hooks.internal` takes both: removal is two calls where it was four.
 """
 
 from __future__ import annotations
@@ -118,7 +122,7 @@ def folder(machine: Machine) -> Path:
 def install(machine: Machine) -> list[str]:
     """Put the hook in place and enable it; what was done."""
     where = folder(machine)
-    internal = _config(machine, "hooks.internal")
+    internal = _internal(machine)
     enabled = internal.get("enabled") if isinstance(internal, dict) else None
     if enabled is False:
         return [
@@ -153,15 +157,29 @@ def remove(machine: Machine) -> list[str]:
     if MARK not in text or where.is_symlink():
         return [f"left {where}: memfuse did not write it"]
     memo = _memo(where)
+    internal = _internal(machine)
+    entries = host.dig(internal, "entries")
+    others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
+    changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
+    if memo.get("set_master") is True and not others:
+        changes.append("unset hooks.internal.enabled, which memfuse had set")
+        if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
+            # memfuse's switch and entry are all there is: one call unsets both, straight to
+            # "not configured" (never the open-ended state that loads every hook), before
+            # the folder goes, so no reload finds the hook half gone.
+            machine.tool(["openclaw", "config", "unset", "hooks.internal"], check=False)
+            shutil.rmtree(where, ignore_errors=True)
+            return changes
+    # The hook turned off while its files exist, then the folder, then the settings in turn
+    # (each call rewrites the one file); the switch before the entry: the entry first would
+    # pass through the open-ended state.
     machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
     shutil.rmtree(where, ignore_errors=True)
-    changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
-    entries = _config(machine, "hooks.internal.entries")
-    others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
+    unset = [f"hooks.internal.entries.{NAME}"]
     if memo.get("set_master") is True and not others:
-        machine.tool(["openclaw", "config", "unset", "hooks.internal.enabled"], check=False)
-        changes.append("unset hooks.internal.enabled, which memfuse had set")
-    machine.tool(["openclaw", "config", "unset", f"hooks.internal.entries.{NAME}"], check=False)
+        unset.insert(0, "hooks.internal.enabled")
+    for path in unset:
+        machine.tool(["openclaw", "config", "unset", path], check=False)
     return changes
 
 
@@ -180,6 +198,16 @@ def _write(where: Path) -> list[str]:
             raise MemfuseError(f"cannot write {where / name}: {exc}") from None
         changes.append(f"wrote {where / name}")
     return changes
+
+
+def _internal(machine: Machine) -> Any:
+    """OpenClaw's `hooks.internal` as memfuse reads openclaw.json (no process), or as `openclaw
+    config get` says when memfuse cannot read the file or the file includes others (`$include`,
+    which memfuse does not follow): either may say `enabled: false`."""
+    settings = host.read_config(machine.env) or {}
+    if host.config_problem(machine.env) is None and "$include" not in json.dumps(settings):
+        return host.dig(settings, "hooks", "internal")
+    return _config(machine, "hooks.internal")
 
 
 def _config(machine: Machine, path: str) -> Any:

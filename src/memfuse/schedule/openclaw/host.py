@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from memfuse.schedule.base import Writer, system_zone
 from memfuse.schedule.cronexpr import daily_times
 from memfuse.schedule.openclaw import config
+from memfuse.untrusted import one_line
 
 DREAMING_JOB = "Memory Dreaming Promotion"
 DREAMING_MARKERS = (
@@ -118,12 +119,18 @@ def shell_zone(env: Mapping[str, str]) -> str | None:
     return name
 
 
+PATH_MAX = 4096  # bytes of a path the system resolves; a longer one names no folder
+
+
 def _path(value: object, home: str) -> str | None:
+    """A path of the configuration as the real one it names. One longer than PATH_MAX names
+    nothing there is, and is not resolved: resolving a path costs time in the square of its
+    parts (a 500 KB one in openclaw.json took 9 s, for each of the many times a command asks)."""
     if not isinstance(value, str) or not value.strip():
         return None
     if value == "~" or value.startswith("~/"):
         value = home + value[1:]
-    return os.path.realpath(value)
+    return os.path.realpath(value) if len(value) <= PATH_MAX else os.path.normpath(value)
 
 
 AGENTS_MAX = 64  # agents read from a roster; the rest are said, not served
@@ -144,12 +151,12 @@ def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
         if isinstance(e, dict)
     ]  # fmt: skip
     found: dict[str, str] = {}
+    base = _path(root, home)
     for agent, entry in pairs:
         if not isinstance(agent, str) or not agent.strip() or not isinstance(entry, dict):
             continue
         own = _path(entry.get("workspace"), home)
         if own is None:  # OpenClaw's own rule for an entry without one
-            base = _path(root, home)
             own = (
                 os.path.join(base, agent) if base
                 else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
@@ -181,9 +188,10 @@ def alert_route(env: Mapping[str, str]) -> str | None:
         if isinstance(value, dict) and value.get("enabled") is not False
     ]  # fmt: skip
     if isinstance(named, str) and named.strip():
-        return f"OpenClaw announces them on its {named} channel"
+        return f"OpenClaw announces them on its {one_line(named[:80])} channel"
     if configured:
-        return f"OpenClaw announces them on its channel ({', '.join(sorted(configured)[:5])})"
+        names = ", ".join(one_line(str(name)[:80]) for name in sorted(configured)[:5])
+        return f"OpenClaw announces them on its channel ({names})"
     return None
 
 
@@ -208,5 +216,5 @@ def serve_entries(env: Mapping[str, str], workspace: str | None) -> list[str]:
             for i, w in enumerate(words[:-1]) if w in ("-w", "--workspace")
         ]  # fmt: skip
         here = target is not None and target in served
-        found.append(f"{str(key)[:80]}{' (this workspace)' if here else ''}")
+        found.append(f"{one_line(str(key)[:80])}{' (this workspace)' if here else ''}")
     return found[:20]

@@ -14,13 +14,13 @@ named all the same, and says why in its words (a policy that names nothing about
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Mapping
 
 from memfuse.host import workspace_in
 from memfuse.schedule.openclaw import host
+from memfuse.untrusted import one_line
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _ANY_MCP = {"bundle-mcp", "group:plugins", "*"}
@@ -48,7 +48,9 @@ def serve_servers(env: Mapping[str, str]) -> list[tuple[str, str]]:
             continue
         named = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-w", "--workspace")]
         served = os.path.expanduser(named[0]) if named else str(workspace_in(home))
-        found.append((str(key)[:80], os.path.realpath(served.replace("~", home, 1))))
+        served = served.replace("~", home, 1)
+        if len(served) <= host.PATH_MAX:  # a longer one names no folder (host._path)
+            found.append((str(key)[:80], os.path.realpath(served)))
     return found[:64]
 
 
@@ -62,9 +64,11 @@ def leaks(env: Mapping[str, str]) -> list[str]:
         for key, served in servers:
             if served == workspace or not _reaches(policy, prefix(key)):
                 continue
+            agent_, key_ = one_line(agent), one_line(key)
             said.append(
-                f"agent {agent} can call mcp.servers.{key}, the memory of {served} (not its own"
-                f' {workspace}): add "{prefix(key)}__*" to agents.entries.{agent}.tools.deny'
+                f"agent {agent_} can call mcp.servers.{key_}, the memory of {one_line(served)}"
+                f' (not its own {one_line(workspace)}): add "{prefix(key)}__*" to'
+                f" agents.entries.{agent_}.tools.deny"
             )
     return said
 
@@ -87,12 +91,19 @@ def _policy(settings: object, agent: str) -> tuple[list[str], list[str] | None]:
 def _reaches(policy: tuple[list[str], list[str] | None], server: str) -> bool:
     deny, allow = policy
     tools = [f"{server}__recall", f"{server}__note"]
-    if all(any(fnmatch.fnmatch(t.lower(), g.lower()) for g in deny) for t in tools):
+    if all(any(_glob(g, t) for g in deny) for t in tools):
         return False
     if allow is None:
         return True
-    return any(g.lower() in _ANY_MCP or fnmatch.fnmatch(t.lower(), g.lower())
-               for g in allow for t in tools)  # fmt: skip
+    return any(g.lower() in _ANY_MCP or _glob(g, t) for g in allow for t in tools)
+
+
+def _glob(pattern: str, name: str) -> bool:
+    """OpenClaw's tool glob (dist/glob-pattern-*.mjs, 2026.9.6): `*` alone is a wildcard;
+    `?` and `[…]` are literal, as fnmatch's are not — a deny of `memfuse-wor?__*` that fnmatch
+    took as closing the server closes nothing in OpenClaw."""
+    said = re.escape(pattern.lower()).replace(r"\*", ".*")
+    return re.fullmatch(said, name.lower(), re.DOTALL) is not None
 
 
 def _strings(value: object) -> list[str]:
