@@ -7,8 +7,9 @@ requester only for OAuth or a plugin's HTTP resolver, keyed by sender, not agent
 agent gets a `memfuse serve -w <its workspace>` entry of its own, and every other agent
 denies it (`agents.entries.<id>.tools.deny: ["memfuse-work__*"]`, deny wins; or an `allow`
 list that does not take it). This module reads what is configured and names each agent that
-can still reach another agent's memory; it writes nothing (the entries are the user's). Tool profiles are not read: an agent whose profile leaves plugins out is
-named all the same, and says why in its words (a policy that names nothing about the server).
+can still reach another agent's memory; it writes nothing (the entries are the user's). Tool
+profiles are not read: an agent whose profile leaves plugins out is named all the same, and
+says why in its words (a policy that names nothing about the server).
 """
 
 from __future__ import annotations
