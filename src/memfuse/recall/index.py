@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
-from memfuse.recall import tail, vectors, writes
+from memfuse.recall import matrix, tail, vectors, writes
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
 from memfuse.recall.semantic import Embedder, best, closeness, cosines, nearest
@@ -298,8 +298,23 @@ class RecallIndex:
 
     def _loaded(self, model: str) -> vectors.Loaded:
         if self._vectors is None or self._vectors.model != model:
-            self._vectors = vectors.load(self.db, model)
+            self._vectors = vectors.load(self.db, model, self.state)
+            self.counted["vector rows read"] += self._vectors.read
+            if self._vectors.far:  # the next process maps what this one read
+                self.keep_vectors(self._vectors)
         return self._vectors
+
+    def keep_vectors(self, loaded: vectors.Loaded | None = None, model: str = "") -> None:
+        """Write the vectors' file (memfuse.recall.matrix) from `loaded` (or `model`'s, loaded
+        now) unless it is the file's own generation; best-effort: the file only spares the
+        next process the index's rows, and without it they are read from the index."""
+        try:
+            loaded = loaded or vectors.load(self.db, model, self.state)
+            if loaded.made != loaded.gen:
+                matrix.save(self.state, self.db, loaded.model, loaded.gen, loaded.rows)
+                self.counted["vector files"] += 1
+        except (OSError, MemfuseError, sqlite3.Error):
+            pass  # a full disk, a read-only or busy state folder: the next process reads rows
 
     def _hits(self, ranked: list[tuple[int, float]], loaded: vectors.Loaded) -> list[Hit]:
         """The rows at these positions of `loaded`, in this order, with these scores."""
@@ -387,6 +402,8 @@ def refresh_index(
     try:
         changed = index.refresh(workspace, classifier, warn, None, budget, given)
         embedded = index.embed(embedder, budget, warn) if embedder is not None else 0
+        if embedder is not None:  # after the night's embedding: the questions map the file
+            index.keep_vectors(model=embedder.name)
         return changed, embedded
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed: {exc}")

@@ -15,27 +15,31 @@ starts them all again.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memfuse.recall import matrix
 from memfuse.recall.semantic import Embedder, unpacked
+from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate
 
-if TYPE_CHECKING:
-    from memfuse.recall.semantic import Matrix
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS vectors (content TEXT PRIMARY KEY, vec BLOB NOT NULL) WITHOUT ROWID;
+SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS vectors (
+    content TEXT PRIMARY KEY, vec BLOB NOT NULL, gen INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vectors_gen ON vectors(gen);
 CREATE TABLE IF NOT EXISTS embedder (
     name TEXT PRIMARY KEY, pending INTEGER NOT NULL DEFAULT 1
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS docs_content ON docs(content);
 """
+    + matrix.SCHEMA
+)
 
 
 @dataclass(frozen=True)
@@ -94,9 +98,10 @@ def embed_pending(
         with immediate(db):
             if _model_of(db) != embedder.name:
                 return done, True  # another process changed the model meanwhile: later
+            gen = matrix.bump(db)
             db.executemany(
-                "INSERT OR REPLACE INTO vectors (content, vec) VALUES (?, ?)",
-                zip(batch, (bytes(v.tobytes()) for v in vectors), strict=True),
+                "INSERT OR REPLACE INTO vectors (content, vec, gen) VALUES (?, ?, ?)",
+                ((text, bytes(v.tobytes()), gen) for text, v in zip(batch, vectors, strict=True)),
             )
         done += len(batch)
         if done == 1:
@@ -124,8 +129,11 @@ def pending_texts(db: sqlite3.Connection, limit: int) -> list[str]:
 
 def flag(db: sqlite3.Connection) -> None:
     """Rows were written: texts may be without a vector (inside the refresh's transaction).
-    A count, so that an embedding run that began before it does not take it down."""
+    A count, so that an embedding run that began before it does not take it down. The rows
+    are a new generation of the vectors' matrix (memfuse.recall.matrix)."""
     db.execute("UPDATE embedder SET pending = pending + 1")
+    matrix.bump(db)
+    matrix.bound(db)
 
 
 def _changes(db: sqlite3.Connection) -> int:
@@ -150,7 +158,10 @@ class Loaded:
     """The vectors of every row `model` made, as a question is scored against them: the rows'
     ids in order, their vectors (memfuse.recall.semantic.unpacked), where each id is, and the
     positions of each row's neighbours — the rows before and after it in the same file (a
-    file's rows are written in its order), or its own position where it has none."""
+    file's rows are written in its order), or its own position where it has none. With them,
+    what they were loaded from: the rows (as memfuse.recall.matrix keeps them), the index's
+    generation, the generation of the file taken (-1: none, all read from the index) and how
+    many rows were read from the index."""
 
     model: str
     ids: list[int]
@@ -158,36 +169,71 @@ class Loaded:
     at: dict[int, int]
     before: Any  # numpy int64 positions
     after: Any
+    rows: matrix.Rows
+    gen: int = 0
+    made: int = -1
+    read: int = 0
+
+    @property
+    def far(self) -> bool:
+        """Not from the file, or so much read besides that the next process should not."""
+        return self.made < 0 or self.read > max(FAR, len(self.ids) // 8)
 
 
-def load(db: sqlite3.Connection, model: str) -> Loaded:
+FAR = 4096  # rows read besides the file past which a question writes the file again
+_ALL = (
+    "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content ORDER BY d.id"
+)
+# Since the file's generation: rows above its last id or of an id deleted since (given again),
+# and rows whose vector was stored since.
+_NEWER = (
+    "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content"
+    " WHERE d.id > ? OR d.id IN (SELECT id FROM dropped WHERE gen > ?)"
+)
+_EMBEDDED = (
+    "SELECT d.id, d.path, v.vec FROM vectors v JOIN docs d ON d.content = v.content WHERE v.gen > ?"
+)
+
+
+def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -> Loaded:
     """Every row with a vector `model` made (none when the index's vectors are another
-    model's)."""
+    model's): from the file of memfuse.recall.matrix in `state` and what changed since, when
+    that file is the one recorded; else from the index."""
+    db.execute("BEGIN")  # one snapshot of the index: its generation and its rows agree
+    try:
+        if _model_of(db) != model:
+            return _loaded(model, matrix.Rows.of([]), 0, -1, 0)
+        gen, made, record = matrix.recorded(db)
+        kept = matrix.read(state, model, made, record) if state is not None else None
+        if kept is None:
+            rows = sql_rows(db, _ALL, ())
+            return _loaded(model, matrix.Rows.of(rows), gen, -1, len(rows))
+        dropped = [int(i) for (i,) in db.execute("SELECT id FROM dropped WHERE gen > ?", (made,))]
+        high = int(kept.ids[-1]) if len(kept.ids) else 0
+        changed = sql_rows(db, _NEWER, (high, made)) + sql_rows(db, _EMBEDDED, (made,))
+    finally:
+        db.execute("COMMIT")
+    return _loaded(model, kept.merged(dropped, changed), gen, made, len(changed))
+
+
+def sql_rows(
+    db: sqlite3.Connection, query: str, args: tuple[int, ...]
+) -> list[tuple[int, str, bytes]]:
+    """Rows with their vectors, read from the index (what a file spares a cold process)."""
+    return [(int(i), str(p), bytes(v)) for i, p, v in db.execute(query, args)]
+
+
+def _loaded(model: str, rows: matrix.Rows, gen: int, made: int, read: int) -> Loaded:
     import numpy as np
 
-    query = (
-        "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content"
-        " ORDER BY d.id"
-    )
-    rows = (
-        [(int(i), str(p), bytes(v)) for i, p, v in db.execute(query)]
-        if _model_of(db) == model
-        else []
-    )
-    dim = len(rows[0][2]) if rows else 1
-    rows = [row for row in rows if len(row[2]) == dim]  # not one model's: ignored until re-embedded
-    ids = [row_id for row_id, _path, _vec in rows]
-    paths = [path for _id, path, _vec in rows]
-    matrix: Matrix = np.frombuffer(b"".join(v for *_, v in rows), dtype=np.int8).reshape(
-        len(rows), dim
-    )
-    own = np.arange(len(ids), dtype=np.int64)
-    same = np.array([a == b for a, b in itertools.pairwise(paths)], dtype=bool)  # n, n + 1
+    own = np.arange(len(rows.ids), dtype=np.int64)
+    same = rows.codes[1:] == rows.codes[:-1]  # n, n + 1 in the same file
     before, after = own.copy(), own.copy()
     before[1:][same] -= 1
     after[:-1][same] += 1
+    ids = rows.ids.tolist()
     at = {row_id: n for n, row_id in enumerate(ids)}
-    return Loaded(model, ids, unpacked(matrix), at, before, after)
+    return Loaded(model, ids, unpacked(rows.vecs), at, before, after, rows, gen, made, read)
 
 
 def _model_of(db: sqlite3.Connection) -> str | None:
@@ -203,3 +249,4 @@ def _same_model(db: sqlite3.Connection, name: str) -> None:
         db.execute("DELETE FROM vectors")
         db.execute("DELETE FROM embedder")
         db.execute("INSERT INTO embedder (name) VALUES (?)", (name,))
+        matrix.reset(db)
