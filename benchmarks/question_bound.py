@@ -10,7 +10,9 @@ Each workspace is bench.py's generator (journals of 40 bullets). The index is bu
 RecallIndex; every bullet but the newest 300 gets a vector (the model's own for a small
 workspace, random int8 of the model's size beyond its first 1 000: embedding 146 000 bullets
 would take this shared machine most of an hour, and the question's cost does not depend on
-the values). Then `memfuse recall --without store --json` is run as a fresh process — its wall
+the values), and the vectors' file is written as the night's tidy writes it (memfuse.recall.matrix;
+`--without-file`: not, so that the 1st question reads every vector from the index and writes
+it). Then `memfuse recall --without store --json` is run as a fresh process — its wall
 time, start included — for a question of 1 799 characters and a short one, meaning on and
 off, in turn; and the texts the question embedded besides itself are counted (the index's
 texts without a vector, before and after).
@@ -64,7 +66,7 @@ def pending(state: Path) -> int:
     return int(left)
 
 
-def build(root: Path, bullets: int) -> tuple[Path, Path]:
+def build(root: Path, bullets: int, without_file: bool) -> tuple[Path, Path]:
     import numpy as np
 
     sys.path.insert(0, str(ROOT / "src"))
@@ -93,6 +95,8 @@ def build(root: Path, bullets: int) -> tuple[Path, Path]:
             zip(rest, (b.tobytes() for b in blobs), strict=True),
         )
         index.db.execute("UPDATE embedder SET pending = 0")
+    if not without_file:  # the night's tidy writes the vectors' file after its embedding
+        index.keep_vectors(model=model.name)
     # the sync of 300 new bullets: a new week of journals, indexed by words alone
     rng = random.Random(8)
     last = max(p.name for p in (ws / "memory").iterdir())
@@ -153,6 +157,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bullets", type=int, nargs="+", default=[1000, 146_000])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--without-file",
+        action="store_true",
+        help="no vectors' file after the night (the 1st question reads every vector and writes it)",
+    )
     options = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M')}\n")
     print("| bullets (300 new, no vector yet) | question | meaning on: 1st | on: later (median)"
@@ -160,7 +169,7 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="memfuse-question-") as tmp:
         for bullets in options.bullets:
-            ws, state = build(Path(tmp), bullets)
+            ws, state = build(Path(tmp), bullets, options.without_file)
             print(f"| {bullets:,} | (in process, the model loaded: the pending a question"
                   f" embeds) | {in_process(ws, state)} | | | |", flush=True)  # fmt: skip
             for name, question in (("1 799 characters", LONG), ("3 words", SHORT)):
