@@ -14,7 +14,8 @@ the values), and the vectors' file is written as the night's tidy writes it (mem
 `--without-file`: not, so that the 1st question reads every vector from the index and writes
 it). Then `memfuse recall --without store --json` is run as a fresh process — its wall
 time, start included — for a question of 1 799 characters and a short one, meaning on and
-off, in turn; and the texts the question embedded besides itself are counted (the index's
+off, in turn (wall, and CPU seconds in brackets: what a quiet machine's wall would be, near
+enough); and the texts the question embedded besides itself are counted (the index's
 texts without a vector, before and after).
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -137,11 +139,13 @@ def in_process(ws: Path, state: Path) -> str:
     return f"{done} texts in {took * 1000:.0f} ms"
 
 
-def ask(ws: Path, state: Path, question: str, meaning: bool) -> float:
+def ask(ws: Path, state: Path, question: str, meaning: bool) -> tuple[float, float]:
+    """The wall and CPU seconds of one cold `memfuse recall` process."""
     env = {**os.environ, "MEMFUSE_WORKSPACE": str(ws), "MEMFUSE_STATE_DIR": str(state)}
     env.pop("MEMFUSE_SEMANTIC", None)
     if not meaning:
         env["MEMFUSE_SEMANTIC"] = "off"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "memfuse", "recall", "--json", "--without", "store", "--now", NOW,
@@ -149,8 +153,17 @@ def ask(ws: Path, state: Path, question: str, meaning: bool) -> float:
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert out.returncode == 0, out.stderr
-    return took
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return took, cpu
+
+
+def shown(runs: list[tuple[float, float]]) -> str:
+    """The median wall, and the median CPU seconds in brackets (a quiet machine's wall)."""
+    wall = statistics.median(w for w, _c in runs)
+    cpu = statistics.median(c for _w, c in runs)
+    return f"{wall:.2f} s ({cpu:.2f} CPU-s)"
 
 
 def main() -> None:
@@ -178,8 +191,8 @@ def main() -> None:
                 embedded = before - pending(state)
                 on = [ask(ws, state, question, meaning=True) for _ in range(options.rounds)]
                 off = [ask(ws, state, question, meaning=False) for _ in range(options.rounds)]
-                print(f"| {bullets:,} | {name} | {first:.2f} s | {statistics.median(on):.2f} s"
-                      f" | {statistics.median(off):.2f} s | {embedded} |", flush=True)  # fmt: skip
+                print(f"| {bullets:,} | {name} | {shown([first])} | {shown(on)} | {shown(off)}"
+                      f" | {embedded} |", flush=True)  # fmt: skip
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 
