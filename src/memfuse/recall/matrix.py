@@ -7,18 +7,19 @@ neighbours are the rows of the same file), and the int8 matrix, each on a page o
 next process maps it and reads from the index only what changed since (decision 433).
 
 What changed is known by generations, kept in the index in the same transactions as the writes:
-every refresh that writes rows and every embedding step is a new generation; a vector carries
-the generation that stored it, and a deleted row's id is logged with the generation that
-deleted it (ids of deleted rows can be given again). The file says which generation it holds;
-a process takes it, then the rows with an id above its last, the rows of an id deleted since
-and the rows whose vector was stored since — the same rows, in the same order, as the join.
+every refresh that writes rows and every embedding step is a new generation; a text whose
+vector was stored and a deleted row's id are logged with their generation (ids of deleted rows
+can be given again), until a file of that generation or later is recorded. The file says which
+generation it holds; a process takes it, then the rows with an id above its last, the rows of
+an id deleted since and the rows whose vector was stored since — the same rows, in the same
+order, as the join.
 
 The file is input memfuse did not just make (decision 434): it is opened without following a
 link or waiting on a FIFO, and used only when it is the very file memfuse recorded in the index
 after writing it (its inode, size and times, and a random nonce in its header), of the model
 asked for, of the generation recorded, and every array inside it adds up. Anything else (stale,
 truncated, replaced, planted) is not used: the rows come from the index, and the file is
-written again. A new model, or a log of deletions grown past DROPPED_MAX, forgets the file.
+written again. A new model, or logs grown past DROPPED_MAX, forgets the file.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ MAGIC = b"memfuse-vectors\x01"  # 16 bytes
 HEADER_MAX = 16 << 20  # the paths of every file of the index, and a few numbers
 DIM_MAX = 4096
 ALIGN = 4096
-DROPPED_MAX = 20_000  # deleted ids logged for the file; past it the file is forgotten
+DROPPED_MAX = 20_000  # ids and texts logged for the file; past it the file is forgotten
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matrix (
@@ -53,6 +54,8 @@ CREATE TABLE IF NOT EXISTS matrix (
     file TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS dropped (id INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS stored (content TEXT PRIMARY KEY, gen INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS stored_gen ON stored(gen);
 """
 
 
@@ -129,6 +132,7 @@ def reset(db: sqlite3.Connection) -> None:
     gen = bump(db)
     db.execute("UPDATE matrix SET made = -1, file = '', reset = ?", (gen,))
     db.execute("DELETE FROM dropped")
+    db.execute("DELETE FROM stored")
 
 
 def log_dropped(db: sqlite3.Connection, name: str, from_line: int) -> None:
@@ -141,9 +145,21 @@ def log_dropped(db: sqlite3.Connection, name: str, from_line: int) -> None:
     )
 
 
+def log_stored(db: sqlite3.Connection, texts: list[str]) -> None:
+    """A new generation (inside the embedding step's transaction): these texts' vectors were
+    stored in it."""
+    gen = bump(db)
+    db.executemany(
+        "INSERT OR REPLACE INTO stored (content, gen) VALUES (?, ?)", ((t, gen) for t in texts)
+    )
+    bound(db)
+
+
 def bound(db: sqlite3.Connection) -> None:
-    """Keep the log of deleted ids bounded: past DROPPED_MAX, forget the file."""
-    (logged,) = db.execute("SELECT count(*) FROM dropped").fetchone()
+    """Keep the logs bounded: past DROPPED_MAX ids or texts logged, forget the file."""
+    (logged,) = db.execute(
+        "SELECT (SELECT count(*) FROM dropped) + (SELECT count(*) FROM stored)"
+    ).fetchone()
     if int(logged) > DROPPED_MAX:
         reset(db)
 
@@ -257,6 +273,7 @@ def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows:
         ).rowcount
         if done:
             db.execute("DELETE FROM dropped WHERE gen <= ?", (gen,))
+            db.execute("DELETE FROM stored WHERE gen <= ?", (gen,))
     return bool(done)
 
 

@@ -29,10 +29,7 @@ from memfuse.state.sqlite import immediate
 
 SCHEMA = (
     """
-CREATE TABLE IF NOT EXISTS vectors (
-    content TEXT PRIMARY KEY, vec BLOB NOT NULL, gen INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS vectors_gen ON vectors(gen);
+CREATE TABLE IF NOT EXISTS vectors (content TEXT PRIMARY KEY, vec BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS embedder (
     name TEXT PRIMARY KEY, pending INTEGER NOT NULL DEFAULT 1
 ) WITHOUT ROWID;
@@ -98,11 +95,11 @@ def embed_pending(
         with immediate(db):
             if _model_of(db) != embedder.name:
                 return done, True  # another process changed the model meanwhile: later
-            gen = matrix.bump(db)
             db.executemany(
-                "INSERT OR REPLACE INTO vectors (content, vec, gen) VALUES (?, ?, ?)",
-                ((text, bytes(v.tobytes()), gen) for text, v in zip(batch, vectors, strict=True)),
+                "INSERT OR REPLACE INTO vectors (content, vec) VALUES (?, ?)",
+                zip(batch, (bytes(v.tobytes()) for v in vectors), strict=True),
             )
+            matrix.log_stored(db, batch)
         done += len(batch)
         if done == 1:
             started = clock()  # the pace is the steps' after the first
@@ -191,7 +188,8 @@ _NEWER = (
     " WHERE d.id > ? OR d.id IN (SELECT id FROM dropped WHERE gen > ?)"
 )
 _EMBEDDED = (
-    "SELECT d.id, d.path, v.vec FROM vectors v JOIN docs d ON d.content = v.content WHERE v.gen > ?"
+    "SELECT d.id, d.path, v.vec FROM stored s JOIN vectors v ON v.content = s.content"
+    " JOIN docs d ON d.content = s.content WHERE s.gen > ?"
 )
 
 
