@@ -242,3 +242,21 @@ def test_an_id_given_again_after_its_row_was_deleted_is_read_afresh(tmp_path: Pa
     index, _ = setup.question(vectors.Budget(0, 1.0))  # whose vectors the file already has
     assert 0 < index.counted["vector rows read"] <= 12
     same_as_the_index_alone(index, setup.model.name)
+
+
+def test_an_index_of_the_build_before_is_made_again_silently(tmp_path: Path) -> None:
+    """The generations and logs are tables of their own: an index without them is another
+    build's own (made again from the Markdown, decision 432), never set aside as foreign."""
+    from memfuse.recall import index as index_module
+
+    before = index_module.SCHEMA.replace(matrix.SCHEMA, "")
+    assert before != index_module.SCHEMA
+    state = tmp_path / "state"
+    StateFolder(state).ensure()
+    db = sqlite3.connect(state / "recall.sqlite3")
+    db.executescript(f"{before}\nPRAGMA user_version = {index_module.READER};")
+    db.close()
+    index = RecallIndex(StateFolder(state))
+    assert not index.rebuilt  # removed as outdated: no warning, nothing moved aside
+    assert matrix.recorded(index.db) == (0, -1, "")
+    assert sorted(p.name for p in state.iterdir()) == ["recall.sqlite3"]
