@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
-from memfuse.recall import matrix, tail, vectors, writes
+from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
 from memfuse.recall.semantic import Embedder, best, closeness, cosines, nearest
@@ -305,16 +305,10 @@ class RecallIndex:
         return self._vectors
 
     def keep_vectors(self, loaded: vectors.Loaded | None = None, model: str = "") -> None:
-        """Write the vectors' file (memfuse.recall.matrix) from `loaded` (or `model`'s, loaded
-        now) unless it is the file's own generation; best-effort: the file only spares the
-        next process the index's rows, and without it they are read from the index."""
-        try:
-            loaded = loaded or vectors.load(self.db, model, self.state)
-            if loaded.made != loaded.gen:
-                matrix.save(self.state, self.db, loaded.model, loaded.gen, loaded.rows)
-                self.counted["vector files"] += 1
-        except (OSError, MemfuseError, sqlite3.Error):
-            pass  # a full disk, a read-only or busy state folder: the next process reads rows
+        """Write the vectors' file from `loaded` (or `model`'s, loaded now) unless it is the
+        file's own generation (memfuse.recall.vectors.keep: best-effort)."""
+        if vectors.keep(self.db, self.state, loaded, model):
+            self.counted["vector files"] += 1
 
     def _hits(self, ranked: list[tuple[int, float]], loaded: vectors.Loaded) -> list[Hit]:
         """The rows at these positions of `loaded`, in this order, with these scores."""

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memfuse.errors import MemfuseError
 from memfuse.recall import matrix
 from memfuse.recall.semantic import Embedder, unpacked
 from memfuse.state.folder import StateFolder
@@ -212,6 +213,22 @@ def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -
     finally:
         db.execute("COMMIT")
     return _loaded(model, kept.merged(dropped, changed), gen, made, len(changed))
+
+
+def keep(
+    db: sqlite3.Connection, state: StateFolder, loaded: Loaded | None = None, model: str = ""
+) -> bool:
+    """Write the vectors' file (memfuse.recall.matrix) from `loaded` (or `model`'s, loaded
+    now) unless it is the file's own generation: whether it was written. Best-effort: the file
+    only spares the next process the index's rows, which it reads without it."""
+    try:
+        loaded = loaded or load(db, model, state)
+        if loaded.made == loaded.gen:
+            return False
+        matrix.save(state, db, loaded.model, loaded.gen, loaded.rows)
+    except (OSError, MemfuseError, sqlite3.Error):
+        return False  # a full disk, a read-only or busy state folder: the rows are read
+    return True
 
 
 def sql_rows(

@@ -260,3 +260,20 @@ def test_an_index_of_the_build_before_is_made_again_silently(tmp_path: Path) -> 
     assert not index.rebuilt  # removed as outdated: no warning, nothing moved aside
     assert matrix.recorded(index.db) == (0, -1, "")
     assert sorted(p.name for p in state.iterdir()) == ["recall.sqlite3"]
+
+
+def test_the_log_of_stored_vectors_is_bounded_and_the_file_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setup = Setup(tmp_path)
+    setup.night()
+    monkeypatch.setattr(matrix, "DROPPED_MAX", 5)
+    setup.journal(6, 10, tag="new ")
+    index, _ = setup.question(vectors.Budget(count=10, seconds=1e9))  # 10 stored: past 5
+    assert index.counted["vector rows read"] == 70  # the file forgotten: all from the index
+    assert index.counted["vector files"] == 1  # and written again, the logs emptied
+    assert index.db.execute("SELECT count(*) FROM stored").fetchone()[0] == 0
+    same_as_the_index_alone(index, setup.model.name)
+    index.close()
+    again, _ = setup.question()
+    assert again.counted["vector rows read"] == 0
