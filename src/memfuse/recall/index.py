@@ -38,7 +38,7 @@ from memfuse.errors import MemfuseError
 from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
-from memfuse.recall.semantic import Embedder, best, closeness, cosines, nearest
+from memfuse.recall.semantic import Embedder, best, closeness
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
@@ -281,7 +281,9 @@ class RecallIndex:
         """The `limit` bullets and facts nearest a question's vector (made by `model`) by
         cosine, best first; none while the index holds no vector of that model's."""
         loaded = self._loaded(model)
-        return self._hits(nearest(loaded.matrix, query, limit), loaded)
+        if not loaded.ids:
+            return []
+        return self._hits(best(loaded.cosines(query), limit), loaded)
 
     def closest(
         self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()
@@ -292,7 +294,7 @@ class RecallIndex:
         loaded = self._loaded(model)
         if not loaded.ids:
             return [], {}
-        scores = closeness(cosines(loaded.matrix, query), loaded.before, loaded.after)
+        scores = closeness(loaded.cosines(query), loaded.before, loaded.after)
         known = {i: float(scores[loaded.at[i]]) for i in also if i in loaded.at}
         return self._hits(best(scores, limit), loaded), known
 

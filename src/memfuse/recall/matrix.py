@@ -62,12 +62,20 @@ CREATE INDEX IF NOT EXISTS stored_gen ON stored(gen);
 @dataclass(frozen=True)
 class Rows:
     """Rows with a vector, by id: their ids (int64, increasing), a code for each one's file
-    (int32, into `paths`) and their vectors (int8, one row each)."""
+    (int32, into `paths`) and their vectors (int8, one row each), in blocks one after the other
+    (the file's, mapped and not copied, and the rows read since)."""
 
     ids: Any
     codes: Any
     paths: list[str]
-    vecs: Any
+    blocks: tuple[Any, ...]
+
+    @property
+    def vecs(self) -> Any:
+        """The vectors as one matrix (the blocks copied into one, when there are several)."""
+        import numpy as np
+
+        return self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
 
     @staticmethod
     def of(rows: Sequence[tuple[int, str, bytes]], dim: int | None = None) -> Rows:
@@ -85,12 +93,12 @@ class Rows:
             np.array(kept, dtype=np.int64),
             np.array(codes, dtype=np.int32),
             list(paths),
-            vecs.reshape(len(kept), dim),
+            (vecs.reshape(len(kept), dim),),
         )
 
     @property
     def dim(self) -> int:
-        return int(self.vecs.shape[1])
+        return int(self.blocks[0].shape[1])
 
     def merged(self, dropped: list[int], changed: Sequence[tuple[int, str, bytes]]) -> Rows:
         """These rows without the `dropped` ids, with the `changed` rows in (in place of the
@@ -100,21 +108,29 @@ class Rows:
         if not dropped and not changed:
             return self
         fresh = Rows.of(changed, self.dim)
-        gone = np.array([*dropped, *fresh.ids.tolist()], dtype=np.int64)
-        keep = ~np.isin(self.ids, gone)
         codes = {path: n for n, path in enumerate(self.paths)}
         remap = np.array([codes.setdefault(p, len(codes)) for p in fresh.paths], dtype=np.int32)
+        if not dropped and (not len(self.ids) or fresh.ids[0] > self.ids[-1]):
+            # only rows above the last (a sync's, a question's): a block after the others
+            return Rows(
+                np.concatenate([self.ids, fresh.ids]),
+                np.concatenate([self.codes, remap[fresh.codes]]),
+                list(codes),
+                (*self.blocks, fresh.vecs),
+            )
+        gone = np.array([*dropped, *fresh.ids.tolist()], dtype=np.int64)
+        keep = ~np.isin(self.ids, gone)
         ids = np.concatenate([self.ids[keep], fresh.ids])
         rows = Rows(
             ids,
             np.concatenate([self.codes[keep], remap[fresh.codes]]),
             list(codes),
-            np.concatenate([self.vecs[keep], fresh.vecs]),
+            (np.concatenate([self.vecs[keep], fresh.vecs]),),
         )
         if len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1])):
             return rows
         order = np.argsort(ids, kind="stable")
-        return Rows(ids[order], rows.codes[order], rows.paths, rows.vecs[order])
+        return Rows(ids[order], rows.codes[order], rows.paths, (rows.vecs[order],))
 
 
 # --- the generations, in the index ------------------------------------------------------------
@@ -222,7 +238,7 @@ def _rows(mapped: mmap.mmap, model: str, made: int, nonce: str) -> Rows | None:
     if n and not (codes.min() >= 0 and codes.max() < len(paths)):
         return None
     vecs = np.frombuffer(mapped, dtype=np.int8, count=n * dim, offset=vecs_at).reshape(n, dim)
-    return Rows(ids, codes, paths, vecs)
+    return Rows(ids, codes, paths, (vecs,))
 
 
 def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows: Rows) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 
 from memfuse.errors import MemfuseError
 from memfuse.recall import matrix
-from memfuse.recall.semantic import Embedder, unpacked
+from memfuse.recall.semantic import Embedder, cosines, unpacked
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate
 
@@ -154,16 +154,16 @@ def drop_unheld(db: sqlite3.Connection, texts: list[str]) -> None:
 @dataclass(frozen=True)
 class Loaded:
     """The vectors of every row `model` made, as a question is scored against them: the rows'
-    ids in order, their vectors (memfuse.recall.semantic.unpacked), where each id is, and the
-    positions of each row's neighbours — the rows before and after it in the same file (a
-    file's rows are written in its order), or its own position where it has none. With them,
-    what they were loaded from: the rows (as memfuse.recall.matrix keeps them), the index's
-    generation, the generation of the file taken (-1: none, all read from the index) and how
-    many rows were read from the index."""
+    ids in order, their vectors (memfuse.recall.semantic.unpacked, a block after another:
+    `cosines` scores them all), where each id is, and the positions of each row's neighbours —
+    the rows before and after it in the same file (a file's rows are written in its order), or
+    its own position where it has none. With them, what they were loaded from: the rows (as
+    memfuse.recall.matrix keeps them), the index's generation, the generation of the file
+    taken (-1: none, all read from the index) and how many rows were read from the index."""
 
     model: str
     ids: list[int]
-    matrix: Any
+    parts: tuple[Any, ...]  # the rows' vectors, a block after another (unpacked)
     at: dict[int, int]
     before: Any  # numpy int64 positions
     after: Any
@@ -171,6 +171,12 @@ class Loaded:
     gen: int = 0
     made: int = -1
     read: int = 0
+
+    def cosines(self, query: Any) -> Any:
+        """The cosine of each row with `query` (memfuse.recall.semantic.cosines), in order."""
+        import numpy as np
+
+        return np.concatenate([cosines(part, query) for part in self.parts])
 
     @property
     def far(self) -> bool:
@@ -183,14 +189,14 @@ _ALL = (
     "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content ORDER BY d.id"
 )
 # Since the file's generation: rows above its last id or of an id deleted since (given again),
-# and rows whose vector was stored since.
+# and rows at or below it whose vector was stored since.
 _NEWER = (
     "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content"
     " WHERE d.id > ? OR d.id IN (SELECT id FROM dropped WHERE gen > ?)"
 )
 _EMBEDDED = (
     "SELECT d.id, d.path, v.vec FROM stored s JOIN vectors v ON v.content = s.content"
-    " JOIN docs d ON d.content = s.content WHERE s.gen > ?"
+    " JOIN docs d ON d.content = s.content WHERE s.gen > ? AND d.id <= ?"
 )
 
 
@@ -209,7 +215,7 @@ def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -
             return _loaded(model, matrix.Rows.of(rows), gen, -1, len(rows))
         dropped = [int(i) for (i,) in db.execute("SELECT id FROM dropped WHERE gen > ?", (made,))]
         high = int(kept.ids[-1]) if len(kept.ids) else 0
-        changed = sql_rows(db, _NEWER, (high, made)) + sql_rows(db, _EMBEDDED, (made,))
+        changed = sql_rows(db, _NEWER, (high, made)) + sql_rows(db, _EMBEDDED, (made, high))
     finally:
         db.execute("COMMIT")
     return _loaded(model, kept.merged(dropped, changed), gen, made, len(changed))
@@ -248,7 +254,8 @@ def _loaded(model: str, rows: matrix.Rows, gen: int, made: int, read: int) -> Lo
     after[:-1][same] += 1
     ids = rows.ids.tolist()
     at = {row_id: n for n, row_id in enumerate(ids)}
-    return Loaded(model, ids, unpacked(rows.vecs), at, before, after, rows, gen, made, read)
+    parts = tuple(unpacked(block) for block in rows.blocks if len(block)) or (rows.blocks[0],)
+    return Loaded(model, ids, parts, at, before, after, rows, gen, made, read)
 
 
 def _model_of(db: sqlite3.Connection) -> str | None:

@@ -74,7 +74,9 @@ def same_as_the_index_alone(index: RecallIndex, model: str) -> None:
     alone = vectors.load(index.db, model)
     assert alone.made == -1 and alone.read == len(alone.ids) > 0
     assert used.ids == alone.ids
-    assert np.array_equal(np.asarray(used.matrix), np.asarray(alone.matrix))
+    assert np.array_equal(used.rows.vecs, alone.rows.vecs)
+    query = alone.rows.vecs[len(alone.ids) // 2]
+    assert np.array_equal(used.cosines(query), alone.cosines(query))
     assert np.array_equal(used.before, alone.before)
     assert np.array_equal(used.after, alone.after)
 
@@ -277,3 +279,17 @@ def test_the_log_of_stored_vectors_is_bounded_and_the_file_written_again(
     index.close()
     again, _ = setup.question()
     assert again.counted["vector rows read"] == 0
+
+
+def test_rows_added_since_the_file_are_a_block_after_it(tmp_path: Path) -> None:
+    """A sync's new rows, some embedded by the question: the file's block is scored as it is
+    mapped, the new rows' after it, and the answers are the index's."""
+    setup = Setup(tmp_path)
+    setup.night()
+    setup.journal(6, 8, tag="new ")
+    index, _ = setup.question(vectors.Budget(count=5, seconds=1e9))
+    loaded = index._loaded(setup.model.name)
+    assert len(loaded.rows.blocks) == len(loaded.parts) == 2
+    assert [len(block) for block in loaded.rows.blocks] == [60, 5]
+    assert index.counted["vector rows read"] == 5
+    same_as_the_index_alone(index, setup.model.name)
