@@ -70,7 +70,7 @@ def asked(
                 started = time.perf_counter()
                 result = await session.call_tool("recall", {"query": question, "limit": 10})
                 wall = time.perf_counter() - started
-                envelope = result.structured_content
+                envelope = (result.meta or {})["memfuse/envelope"]  # decision 393
                 answers.append((wall, envelope))
 
     anyio.run(main)

@@ -1,7 +1,8 @@
 """A stand-in for the `openclaw` CLI's cron commands, as the package 2026.9.6 has them
 (dist/cron-cli-*.mjs, dist/list-jobs-*.mjs): `cron list --all --json`, `cron add --json
---declaration-key=…` converging a job in place, `cron edit … -- ID`, `cron rm --json -- ID` and
-`gateway call cron.list --json --params=…`; `config get PATH --json` and `config unset PATH`
+--declaration-key=…` converging a job in place, `cron edit … -- ID`, `cron rm --json -- ID`,
+`gateway call cron.list --json --params=…` and `gateway call cron.add --json --params=…` (the
+RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object); `config get PATH --json` and `config unset PATH`
 on the configuration file OpenClaw reads (`OPENCLAW_CONFIG_PATH`, else `openclaw.json` in
 `OPENCLAW_STATE_DIR` or `~/.openclaw`, plain JSON here), and `hooks enable|disable NAME` as
 2026.9.6 writes them (`hooks.internal.entries.NAME.enabled`, the master switch on; a hook
@@ -14,11 +15,15 @@ printed on stderr with exit 1 instead of any answer."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
+
+import json5
 
 STATE = Path(os.environ["FAKE_OPENCLAW_STATE"])
 FLAGS = {
@@ -75,7 +80,7 @@ def config_file() -> Path:
 
 def load_config() -> dict[str, object]:
     path = config_file()
-    return json.loads(path.read_text()) if path.exists() else {}
+    return json5.loads(path.read_text()) if path.exists() else {}  # OpenClaw reads JSON5
 
 
 def save_config(config: dict[str, object]) -> None:
@@ -115,6 +120,35 @@ def hooks_command(command: str, name: str) -> object:
 
 
 def main(argv: list[str]) -> None:
+    # `FAKE_OPENCLAW_DELAY` seconds stand for Node starting the CLI (benchmarks only); then,
+    # calls may come side by side: one at a time here, as the Gateway serializes its store.
+    time.sleep(float(os.environ.get("FAKE_OPENCLAW_DELAY") or 0))
+    with (STATE.parent / "openclaw.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        serve(argv)
+
+
+def declare(jobs: list[dict[str, object]], spec: dict[str, object]) -> dict[str, object]:
+    """`cron.add` with a declaration key: the job converged in place, or made."""
+    key = spec.get("declarationKey")
+    existing = next((j for j in jobs if key and j.get("declarationKey") == key), None)
+    if existing is None:
+        job = {"id": str(uuid.uuid4()), "enabled": True, **spec}
+        jobs.append(job)
+        return {"created": True, "job": job}
+    updated = any(existing.get(k) != v for k, v in spec.items())
+    existing.update(spec)
+    return {**existing, "created": False, "updated": updated, "job": existing}
+
+
+RPC_ADD = {
+    "name", "declarationKey", "displayName", "owner", "agentId", "sessionKey", "description",
+    "enabled", "deleteAfterRun", "schedule", "pacing", "trigger", "sessionTarget", "wakeMode",
+    "payload", "delivery", "failureAlert",
+}  # fmt: skip  # CronAddParamsSchema: a closed object
+
+
+def serve(argv: list[str]) -> None:
     with (STATE.parent / "calls.jsonl").open("a") as calls:
         calls.write(json.dumps(argv) + "\n")
     if os.environ.get("FAKE_OPENCLAW_FAIL"):
@@ -138,6 +172,12 @@ def main(argv: list[str]) -> None:
     elif (group, command) == ("gateway", "call") and positional == ["cron.list"]:
         params = json.loads(one["--params"])
         answer = page(jobs, params["offset"], min(params["limit"], size))
+    elif (group, command) == ("gateway", "call") and positional == ["cron.add"]:
+        params = json.loads(one["--params"])
+        unknown = sorted(set(params) - RPC_ADD)
+        if unknown:
+            fail(f"invalid cron.add params: unexpected property '{unknown[0]}'")
+        answer = declare(jobs, params)
     elif (group, command) == ("cron", "add"):
         spec = {
             "name": one["--name"], "declarationKey": one.get("--declaration-key"),
@@ -150,16 +190,7 @@ def main(argv: list[str]) -> None:
                         "env": dict(e.split("=", 1) for e in opts.get("--command-env", []))},
             "delivery": {"mode": "announce", "bestEffort": True},
         }  # fmt: skip
-        key = spec["declarationKey"]
-        existing = next((j for j in jobs if key and j.get("declarationKey") == key), None)
-        if existing is None:
-            job = {"id": str(uuid.uuid4()), "enabled": True, **spec}
-            jobs.append(job)
-            answer = {"created": True, "job": job}
-        else:
-            updated = any(existing.get(k) != v for k, v in spec.items())
-            existing.update(spec)
-            answer = {**existing, "created": False, "updated": updated, "job": existing}
+        answer = declare(jobs, spec)
     elif (group, command) == ("cron", "edit"):
         job = next((j for j in jobs if j.get("id") == positional[0]), None)
         if job is None:

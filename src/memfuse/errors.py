@@ -13,6 +13,9 @@ class ExitCode(IntEnum):
     USAGE = 2
     STRICT = 3
     ESCALATED = 4  # the store has failed for runs on end, or no success for too long
+    # `cron --check`: nothing would fail, but a job naming a store setup of its own (another
+    # mcporter or config) was not tried — neither a pass nor a "would fail".
+    UNCHECKED = 5
     NO_WORKSPACE = 66  # the workspace does not exist or is not a folder (sysexits' EX_NOINPUT)
     LOCKED = 75
     # The store could not be reached and its setup is why (a config file that is not there, no

@@ -205,3 +205,55 @@ def test_recent_md_reaches_what_the_model_receives_in_a_main_session(
         assert (workspace / "AGENTS.md").read_text() == "# Rules\n"
         memfuse(env, workspace, "--remove")
         assert not (Path(env["HOME"]) / ".openclaw" / "hooks" / "memfuse-recent").exists()
+
+
+def test_two_agents_each_get_their_jobs_and_only_their_own_recent_md(
+    tmp_path: Path, model: tuple[int, Path]
+) -> None:
+    """Issue 50: `cron --install --all-agents` on a real Gateway with two agents: three jobs
+    each, with its agent; each main session receives its own RECENT.md and never the other's."""
+    port, received = model
+    spaces = {name: tmp_path / f"{name}-ws" for name in ("home", "work")}
+    for name, workspace in spaces.items():
+        (workspace / "memory").mkdir(parents=True)
+        (workspace / "RECENT.md").write_text(f"# Recent\n- MARK-{name.upper()}-0815 private\n")
+        (workspace / "AGENTS.md").write_text("# Rules\n")
+    config = {
+        "models": {"providers": {"stub": {
+            "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "stub-key",
+            "api": "openai-completions",
+            "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
+                        "maxTokens": 4096}],
+        }}},
+        # With several agents an agent-less job (dreaming's) needs an owner, else the Gateway
+        # logs "Agent-less cron job has no resolvable owner" and never makes it.
+        "agents": {"defaults": {"model": {"primary": "stub/stub-model"},
+                                "systemAgent": {"agentId": "home"}},
+                   "entries": {name: {"workspace": str(ws)} for name, ws in spaces.items()}},
+    }  # fmt: skip
+    with running_gateway(tmp_path, config) as env:
+        mcporter = Path(env["HOME"]) / ".mcporter" / "mcporter.json"
+        mcporter.parent.mkdir(parents=True)
+        entry = {"command": "node", "args": ["/nonexistent/server.js"],
+                 "env": {"AGENT_MEMORY_DB": str(Path(env["HOME"]) / "agent-memory.db"),
+                         "AGENT_MEMORY_WORKSPACE": str(spaces["home"])}}  # fmt: skip
+        mcporter.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}))
+        done = subprocess.run(
+            [str(MEMFUSE), "cron", "--format", "openclaw", "--install", "--all-agents",
+             "--json"], env=env, capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        ours = [j for j in jobs(env) if str(j.get("declarationKey", "")).startswith("memfuse:")]
+        assert sorted(str(j.get("agentId")) for j in ours) == ["home"] * 3 + ["work"] * 3
+
+        def turn(agent: str) -> str:
+            before = received.read_text() if received.exists() else ""
+            subprocess.run(
+                ["openclaw", "agent", "--agent", agent, "--message", f"hello {agent}"], env=env,
+                capture_output=True, text=True, timeout=300, check=True,
+            )  # fmt: skip
+            return received.read_text()[len(before) :]
+
+        home, work = turn("home"), turn("work")
+        assert "MARK-HOME-0815" in home and "MARK-WORK-0815" not in home
+        assert "MARK-WORK-0815" in work and "MARK-HOME-0815" not in work

@@ -67,7 +67,8 @@ def ask(ws: Path, store: StoreServer, calls: list[tuple[str, dict[str, Any]]]) -
 
 def envelope(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
-    value: dict[str, Any] = result.structured_content
+    assert result.structured_content is None  # the model would read it beside the text
+    value: dict[str, Any] = result.meta["memfuse/envelope"]
     assert value["schema"] == 2
     assert not result.content[0].text.startswith("{")  # a summary, not the envelope twice
     return value
@@ -181,9 +182,9 @@ def test_bare_json_rpc_lines_malformed_and_oversized_get_errors_and_eof_ends_it(
     assert "a request of more than" in by_id[1]["error"]["message"]
     assert "error" in by_id[2]  # the SDK refuses arguments that are not an object
     assert "no tool 'drop_everything'" in by_id[3]["error"]["message"]
-    answer = by_id[4]["result"]["structuredContent"]
+    answer = by_id[4]["result"]["_meta"]["memfuse/envelope"]
     assert answer["data"]["results"][0]["location"] == f"memory/{DAY}.md:17"
-    halved = by_id[5]["result"]["structuredContent"]
+    halved = by_id[5]["result"]["_meta"]["memfuse/envelope"]
     assert halved["data"]["query"] == "Lisbon flights \ufffd"
     assert halved["data"]["results"][0]["location"] == f"memory/{DAY}.md:17"
     assert stderr == ""  # quietly: the log has what happened
@@ -209,7 +210,7 @@ def test_mcporter_calls_serve_with_arguments_on_stdin(
     # Text mcporter's key=value form would mangle (a leading space, "true", an @path).
     done = call("recall", {"query": " Lisbon @/etc/passwd true", "limit": 2})
     assert done.returncode == 0, done.stdout + done.stderr
-    answer = json.loads(done.stdout)
+    answer = json.loads(done.stdout)["_meta"]["memfuse/envelope"]
     assert answer["data"]["query"] == "Lisbon @/etc/passwd true"
     assert answer["data"]["results"][0]["location"] == f"memory/{DAY}.md:17"
     text = call("recall", {"query": "Lisbon offsite", "limit": 1}, "text")

@@ -3,6 +3,9 @@ in every text they read (those without a code span, an escape or a link destinat
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,3 +52,57 @@ def test_past_its_budget_a_reading_names_by_the_bare_patterns() -> None:
     assert [check(quoted) for _ in range(4)] == [None, None, "<style> hides the text after it",
                                                  "<style> hides the text after it"]  # fmt: skip
     assert check("plain text") is None and check.left == 0
+
+
+ENDS = ["<", ">", "!", "?", "-", "--", "-->", "<!--", "<![CDATA[", "]]>", "<?", "?>", "<!X",
+        "a", " ", '"', "'", "=", "/", "&amp;", "&#x202E;"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(ENDS), max_size=30).map("".join))
+def test_the_linear_scan_finds_what_the_pattern_finds(text: str) -> None:
+    from markdown_it.common.html_re import HTML_TAG_RE
+
+    assert [m.span() for m in hidden._tags(text)] == [m.span() for m in HTML_TAG_RE.finditer(text)]
+
+
+def test_markup_without_its_end_is_not_read_to_the_end_at_each_opener(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Review of issue 46: a bullet of 20 000 `<?` (or `<![CDATA[`, `<!X`) cost `hiding` 6 s,
+    and four times that length 16 times as much — the HTML pattern, run from every `<`, read to
+    the text's end for an end that is not there. Such a `<` is now passed over unread; the
+    pattern runs only where its end exists (and then consumes to it)."""
+    from markdown_it.common import html_re
+
+    asked: list[int] = []
+    pattern = html_re.HTML_TAG_RE
+
+    class Counting:
+        def match(self, text: str, at: int = 0) -> re.Match[str] | None:
+            asked.append(at)
+            return pattern.match(text, at)
+
+        def finditer(self, text: str) -> object:
+            raise AssertionError("the whole text scanned from every `<`")
+
+    monkeypatch.setattr(html_re, "HTML_TAG_RE", Counting())
+    for opener in ("<?", "<![CDATA[", "<!X", "<a"):
+        asked.clear()
+        assert hidden.hiding("Ship it " + opener * 20_000, exact=False) is None
+        assert asked == [], opener
+    assert hidden.pieces("a <?x?> b <![CDATA[y]]> " + "<?" * 100, exact=False) == [
+        ("html", "<?x?>", ""), ("html", "<![CDATA[y]]>", ""),
+    ]  # fmt: skip
+
+
+def test_past_its_characters_a_reading_names_by_the_bare_patterns() -> None:
+    """Review of issue 46: the inline reading's budget counted bullets only, and markdown-it
+    reads a hostile item at ~30 µs a character (`![a` repeated): 200 items of 8 KB cost a
+    reading 23 CPU-s, a 16 MiB journal of them minutes. The budget holds characters too."""
+    check = hidden.Hiding(exact=100, chars=50)
+    quoted = "use `<style>` for it"  # 20 characters
+    assert [check(quoted) for _ in range(4)] == [None, None, "<style> hides the text after it",
+                                                 "<style> hides the text after it"]  # fmt: skip
+    assert check.left == 98 and check.chars == 10
+    assert hidden.Hiding().chars == hidden.EXACT_CHARS

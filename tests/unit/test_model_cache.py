@@ -302,3 +302,25 @@ def test_a_package_file_that_cannot_be_read_is_no_crash(
     monkeypatch.setattr(model_cache, "source_key", unreadable)
     cache = _cache(folder)
     assert cache.load() is None and cache.notices
+
+
+def test_a_file_saying_more_data_than_any_model_is_set_aside_unread(
+    folder: Path, quick_rebuild: list[str]
+) -> None:
+    """Review of issue 49: a sparse file costs no disk, and its header may say it holds a
+    terabyte; the size matching, every process read it through for its digest (hours, for
+    zeros). Past DATA_MAX (the model's arrays are 82 MB) it is set aside before any of it is
+    read, and made again."""
+    path = _the_file(folder)
+    held: list[int] = []
+
+    def grow(header: dict[str, Any]) -> None:
+        held.append(header["data"])
+        header["data"] = model_cache.DATA_MAX + 4096
+
+    _with_header(path, grow)
+    os.truncate(path, path.stat().st_size - held[0] + model_cache.DATA_MAX + 4096)  # sparse
+    cache = _cache(folder)
+    assert cache.load() is not None
+    assert quick_rebuild == [cache.name]
+    assert any("past the" in n for n in cache.notices), cache.notices

@@ -137,3 +137,16 @@ def test_a_keyword_list_cannot_grow_past_its_bound() -> None:
     text = "[classify]\nknowledge = [" + ", ".join(f'"k{n}"' for n in range(201)) + "]\n"
     _values, problems = parse_config(text, Path("config.toml"))
     assert problems and "at most 200 keywords" in problems[0]
+
+
+def test_a_command_names_the_common_options_it_takes_and_a_misspelt_one_is_refused() -> None:
+    """Each command's decorator names the shared options it takes (not a table keyed by the
+    function's name): status takes no store option, sync every lifecycle one."""
+    from memfuse.cli.app import with_common_options
+
+    status = CliRunner().invoke(app, ["status", "--help"], env={"COLUMNS": "200"}).stdout
+    sync = CliRunner().invoke(app, ["sync", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "--mcporter" not in status and "--jobs" not in status and "--json" in status
+    assert all(f in sync for f in ("--mcporter", "--jobs", "--strict", "--wait", "--json"))
+    with pytest.raises(ValueError, match="no common option"):
+        with_common_options("jbos")

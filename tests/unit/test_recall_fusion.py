@@ -191,3 +191,12 @@ def test_memfuse_recall_answers_a_chinese_paraphrase_with_its_note_first(world: 
     first = out.data["results"][0]
     assert first["content"] == "包了一盘饺子送给隔壁王阿姨"
     assert first["location"] == f"memory/{DAY}.md:3"
+
+
+def test_a_full_match_over_counts_read_apart_from_their_total_is_a_score() -> None:
+    """Review of issue 49: `full_match_in` reads the terms' counts and the rows' total in two
+    statements; a refresh dropping a file between them left a term held by more rows than the
+    total, and the log of a negative number failed the question (ValueError)."""
+    score = full_match(["做", "饺子"], {"做": 9, "饺子": 2}, 5)
+    assert score == pytest.approx(full_match(["做", "饺子"], {"做": 5, "饺子": 2}, 5))
+    assert full_match(["做"], {"做": 3}, 0) == pytest.approx(1e-6)

@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 
-from memfuse.cli.app import _parse_day, app, with_common_options
+from memfuse.cli.app import STORE, _parse_day, app, with_common_options
 from memfuse.run import runner
 from memfuse.run.runner import Common
 
 
 @app.command(short_help="One ranked search over the Markdown and the store.")
-@with_common_options
+@with_common_options(*STORE, "strict")
 def recall(
     query: Annotated[
         str | None, typer.Argument(help="What to look for (not with --batch).", show_default=False)
@@ -87,7 +87,7 @@ def recall(
 
 
 @app.command(short_help="One bullet's story: its journal line, URI and answers.")
-@with_common_options
+@with_common_options(*STORE)
 def where(
     what: Annotated[
         str, typer.Argument(help="Some of a bullet's text, its URI, or a journal line (FILE:LINE).")
@@ -106,7 +106,7 @@ def where(
 
 
 @app.command(short_help="Recall, where, status and note (writes) for an agent, over MCP.")
-@with_common_options
+@with_common_options(*STORE)
 def serve(common: Common) -> None:
     """Serve recall, where and status to an agent as an MCP server over stdio, and note,
     which writes: it appends one bullet to today's journal (under the workspace lock).
@@ -126,7 +126,7 @@ def serve(common: Common) -> None:
 
 
 @app.command(short_help="The type a bullet would get, and why.")
-@with_common_options
+@with_common_options()
 def classify(
     text: Annotated[str, typer.Argument(help="The bullet text to classify.")],
     *,

@@ -63,24 +63,11 @@ _COMMON_PARAMS = _SETTING_PARAMS + _RUN_PARAMS
 _SETTING_NAMES = [p.name for p in _SETTING_PARAMS]
 _RUN_NAMES = [p.name for p in _RUN_PARAMS]
 
-# Every command takes these; the rest only where they change what the command does.
+# Every command takes these; the rest only where they change what the command does, named
+# by each command's decorator (`@with_common_options(*LIFECYCLE)`).
 _ALWAYS = ("workspace", "state_dir", "json_output", "quiet", "verbose", "now")
-_STORE = ("mcporter", "mcporter_config", "server", "transport", "timeout")
-_LIFECYCLE = (*_STORE, "jobs", "strict", "wait")
-OPTIONS_OF: dict[str, tuple[str, ...]] = {
-    "doctor": _STORE,
-    "status": (),  # reads the state folder only
-    "sync": _LIFECYCLE,
-    "surface": _LIFECYCLE,
-    "tidy": _LIFECYCLE,
-    "rollback": (*_STORE, "jobs", "wait"),
-    "recall": (*_STORE, "strict"),
-    "where": _STORE,
-    "serve": _STORE,
-    "cron": _STORE,  # written into each scheduled job
-    "rerank_test": _STORE,  # --from-recall asks the store
-    "classify": (),
-}
+STORE = ("mcporter", "mcporter_config", "server", "transport", "timeout")
+LIFECYCLE = (*STORE, "jobs", "strict", "wait")
 _RUN_DEFAULTS = {"strict": False, "wait": None}
 
 
@@ -97,26 +84,31 @@ def _seams(context: typer.Context) -> Seams:
     return given if isinstance(given, Seams) else Seams()
 
 
-def with_common_options(func: Callable[..., None]) -> Callable[..., None]:
-    """Add the common options this command takes (OPTIONS_OF) to it; the command receives them
-    as `common: Common`, an option it does not take as unset."""
-    signature = inspect.signature(func, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.name != "common"]
-    taken = {*_ALWAYS, *OPTIONS_OF[func.__name__]}
-    params = [p for p in _COMMON_PARAMS if p.name in taken]
+def with_common_options(*takes: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Add the common options every command takes, and those it `takes` besides, to it; the
+    command receives them as `common: Common`, an option it does not take as unset."""
+    params = [p for p in _COMMON_PARAMS if p.name in {*_ALWAYS, *takes}]
+    if len(params) != len({*_ALWAYS, *takes}):
+        raise ValueError(f"no common option among {takes}")
 
-    @functools.wraps(func)
-    def wrapper(**kwargs: Any) -> None:
-        settings = {name: kwargs.pop(name, None) for name in _SETTING_NAMES}
-        run = {name: kwargs.pop(name, _RUN_DEFAULTS.get(name)) for name in _RUN_NAMES}
-        run["json"] = run.pop("json_output")
-        seams = _seams(kwargs.pop(_CONTEXT.name))
-        func(**kwargs, common=Common(settings, **run, seams=seams))
+    def decorate(func: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(func, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != "common"]
 
-    wrapper.__signature__ = signature.replace(parameters=[*own, *params, _CONTEXT])  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *params, _CONTEXT]}
-    del wrapper.__wrapped__  # typer must see the new signature, not the original's
-    return wrapper
+        @functools.wraps(func)
+        def wrapper(**kwargs: Any) -> None:
+            settings = {name: kwargs.pop(name, None) for name in _SETTING_NAMES}
+            run = {name: kwargs.pop(name, _RUN_DEFAULTS.get(name)) for name in _RUN_NAMES}
+            run["json"] = run.pop("json_output")
+            seams = _seams(kwargs.pop(_CONTEXT.name))
+            func(**kwargs, common=Common(settings, **run, seams=seams))
+
+        wrapper.__signature__ = signature.replace(parameters=[*own, *params, _CONTEXT])  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *params, _CONTEXT]}
+        del wrapper.__wrapped__  # typer must see the new signature, not the original's
+        return wrapper
+
+    return decorate
 
 
 def _version(value: bool) -> None:

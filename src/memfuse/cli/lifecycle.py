@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 
-from memfuse.cli.app import _parse_day, app, with_common_options
+from memfuse.cli.app import LIFECYCLE, STORE, _parse_day, app, with_common_options
 from memfuse.run import runner
 from memfuse.run.runner import Common
 
 
 @app.command(short_help="Journal bullets into agent-memory, only what changed.")
-@with_common_options
+@with_common_options(*LIFECYCLE)
 def sync(
     day: Annotated[
         str | None, typer.Option("--date", metavar="YYYY-MM-DD", help="Sync this day's journal.")
@@ -75,7 +75,7 @@ def sync(
 
 
 @app.command(short_help="Write RECENT.md from the store (journals if it is down).")
-@with_common_options
+@with_common_options(*LIFECYCLE)
 def surface(
     to_stdout: Annotated[
         bool, typer.Option("--stdout", help="Print the file instead of writing RECENT.md.")
@@ -105,7 +105,7 @@ def surface(
 
 
 @app.command(short_help="The store's sleep cycle, MEMORY.md check and backup.")
-@with_common_options
+@with_common_options(*LIFECYCLE)
 def tidy(
     archive: Annotated[
         bool,
@@ -127,7 +127,7 @@ def tidy(
 
 
 @app.command(short_help="Forget what memfuse made in the store, and pause sync.")
-@with_common_options
+@with_common_options(*STORE, "jobs", "wait")
 def rollback(
     undo: Annotated[
         bool, typer.Option("--undo", help="Resume syncing; re-send what was withdrawn.")

@@ -8,28 +8,46 @@ from typing import Annotated, Any
 
 import typer
 
-from memfuse.cli.app import app, with_common_options
+from memfuse.cli.app import STORE, app, with_common_options
 from memfuse.run import runner
 from memfuse.run.runner import Common
 from memfuse.schedule import registry as schedulers
 
 
 @app.command(short_help="The lifecycle at a glance; exit 4 when a person is needed.")
-@with_common_options
-def status(common: Common) -> None:
+@with_common_options()
+def status(
+    all_agents: Annotated[
+        bool,
+        typer.Option("--all-agents", help="One row per agent its host configures; the worst exit."),
+    ] = False,
+    *,
+    common: Common,
+) -> None:
     """Show the lifecycle at a glance: last runs, RECENT.md, the ledger, the lock.
 
     Reads only .memfuse/ (no store call). Exits 4 when something needs a person, so
     `memfuse status -q` can be a monitoring probe. Example: memfuse status --json
     """
+    if all_agents:  # every agent, each its own status (memfuse.commands.status_all)
+        from memfuse.commands import status_all
+
+        runner.run("status", common, status_all.run, lock=False, workspace=False)
+        return
     from memfuse.commands import status as command
 
     runner.run("status", common, command.run, lock=False)
 
 
 @app.command(short_help="Check the setup; or write the server's entry.")
-@with_common_options
+@with_common_options(*STORE)
 def doctor(
+    all_agents: Annotated[
+        bool,
+        typer.Option(
+            "--all-agents", help="Check every agent its host configures, each its own store."
+        ),
+    ] = False,
     show_config: Annotated[
         bool, typer.Option("--show-config", help="Print every setting in effect after the checks.")
     ] = False,
@@ -77,6 +95,8 @@ def doctor(
     from memfuse.commands import doctor as command
 
     setup = command.ServerSetup(server_js, server_version)
+    if all_agents and (print_config or install_config is not None):
+        raise typer.BadParameter("--all-agents checks every agent; it writes no entry")
     if print_config and install_config is not None:
         raise typer.BadParameter("--print-config or --install-config, not both")
     if (server_js or server_version) and not (print_config or install_config):
@@ -90,13 +110,17 @@ def doctor(
         body = lambda ctx: command.install_config(ctx, setup, target)  # noqa: E731
     elif print_config:
         body = lambda ctx: command.print_config(ctx, setup)  # noqa: E731
+    elif all_agents:  # every agent, each its own doctor (memfuse.commands.doctor_all)
+        from memfuse.commands import doctor_all
+
+        body = doctor_all.run
     else:
         body = lambda ctx: command.run(ctx, show_config=show_config)  # noqa: E731
     runner.run("doctor", common, body, lock=False, workspace=False)
 
 
 @app.command(short_help="The schedule of the daily runs: print, check, install.")
-@with_common_options
+@with_common_options(*STORE)
 def cron(
     fmt: Annotated[
         str,
@@ -123,6 +147,15 @@ def cron(
         bool,
         typer.Option("--check", help="Run each memfuse job as its scheduler would, --dry-run."),
     ] = False,
+    all_agents: Annotated[
+        bool,
+        typer.Option(
+            "--all-agents",
+            help="Every agent the host's configuration lists (as"
+            f" {'/'.join(s.name for s in schedulers.every() if s.lists_agents)} configures them),"
+            " each its own jobs, workspace, state folder and store.",
+        ),
+    ] = False,
     file: Annotated[
         str | None,
         typer.Argument(
@@ -148,14 +181,15 @@ def cron(
         raise typer.BadParameter("a FILE is read only with --check")
     if sum((install, remove, check)) > 1:
         raise typer.BadParameter("one of --install, --remove and --check at a time")
-    request = command.Request(fmt, archive, install, remove, check, file)
-    # A checked file names its jobs' workspaces: the default one need not exist.
-    needs = not (check and file is not None)
+    request = command.Request(fmt, archive, install, remove, check, file, all_agents)
+    # A checked file names its jobs' workspaces, every agent its own: the default one need
+    # not exist.
+    needs = not (check and file is not None) and not all_agents
     runner.run("cron", common, lambda ctx: command.run(ctx, request), lock=False, workspace=needs)
 
 
 @app.command("rerank-test", short_help="Check the configured reranker.")
-@with_common_options
+@with_common_options(*STORE)
 def rerank_test(
     query: Annotated[str, typer.Argument(help="The query to rank documents for.")] = "",
     documents: Annotated[

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from memfuse.commands import cron_all
 from memfuse.errors import ConfigError, ExitCode
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -36,11 +37,14 @@ class Request:
     remove: bool = False
     check: bool = False
     file: str | None = None
+    all_agents: bool = False  # every agent the scheduler's host lists (cron_all)
 
 
 def run(ctx: RunContext, request: Request) -> CommandResult:
     s = ctx.settings
     scheduler = registry.get(request.fmt or registry.default())
+    if request.all_agents:
+        return _every_agent(request, ctx, scheduler.name)
     machine = installing.machine_for(s, ctx.workspace.state)
     zone = scheduler.zone(machine)
     placing = request.install or request.remove
@@ -50,6 +54,8 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
         files = scheduler.render(schedule, machine)
     except ScheduleError as exc:
         raise ConfigError(f"no {scheduler.name} schedule can run this: {exc}") from None
+    for unread in sorted({each.unread(machine) or "" for each in registry.every()} - {""}):
+        ctx.reporter.warn(unread)  # its host's settings: taken as its defaults
     if request.check:
         return _check(ctx, scheduler, schedule, files, machine, busy, zone, request.file)
     changes: list[str] = []
@@ -97,11 +103,26 @@ def _check(
     own = checking.own_settings(ctx.settings, schedule, machine.env, machine.home)
     timeout = max(checking.CHECK_TIMEOUT_FLOOR, ctx.settings.timeout * 6)
     rendered = files if file is None else None
-    done = checking.check(scheduler, jobs, rendered, own, beside, zone, machine, timeout)
+    done = checking.check(
+        scheduler, jobs, rendered, own, beside, zone, machine, timeout, file or "FILE"
+    )
     data: CronCheckData = {"format": scheduler.name, "source": source, "jobs": list(done.jobs)}
     code = ExitCode.FATAL if done.failed or not done.found else ExitCode.OK
     if code != ExitCode.OK:
         data["error"] = (
             f"{done.failed} scheduled job(s) would fail" if done.found else "no memfuse job found"
         )
+    elif done.unchecked:
+        code = ExitCode.UNCHECKED
+        data["error"] = (
+            f"{done.unchecked} scheduled job(s) not tried: each names a store setup of its own"
+        )
     return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
+
+
+def _every_agent(request: Request, ctx: RunContext, fmt: str) -> CommandResult:
+    if request.file is not None:
+        raise ConfigError("--all-agents checks every agent's own schedule, not a FILE")
+    if request.check:
+        return cron_all.check(ctx, fmt)
+    return cron_all.run(ctx, fmt, install=request.install, remove=request.remove)

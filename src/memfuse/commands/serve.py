@@ -40,55 +40,38 @@ INSTRUCTIONS = (
     " preferences; `where` for one bullet's history; `status` when asked about memory health;"
     " `note` to write down, in one line, something worth remembering."
 )
-_DAY_SCHEMA = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
+RECALL_ARGS = (
+    args.text(
+        "query", QUESTION_MAX,
+        "What to look for, in words (dates such as 'last week' or '2026-03-14' count).",
+    ),
+    args.whole("limit", 1, LIMIT_MAX, default=10),
+    args.whole("days", 1, DAYS_MAX, "Only what is from the last N days."),
+    args.day("since", "Only what is from this day on."),
+    args.day("until", "Only what is from this day or before."),
+    args.some_of("types", TYPES),
+)  # fmt: skip
 RECALL = ToolSpec(
     "recall",
     "Search the agent's memory (journals, MEMORY.md and the store), best first, each result"
-    " with where it is written (memory/2026-12-01.md:7) and its store URI. The structured"
-    " answer is `memfuse recall --json`'s envelope; the text, a summary.",
-    {
-        "type": "object",
-        "properties": {
-            "query": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": QUESTION_MAX,
-                "description": "What to look for, in words (dates such as 'last"
-                " week' or '2026-03-14' count).",
-            },
-            "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": 10},
-            "days": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": DAYS_MAX,
-                "description": "Only what is from the last N days.",
-            },
-            "since": {**_DAY_SCHEMA, "description": "Only what is from this day on."},
-            "until": {**_DAY_SCHEMA, "description": "Only what is from this day or before."},
-            "types": {"type": "array", "items": {"enum": list(TYPES)}, "maxItems": 4},
-        },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
+    " with where it is written (memory/2026-12-01.md:7) and its store URI. The text is a"
+    " summary; `memfuse recall --json`'s envelope is in the result's _meta.",
+    args.schema(RECALL_ARGS),
 )
+WHERE_ARGS = (args.text("what", QUESTION_MAX),)
 WHERE = ToolSpec(
     "where",
     "One bullet's story: its journal line, URI and type, every answer the store gave it,"
     " and whether the store holds it now. Give some of its text, its URI, or FILE:LINE."
-    " The structured answer is `memfuse where --json`'s envelope.",
-    {
-        "type": "object",
-        "properties": {"what": {"type": "string", "minLength": 1, "maxLength": QUESTION_MAX}},
-        "required": ["what"],
-        "additionalProperties": False,
-    },
+    " `memfuse where --json`'s envelope is in the result's _meta.",
+    args.schema(WHERE_ARGS),
 )
 STATUS = ToolSpec(
     "status",
     "The memory lifecycle at a glance: the last sync/surface/tidy runs, RECENT.md's age,"
-    " the ledger, the lock, and alarms that need a person (status `escalated`). The"
-    " structured answer is `memfuse status --json`'s envelope.",
-    {"type": "object", "properties": {}, "additionalProperties": False},
+    " the ledger, the lock, and alarms that need a person (status `escalated`)."
+    " `memfuse status --json`'s envelope is in the result's _meta.",
+    args.schema(()),
 )
 
 
@@ -144,28 +127,25 @@ def _status(_service: Service, ctx: RunContext, _request: None) -> CommandResult
     return status.run(ctx)
 
 
-# --- arguments: each checked against the bounds the tool lists ---------------------------
+# --- arguments: read against the bounds each tool lists (serve.arguments) -----------------
 def _recall_request(arguments: Mapping[str, Any]) -> Request:
-    args.only(arguments, ("query", "limit", "days", "since", "until", "types"))
-    query = args.text(arguments, "query", QUESTION_MAX)
-    limit = args.integer(arguments, "limit", 1, LIMIT_MAX)
-    days = args.integer(arguments, "days", 1, DAYS_MAX)
-    since, until = args.day(arguments, "since"), args.day(arguments, "until")
+    given = args.read(arguments, RECALL_ARGS)
+    since, until = given["since"], given["until"]
     if since is not None and until is not None and since > until:
         raise BadArguments(f"since {since} is after until {until}")
-    types = arguments.get("types") or []
-    if not isinstance(types, list) or len(types) > len(TYPES) or not set(types) <= set(TYPES):
-        raise BadArguments(f"types must be a list of {', '.join(TYPES)}")
-    return Request(query, limit or 10, tuple(types), days, frozenset(), since=since, until=until)
+    return Request(
+        given["query"], given["limit"], given["types"], given["days"], frozenset(),
+        since=since, until=until,
+    )  # fmt: skip
 
 
 def _where_request(arguments: Mapping[str, Any]) -> str:
-    args.only(arguments, ("what",))
-    return args.text(arguments, "what", QUESTION_MAX)
+    query: str = args.read(arguments, WHERE_ARGS)["what"]
+    return query
 
 
 def _status_request(arguments: Mapping[str, Any]) -> None:
-    args.only(arguments, ())
+    args.read(arguments, ())
 
 
 TOOLS = (

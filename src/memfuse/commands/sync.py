@@ -35,14 +35,14 @@ def run(
         workspace, ctx.store, ledger, ctx.classifier, ctx.reporter, ctx.progress,
         lambda: ctx.calls_made,
     )  # fmt: skip
-    synced = sync(request, services)
-    data = synced.data
+    report = sync(request, services)
+    data = report.data()
     if not ctx.dry_run:
         # The Markdown side of recall, kept current from the journals the sync read, where
         # their files have not changed since: by words alone. The vectors of what is new are
         # made where nothing waits on the model (decisions 350): by the questions, a few each,
         # and by the night's tidy once it let go of the lock.
-        given = unchanged(synced.parsed, synced.stamps, workspace.location)
+        given = unchanged(report.reading.parsed, report.stamps, workspace.location)
         refreshed = refresh_index(workspace, ctx.classifier, ctx.reporter.warn, given=given)
         data["recall_index_refreshed"] = None if refreshed is None else refreshed[0]
     return CommandResult("sync", data, tuple(render.sync(data)))

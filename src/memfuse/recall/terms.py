@@ -132,6 +132,8 @@ def full_match(terms: list[str], rows: Mapping[str, int], total: int) -> float:
     (memfuse.recall.meaning)."""
     score = 0.0
     for term in dict.fromkeys(terms):
-        held = rows.get(term, 0)
+        # the counts and the total are two reads: a refresh between them may leave a term
+        # holding more rows than the total says there are (the log's domain ends there)
+        held = min(rows.get(term, 0), total)
         score += max(math.log((total - held + 0.5) / (held + 0.5)), 1e-6)
     return score

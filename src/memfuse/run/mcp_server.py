@@ -60,6 +60,24 @@ class ToolAnswer:
     error: bool = False
 
 
+ENVELOPE_KEY = "memfuse/envelope"  # the result's `_meta` key that holds the envelope
+
+
+def call_result(answer: ToolAnswer) -> dict[str, Any]:
+    """A tool's answer as an MCP `CallToolResult`: the text its one content block, for the
+    model; the envelope, for a program, under `_meta` — never `structuredContent`, which an
+    agent host may hand the model beside the text (one puts a `structuredContent:` block of
+    its JSON in front of the text, and again in the details on its tool-search route:
+    decision 393), so that the answer reaches the model once on every route."""
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": answer.text}],
+        "isError": answer.error,
+    }
+    if answer.data is not None:
+        result["_meta"] = {ENVELOPE_KEY: answer.data}
+    return result
+
+
 class UnknownTool(Exception):
     """The client called a tool the server does not offer (a protocol error, not a result)."""
 
@@ -307,11 +325,7 @@ def _server(
         if answer is None:
             raise MCPError(types.INVALID_PARAMS, mask(f"no tool {params.name!r}")[:200])
         counts["answered"] += 1
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=answer.text)],
-            structured_content=answer.data,
-            is_error=answer.error,
-        )
+        return types.CallToolResult.model_validate(call_result(answer))
 
     async def oversized(_ctx: Any, _params: Any) -> types.EmptyResult:
         raise MCPError(types.INVALID_REQUEST, f"a request of more than {limit} bytes is refused")

@@ -48,11 +48,14 @@ class CommandResult:
     def status(self) -> str:
         """What the exit code says, in a word: `ok` (0, nothing went wrong), `degraded` (0, or
         3 under --strict: a store call failed and the job was done all the same), `escalated`
-        (4: a person is needed) or `failed` (any other code)."""
+        (4: a person is needed), `unchecked` (5: `cron --check` did not try a job) or `failed`
+        (any other code)."""
         if self.exit_code == ExitCode.ESCALATED:
             return "escalated"
         if self.exit_code == ExitCode.STRICT:
             return "degraded"
+        if self.exit_code == ExitCode.UNCHECKED:
+            return "unchecked"
         if self.exit_code != ExitCode.OK:
             return "failed"
         return "degraded" if self.guard_failures else "ok"

@@ -377,10 +377,11 @@ def cron_check(data: CronCheckData) -> list[str]:
     if not data["jobs"]:
         lines.append("  no memfuse job found")
     for c in data["jobs"]:
-        verdict = "ok" if c["ok"] else "FAIL"
+        verdict = "FAIL" if not c["ok"] else "NOT CHECKED" if c.get("unchecked") else "ok"
         lines.append(f"  {c['job']}: {verdict}  {c['command'][:90]}")
         lines += [f"    not used: {finding}" for finding in c.get("findings", [])]
         lines += [f"    {problem}" for problem in c["problems"]]
+        lines += [f"    not checked: {why}" for why in c.get("unchecked", [])]
     return lines
 
 

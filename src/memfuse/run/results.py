@@ -10,6 +10,8 @@ not do its job at all (a bad option, a held lock, an internal error) answers `Fa
 # evaluated annotations, and the tests check envelopes against __required_keys__.
 from typing import Any, NotRequired, TypedDict
 
+from memfuse.recall.answer import Answer, Row
+
 
 class FailureData(TypedDict):
     error: str  # the same line goes to stderr
@@ -202,27 +204,13 @@ class TidyData(TypedDict):
 # --- recall --------------------------------------------------------------------------------
 
 
-class RecallRow(TypedDict):
-    content: str
-    score: float
-    reason: str
-    type: str
-    id: str | None
-    uri: str | None
-    location: str | None
-    date: str | None
-
-
-class RecallData(TypedDict):
-    query: str
-    results: list[RecallRow]
-    sources: list[str]
-    reranked: bool
+# One result and one question's answer: the recall engine's own shape (memfuse.recall.answer).
+RecallRow = Row
+RecallData = Answer
 
 
 class ServeData(TypedDict):
-    """`memfuse serve`, once stdin closed: the calls it answered (each answer went to the
-    client as its tool's envelope)."""
+    """`memfuse serve`, once stdin closed: the calls it answered, each as its tool's envelope."""
 
     calls: int
 
@@ -241,8 +229,7 @@ class NoteData(TypedDict):
 
 
 class RecallBatchData(TypedDict):
-    """`recall --batch`: each question's envelope is printed as it is answered (with its own
-    RecallData and `store_ms`); the run itself records how many were asked."""
+    """`recall --batch`: each question's envelope printed as answered; the run, how many."""
 
     queries: int
 
@@ -417,6 +404,7 @@ class CronJobCheck(TypedDict):
     ok: bool
     findings: list[str]  # what the job sets that the check did not use, and why it matters
     problems: list[str]
+    unchecked: NotRequired[list[str]]  # its own store setup: not tried, and why (issue 47)
 
 
 class CronCheckData(TypedDict):

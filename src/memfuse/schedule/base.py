@@ -108,6 +108,29 @@ class Scheduler(abc.ABC):
         """Jobs of this scheduler's host on this machine that rewrite MEMORY.md."""
         return []
 
+    # `cron --all-agents`: a host that configures several agents, each its own workspace.
+    lists_agents = False
+    roster = ""  # where the host's configuration lists them, in its words
+
+    def agents(self, machine: Machine) -> list[tuple[str, str]]:
+        """(id, workspace) of every agent the host's configuration lists."""
+        return []
+
+    def strays(self, machine: Machine, ids: list[str], *, remove: bool) -> list[str]:
+        """memfuse's jobs of agents no longer listed (`ids` are those listed): named, or
+        removed when `remove`."""
+        return []
+
+    def crossings(self, machine: Machine) -> list[str]:
+        """What lets one configured agent reach another agent's memory (`memfuse serve`
+        entries its tool policy does not keep from it), each with its fix."""
+        return []
+
+    def unread(self, machine: Machine) -> str | None:
+        """Why this scheduler's host configuration on this machine cannot be read (memfuse
+        then takes the host's defaults), None when it can or there is none."""
+        return None
+
     def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
         """The jobs that rewrite MEMORY.md in a checked file (None: the file cannot say)."""
         return None

@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from memfuse.schedule import trial, writers
 from memfuse.schedule.base import Machine, Scheduler, Writer, tail
@@ -41,6 +41,8 @@ class JobCheck(TypedDict):
     ok: bool
     findings: list[str]
     problems: list[str]
+    # The store settings the job names instead of the operator's: it was not tried (issue 47).
+    unchecked: NotRequired[list[str]]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class Checked:
     jobs: list[JobCheck]
     failed: int
     found: int  # memfuse jobs (and checker runs) tried
+    unchecked: int = 0  # jobs not tried: they name a store setup of their own
 
 
 def check(
@@ -59,23 +62,30 @@ def check(
     zone: str | None,
     machine: Machine,
     timeout: float,
+    source: str = "FILE",
 ) -> Checked:
-    """Every memfuse job in `jobs` tried; `files` (the rendered ones) also go through the
-    scheduler's own checker; `busy` are the jobs that rewrite MEMORY.md, listed after."""
-    checks = [c for job in jobs if (c := check_job(job, timeout, own, scheduler.shell)) is not None]
+    """Every memfuse job in `jobs` (read from `source`) tried; `files` (the rendered ones)
+    also go through the scheduler's own checker; `busy` are the jobs that rewrite MEMORY.md,
+    listed after."""
+    again = ["memfuse", "cron", "--format", scheduler.name, "--check", source]
+    checks = [
+        c for job in jobs
+        if (c := check_job(job, timeout, own, scheduler.shell, again)) is not None
+    ]  # fmt: skip
     if files is not None:
         for what, problems in scheduler.verify(files, machine):
             checks.append({"job": what, "command": what, "when": "", "ok": not problems,
                            "findings": [], "problems": problems})  # fmt: skip
     flag_clashes(jobs, checks, busy, zone)
     failed = sum(1 for c in checks if not c["ok"])
+    unchecked = sum(1 for c in checks if c["ok"] and c.get("unchecked"))
     found = len(checks)
     checks += [
         {"job": w.name, "command": "(not memfuse's: it rewrites MEMORY.md)",
          "when": writers.shown(w, zone), "ok": True, "findings": [], "problems": []}
         for w in busy
     ]  # fmt: skip
-    return Checked(checks, failed, found)
+    return Checked(checks, failed, found, unchecked)
 
 
 def own_settings(
@@ -129,7 +139,13 @@ def memfuse_sub(argv: tuple[str, ...]) -> str | None:
     return trial.subcommand(argv)[0]
 
 
-def check_job(job: Job, timeout: float, own: trial.Own, shell: bool = True) -> JobCheck | None:
+def check_job(
+    job: Job,
+    timeout: float,
+    own: trial.Own,
+    shell: bool = True,
+    again: tuple[str, ...] | list[str] = ("memfuse", "cron", "--check", "FILE"),
+) -> JobCheck | None:
     """Check one memfuse job: what in it would change what runs is a finding; this memfuse,
     with the operator's own settings, is run on its subcommand with --dry-run. None for a job
     that is not memfuse's."""
@@ -158,9 +174,20 @@ def check_job(job: Job, timeout: float, own: trial.Own, shell: bool = True) -> J
         tried.findings += trial.shell_findings(job.command)
     if tried.argv is not None:
         problems += _dry_run(tried.argv, tried.env, timeout, Path(own.home))
-    return {"job": job.source, "command": shlex.join(job.argv), "when": job.when,
-            "ok": not problems and not tried.findings, "findings": tried.findings,
-            "problems": problems}  # fmt: skip
+    done: JobCheck = {"job": job.source, "command": shlex.join(job.argv), "when": job.when,
+                      "ok": not problems and not tried.findings, "findings": tried.findings,
+                      "problems": problems}  # fmt: skip
+    if tried.elsewhere:
+        # Tried with the operator's store instead, such a job "would fail" though it runs as
+        # written: a false alarm teaches people to ignore the check. Said, not tried.
+        words = shlex.join([*tried.again_env, *again, *tried.again_flags])
+        done["unchecked"] = [
+            *tried.elsewhere,
+            "not tried: the check runs jobs only with your own store settings, and this job"
+            f" names its own; if that setting is yours (a job list may be the agent's), try it"
+            f" as written: `{words}`",
+        ]
+    return done
 
 
 def _same_program(argv: list[str], ours: list[str]) -> bool:

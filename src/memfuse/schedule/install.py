@@ -164,8 +164,12 @@ class Described:
     alerts: str | None
 
 
-def describe(state: StateFolder, now: datetime) -> Described | None:
-    """Which schedule is installed, where, and its next run; None when none is recorded."""
+def describe(
+    state: StateFolder, now: datetime, env: Mapping[str, str] | None = None
+) -> Described | None:
+    """Which schedule is installed, where, its next run, and where a failed run is reported
+    as its scheduler says now (read when asked: a webhook added since the install counts);
+    None when none is recorded."""
     record = recorded(state)
     if record is None or not isinstance(record.get("format"), str):
         return None
@@ -191,5 +195,17 @@ def describe(state: StateFolder, now: datetime) -> Described | None:
         format=str(record["format"])[:40], where=text("where") or str(record["format"])[:40],
         zone=str(zone_name)[:60] if zone_name else None,
         next_command=first[1] if first else None, next_run=first[0] if first else None,
-        alerts=text("alerts"),
+        alerts=alerts_now(str(record["format"]), env) or text("alerts"),
     )  # fmt: skip
+
+
+def alerts_now(fmt: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Where the scheduler `fmt` reports a failed run, read from its configuration now (no
+    process is started); None for a format this memfuse does not know."""
+    if fmt not in registry.names():
+        return None
+    machine = Machine(
+        env=dict(os.environ if env is None else env), home=home(), tool=run_tool,
+        which=shutil.which, backup=lambda _name, _text: "",
+    )  # fmt: skip
+    return registry.get(fmt).alerts(machine)

@@ -72,6 +72,11 @@ class Trial:
     argv: list[str] | None = None
     env: dict[str, str] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
+    # The store settings the job names in place of the operator's (outside the workspace):
+    # the job runs with them, the trial would not, so the job is not tried (issue 47).
+    elsewhere: list[str] = field(default_factory=list)
+    again_env: list[str] = field(default_factory=list)  # what tries it as written
+    again_flags: list[str] = field(default_factory=list)
 
 
 def unwrap_env(job: Job) -> Job:
@@ -132,13 +137,26 @@ def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
             f"sets {note}: not reproduced by the check, and it changes what runs or where"
             " (memfuse's schedule never sets it)"
         )
-    trial.findings += _variables(env, own, where)
+    for name, value in env.items():
+        found = _variable(name, value, own, where)
+        if found is None:
+            continue
+        if found.startswith("sets ") and _store_variable(name) and not where.inside(value):
+            trial.elsewhere.append(found)
+            trial.again_env.append(f"{name}={mask_url(value) if '://' in value else value}")
+        else:
+            trial.findings.append(found)
     for flag, value in chosen.items():
         if flag in STORE_FLAGS and not _same_setting(flag, value, own, where):
-            trial.findings.append(
+            said = (
                 f"{flag} {value}{where.note(value)}: not this memfuse's own"
                 f" ({own.store.get(flag, 'its default')}); the check does not run with it"
             )
+            if where.inside(value):
+                trial.findings.append(said)
+            else:
+                trial.elsewhere.append(said)
+                trial.again_flags += [flag, value]
     own_state = _own_state(own, workspace, where)
     for flag, state in (("--state-dir", chosen.get("--state-dir")),
                         ("MEMFUSE_STATE_DIR", env.get("MEMFUSE_STATE_DIR"))):  # fmt: skip
@@ -155,7 +173,7 @@ def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
             f"its program {job.argv[0]} lies inside the workspace, where the agent can replace"
             " it (or repoint the link) before cron runs it: name memfuse by its own path"
         )
-    if not same_program:
+    if not same_program or trial.elsewhere:
         return trial
     argv = [*own.memfuse, sub, *kept]
     if workspace:
@@ -229,8 +247,13 @@ def _options(sub: str, words: list[str], findings: list[str]) -> tuple[list[str]
     return kept, chosen
 
 
-def _variables(env: Mapping[str, str], own: Own, where: _Places) -> list[str]:
-    return [found for name, value in env.items() if (found := _variable(name, value, own, where))]
+def _store_variable(name: str) -> bool:
+    """Whether a variable names how memfuse reaches its store or where it reads its
+    configuration (not what Python or the shell runs)."""
+    option = _VARIABLE_NAMES.get(name)
+    if option is not None:
+        return option.flag[0] in STORE_FLAGS
+    return name in _PLACES or name.startswith(_STORE_PREFIXES)
 
 
 def _variable(name: str, value: str, own: Own, where: _Places) -> str | None:

@@ -12,6 +12,7 @@ found at once.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ from memfuse.run.context import RunContext
 from memfuse.run.mcp_server import ToolSpec
 from memfuse.run.output import CommandResult
 from memfuse.run.results import NoteData
-from memfuse.serve.arguments import BadArguments, only
+from memfuse.serve.arguments import BadArguments, read, schema, text
 from memfuse.serve.service import Service, Tool, ToolRefused
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
@@ -27,6 +28,22 @@ from memfuse.workspace.note_file import Marks
 
 MARKS: dict[str, Marks] = {}  # by state folder: where the last notes in its journals went
 
+
+def _checked(given: Any) -> str:
+    """The note's text as the journal will hold it (NoteRefused's reasons said to the caller)."""
+    if not isinstance(given, str) or not given.strip():
+        raise BadArguments("text must be a non-empty string")
+    try:
+        return checked_text(given)
+    except NoteRefused as exc:
+        raise BadArguments(str(exc)) from None
+
+
+ARGS = (
+    replace(
+        text("text", NOTE_MAX, "The bullet's text: one line, what to remember."), read=_checked
+    ),
+)
 SPEC = ToolSpec(
     "note",
     "Write one memory: appends `text` as a bullet to today's journal (memory/YYYY-MM-DD.md)"
@@ -35,32 +52,14 @@ SPEC = ToolSpec(
     " heading, list marker or code fence at its start, and no HTML tag anywhere (code goes in"
     " backticks). Answers the journal line and the"
     " URI the memory will have.",
-    {
-        "type": "object",
-        "properties": {
-            "text": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": NOTE_MAX,
-                "description": "The bullet's text: one line, what to remember.",
-            }
-        },
-        "required": ["text"],
-        "additionalProperties": False,
-    },
+    schema(ARGS),
     read_only=False,
 )
 
 
 def parse(arguments: Mapping[str, Any]) -> str:
-    only(arguments, ("text",))
-    value = arguments.get("text")
-    if not isinstance(value, str) or not value.strip():
-        raise BadArguments("text must be a non-empty string")
-    try:
-        return checked_text(value)
-    except NoteRefused as exc:
-        raise BadArguments(str(exc)) from None
+    noted: str = read(arguments, ARGS)["text"]
+    return noted
 
 
 def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:

@@ -79,7 +79,8 @@ def warnings(data: AccountingData) -> list[str]:
         for row in data["deep"]
     ]
     said += [
-        f"{row['file']}: {row['bullets']} bullet(s) from line {row['first_line']} hold HTML that"
+        f"{row['file']}: {row['bullets']} bullet(s) or HTML block(s) from line"
+        f" {row['first_line']} hold HTML that"
         " a preview rendering HTML hides (a tag's attributes, a hidden element, or a <style>,"
         " <script>, <title>… that swallows the bullets after it): synced as written, so recall"
         " and RECENT.md carry text the person reading the journal does not see"

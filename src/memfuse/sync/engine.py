@@ -1,18 +1,21 @@
 """One sync, step by step: the store's status probe, ledger repair, reading, the pure plan,
 and (unless a dry run) applying it — each step handed the services it uses, each step's
-output the next one's input. The answer is the command's data."""
+output the next one's input. The answer is one typed report; its `--json` data is made
+from it in one place (Report.data)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import date, datetime
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
+from typing import Any
 
 from memfuse.ledger.ledger import Entry, Ledger, Stamp
 from memfuse.ledger.refolds import refold_writes
 from memfuse.ledger.stale import with_stale
 from memfuse.report import Reporter
-from memfuse.run.results import SyncData
+from memfuse.run.results import AccountingData, SyncData
 from memfuse.state.pause import paused_since
 from memfuse.store.client import StoreClient
 from memfuse.sync import accounting
@@ -22,7 +25,7 @@ from memfuse.sync.reading import Reader, Reading, touched, with_memory_ids
 from memfuse.sync.repair import Repair, repair
 from memfuse.sync.scope import Scope, in_scope
 from memfuse.text.classify import Classifier
-from memfuse.workspace.layout import Journal, Workspace
+from memfuse.workspace.layout import Workspace
 
 
 @dataclass(frozen=True)
@@ -52,17 +55,71 @@ class Services:
 
 
 @dataclass(frozen=True)
-class Synced:
-    """A sync's answer, and the journals it read whole with the stamp each file had then
-    (the recall index takes those that have not changed since, instead of reading them)."""
+class Report:
+    """A sync's answer, typed: what was asked, read and planned, what applying it did (a dry
+    run: nothing), and what a dry run would send. `data()` is the command's `--json` data,
+    made here alone (docs/operations.md, "Output")."""
 
-    data: SyncData
-    parsed: dict[date, Journal]
-    stamps: dict[str, Stamp]
+    request: Request
+    reading: Reading
+    plan: Plan
+    repaired: Repair
+    accounting: AccountingData
+    calls: int  # the store calls the run made
+    applied: Applied = field(default_factory=Applied)
+    would_send: list[dict[str, Any]] | None = None  # a dry run: the remember arguments
+    lost_left: int | None = None  # after a verification found losses: those not restored yet
+    today_journal: str | None = None  # when no journal was read and today's does not exist
+
+    @property
+    def stamps(self) -> dict[str, Stamp]:
+        """Each file read, with the stamp it had then (the recall index takes the journals
+        that have not changed since, instead of reading them)."""
+        return {loc: stamp for files in self.reading.files.values() for loc, stamp in files}
+
+    def data(self) -> SyncData:
+        request, reading, the_plan, repaired = self.request, self.reading, self.plan, self.repaired
+        pruned = {p["position"] for p in self.applied.pruned}
+        stale = len(reading.stale) - len(pruned)
+        data: SyncData = {
+            "dry_run": request.dry_run,
+            "counts": {**self.applied.counts, "unchanged": the_plan.unchanged, "stale": stale},
+            "dates": reading.days, "calls": self.calls,
+            "stale": [
+                {"position": p, "uri": e.uri, "memory_id": e.memory_id,
+                 "created_by_memfuse": e.created}
+                for p, e in sorted(reading.stale.items()) if p not in pruned
+            ],
+            "rejected": self.applied.rejected, "pruned": self.applied.pruned,
+            "scope": request.scope.name, "plan": the_plan.as_dict(),
+        }  # fmt: skip
+        if the_plan.paused:
+            data["paused_since"] = the_plan.paused
+        if repaired.rebuilt:
+            data["rebuilt"] = repaired.rebuilt
+        if repaired.report is not None:
+            data["index"], data["index_line"] = with_stale(repaired.report, repaired.stale)
+        if request.explain:
+            data["explain"] = [
+                {"position": i.position.key, "type": i.verdict.type, "keyword": i.verdict.keyword,
+                 "uri": i.uri, "text": i.bullet.text}
+                for i in reading.items
+            ]  # fmt: skip
+        data["accounting"] = self.accounting
+        if self.today_journal is not None:
+            data["today_journal"] = self.today_journal
+        if self.would_send is not None:
+            data["would_send"] = self.would_send
+            return data
+        data["resent"] = len(the_plan.resend)
+        data["refolded"] = len(the_plan.refold)
+        if self.lost_left is not None:
+            data["lost_left"] = self.lost_left
+        return data
 
 
-def sync(request: Request, services: Services) -> Synced:
-    """Repair, read, plan, and apply unless a dry run; the command's data."""
+def sync(request: Request, services: Services) -> Report:
+    """Repair, read, plan, and apply unless a dry run."""
     workspace, store, ledger = services.workspace, services.store, services.ledger
     # A rollback's pause lives in its own state file, not in the ledger: a ledger lost or set
     # aside must not undo it.
@@ -70,42 +127,35 @@ def sync(request: Request, services: Services) -> Synced:
     # One cheap read first, alone: it tells a reachable store from a dead one even when nothing
     # changed (the run history needs that), and whether the index looks reset.
     probe = store.status()
-    fixed = Repair()
+    repaired = Repair()  # paused: nothing repaired
     if not paused:
-        fixed = repair(
+        repaired = repair(
             store, ledger, workspace, services.reporter, probe=probe, now=request.now,
             verify=request.verify, dry_run=request.dry_run,
         )  # fmt: skip
-    reading, the_plan = read_and_plan(request, services, paused=paused, repaired=fixed)
-    data = _data(request, reading, the_plan, fixed)
-    data["accounting"] = accounting.account(reading, the_plan)
-    for warning in accounting.warnings(data["accounting"]):
+    reading, the_plan = read_and_plan(request, services, paused=paused, repaired=repaired)
+    accounted = accounting.account(reading, the_plan)
+    for warning in accounting.warnings(accounted):
         services.reporter.warn(warning)
     today = workspace.journal_path(request.now.date())
-    if not reading.days and not today.exists():
-        data["today_journal"] = str(today)
+    today_journal = str(today) if not reading.days and not today.exists() else None
     if paused:
         services.reporter.warn(
             f"sync is rolled back since {paused}: nothing is sent until `memfuse rollback --undo`"
         )
+    report = partial(Report, request, reading, the_plan, repaired, accounted)
     if request.dry_run or ledger is None:
-        data["would_send"] = [
-            dict(m.arguments()) for m in refold_writes(store, the_plan.refold)
-        ] + [dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend]
-        data["calls"] = services.calls()
-        return Synced(_finish(data, reading.stale, Applied()), {}, {})
+        would_send = [dict(m.arguments()) for m in refold_writes(store, the_plan.refold)] + [
+            dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend
+        ]
+        return report(services.calls(), would_send=would_send, today_journal=today_journal)
     at = request.now.isoformat(timespec="seconds")
     applied = Applier(store, ledger, services.progress, at).apply(the_plan, Applied())
     note_files(ledger, workspace, reading, applied, paused=bool(paused), at=at)
-    for key in ("added", "updated", "merged", "skipped", "rejected", "failed", "restored"):
-        data["counts"][key] = applied.counts[key]
-    data["resent"] = len(the_plan.resend)
-    data["refolded"] = len(the_plan.refold)
-    if fixed.report is not None and fixed.report.lost:
-        data["lost_left"] = len(ledger.positions_with("lost"))
-    data["calls"] = services.calls()
-    stamps = {loc: stamp for files in reading.files.values() for loc, stamp in files}
-    return Synced(_finish(data, reading.stale, applied), reading.parsed, stamps)
+    lost_left = None
+    if repaired.report is not None and repaired.report.lost:
+        lost_left = len(ledger.positions_with("lost"))
+    return report(services.calls(), applied, lost_left=lost_left, today_journal=today_journal)
 
 
 def read_and_plan(
@@ -125,43 +175,3 @@ def read_and_plan(
         sharing = ledger.sharing(touched(reading, prune=request.prune))
         reader.siblings(reading, sharing)
     return reading, plan(reading, sharing, paused=paused, prune=request.prune)
-
-
-def _data(request: Request, reading: Reading, the_plan: Plan, fixed: Repair) -> SyncData:
-    """The command's data as planned: counts of what needs no call, what was read."""
-    counts = {
-        "added": 0, "updated": 0, "merged": 0, "skipped": 0, "rejected": 0, "failed": 0,
-        "unchanged": the_plan.unchanged, "stale": len(reading.stale), "restored": 0,
-    }  # fmt: skip
-    data: SyncData = {
-        "dry_run": request.dry_run, "counts": counts, "dates": reading.days, "calls": 0,
-        "stale": [], "rejected": [], "pruned": [], "scope": request.scope.name,
-        "plan": the_plan.as_dict(),
-    }  # fmt: skip
-    if the_plan.paused:
-        data["paused_since"] = the_plan.paused
-    if fixed.rebuilt:
-        data["rebuilt"] = fixed.rebuilt
-    if fixed.report is not None:
-        data["index"], data["index_line"] = with_stale(fixed.report, fixed.stale)
-    if request.explain:
-        data["explain"] = [
-            {"position": i.position.key, "type": i.verdict.type, "keyword": i.verdict.keyword,
-             "uri": i.uri, "text": i.bullet.text}
-            for i in reading.items
-        ]  # fmt: skip
-    return data
-
-
-def _finish(data: SyncData, stale: dict[str, Entry], applied: Applied) -> SyncData:
-    """What is left stale (not pruned), rejected and pruned."""
-    pruned = {p["position"] for p in applied.pruned}
-    data["counts"]["stale"] = len(stale) - len(pruned)
-    data["stale"] = [
-        {"position": p, "uri": e.uri, "memory_id": e.memory_id, "created_by_memfuse": e.created}
-        for p, e in sorted(stale.items())
-        if p not in pruned
-    ]
-    data["rejected"] = applied.rejected
-    data["pruned"] = applied.pruned
-    return data

@@ -21,10 +21,12 @@ link destination could claim the text (docs/decisions.md 343).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import html
 import re
 import unicodedata
+from collections.abc import Iterator
 from html.entities import html5
 from typing import TYPE_CHECKING
 
@@ -80,15 +82,46 @@ def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
             for t in tokens
             if t.type == "html_inline" or (t.type == "text_special" and t.info == "entity")
         ]
-    from markdown_it.common.html_re import HTML_TAG_RE
-
-    found = [(m.start(), m.end(), ("html", m[0], "")) for m in HTML_TAG_RE.finditer(text)]
+    found = [(m.start(), m.end(), ("html", m[0], "")) for m in _tags(text)]
+    starts = [start for start, _, _ in found]
     for m in _REFERENCE.finditer(text):
-        inside = any(start <= m.start() < end for start, end, _ in found)
+        before = bisect.bisect_right(starts, m.start()) - 1  # the tags do not overlap
+        inside = before >= 0 and m.start() < found[before][1]
         shown = html.unescape(m[0]) if m[0][1] == "#" else html5.get(m[0][1:], m[0])
         if not inside and shown != m[0]:
             found.append((m.start(), m.end(), ("ref", shown, m[0])))
     return [piece for _, _, piece in sorted(found)]
+
+
+def _tags(text: str) -> Iterator[re.Match[str]]:
+    """What `HTML_TAG_RE.finditer(text)` finds, in linear time: a `<` whose form's end (`>`,
+    `-->`, `]]>`, `?>`) occurs nowhere after it is passed over without the pattern, whose lazy
+    parts would read to the text's end at each (a bullet of 20 000 `<?` cost 6 s, and more
+    by the square). The same bounds as markdown-it's own inline rule, which does this."""
+    from markdown_it.common.html_re import HTML_TAG_RE
+
+    last = {end: text.rfind(end) for end in (">", "-->", "]]>", "?>")}
+    at = text.find("<")
+    while at >= 0:
+        found = HTML_TAG_RE.match(text, at) if _may_end(text, at, last) else None
+        if found is not None:
+            yield found
+        at = text.find("<", found.end() if found is not None else at + 1)
+
+
+def _may_end(text: str, at: int, last: dict[str, int]) -> bool:
+    """Whether the markup a `<` at `at` opens has its end somewhere after it."""
+    if text.startswith("<!--", at):
+        return last[">"] >= at + 4 and (
+            text.startswith(("<!-->", "<!--->"), at) or last["-->"] >= at + 4
+        )
+    if text.startswith("<![CDATA[", at):
+        return last["]]>"] >= at + 9
+    if text.startswith("<?", at):
+        return last["?>"] >= at + 2
+    if text.startswith("<!", at):
+        return last[">"] >= at + 3
+    return last[">"] >= at + 2
 
 
 def html_in(text: str) -> str | None:
@@ -105,6 +138,8 @@ def html_in(text: str) -> str | None:
 def hiding(text: str, *, exact: bool = True) -> str | None:
     """What an HTML-rendering preview would not show of this bullet's text, or which later
     text it would swallow, said briefly; None when it shows it all."""
+    if (found := _left_open(text)) is not None:
+        return found
     for kind, content, written in pieces(text, exact=exact):
         found = _hides(content) if kind == "html" else _reference(content, written)
         if found is not None:
@@ -113,21 +148,52 @@ def hiding(text: str, *, exact: bool = True) -> str | None:
 
 
 EXACT = 2000  # bullets of one reading that may cost markdown-it's inline reading (~0.1 s)
+EXACT_CHARS = 100_000  # … and their characters: up to ~30 µs each on a hostile item (~3 s)
 
 
 class Hiding:
     """`hiding` for one reading of a journal: markdown-it's inline reading for its first EXACT
-    bullets that need it, the bare patterns after (a hostile file of 16 MiB of `` `<a `` items
-    would otherwise cost minutes; past the budget a tag in backticks may be named too)."""
+    bullets that need it, of EXACT_CHARS characters between them, the bare patterns after (a
+    hostile file of 16 MiB of `` `<a `` items would otherwise cost minutes, and 2 000 items of
+    8 KB of `![a` ~4 CPU-minutes; past the budget a tag in backticks may be named too)."""
 
-    def __init__(self, exact: int = EXACT) -> None:
+    def __init__(self, exact: int = EXACT, chars: int = EXACT_CHARS) -> None:
         self.left = exact
+        self.chars = chars
 
     def __call__(self, text: str) -> str | None:
-        exact = self.left > 0
+        exact = self.left > 0 and len(text) <= self.chars
         if exact and any(span in text for span in _SPANS) and _MAYBE.search(text):
             self.left -= 1
+            self.chars -= len(text)
         return hiding(text, exact=exact)
+
+
+# What may open a tag, a comment, a declaration or an instruction.
+_MARKUP = re.compile(r"<[A-Za-z/!?]")
+
+
+def _left_open(text: str) -> str | None:
+    """A line of the bullet that opens an HTML block (CommonMark's kinds 1-6: `<style`, `<div`,
+    `<?`, `<!X` … at its start, by markdown-it's own patterns) holding markup left without its
+    end: the block goes to the preview raw, where what follows that `<` — the line's words,
+    the next item's `</li>` — is read as a tag's attributes or a comment, and a `<style`,
+    `<div hidden`, `<details` takes every later bullet too. The inline patterns miss it: an
+    open `<style` is no tag to them (markdown-it's inline reading would escape it)."""
+    from markdown_it.common.html_re import HTML_TAG_RE
+    from markdown_it.rules_block.html_block import HTML_SEQUENCES
+
+    for line in text.split("\n"):
+        if not line.startswith("<") or not any(s[0].search(line) for s in HTML_SEQUENCES[:6]):
+            continue
+        end = 0  # past the last markup found whole (a `<` inside it is its attribute's)
+        for start in _MARKUP.finditer(line):
+            if start.start() < end:
+                continue
+            if (whole := HTML_TAG_RE.match(line, start.start())) is None:
+                return f"{_shown(line[start.start() :])} is left open: a preview hides what follows"
+            end = whole.end()
+    return None
 
 
 def _hides(raw: str) -> str | None:

@@ -281,7 +281,9 @@ class _Walk:
         """A leaf block outside every item: its comments tallied, its visible lines other."""
         shown = self.uncommented(self.unquoted(first, end, quotes), inline=inline)
         seen = [at for at, line in enumerate(shown.split("\n")) if line.strip()]
-        if seen:
+        if seen and not inline and self.build.hiding(shown) is not None:
+            self.build.hidden_block(first + seen[0])  # named as hiding, not as text shown
+        elif seen:
             self.build.other(first + seen[0], len(seen))
 
     def unquoted(self, first: int, end: int, quotes: int) -> str:
@@ -305,18 +307,22 @@ class _Walk:
         ordered = token.info != "" or token.markup in (".", ")")
         lines = self.unquoted(first, end, quotes).split("\n")
         lines[0] = _MARKER.sub("", lines[0], count=1)
-        depth, n = 0, start
+        depth, n, left_open = 0, start, False
         while n < len(tokens):  # its leaf blocks: their comments out of its lines
             leaf = tokens[n]
             depth += leaf.nesting
             if leaf.type in _LEAVES and leaf.map and "<!--" in leaf.content:
                 a, b = leaf.map[0] + offset - first, leaf.map[1] + offset - first
-                shown = self.uncommented("\n".join(lines[a:b]), inline=_LEAVES[leaf.type])
+                raw = "\n".join(lines[a:b])
+                shown = self.uncommented(raw, inline=_LEAVES[leaf.type])
                 lines[a:b] = [shown, *[""] * (b - a - 1)]  # the item's line count kept
+                # one the item's end closed here: a browser reads on to the page's next `-->`
+                left_open = left_open or not (_LEAVES[leaf.type] or raw.rstrip().endswith("-->"))
             n += 1
             if depth <= 0:
                 break
-        self.build.item(first, item_text("\n".join(lines).split("\n")), ordered=ordered)
+        text = item_text("\n".join(lines).split("\n"))
+        self.build.item(first, text, ordered=ordered, hides=left_open)
         return n
 
     def deep(self, first: int, end: int) -> None:

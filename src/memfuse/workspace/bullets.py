@@ -100,9 +100,13 @@ class Builder:
         """An ATX heading outside every container: level 2-6 with a time starts a section."""
         self.key = section_key(title) if level > 1 else NO_TIME
 
-    def item(self, first: int, text: str, *, ordered: bool) -> None:
-        """A list item starting at 0-based line `first`, its text already made."""
+    def item(self, first: int, text: str, *, ordered: bool, hides: bool = False) -> None:
+        """A list item starting at 0-based line `first`, its text already made; `hides`: it
+        holds a comment its end closed, which a browser reads on over the bullets after it."""
         self.took["items"] += 1
+        if hides:
+            self.took["hidden_items"] += 1
+            self.first_hidden = self.first_hidden or first + 1
         if not text:
             self.took["empty"] += 1
             return
@@ -110,9 +114,15 @@ class Builder:
         count = self.counts[self.key, ordered] + (ORDERED_FROM if ordered else 0)
         count = self.places.take(self.key, count)
         self.bullets.append(Bullet(self.key, count, text, first + 1))
-        if self.hiding(text) is not None:  # named by sync's accounting, sent as it is
+        if not hides and self.hiding(text) is not None:  # named by sync, sent as it is
             self.took["hidden_items"] += 1
             self.first_hidden = self.first_hidden or first + 1
+
+    def hidden_block(self, line: int) -> None:
+        """An HTML block outside every item that a preview hides, or that hides the bullets
+        after it (`<details>`, `<div hidden>`, `<style>` …), starting at 0-based `line`."""
+        self.took["hidden_items"] += 1
+        self.first_hidden = self.first_hidden or line + 1
 
     def other(self, line: int, count: int = 1) -> None:
         """`count` lines of other visible text, the first at 0-based `line`."""

@@ -97,6 +97,7 @@ class Marks:
 
 
 MARKS_FILE = "note-marks.json"
+ENCODINGS = frozenset(("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"))  # a note's
 MARKS_SAVED = 4  # journals whose last note's mark the state folder keeps (today's, mostly)
 _MARKS_LIMIT = 256 * 1024
 
@@ -120,9 +121,16 @@ def _load(state: StateFolder | None) -> dict[str, Mark]:
             mark = Mark(int(fields["dev"]), int(fields["ino"]), int(fields["start"]),
                         bytes.fromhex(fields["seal"]), int(fields["line"]), str(fields["key"]),
                         base, str(fields["encoding"]))  # fmt: skip
-            "".encode(mark.encoding)  # an encoding this Python knows
             if not (mark.key.isascii() and mark.key.isdigit() and len(mark.key) == 4):
                 continue  # no section key (HHMM)
+            # what the file cannot check: where to read from, in what encoding, from what line
+            if (
+                mark.encoding not in ENCODINGS
+                or mark.start < 0
+                or mark.line < 2
+                or not all(n >= 0 for _, _, n in base)
+            ):
+                continue
         except (KeyError, TypeError, ValueError, LookupError):
             continue
         marks[str(where)] = mark
@@ -182,11 +190,14 @@ class Journal:
                 view = view[written:]
             os.fsync(self.fd)
         except OSError as exc:
-            if not self.take_back(suffix):
+            # a write that failed wrote nothing: with none of ours there, what follows the
+            # size read is another's, even the same note by another process — never cut
+            if len(view) < len(suffix) and not self.take_back(suffix):
                 raise NotTakenBack(exc.errno, exc.strerror) from None
             raise
         except BaseException:
-            self.take_back(suffix)
+            if len(view) < len(suffix):
+                self.take_back(suffix)
             raise
 
     def take_back(self, suffix: bytes) -> bool:

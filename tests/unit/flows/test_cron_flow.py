@@ -432,7 +432,10 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
     out = world.json("cron", "--check", str(jobs))
     assert not marker.exists(), marker.read_text()
     assert out.code == 1
-    by_line = {job["job"]: " | ".join(job["findings"]) for job in out.data["jobs"]}
+    by_line = {
+        job["job"]: " | ".join(job["findings"] + job.get("unchecked", []))
+        for job in out.data["jobs"]
+    }
     assert all(not job["ok"] for job in out.data["jobs"])
     first = by_line["line 5"]
     assert f"--mcporter {bin_dir}/mcporter, inside the workspace" in first
@@ -608,3 +611,30 @@ def test_check_of_a_file_takes_the_workspace_from_the_file(
     assert data["source"] == str(table)
     assert [job["findings"] for job in data["jobs"]] == [[], [], []]
     assert all(str(world.workspace) in job["command"] for job in data["jobs"])
+
+
+def test_a_job_naming_its_own_store_setup_is_said_not_tried_not_failed(
+    world: World, tmp_path: Path
+) -> None:
+    """Issue 47: a line naming a mcporter config other than the operator's was tried with
+    the operator's own and reported "would fail" though it runs as written. It is now not
+    tried, says why and how to try it, and exits 5 (neither a pass nor a failure)."""
+    ours = shlex.join(plan.memfuse_command())
+    other = tmp_path / "elsewhere" / "mcporter.json"
+    jobs = tmp_path / "mine.cron"
+    jobs.write_text(
+        f"0 1 * * * {ours} sync -q -w {world.workspace} --mcporter-config {other}\n"
+        f"0 2 * * * MCPORTER_CONFIG={other} {ours} surface -q -w {world.workspace}\n"
+    )
+    out = world.json("cron", "--check", str(jobs))
+    assert out.code == 5, out.stdout
+    assert [job["ok"] for job in out.data["jobs"]] == [True, True]
+    first, second = (" | ".join(job["unchecked"]) for job in out.data["jobs"])
+    assert f"--mcporter-config {other}: not this memfuse's own" in first
+    assert f"memfuse cron --format crontab --check {jobs} --mcporter-config {other}`" in first
+    assert f"`MCPORTER_CONFIG={other} memfuse cron --format crontab --check {jobs}`" in second
+    assert "would fail" not in out.stdout
+    assert "not tried" in out.data["error"]
+    printed = world.run("cron", "--check", str(jobs))
+    assert "line 1: NOT CHECKED" in printed.stdout
+    assert "would fail" not in printed.stdout + printed.stderr

@@ -228,7 +228,7 @@ def test_serve_says_note_writes_and_its_recall_tool_reads_as_one_sentence() -> N
     own = CliRunner().invoke(app, ["serve", "--help"]).stdout
     assert "read-only" not in own and "note" in own and "writes" in own
     assert "The answer is The" not in RECALL.description
-    assert "The structured answer is `memfuse recall --json`" in RECALL.description
+    assert "`memfuse recall --json`'s envelope is in the result's _meta" in RECALL.description
 
 
 class _Terminal:

@@ -40,8 +40,12 @@ def test_a_note_the_disk_fills_under_is_taken_back_byte_for_byte(world: World) -
     journal = journal_of(world)
     before = journal.read_bytes()
 
+    fitted: list[int] = []
+
     def full_disk(fd: int, data: bytes) -> int:
-        os.write(fd, data[: len(data) // 2])  # the part that fitted
+        if not fitted:  # the part that fitted: the kernel says how much, the next call fails
+            fitted.append(os.write(fd, data[: len(data) // 2]))
+            return fitted[0]
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with pytest.raises(NoteRefused, match="No space left on device; nothing written"):
@@ -93,8 +97,12 @@ def test_a_failed_note_never_cuts_what_another_writer_appended_after_it(world: W
     world.journal(DAY, JOURNAL)
     journal = journal_of(world)
 
+    calls: list[int] = []
+
     def part_then_the_agent(fd: int, data: bytes) -> int:
-        os.write(fd, data[:5])
+        calls.append(1)
+        if len(calls) == 1:
+            return os.write(fd, data[:5])  # a short write; the next call fails
         with journal.open("a") as fh:
             fh.write("- the agent's line\n")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -102,6 +110,29 @@ def test_a_failed_note_never_cuts_what_another_writer_appended_after_it(world: W
     with pytest.raises(NoteRefused, match="another writer appended after the note's part"):
         append_note(workspace_of(world), "Cut short", AT, write=part_then_the_agent)
     assert journal.read_text().endswith("- the agent's line\n")
+
+
+def test_a_note_that_wrote_nothing_cuts_nothing_not_even_the_same_note_by_another(
+    world: World,
+) -> None:
+    """Review of issue 46: a second process noted the same text a moment before, and this
+    note's write failed at once (ENOSPC, nothing of it written). Everything past the size read
+    was a prefix of this note's bytes — the other's note — so the take-back cut it, after the
+    other had answered that it landed."""
+    world.journal(DAY, JOURNAL)
+    journal = journal_of(world)
+    before = journal.read_bytes()
+
+    def the_other_first(fd: int, data: bytes) -> int:
+        with journal.open("ab") as fh:  # the same note, by another serving process
+            fh.write(data)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(NoteRefused, match="nothing written"):
+        append_note(workspace_of(world), "Same words", AT, write=the_other_first)
+    after = journal.read_bytes()
+    assert after.startswith(before) and len(after) > len(before)
+    assert [b.text for b in parse_bytes(after).bullets][-1] == "Same words"
 
 
 # --- once ----------------------------------------------------------------------------------
@@ -330,3 +361,29 @@ def test_a_section_of_a_thousand_items_is_read_whole_where_positions_may_be_bump
     noted = append_note(workspace, "note 1", AT, marks=marks, read=counted)
     assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
     assert counted.bytes >= size  # the tail first, then the whole file
+
+
+def test_a_mark_read_back_is_refused_where_the_file_cannot_check_it(world: World) -> None:
+    """Review of issue 46: the inode and the line's bytes are checked against the file, but a
+    mark read from the state folder also says where to read from and in what encoding. One
+    saying `start: -1` refused every note of the day ('Invalid argument'), and one saying
+    `utf-7` wrote the note in UTF-7 into a UTF-8 journal ('café' as 'caf+AOk-'). A mark whose
+    fields no note writes is as none: the file is read whole."""
+    import json
+
+    from memfuse.state.folder import StateFolder
+    from memfuse.workspace.note_file import MARKS_FILE
+
+    big_journal(world, sections=20)
+    journal, workspace = journal_of(world), workspace_of(world)
+    state = StateFolder(state_of(world.workspace))
+    append_note(workspace, "First, by one process", AT, marks=Marks(state))
+    kept = json.loads(state.read(MARKS_FILE, 1 << 20))
+    (where,) = kept
+    for field, value in [("start", -1), ("encoding", "utf-7"), ("line", -5), ("line", 0)]:
+        state.write(MARKS_FILE, json.dumps({where: {**kept[where], field: value}}).encode())
+        text = f"Café + tea after {field}={value}"
+        noted = append_note(workspace, text, AT, marks=Marks(state))
+        bullets = parse_bytes(journal.read_bytes()).bullets
+        assert bullets[-1] == noted.bullet and noted.bullet.text == text, (field, value)
+        append_note(workspace, "Then another, on the fresh mark", AT, marks=Marks(state))

@@ -167,6 +167,7 @@ def test_where_says_once_that_the_store_did_not_answer(world: World) -> None:
         ("recall", {"query": "x", "since": "2026-03-02", "until": "2026-03-01"}, "is after"),
         ("recall", {"query": "x", "types": ["gossip"]}, "types must be a list of"),
         ("recall", {"query": "x", "types": "event"}, "types must be a list of"),
+        ("recall", {"query": "x", "types": [["event"]]}, "types must be a list of"),  # no crash
         ("recall", {"query": "x", "verbose": True}, "no argument 'verbose'"),
         ("where", {}, "what must be a non-empty string"),
         ("where", {"what": ["a"]}, "what must be a non-empty string"),

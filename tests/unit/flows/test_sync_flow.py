@@ -44,3 +44,18 @@ def test_sync_with_the_store_down_loses_nothing(world: World) -> None:
     world.gateway.down = None
     back = world.json("sync", "--now", NOW)
     assert back.data["counts"]["added"] == 3
+
+
+def test_sync_data_keeps_its_keys_in_their_order(world: World) -> None:
+    """`--json` data is made from one typed report (memfuse.sync.engine.Report): its keys, and
+    the counts' keys, come in the order scripts have always read them."""
+    first = ["dry_run", "counts", "dates", "calls", "stale", "rejected", "pruned", "scope", "plan"]
+    counts = ["added", "updated", "merged", "skipped", "rejected", "failed", "unchanged",
+              "stale", "restored"]  # fmt: skip
+    dry = world.json("sync", "--dry-run", "--explain", "--now", NOW).data
+    assert list(dry) == [*first, "explain", "accounting", "today_journal", "would_send"]
+    assert list(dry["counts"]) == counts
+    world.journal(DAY, JOURNAL)
+    real = world.json("sync", "--now", NOW).data
+    assert list(real) == [*first, "accounting", "resent", "refolded", "recall_index_refreshed"]
+    assert list(real["counts"]) == counts and real["counts"]["added"] == 3

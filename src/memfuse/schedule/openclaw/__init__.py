@@ -8,11 +8,12 @@ memfuse knows of OpenClaw lives in this package.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from memfuse.errors import MemfuseError
 from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read, system_zone
-from memfuse.schedule.openclaw import gateway, hook, host
+from memfuse.schedule.openclaw import gateway, hook, host, serving
 from memfuse.schedule.openclaw.jobs import (
     ALERT_AFTER,
     DECLARATION_PREFIX,
@@ -74,24 +75,46 @@ class OpenClaw(Scheduler):
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
         _need(machine)
         agent = host.agent_for(workspace_of(schedule), machine.env)
-        installed, changes = gateway.install(machine.tool, schedule, self.zone(machine), agent)
-        changes += hook.install(machine)
-        return Outcome(installed, changes)
+        # The hook (its `hooks enable` alone took 10 s on the real CLI) and the jobs do not
+        # wait on each other: side by side.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            hooked = pool.submit(hook.install, machine)
+            try:
+                installed, changes = gateway.install(
+                    machine.tool, schedule, self.zone(machine), agent
+                )
+            except BaseException:
+                wait([hooked])  # the jobs' failure is the one said
+                raise
+            hook_changes = hooked.result()
+        return Outcome(installed, changes + hook_changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         _need(machine)
-        changes = gateway.remove(machine.tool, schedule)
+        listed = gateway.list_jobs(machine.tool)
+        going, _ = stale_ids(listed, schedule, keeping=False)
         others = [
-            j for j in gateway.list_jobs(machine.tool)
+            j for j in listed
             if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
+            and j.get("id") not in going
         ]  # fmt: skip
+        with ThreadPoolExecutor(max_workers=2) as pool:  # the hook and the jobs, side by side
+            unhooked = None if others else pool.submit(hook.remove, machine)
+            changes = gateway.remove(machine.tool, schedule, listed)
+            hook_changes = unhooked.result() if unhooked is not None else []
         if others:
             changes.append(
                 f"kept the OpenClaw hook {hook.NAME}: another memfuse schedule ({len(others)}"
                 " jobs) still uses it"
             )
-        else:
-            changes += hook.remove(machine)
+        changes += hook_changes
+        for entry in host.serve_entries(machine.env, workspace_of(schedule)):
+            key = entry.split(" (")[0]
+            changes.append(
+                f"left OpenClaw's MCP server mcp.servers.{entry}, which starts `memfuse serve`:"
+                " you added it, and its notes now wait for a sync no schedule runs; remove it"
+                f" with `openclaw config unset mcp.servers.{key}`, or keep it and sync by hand"
+            )
         return changes
 
     def where(self, schedule: Schedule, machine: Machine) -> str:
@@ -110,6 +133,45 @@ class OpenClaw(Scheduler):
 
     def writers_here(self, machine: Machine) -> list[Writer]:
         return host.dreaming(machine.env, machine.which)
+
+    def unread(self, machine: Machine) -> str | None:
+        return host.config_problem(machine.env)
+
+    lists_agents = True
+    roster = "agents.entries or agents.list in openclaw.json"
+
+    def agents(self, machine: Machine) -> list[tuple[str, str]]:
+        return host.agents(machine.env)
+
+    def crossings(self, machine: Machine) -> list[str]:
+        return serving.leaks(machine.env)
+
+    def strays(self, machine: Machine, ids: list[str], *, remove: bool) -> list[str]:
+        """memfuse's jobs (by declaration key) of an `agentId` no longer configured."""
+        try:
+            listed = gateway.list_jobs(machine.tool)
+        except MemfuseError as exc:
+            return [f"the jobs of agents no longer configured were not looked for: {exc}"]
+        strays = [
+            j for j in listed
+            if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
+            and isinstance(j.get("agentId"), str) and j["agentId"] not in ids
+        ]  # fmt: skip
+        if not remove:
+            return [
+                f"agent {j['agentId']} is no longer configured: its job {j.get('name')}"
+                f" ({j.get('id')}) stays; `memfuse cron --format {self.name} --remove"
+                " --all-agents` removes it"
+                for j in strays
+            ]
+        gone = [j for j in strays if isinstance(j.get("id"), str)]
+        argvs = [remove_command(str(j["id"])) for j in gone]
+        gateway.side_by_side(machine.tool, argvs, "cron rm")
+        return [
+            f"agent {j['agentId']} is no longer configured: removed its job {j.get('name')}"
+            f" ({j.get('id')})"
+            for j in gone
+        ]
 
     def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
         try:

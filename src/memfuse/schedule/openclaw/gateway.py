@@ -1,9 +1,12 @@
 """`memfuse cron --format openclaw --install/--remove`: memfuse's jobs in OpenClaw's Gateway
 cron, through the `openclaw` CLI (flags and answers as the package 2026.9.6 has them).
 
-Each job is declared with its declaration key (`openclaw cron add --declaration-key`), which
-converges the job in place, so a second install changes nothing; its failure alert is then
-turned on by id. Jobs of this schedule that it no longer has are removed by id, after `--`.
+Each job is declared with its declaration key and its failure alert in one call (`openclaw
+gateway call cron.add`, the RPC `cron add --declaration-key` makes, which converges the job
+in place); a job the Gateway already lists as declared costs no call, so a second install
+only reads the list. Every `openclaw` call starts Node (9–10 s each on the machine of issue
+47), so the calls that do not wait on each other run side by side. Jobs of this schedule
+that it no longer has are removed by id, after `--`.
 The Gateway's list is read to its end, page after page; a job that rewrites MEMORY.md there
 (OpenClaw's dreaming sweep) moves tidy out of its minute. When the CLI fails, what it said
 about why is shown, not only its last line.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from memfuse.errors import MemfuseError
@@ -24,6 +28,7 @@ from memfuse.schedule.openclaw import jobs as openclaw
 LIST_LIMIT = 16_000_000  # bytes of one answer read
 PAGE_SIZE = 200  # the CLI's own page
 MAX_PAGES = 50  # the CLI's own bound: 10 000 jobs
+SIDE_BY_SIDE = 4  # `openclaw` calls at once
 
 
 def list_jobs(tool: Tool) -> list[dict[str, Any]]:
@@ -56,48 +61,71 @@ def list_jobs(tool: Tool) -> list[dict[str, Any]]:
 
 
 def install(
-    tool: Tool, schedule: Schedule, schedule_zone: str | None = None, agent: str | None = None
+    tool: Tool,
+    schedule: Schedule,
+    schedule_zone: str | None = None,
+    agent: str | None = None,
+    *,
+    listed: list[dict[str, Any]] | None = None,
 ) -> tuple[Schedule, list[str]]:
     """Declare the schedule's jobs (moved clear of MEMORY.md's other writers); the schedule
-    as installed and what changed."""
-    listed = list_jobs(tool)
+    as installed and what changed. A job the Gateway already has as declared costs no call;
+    the others are declared at once, side by side (`listed`: the Gateway's list, when read)."""
+    listed = list_jobs(tool) if listed is None else listed
     schedule, _ = writers.clear_of(
         schedule, host.busy_times(listed), schedule_zone
     )  # said in its notes
     changes = _remove(tool, listed, schedule)
-    for argv in openclaw.add_commands(schedule, payload="command", tz=schedule_zone, agent=agent):
-        name = openclaw.flag_value(argv, "--name")
-        answer = _answer(tool(list(argv)), "openclaw cron add")
+    keyed = {str(j.get("declarationKey")): j for j in listed if j.get("declarationKey")}
+    declared = openclaw.declare_params(schedule, tz=schedule_zone, agent=agent)
+    todo = [p for p in declared if not openclaw.in_place(keyed.get(p["declarationKey"]), p)]
+    answers = dict(zip(
+        (p["name"] for p in todo),
+        side_by_side(tool, [openclaw.declare_command(p) for p in todo], "cron.add"),
+        strict=True,
+    ))  # fmt: skip
+    for params in declared:
+        name = params["name"]
+        if name not in answers:
+            job_id = keyed[params["declarationKey"]].get("id")
+            changes.append(f"the OpenClaw job {name} ({job_id}): already in place, unchanged")
+            continue
+        answer = answers[name]
         job = answer.get("job", answer) if isinstance(answer, dict) else None
         job_id = job.get("id") if isinstance(job, dict) else None
         if not isinstance(job_id, str) or not job_id.strip():
-            raise MemfuseError(f"openclaw cron add did not say the id of the job {name}")
+            raise MemfuseError(f"openclaw's cron.add did not say the id of the job {name}")
         if isinstance(answer, dict) and answer.get("created") is False:
             changed = "updated" if answer.get("updated") else "already in place, unchanged"
             changes.append(f"the OpenClaw job {name} ({job_id}): {changed}")
         else:
             changes.append(f"added the OpenClaw job {name} ({job_id})")
-        if not (isinstance(job, dict) and isinstance(job.get("failureAlert"), dict)):
-            _answer(tool(list(openclaw.alert_command(job_id))), "openclaw cron edit")
-            changes.append(f"turned on the failure alert of {name}")
     return schedule, changes
 
 
-def remove(tool: Tool, schedule: Schedule) -> list[str]:
+def remove(tool: Tool, schedule: Schedule, listed: list[dict[str, Any]] | None = None) -> list[str]:
     """Remove this schedule's jobs (by key or name, by id) and nothing else."""
-    listed = list_jobs(tool)
+    listed = list_jobs(tool) if listed is None else listed
     changes = _remove(tool, listed, schedule, everything=True)
     return changes or ["OpenClaw has none of this schedule's jobs: nothing changed"]
+
+
+def side_by_side(tool: Tool, argvs: list[tuple[str, ...]], what: str) -> list[Any]:
+    """Each command's JSON answer, in order. The commands run side by side: every `openclaw`
+    call starts Node (seconds each), and the Gateway serializes what they ask of it."""
+    if not argvs:
+        return []
+    with ThreadPoolExecutor(max_workers=min(SIDE_BY_SIDE, len(argvs))) as pool:
+        done = [pool.submit(tool, list(argv)) for argv in argvs]
+        return [_answer(future.result(), f"openclaw {what}") for future in done]
 
 
 def _remove(
     tool: Tool, listed: list[dict[str, Any]], schedule: Schedule, *, everything: bool = False
 ) -> list[str]:
     ids, unusable = openclaw.stale_ids(listed, schedule, keeping=not everything)
-    changes = []
-    for job_id in ids:
-        _answer(tool(list(openclaw.remove_command(job_id))), "openclaw cron rm")
-        changes.append(f"removed the OpenClaw job {job_id}")
+    side_by_side(tool, [openclaw.remove_command(job_id) for job_id in ids], "cron rm")
+    changes = [f"removed the OpenClaw job {job_id}" for job_id in ids]
     for name in unusable:
         changes.append(f"left the OpenClaw job {name}: the Gateway's list gives it no id")
     return changes

@@ -10,17 +10,14 @@ rewrites MEMORY.md. Names and markers are from the `openclaw` package 2026.9.6
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from memfuse.confine import UnsafePath, read_file
 from memfuse.schedule.base import Writer, system_zone
 from memfuse.schedule.cronexpr import daily_times
-from memfuse.store.server_entry import strip_jsonc
+from memfuse.schedule.openclaw import config
 
 DREAMING_JOB = "Memory Dreaming Promotion"
 DREAMING_MARKERS = (
@@ -29,38 +26,25 @@ DREAMING_MARKERS = (
     "__openclaw_memory_core_short_term_promotion_dream__",  # its payload's text
 )
 DREAMING_DEFAULT = "0 3 * * *"  # memory-core's dreaming.frequency when the config is silent
-CONFIG_LIMIT = 1 << 20
-
-
-def state_dir(env: Mapping[str, str]) -> Path:
-    home = env.get("HOME") or "/nonexistent"
-    return Path(env.get("OPENCLAW_STATE_DIR") or Path(home) / ".openclaw")
-
-
-def config_path(env: Mapping[str, str]) -> Path:
-    return Path(env.get("OPENCLAW_CONFIG_PATH") or state_dir(env) / "openclaw.json")
+state_dir, config_path, dig = config.state_dir, config.config_path, config.dig
 
 
 def read_config(env: Mapping[str, str]) -> dict[str, Any] | None:
-    """OpenClaw's configuration ({} when it cannot be read as JSONC: its defaults), None when
-    there is no configuration file."""
-    try:
-        raw = read_file(Path("/"), config_path(env).absolute(), CONFIG_LIMIT)
-    except FileNotFoundError:
+    """OpenClaw's configuration, read as JSON5 ({} when it cannot be read: its defaults, and
+    `config_problem` says why), None when there is no configuration file."""
+    return config.reading(env).settings
+
+
+def config_problem(env: Mapping[str, str]) -> str | None:
+    """Why OpenClaw's configuration file cannot be read, as a warning; None when it can."""
+    problem = config.reading(env).problem
+    if problem is None:
         return None
-    except (OSError, UnsafePath):
-        return {}
-    try:
-        found = json.loads(strip_jsonc(raw.decode("utf-8", "replace")))
-    except ValueError:  # JSON5 beyond JSONC: OpenClaw's defaults, the likely case
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def dig(value: object, *keys: str) -> object:
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
+    return (
+        f"OpenClaw's configuration {problem}: memfuse read none of its settings there (its"
+        " agents, dreaming's time and zone, the failure-alert route) and takes OpenClaw's"
+        " defaults"
+    )
 
 
 def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list[Writer]:
@@ -142,23 +126,24 @@ def _path(value: object, home: str) -> str | None:
     return os.path.realpath(value)
 
 
-def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
-    """The id of the configured agent whose workspace this is (`agents.list[]` or
-    `agents.entries`, each entry's own `workspace` or the one OpenClaw gives it), or None."""
+AGENTS_MAX = 64  # agents read from a roster; the rest are said, not served
+
+
+def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Every configured agent (`agents.entries.<id>`, then the older `agents.list[]` roster,
+    an id once) and its workspace: its own `workspace`, else the one OpenClaw gives it
+    (`agents.defaults.workspace`/<id>, else `<state>/workspace-<id>`), real paths."""
     settings = read_config(env) or {}
-    if workspace is None:
-        return None
     home = env.get("HOME") or "/nonexistent"
-    target = os.path.realpath(workspace)
     root = dig(settings, "agents", "defaults", "workspace")
     listed = dig(settings, "agents", "list")
     entries = dig(settings, "agents", "entries")
-    pairs: list[tuple[object, object]] = [
-        (e.get("id"), e)
-        for e in (listed if isinstance(listed, list) else [])
+    pairs: list[tuple[object, object]] = list(entries.items()) if isinstance(entries, dict) else []
+    pairs += [
+        (e.get("id"), e) for e in (listed if isinstance(listed, list) else [])
         if isinstance(e, dict)
-    ]
-    pairs += list(entries.items()) if isinstance(entries, dict) else []
+    ]  # fmt: skip
+    found: dict[str, str] = {}
     for agent, entry in pairs:
         if not isinstance(agent, str) or not agent.strip() or not isinstance(entry, dict):
             continue
@@ -169,9 +154,16 @@ def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
                 os.path.join(base, agent) if base
                 else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
             )  # fmt: skip
-        if own == target:
-            return agent
-    return None
+        found.setdefault(agent, own)
+    return list(found.items())[:AGENTS_MAX]
+
+
+def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
+    """The id of the configured agent whose workspace this is, or None."""
+    if workspace is None:
+        return None
+    target = os.path.realpath(workspace)
+    return next((agent for agent, own in agents(env) if own == target), None)
 
 
 def alert_route(env: Mapping[str, str]) -> str | None:
@@ -193,3 +185,28 @@ def alert_route(env: Mapping[str, str]) -> str | None:
     if configured:
         return f"OpenClaw announces them on its channel ({', '.join(sorted(configured)[:5])})"
     return None
+
+
+def serve_entries(env: Mapping[str, str], workspace: str | None) -> list[str]:
+    """What `mcp.servers` holds that starts `memfuse serve` (memfuse never writes one: the
+    user did, as docs/serve.md shows): each key, and whether it serves `workspace`."""
+    servers = dig(read_config(env) or {}, "mcp", "servers")
+    home = env.get("HOME") or "/nonexistent"
+    target = os.path.realpath(workspace) if workspace else None
+    found = []
+    for key, entry in servers.items() if isinstance(servers, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        command, args = entry.get("command"), entry.get("args")
+        words = [command, *(args if isinstance(args, list) else [])]
+        words = [w for w in words if isinstance(w, str)]
+        named = any(os.path.basename(w) == "memfuse" for w in words[:3])
+        if not (named and "serve" in words):
+            continue
+        served = [
+            _path(words[i + 1], home)
+            for i, w in enumerate(words[:-1]) if w in ("-w", "--workspace")
+        ]  # fmt: skip
+        here = target is not None and target in served
+        found.append(f"{str(key)[:80]}{' (this workspace)' if here else ''}")
+    return found[:20]

@@ -153,6 +153,52 @@ def add_commands(
     return commands
 
 
+def declare_params(
+    schedule: Schedule, *, tz: str | None = None, agent: str | None = None
+) -> list[dict[str, Any]]:
+    """The Gateway's `cron.add` parameters of every command job, as `cron add
+    --declaration-key … --exact` sends them (dist/cron-cli-*.mjs of 2026.9.6 builds the same
+    object) plus the failure alert, which the RPC takes (`CronAddParamsSchema`) but the CLI
+    has no flag for: one call declares a job whole. `enabled` is left out, as the CLI leaves
+    it out for a declared job, so a job the user disabled stays disabled."""
+    found = []
+    for job in jobs(schedule, tz=tz, payload="command", agent=agent):
+        params = {key: value for key, value in job.items() if key != "enabled"}
+        params["schedule"] = {**job["schedule"], "staggerMs": 0}
+        found.append(params)
+    return found
+
+
+def declare_command(params: dict[str, Any], *, openclaw: str = "openclaw") -> tuple[str, ...]:
+    """`openclaw gateway call cron.add` with one job's parameters, glued to their flag."""
+    text = json.dumps(params, ensure_ascii=False, separators=(",", ":"))
+    return (openclaw, "gateway", "call", "cron.add", "--json", f"--params={text}")
+
+
+def in_place(listed: dict[str, Any] | None, params: dict[str, Any]) -> bool:
+    """Whether a listed job already is what `params` would declare (every field memfuse sets,
+    the alert's threshold included): then no call is made for it. Anything missing or
+    different in the list's answer re-declares it — never a wrong "unchanged"."""
+    if listed is None:
+        return False
+    for key, value in params.items():
+        have = listed.get(key)
+        if isinstance(value, dict):
+            if not isinstance(have, dict) or not all(
+                _same(have.get(k), v) for k, v in value.items()
+            ):
+                return False
+        elif not _same(have, value):
+            return False
+    return True
+
+
+def _same(have: object, value: object) -> bool:
+    """Equal, or both empty (a list may leave out an empty `env`); 0 is not empty."""
+    empty: tuple[object, ...] = (None, {}, [], "")
+    return have == value or (have in empty and value in empty)
+
+
 def alert_command(job_id: str, *, openclaw: str = "openclaw") -> tuple[str, ...]:
     """Turn on the job's failure alert (OpenClaw sets it with `cron edit` only)."""
     return (

@@ -1,0 +1,234 @@
+"""`memfuse cron --all-agents`: every agent a host configures (the roster of a scheduler with
+`lists_agents`), each its own jobs — in that host's own scheduler, or one block per workspace
+in a system scheduler — its own workspace, state folder and store.
+
+Each agent's memories go to a database of its own (decisions 396): one agent's server entry in
+the mcporter config memfuse reads, `agent-memory-<id>`, made from the `agent-memory` entry as
+it is (the same server, the same capacities) with its own `AGENT_MEMORY_DB` beside the
+first's and `AGENT_MEMORY_WORKSPACE` its workspace. The agent whose workspace the existing
+entry serves keeps that entry and its database: nothing it holds moves. The entries are
+merged by `doctor --install-config`'s writer (the file as it was kept, secrets masked).
+Jobs of an agent no longer configured are named by an install and removed by `--remove`
+(the scheduler's `strays`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from memfuse.commands import install_config
+from memfuse.errors import ConfigError, ExitCode
+from memfuse.host import store_db_in, workspace_in
+from memfuse.run import render
+from memfuse.run.context import RunContext
+from memfuse.run.output import CommandResult
+from memfuse.run.results import CronCheckData, CronData
+from memfuse.schedule import check as checking
+from memfuse.schedule import install as installing
+from memfuse.schedule import registry, writers
+from memfuse.schedule.base import Machine, Scheduler
+from memfuse.schedule.check import JobCheck
+from memfuse.schedule.plan import build
+from memfuse.schedule.runs import Schedule
+from memfuse.settings import Settings
+from memfuse.state.folder import StateFolder, default_state_dir
+from memfuse.store.server_entry import mcporter_config_path, read_config, strip_jsonc
+from memfuse.workspace.layout import Workspace
+
+AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+@dataclass(frozen=True)
+class Agent:
+    id: str
+    workspace: Path
+    server: str  # its entry in the mcporter config
+    entry: dict[str, Any] | None  # the entry to merge in; None: the existing one, kept
+
+
+def check(ctx: RunContext, fmt: str) -> CommandResult:
+    """Each agent's printed schedule tried as `cron --check` tries one: one list, the worst
+    exit."""
+    s = ctx.settings
+    scheduler = registry.get(fmt)
+    agents, notes = roster(s, mcporter_config_path(s, os.environ))
+    jobs: list[JobCheck] = []
+    failed = unchecked = 0
+    for agent in agents:
+        mine = replace(s, workspace=agent.workspace, state_dir=None, server=agent.server)
+        state = StateFolder(default_state_dir(agent.workspace, os.environ))
+        machine = installing.machine_for(mine, state)
+        schedule = planned(scheduler, mine, machine)
+        files = scheduler.render(schedule, machine)
+        own = checking.own_settings(mine, schedule, machine.env, machine.home)
+        timeout = max(checking.CHECK_TIMEOUT_FLOOR, s.timeout * 6)
+        done = checking.check(scheduler, scheduler.read(files), files, own, [],
+                              scheduler.zone(machine), machine, timeout)  # fmt: skip
+        for c in done.jobs:
+            jobs.append({**c, "job": f"{agent.id}: {c['job']}"})
+        failed, unchecked = failed + done.failed, unchecked + done.unchecked
+    data: CronCheckData = {"format": scheduler.name, "source": "every agent's schedule",
+                           "jobs": list(jobs)}  # fmt: skip
+    code = ExitCode.OK
+    if failed or not jobs:
+        code = ExitCode.FATAL
+        data["error"] = f"{failed} scheduled job(s) would fail" if jobs else "no agent to check"
+    elif unchecked:
+        code = ExitCode.UNCHECKED
+        data["error"] = f"{unchecked} scheduled job(s) not tried: each names a store of its own"
+    for note in notes:
+        ctx.reporter.warn(note)
+    return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
+
+
+def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandResult:
+    s = ctx.settings
+    scheduler = registry.get(fmt)
+    if s.session_server is not None:
+        raise ConfigError(
+            "--all-agents gives each agent a server entry in the mcporter config; memfuse's"
+            " own [session] table names one server for all: install each agent by hand"
+        )
+    config = mcporter_config_path(s, os.environ)
+    agents, notes = roster(s, config, store=not remove)
+    changes: list[str] = []
+    files: dict[str, str] = {}
+    for agent in agents:
+        mine = replace(s, workspace=agent.workspace, state_dir=None, server=agent.server)
+        state = StateFolder(default_state_dir(agent.workspace, os.environ))
+        machine = installing.machine_for(mine, state)
+        schedule = planned(scheduler, mine, machine)
+        said = f"agent {agent.id} ({agent.workspace})"
+        if not (install or remove):
+            _merge(files, scheduler.render(schedule, machine))
+            continue
+        if install and not agent.workspace.is_dir():
+            notes.append(
+                f"{said}: its workspace does not exist yet (its host makes it at the agent's"
+                " first session), so its jobs would fail: not installed; run this again then"
+            )
+            continue
+        if install and agent.entry is not None and config is not None:
+            changes += _store(config, agent)
+        placed = installing.place(
+            scheduler, schedule, machine, state, s.now, Workspace(agent.workspace).recent_md,
+            remove=remove,
+        )  # fmt: skip
+        _merge(files, placed.files)
+        changes += [f"{said}: {c}" for c in placed.changes]
+        if remove and agent.entry is not None:
+            changes.append(
+                f"{said}: left its store entry {agent.server} and its database"
+                f" ({agent.entry['env']['AGENT_MEMORY_DB']}): memfuse never deletes memories"
+            )
+    machine = installing.machine_for(s, ctx.workspace.state)
+    if install or remove:
+        changes += scheduler.strays(machine, [a.id for a in agents], remove=remove)
+    for host in registry.every():
+        for crossing in host.crossings(machine):
+            ctx.reporter.warn(crossing)  # another agent's memory within reach
+    data: CronData = {
+        "format": scheduler.name, "label": "all-agents", "files": files,
+        "text": scheduler.printed(files), "notes": notes, "changes": changes,
+    }  # fmt: skip
+    if install or remove:
+        return CommandResult("cron", data, tuple(render.cron_install(data)))
+    return CommandResult("cron", data, payload=data["text"])
+
+
+def _merge(files: dict[str, str], more: dict[str, str]) -> None:
+    """Each agent's files beside the others'; one file they share (one table for all) holds every
+    agent's block, in turn."""
+    for name, text in more.items():
+        files[name] = f"{files[name].rstrip()}\n\n{text}" if name in files else text
+
+
+def planned(scheduler: Scheduler, settings: Settings, machine: Machine) -> Schedule:
+    """The agent's schedule, clear of the host's jobs that rewrite MEMORY.md (a scheduler
+    that is not the host's own reads them from the host's configuration)."""
+    busy = [] if scheduler.own_writers else installing.writers_here(machine)
+    return writers.clear_of(build(settings), busy, scheduler.zone(machine))[0]
+
+
+def roster(
+    settings: Settings, config: Path | None, *, store: bool = True
+) -> tuple[list[Agent], list[str]]:
+    """The agents a host configures (the first scheduler with `lists_agents` that lists any),
+    each with its store, and what was left out and why."""
+    machine: Machine = installing.machine_for(settings, StateFolder(Path("/nonexistent")))
+    hosts = [s for s in registry.every() if s.lists_agents]
+    listed = next((each for s in hosts if (each := s.agents(machine))), [])
+    if not listed:
+        said = "; ".join(f"{s.name}: {s.roster}" for s in hosts)
+        problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
+        raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
+    try:
+        base = _base_entry(settings, config)
+    except ConfigError:
+        if store:
+            raise
+        base = {}  # removing: the jobs are found by their labels, no store is needed
+    given = base.get("env")
+    env: dict[str, Any] = given if isinstance(given, dict) else {}
+    home = Path(os.environ.get("HOME") or Path.home())
+    served = os.path.realpath(
+        os.path.expanduser(str(env.get("AGENT_MEMORY_WORKSPACE") or workspace_in(home)))
+    )
+    database = Path(os.path.expanduser(str(env.get("AGENT_MEMORY_DB") or store_db_in(home))))
+    agents: list[Agent] = []
+    notes: list[str] = []
+    seen: dict[str, str] = {}
+    for agent_id, workspace in listed:
+        if not AGENT_ID.fullmatch(agent_id):
+            notes.append(f"agent {agent_id[:80]!r}: an id memfuse cannot name files by: left out")
+            continue
+        if workspace in seen:
+            notes.append(
+                f"agent {agent_id}: its workspace is agent {seen[workspace]}'s too ({workspace}),"
+                " so they share one memory: left out"
+            )
+            continue
+        seen[workspace] = agent_id
+        if workspace == served or not base:
+            agents.append(Agent(agent_id, Path(workspace), settings.server, None))
+            continue
+        own = {**env, "AGENT_MEMORY_DB": str(database.with_name(f"agent-memory-{agent_id}.db")),
+               "AGENT_MEMORY_WORKSPACE": workspace}  # fmt: skip
+        entry = {**base, "env": own}
+        agents.append(Agent(agent_id, Path(workspace), f"{settings.server}-{agent_id}", entry))
+    return agents, notes
+
+
+def _base_entry(settings: Settings, config: Path | None) -> dict[str, Any]:
+    """The store's entry as memfuse reaches it now: what each agent's own is made from."""
+    found: object = None
+    if config is not None:
+        try:
+            found = json.loads(strip_jsonc(read_config(config)))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--all-agents: cannot read {config}: {exc}") from None
+    servers = found.get("mcpServers") if isinstance(found, dict) else None
+    entry = servers.get(settings.server) if isinstance(servers, dict) else None
+    if not isinstance(entry, dict):
+        where = config or Path("~/.mcporter/mcporter.json")
+        raise ConfigError(
+            f"--all-agents: no {settings.server!r} entry in {where} to give each agent its own"
+            f" database from: `memfuse doctor --install-config {where}` writes it first"
+        )
+    return entry
+
+
+def _store(config: Path, agent: Agent) -> list[str]:
+    """The agent's own entry in the mcporter config (its database's folder made)."""
+    assert agent.entry is not None
+    database = Path(agent.entry["env"]["AGENT_MEMORY_DB"])
+    database.parent.mkdir(parents=True, exist_ok=True)
+    _, said = install_config.install(config, agent.server, agent.entry)
+    diff = ("---", "+++", "@@", "+", "-", " ")
+    kept = [line for line in said if not line.startswith(diff)]
+    return [f"agent {agent.id}: its own store {agent.server} ({database}): {line}" for line in kept]

@@ -1,0 +1,101 @@
+"""`memfuse status --all-agents`: `memfuse status` for every agent its host lists (a
+scheduler with `lists_agents`), one row each — its last runs, bullets waiting for the store,
+its alarms — and one exit code, the worst.
+
+Each agent's status is `memfuse status` itself (memfuse.commands.status), run on a context of
+its own (the agent's workspace, the state folder memfuse keeps for it): the rows say what each
+would say alone. No store call, no lock, as `status` has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from memfuse.commands import status
+from memfuse.errors import ConfigError, ExitCode
+from memfuse.report import Reporter
+from memfuse.run.context import RunContext
+from memfuse.run.history import LIFECYCLE
+from memfuse.run.output import CommandResult
+from memfuse.schedule import install as installing
+from memfuse.schedule import registry
+from memfuse.state.folder import StateFolder
+
+# The worst first: what the one exit code is when rows differ.
+_WORST = (ExitCode.FATAL, ExitCode.NO_WORKSPACE, ExitCode.ESCALATED, ExitCode.OK)
+
+
+def run(ctx: RunContext) -> CommandResult:
+    rows: list[dict[str, Any]] = []
+    codes: list[ExitCode] = []
+    for agent, workspace in _agents(ctx):
+        row: dict[str, Any] = {"agent": agent, "workspace": workspace}
+        if not Path(workspace).is_dir():
+            row.update(exit_code=int(ExitCode.NO_WORKSPACE), alarms=[
+                f"its workspace {workspace} does not exist (not made yet, or gone)"])  # fmt: skip
+            codes.append(ExitCode.NO_WORKSPACE)
+            rows.append(row)
+            continue
+        reporter = Reporter()
+        reporter.begin(ctx.reporter.mask, ctx.reporter.logger)
+        settings = replace(ctx.settings, workspace=Path(workspace), state_dir=None)
+        done = status.run(RunContext(settings, reporter, seams=ctx.seams))
+        data = done.data
+        row.update(
+            exit_code=int(done.exit_code),
+            last={name: _last(data["commands"][name]) for name in LIFECYCLE},
+            pending=data["ledger"].get("pending_retry", 0),
+            alarms=list(data["alarms"]),
+            warnings=list(reporter.warnings),
+            status=dict(data),
+        )
+        for warning in reporter.warnings:
+            ctx.reporter.warn(f"agent {agent}: {warning}")
+        codes.append(done.exit_code)
+        rows.append(row)
+    machine = installing.machine_for(ctx.settings, StateFolder(Path("/nonexistent")))
+    for host in registry.every():
+        for crossing in host.crossings(machine):
+            ctx.reporter.warn(crossing)  # another agent's memory within reach
+    code = next((c for c in _WORST if c in codes), ExitCode.OK)
+    if code not in _WORST:
+        code = ExitCode.FATAL
+    result: dict[str, Any] = {"agents": rows}
+    return CommandResult("status", result, tuple(_lines(rows)), exit_code=code)
+
+
+def _agents(ctx: RunContext) -> list[tuple[str, str]]:
+    machine = installing.machine_for(ctx.settings, StateFolder(Path("/nonexistent")))
+    hosts = [s for s in registry.every() if s.lists_agents]
+    found = [agent for s in hosts for agent in s.agents(machine)]
+    if not found:
+        said = "; ".join(f"{s.name}: {s.roster}" for s in hosts)
+        problems = [p for s in hosts if (p := s.unread(machine))]
+        raise ConfigError(
+            f"--all-agents: no host's configuration lists agents ({said})"
+            + "".join(f"; {p}" for p in problems)
+        )
+    return found
+
+
+def _last(view: dict[str, Any]) -> str:
+    record = view.get("last_run")
+    if not isinstance(record, dict):
+        return "never"
+    return f"{record.get('status', '?')} {str(record.get('started') or '')[:16]}".strip()
+
+
+def _lines(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per agent, from the data alone; its alarms under it."""
+    lines = ["memfuse status, every agent:"]
+    for row in rows:
+        last = row.get("last") or {}
+        runs = ", ".join(f"{name} {last.get(name, '-')}" for name in LIFECYCLE)
+        pending = row.get("pending", 0)
+        head = f"  {row['agent']}: exit {row['exit_code']}"
+        tail = f"  ({runs}; {pending} pending)" if last else ""
+        lines.append(f"{head}  {row['workspace']}{tail}")
+        lines += [f"    {alarm}" for alarm in row.get("alarms", [])]
+    return lines

@@ -1,0 +1,247 @@
+"""Issue 50: `memfuse cron --format openclaw --all-agents` — every agent OpenClaw's
+configuration lists gets its own three jobs (`agentId`), its own workspace, state folder and
+store; idempotent; an agent added later is picked up, one removed is named and removed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memfuse.cli import app
+from memfuse.schedule import plan
+from memfuse.state.folder import default_state_dir
+from tests.fakes import World
+from tests.unit.flows.test_cron_flow import fake_crontab
+from tests.unit.flows.test_openclaw_install_flow import Gateway, stand_in
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
+    return stand_in(tmp_path, monkeypatch)
+
+
+def setup(world: World, agents: dict[str, Path], *, store: bool = True) -> tuple[Path, Path]:
+    home = Path(os.environ["HOME"])
+    config = home / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    roster = ",\n".join(f"    {name}: {{ workspace: '{ws}', }}" for name, ws in agents.items())
+    config.write_text(
+        f"// JSON5, as OpenClaw's docs write it\n{{ agents: {{ entries: {{\n{roster}\n}} }} }}\n"
+    )
+    mcporter = home / ".mcporter" / "mcporter.json"
+    if store and not mcporter.exists():
+        mcporter.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"command": "/usr/bin/node", "args": ["/opt/agent-memory/dist/mcp/server.js"],
+                 "env": {"AGENT_MEMORY_DB": str(home / ".openclaw" / "agent-memory.db"),
+                         "AGENT_MEMORY_AUTO_INGEST": "0",
+                         "AGENT_MEMORY_WORKSPACE": str(world.workspace)}}  # fmt: skip
+        mcporter.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}, indent=2))
+    return config, mcporter
+
+
+def by_agent(gateway: Gateway) -> dict[str, list[dict[str, object]]]:
+    found: dict[str, list[dict[str, object]]] = {}
+    for job in gateway.jobs:
+        if str(job.get("declarationKey", "")).startswith("memfuse:"):
+            found.setdefault(str(job.get("agentId")), []).append(job)
+    return found
+
+
+def test_every_agent_gets_its_own_jobs_state_and_store(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    jobs = by_agent(gateway)
+    assert sorted(jobs) == ["home", "work"] and all(len(v) == 3 for v in jobs.values())
+    for agent, ws in (("home", world.workspace), ("work", work)):
+        label = plan.label_for(ws)
+        assert all(str(j["name"]).startswith(label) for j in jobs[agent])
+        argv = [a for j in jobs[agent] for a in j["payload"]["argv"]]  # type: ignore[index]
+        assert str(ws) in argv
+        record = default_state_dir(ws, os.environ) / "schedule.json"
+        assert json.loads(record.read_text())["format"] == "openclaw"
+    home_argv = jobs["home"][0]["payload"]["argv"]  # type: ignore[index]
+    work_argv = jobs["work"][0]["payload"]["argv"]  # type: ignore[index]
+    assert "--server" not in home_argv  # the existing entry and its database: nothing moves
+    assert work_argv[work_argv.index("--server") + 1] == "agent-memory-work"
+    servers = json.loads(mcporter.read_text())["mcpServers"]
+    own = servers["agent-memory-work"]
+    assert own["env"]["AGENT_MEMORY_DB"].endswith("/.openclaw/agent-memory-work.db")
+    assert own["env"]["AGENT_MEMORY_WORKSPACE"] == str(work)
+    assert own["args"] == servers["agent-memory"]["args"]
+    assert servers["agent-memory"]["env"]["AGENT_MEMORY_DB"].endswith("/agent-memory.db")
+
+    gateway.forget_calls()
+    again = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert again.code == 0, again.stdout
+    assert gateway.calls("gateway", "call", "cron.add") == [] and by_agent(gateway) == jobs
+    assert any("already holds this entry" in c for c in again.data["changes"])
+
+    # `work` leaves the configuration: its jobs are named, then removed.
+    setup(world, {"home": world.workspace})
+    named = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    stays = [c for c in named.data["changes"] if c.startswith("agent work is no longer")]
+    assert len(stays) == 3 and all("--remove --all-agents" in c for c in stays)
+    removed = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
+    assert removed.code == 0, removed.stdout
+    assert by_agent(gateway) == {}
+    assert (
+        sum("is no longer configured: removed its job" in c for c in removed.data["changes"]) == 3
+    )
+
+
+def test_an_agent_without_its_workspace_yet_is_said_not_installed(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    setup(world, {"home": world.workspace, "later": tmp_path / "not-yet"})
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    assert sorted(by_agent(gateway)) == ["home"]
+    assert any("agent later" in n and "does not exist yet" in n for n in out.data["notes"])
+
+
+def test_all_agents_needs_a_roster(world: World, gateway: Gateway) -> None:
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 2 and "no host's configuration lists agents" in out.data["error"]
+    assert "agents.entries or agents.list in openclaw.json" in out.data["error"]
+
+
+def test_a_crontab_gets_one_block_per_agent_each_its_own_store(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 50: crontab (systemd, launchd) `--all-agents` reads OpenClaw's agents too."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    fake_crontab(bin_dir, "MAILTO=me@example.invalid\n")
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    out = world.json("cron", "--format", "crontab", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    table = (bin_dir / "table").read_text()
+    assert table.startswith("MAILTO=me@example.invalid\n")
+    for ws in (world.workspace, work):
+        assert table.count(f"# >>> memfuse {plan.label_for(ws)} >>>") == 1, table
+    lines = [line for line in table.splitlines() if line[:1].isdigit()]
+    assert len(lines) == 6
+    work_lines = [line for line in lines if f"--workspace {work}" in line]
+    assert len(work_lines) == 3 and all("--server agent-memory-work" in x for x in work_lines)
+    assert "agent-memory-work" in json.loads(mcporter.read_text())["mcpServers"]
+    again = world.json("cron", "--format", "crontab", "--install", "--all-agents")
+    assert again.code == 0 and (bin_dir / "table").read_text() == table
+    printed = world.json("cron", "--format", "crontab", "--all-agents").data["text"]
+    assert all(f">>> memfuse {plan.label_for(ws)} >>>" in printed for ws in (world.workspace, work))
+
+
+def test_check_tries_every_agents_jobs_with_its_own_store(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    out = world.json("cron", "--format", "openclaw", "--check", "--all-agents")
+    names = [job["job"] for job in out.data["jobs"]]
+    assert len(names) == 6, names
+    assert sum(n.startswith("home: ") for n in names) == 3
+    assert sum(n.startswith("work: ") for n in names) == 3
+    assert not any(job.get("unchecked") or job["findings"] for job in out.data["jobs"])
+    work_jobs = [job for job in out.data["jobs"] if job["job"].startswith("work: ")]
+    assert all("--server agent-memory-work" in job["command"] for job in work_jobs)
+
+
+def test_status_all_agents_is_one_table_and_the_worst_exit(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Issue 50: one row per agent (its last runs, pending bullets, alarms), one exit code."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work}, store=False)
+    world.journal("2026-12-01", "## 09:00\n- Home: booked the plumber for Tuesday morning\n")
+    assert world.run("sync").code == 0
+    (work / "memory" / "2026-12-01.md").write_text(
+        "## 09:00\n- Work: the quarterly review slides\n"
+    )
+    world.gateway.down = "failed"
+    for hour in ("10", "12", "14"):
+        synced = CliRunner().invoke(
+            app, ["sync", "-q", "--now", f"2026-12-01T{hour}:00", "-w", str(work)],
+            catch_exceptions=False, obj=world.seams,
+        )  # fmt: skip
+    assert synced.exit_code == 4
+    out = world.json("status", "--all-agents")
+    rows = {row["agent"]: row for row in out.data["agents"]}
+    assert sorted(rows) == ["home", "work"]
+    assert rows["home"]["exit_code"] == 0 and rows["home"]["alarms"] == []
+    assert rows["work"]["exit_code"] == 4 and rows["work"]["alarms"]
+    assert rows["work"]["pending"] >= 1
+    assert out.code == 4
+    printed = world.run("status", "--all-agents").stdout
+    assert "  home: exit 0" in printed and "  work: exit 4" in printed
+    setup(world, {"home": world.workspace, "work": work, "later": tmp_path / "nil"}, store=False)
+    assert world.json("status", "--all-agents").code == 66
+
+
+def test_doctor_all_agents_checks_each_agents_own_store(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Issue 50: one row per agent, each checked with its own store entry; the worst exit."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    before = world.json("doctor", "--all-agents")
+    rows = {row["agent"]: row for row in before.data["agents"]}
+    assert [rows["home"]["server"], rows["work"]["server"]] == ["agent-memory", "agent-memory-work"]
+    assert any("has no server 'agent-memory-work'" in line for line in rows["work"]["failed"])
+    assert any(
+        "`memfuse cron --install --all-agents` writes this" in x for x in rows["work"]["failed"]
+    )
+    assert before.code == 1
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    after = {row["agent"]: row for row in world.json("doctor", "--all-agents").data["agents"]}
+    assert after["work"]["failed"] == [] and after["work"]["exit_code"] == 0
+    printed = world.run("doctor", "--all-agents").stdout
+    assert "memfuse doctor, every agent:" in printed and "  work: " in printed
+
+
+def test_status_and_install_name_an_agent_that_can_reach_anothers_memory(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    config, _ = setup(world, {"home": world.workspace, "work": work})
+    entries = {"home": {"workspace": str(world.workspace), "tools": {"deny": ["memfuse-work__*"]}},
+               "work": {"workspace": str(work)}}  # fmt: skip
+    servers = {
+        name: {"command": "memfuse", "args": ["serve", "-w", str(ws)]}
+        for name, ws in (("memfuse-home", world.workspace), ("memfuse-work", work))
+    }
+    config.write_text(json.dumps({"agents": {"entries": entries}, "mcp": {"servers": servers}}))
+    warned = world.json("status", "--all-agents").envelope["warnings"]
+    assert [w for w in warned if "can call" in w] == [
+        f"agent work can call mcp.servers.memfuse-home, the memory of {world.workspace} (not its"
+        f' own {work}): add "memfuse-home__*" to agents.entries.work.tools.deny'
+    ]
+    installed = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert any("agent work can call" in w for w in installed.envelope["warnings"])
+
+
+def test_remove_all_agents_needs_no_store_entry(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    mcporter.unlink()  # the store's config gone: the jobs must still come out
+    out = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
+    assert out.code == 0, out.stdout
+    assert by_agent(gateway) == {}

@@ -1,0 +1,59 @@
+"""Reading openclaw.json (issue 50): JSON5 as OpenClaw writes it, and a file that cannot be
+read said, never taken silently for OpenClaw's defaults; bounded in size and depth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memfuse.schedule.openclaw import config, host
+
+
+def env_for(path: Path) -> dict[str, str]:
+    return {"HOME": str(path.parent), "OPENCLAW_CONFIG_PATH": str(path)}
+
+
+def test_json5_as_openclaws_docs_write_it(tmp_path: Path) -> None:
+    path = tmp_path / "openclaw.json"
+    path.write_text(
+        "{\n  // a comment\n  agents: { defaults: { workspace: '~/agents', }, },\n"
+        "  plugins: { entries: { 'memory-core': { config: { dreaming: {"
+        " frequency: '0 22 * * *', timezone: \"America/New_York\" } } } } },\n}\n"
+    )
+    found = host.read_config(env_for(path))
+    assert found is not None and host.dig(found, "agents", "defaults", "workspace") == "~/agents"
+    assert host.config_problem(env_for(path)) is None
+    (writer,) = host.dreaming(env_for(path), lambda _name: None)
+    assert writer.zone == "America/New_York" and writer.times == ((22, 0),)
+
+
+def test_no_file_is_no_config_and_no_problem(tmp_path: Path) -> None:
+    env = env_for(tmp_path / "absent.json")
+    assert host.read_config(env) is None and host.config_problem(env) is None
+
+
+def test_what_cannot_be_read_is_said_and_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "openclaw.json"
+    cases = {
+        "{ agents: ": "is not JSON5",
+        "[1, 2]": "is not a JSON5 object",
+        "[" * 5000 + "]" * 5000: "nests too deep to read",
+        "{ a: '" + "x" * (config.JSON5_LIMIT + 10) + "' }": "over 256 KiB to read as JSON5",
+        '{"a": "' + "x" * config.CONFIG_LIMIT + '"}': "was not read",
+    }
+    for text, said in cases.items():
+        path.write_text(text)
+        assert host.read_config(env_for(path)) == {}
+        problem = host.config_problem(env_for(path))
+        assert problem is not None and said in problem, (said, problem)
+    fifo = tmp_path / "fifo.json"
+    import os
+
+    os.mkfifo(fifo)  # never waited on
+    assert host.config_problem(env_for(fifo)) is not None
+
+
+def test_a_big_strict_json_file_takes_the_fast_path(tmp_path: Path) -> None:
+    path = tmp_path / "openclaw.json"
+    path.write_text('{"agents": {"list": [' + ",".join(['{"id": "a"}'] * 20000) + "]}}")
+    found = host.read_config(env_for(path))
+    assert found is not None and len(host.dig(found, "agents", "list")) == 20000  # type: ignore[arg-type]
