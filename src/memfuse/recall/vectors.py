@@ -10,7 +10,9 @@ write, never for the model. No run embeds under the workspace lock (docs/decisio
 question embeds itself and a few pending texts (QUESTION), the night's tidy the rest after it
 let go of the lock (NIGHT), and until a text has its vector the words still find it. Vectors of
 texts no row holds any more are dropped when a refresh deletes their last row. A different model
-starts them all again.
+starts them all again. A cold process takes the rows' vectors from the file the night wrote
+beside the index and reads from the index only what changed since (`load`, `keep`:
+memfuse.recall.matrix, decisions 433-435).
 """
 
 from __future__ import annotations
