@@ -10,9 +10,12 @@ Each workspace is bench.py's generator (journals of 40 bullets). The index is bu
 RecallIndex; every bullet but the newest 300 gets a vector (the model's own for a small
 workspace, random int8 of the model's size beyond its first 1 000: embedding 146 000 bullets
 would take this shared machine most of an hour, and the question's cost does not depend on
-the values). Then `memfuse recall --without store --json` is run as a fresh process — its wall
+the values), and the vectors' file is written as the night's tidy writes it (memfuse.recall.matrix;
+`--without-file`: not, so that the 1st question reads every vector from the index and writes
+it). Then `memfuse recall --without store --json` is run as a fresh process — its wall
 time, start included — for a question of 1 799 characters and a short one, meaning on and
-off, in turn; and the texts the question embedded besides itself are counted (the index's
+off, in turn (wall, and CPU seconds in brackets: what a quiet machine's wall would be, near
+enough); and the texts the question embedded besides itself are counted (the index's
 texts without a vector, before and after).
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -64,7 +68,7 @@ def pending(state: Path) -> int:
     return int(left)
 
 
-def build(root: Path, bullets: int) -> tuple[Path, Path]:
+def build(root: Path, bullets: int, without_file: bool) -> tuple[Path, Path]:
     import numpy as np
 
     sys.path.insert(0, str(ROOT / "src"))
@@ -93,6 +97,8 @@ def build(root: Path, bullets: int) -> tuple[Path, Path]:
             zip(rest, (b.tobytes() for b in blobs), strict=True),
         )
         index.db.execute("UPDATE embedder SET pending = 0")
+    if not without_file:  # the night's tidy writes the vectors' file after its embedding
+        index.keep_vectors(model=model.name)
     # the sync of 300 new bullets: a new week of journals, indexed by words alone
     rng = random.Random(8)
     last = max(p.name for p in (ws / "memory").iterdir())
@@ -133,11 +139,13 @@ def in_process(ws: Path, state: Path) -> str:
     return f"{done} texts in {took * 1000:.0f} ms"
 
 
-def ask(ws: Path, state: Path, question: str, meaning: bool) -> float:
+def ask(ws: Path, state: Path, question: str, meaning: bool) -> tuple[float, float]:
+    """The wall and CPU seconds of one cold `memfuse recall` process."""
     env = {**os.environ, "MEMFUSE_WORKSPACE": str(ws), "MEMFUSE_STATE_DIR": str(state)}
     env.pop("MEMFUSE_SEMANTIC", None)
     if not meaning:
         env["MEMFUSE_SEMANTIC"] = "off"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "memfuse", "recall", "--json", "--without", "store", "--now", NOW,
@@ -145,14 +153,28 @@ def ask(ws: Path, state: Path, question: str, meaning: bool) -> float:
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert out.returncode == 0, out.stderr
-    return took
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return took, cpu
+
+
+def shown(runs: list[tuple[float, float]]) -> str:
+    """The median wall, and the median CPU seconds in brackets (a quiet machine's wall)."""
+    wall = statistics.median(w for w, _c in runs)
+    cpu = statistics.median(c for _w, c in runs)
+    return f"{wall:.2f} s ({cpu:.2f} CPU-s)"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bullets", type=int, nargs="+", default=[1000, 146_000])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--without-file",
+        action="store_true",
+        help="no vectors' file after the night (the 1st question reads every vector and writes it)",
+    )
     options = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M')}\n")
     print("| bullets (300 new, no vector yet) | question | meaning on: 1st | on: later (median)"
@@ -160,7 +182,7 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="memfuse-question-") as tmp:
         for bullets in options.bullets:
-            ws, state = build(Path(tmp), bullets)
+            ws, state = build(Path(tmp), bullets, options.without_file)
             print(f"| {bullets:,} | (in process, the model loaded: the pending a question"
                   f" embeds) | {in_process(ws, state)} | | | |", flush=True)  # fmt: skip
             for name, question in (("1 799 characters", LONG), ("3 words", SHORT)):
@@ -169,8 +191,8 @@ def main() -> None:
                 embedded = before - pending(state)
                 on = [ask(ws, state, question, meaning=True) for _ in range(options.rounds)]
                 off = [ask(ws, state, question, meaning=False) for _ in range(options.rounds)]
-                print(f"| {bullets:,} | {name} | {first:.2f} s | {statistics.median(on):.2f} s"
-                      f" | {statistics.median(off):.2f} s | {embedded} |", flush=True)  # fmt: skip
+                print(f"| {bullets:,} | {name} | {shown([first])} | {shown(on)} | {shown(off)}"
+                      f" | {embedded} |", flush=True)  # fmt: skip
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -38,7 +38,7 @@ from memfuse.errors import MemfuseError
 from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import query_tokens
 from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
-from memfuse.recall.semantic import Embedder, best, closeness, cosines, nearest
+from memfuse.recall.semantic import Embedder, best, closeness
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
@@ -281,7 +281,9 @@ class RecallIndex:
         """The `limit` bullets and facts nearest a question's vector (made by `model`) by
         cosine, best first; none while the index holds no vector of that model's."""
         loaded = self._loaded(model)
-        return self._hits(nearest(loaded.matrix, query, limit), loaded)
+        if not loaded.ids:
+            return []
+        return self._hits(best(loaded.cosines(query), limit), loaded)
 
     def closest(
         self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()
@@ -292,14 +294,23 @@ class RecallIndex:
         loaded = self._loaded(model)
         if not loaded.ids:
             return [], {}
-        scores = closeness(cosines(loaded.matrix, query), loaded.before, loaded.after)
+        scores = closeness(loaded.cosines(query), loaded.before, loaded.after)
         known = {i: float(scores[loaded.at[i]]) for i in also if i in loaded.at}
         return self._hits(best(scores, limit), loaded), known
 
     def _loaded(self, model: str) -> vectors.Loaded:
         if self._vectors is None or self._vectors.model != model:
-            self._vectors = vectors.load(self.db, model)
+            self._vectors = vectors.load(self.db, model, self.state)
+            self.counted["vector rows read"] += self._vectors.read
+            if self._vectors.far:  # the next process maps what this one read
+                self.keep_vectors(self._vectors)
         return self._vectors
+
+    def keep_vectors(self, loaded: vectors.Loaded | None = None, model: str = "") -> None:
+        """Write the vectors' file from `loaded` (or `model`'s, loaded now) unless it is the
+        file's own generation (memfuse.recall.vectors.keep: best-effort)."""
+        if vectors.keep(self.db, self.state, loaded, model):
+            self.counted["vector files"] += 1
 
     def _hits(self, ranked: list[tuple[int, float]], loaded: vectors.Loaded) -> list[Hit]:
         """The rows at these positions of `loaded`, in this order, with these scores."""
@@ -387,6 +398,8 @@ def refresh_index(
     try:
         changed = index.refresh(workspace, classifier, warn, None, budget, given)
         embedded = index.embed(embedder, budget, warn) if embedder is not None else 0
+        if embedder is not None:  # after the night's embedding: the questions map the file
+            index.keep_vectors(model=embedder.name)
         return changed, embedded
     except (sqlite3.Error, OSError) as exc:
         warn(f"the local recall index was not refreshed: {exc}")

@@ -10,32 +10,36 @@ write, never for the model. No run embeds under the workspace lock (docs/decisio
 question embeds itself and a few pending texts (QUESTION), the night's tidy the rest after it
 let go of the lock (NIGHT), and until a text has its vector the words still find it. Vectors of
 texts no row holds any more are dropped when a refresh deletes their last row. A different model
-starts them all again.
+starts them all again. A cold process takes the rows' vectors from the file the night wrote
+beside the index and reads from the index only what changed since (`load`, `keep`:
+memfuse.recall.matrix, decisions 433-435).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memfuse.recall.semantic import Embedder, unpacked
+from memfuse.errors import MemfuseError
+from memfuse.recall import matrix
+from memfuse.recall.semantic import Embedder, cosines, unpacked
+from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate
 
-if TYPE_CHECKING:
-    from memfuse.recall.semantic import Matrix
-
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS vectors (content TEXT PRIMARY KEY, vec BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS embedder (
     name TEXT PRIMARY KEY, pending INTEGER NOT NULL DEFAULT 1
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS docs_content ON docs(content);
 """
+    + matrix.SCHEMA
+)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ def embed_pending(
                 "INSERT OR REPLACE INTO vectors (content, vec) VALUES (?, ?)",
                 zip(batch, (bytes(v.tobytes()) for v in vectors), strict=True),
             )
+            matrix.log_stored(db, batch)
         done += len(batch)
         if done == 1:
             started = clock()  # the pace is the steps' after the first
@@ -124,8 +129,11 @@ def pending_texts(db: sqlite3.Connection, limit: int) -> list[str]:
 
 def flag(db: sqlite3.Connection) -> None:
     """Rows were written: texts may be without a vector (inside the refresh's transaction).
-    A count, so that an embedding run that began before it does not take it down."""
+    A count, so that an embedding run that began before it does not take it down. The rows
+    are a new generation of the vectors' matrix (memfuse.recall.matrix)."""
     db.execute("UPDATE embedder SET pending = pending + 1")
+    matrix.bump(db)
+    matrix.bound(db)
 
 
 def _changes(db: sqlite3.Connection) -> int:
@@ -148,46 +156,108 @@ def drop_unheld(db: sqlite3.Connection, texts: list[str]) -> None:
 @dataclass(frozen=True)
 class Loaded:
     """The vectors of every row `model` made, as a question is scored against them: the rows'
-    ids in order, their vectors (memfuse.recall.semantic.unpacked), where each id is, and the
-    positions of each row's neighbours — the rows before and after it in the same file (a
-    file's rows are written in its order), or its own position where it has none."""
+    ids in order, their vectors (memfuse.recall.semantic.unpacked, a block after another:
+    `cosines` scores them all), where each id is, and the positions of each row's neighbours —
+    the rows before and after it in the same file (a file's rows are written in its order), or
+    its own position where it has none. With them, what they were loaded from: the rows (as
+    memfuse.recall.matrix keeps them), the index's generation, the generation of the file
+    taken (-1: none, all read from the index) and how many rows were read from the index."""
 
     model: str
     ids: list[int]
-    matrix: Any
+    parts: tuple[Any, ...]  # the rows' vectors, a block after another (unpacked)
     at: dict[int, int]
     before: Any  # numpy int64 positions
     after: Any
+    rows: matrix.Rows
+    gen: int = 0
+    made: int = -1
+    read: int = 0
+
+    def cosines(self, query: Any) -> Any:
+        """The cosine of each row with `query` (memfuse.recall.semantic.cosines), in order."""
+        import numpy as np
+
+        return np.concatenate([cosines(part, query) for part in self.parts])
+
+    @property
+    def far(self) -> bool:
+        """Not from the file, or so much read besides that the next process should not."""
+        return self.made < 0 or self.read > max(FAR, len(self.ids) // 8)
 
 
-def load(db: sqlite3.Connection, model: str) -> Loaded:
+FAR = 4096  # rows read besides the file past which a question writes the file again
+_ALL = (
+    "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content ORDER BY d.id"
+)
+# Since the file's generation: rows above its last id or of an id deleted since (given again),
+# and rows at or below it whose vector was stored since.
+_NEWER = (
+    "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content"
+    " WHERE d.id > ? OR d.id IN (SELECT id FROM dropped WHERE gen > ?)"
+)
+_EMBEDDED = (
+    "SELECT d.id, d.path, v.vec FROM stored s JOIN vectors v ON v.content = s.content"
+    " JOIN docs d ON d.content = s.content WHERE s.gen > ? AND d.id <= ?"
+)
+
+
+def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -> Loaded:
     """Every row with a vector `model` made (none when the index's vectors are another
-    model's)."""
+    model's): from the file of memfuse.recall.matrix in `state` and what changed since, when
+    that file is the one recorded; else from the index."""
+    db.execute("BEGIN")  # one snapshot of the index: its generation and its rows agree
+    try:
+        if _model_of(db) != model:
+            return _loaded(model, matrix.Rows.of([]), 0, -1, 0)
+        gen, made, record = matrix.recorded(db)
+        kept = matrix.read(state, model, made, record) if state is not None else None
+        if kept is None:
+            rows = sql_rows(db, _ALL, ())
+            return _loaded(model, matrix.Rows.of(rows), gen, -1, len(rows))
+        dropped = [int(i) for (i,) in db.execute("SELECT id FROM dropped WHERE gen > ?", (made,))]
+        high = int(kept.ids[-1]) if len(kept.ids) else 0
+        changed = sql_rows(db, _NEWER, (high, made)) + sql_rows(db, _EMBEDDED, (made, high))
+    finally:
+        db.execute("COMMIT")
+    return _loaded(model, kept.merged(dropped, changed), gen, made, len(changed))
+
+
+def keep(
+    db: sqlite3.Connection, state: StateFolder, loaded: Loaded | None = None, model: str = ""
+) -> bool:
+    """Write the vectors' file (memfuse.recall.matrix) from `loaded` (or `model`'s, loaded
+    now) unless it is the file's own generation: whether it was written. Best-effort: the file
+    only spares the next process the index's rows, which it reads without it."""
+    try:
+        loaded = loaded or load(db, model, state)
+        if loaded.made == loaded.gen:
+            return False
+        matrix.save(state, db, loaded.model, loaded.gen, loaded.rows)
+    except (OSError, MemfuseError, sqlite3.Error):
+        return False  # a full disk, a read-only or busy state folder: the rows are read
+    return True
+
+
+def sql_rows(
+    db: sqlite3.Connection, query: str, args: tuple[int, ...]
+) -> list[tuple[int, str, bytes]]:
+    """Rows with their vectors, read from the index (what a file spares a cold process)."""
+    return [(int(i), str(p), bytes(v)) for i, p, v in db.execute(query, args)]
+
+
+def _loaded(model: str, rows: matrix.Rows, gen: int, made: int, read: int) -> Loaded:
     import numpy as np
 
-    query = (
-        "SELECT d.id, d.path, v.vec FROM docs d JOIN vectors v ON v.content = d.content"
-        " ORDER BY d.id"
-    )
-    rows = (
-        [(int(i), str(p), bytes(v)) for i, p, v in db.execute(query)]
-        if _model_of(db) == model
-        else []
-    )
-    dim = len(rows[0][2]) if rows else 1
-    rows = [row for row in rows if len(row[2]) == dim]  # not one model's: ignored until re-embedded
-    ids = [row_id for row_id, _path, _vec in rows]
-    paths = [path for _id, path, _vec in rows]
-    matrix: Matrix = np.frombuffer(b"".join(v for *_, v in rows), dtype=np.int8).reshape(
-        len(rows), dim
-    )
-    own = np.arange(len(ids), dtype=np.int64)
-    same = np.array([a == b for a, b in itertools.pairwise(paths)], dtype=bool)  # n, n + 1
+    own = np.arange(len(rows.ids), dtype=np.int64)
+    same = rows.codes[1:] == rows.codes[:-1]  # n, n + 1 in the same file
     before, after = own.copy(), own.copy()
     before[1:][same] -= 1
     after[:-1][same] += 1
+    ids = rows.ids.tolist()
     at = {row_id: n for n, row_id in enumerate(ids)}
-    return Loaded(model, ids, unpacked(matrix), at, before, after)
+    parts = tuple(unpacked(block) for block in rows.blocks if len(block)) or (rows.blocks[0],)
+    return Loaded(model, ids, parts, at, before, after, rows, gen, made, read)
 
 
 def _model_of(db: sqlite3.Connection) -> str | None:
@@ -203,3 +273,4 @@ def _same_model(db: sqlite3.Connection, name: str) -> None:
         db.execute("DELETE FROM vectors")
         db.execute("DELETE FROM embedder")
         db.execute("INSERT INTO embedder (name) VALUES (?)", (name,))
+        matrix.reset(db)

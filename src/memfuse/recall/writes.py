@@ -8,6 +8,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 
+from memfuse.recall import matrix
 from memfuse.recall.rows import Row, Stamp
 
 MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed something
@@ -43,6 +44,7 @@ def drop_rows(db: sqlite3.Connection, name: str, from_line: int = 0) -> list[str
         (name, from_line),
     ).fetchall()
     count(db, old, -1)
+    matrix.log_dropped(db, name, from_line)
     texts = [
         str(row[0])
         for row in db.execute(

@@ -1,0 +1,309 @@
+"""The recall index's vectors as one file beside it, memory-mapped by the next process.
+
+Reading every vector out of the index (the join of texts and vectors) cost a cold question 2.2 s
+at 146 000 bullets (docs/performance.md). The process that loaded them writes them here,
+`recall-vectors.bin` in the state folder: the rows' ids, a code for each row's file (its
+neighbours are the rows of the same file), and the int8 matrix, each on a page of its own; the
+next process maps it and reads from the index only what changed since (decision 433).
+
+What changed is known by generations, kept in the index in the same transactions as the writes:
+every refresh that writes rows and every embedding step is a new generation; a text whose
+vector was stored and a deleted row's id are logged with their generation (ids of deleted rows
+can be given again), until a file of that generation or later is recorded. The file says which
+generation it holds; a process takes it, then the rows with an id above its last, the rows of
+an id deleted since and the rows whose vector was stored since — the same rows, in the same
+order, as the join.
+
+The file is input memfuse did not just make (decision 434): it is opened without following a
+link or waiting on a FIFO, and used only when it is the very file memfuse recorded in the index
+after writing it (its inode, size and times, and a random nonce in its header), of the model
+asked for, of the generation recorded, and every array inside it adds up. Anything else (stale,
+truncated, replaced, planted) is not used: the rows come from the index, and the file is
+written again. A new model, or logs grown past DROPPED_MAX, forgets the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import mmap
+import os
+import secrets
+import sqlite3
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memfuse.confine import PRIVATE_FILE, UnsafePath
+from memfuse.errors import MemfuseError
+from memfuse.state.folder import StateFolder
+from memfuse.state.sqlite import immediate
+
+NAME = "recall-vectors.bin"
+MAGIC = b"memfuse-vectors\x01"  # 16 bytes
+HEADER_MAX = 16 << 20  # the paths of every file of the index, and a few numbers
+DIM_MAX = 4096
+ALIGN = 4096
+DROPPED_MAX = 20_000  # ids and texts logged for the file; past it the file is forgotten
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS matrix (
+    one INTEGER PRIMARY KEY CHECK (one = 1), gen INTEGER NOT NULL DEFAULT 0,
+    made INTEGER NOT NULL DEFAULT -1, reset INTEGER NOT NULL DEFAULT 0,
+    file TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS dropped (id INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS stored (content TEXT PRIMARY KEY, gen INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS stored_gen ON stored(gen);
+"""
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows with a vector, by id: their ids (int64, increasing), a code for each one's file
+    (int32, into `paths`) and their vectors (int8, one row each), in blocks one after the other
+    (the file's, mapped and not copied, and the rows read since)."""
+
+    ids: Any
+    codes: Any
+    paths: list[str]
+    blocks: tuple[Any, ...]
+
+    @property
+    def vecs(self) -> Any:
+        """The vectors as one matrix (the blocks copied into one, when there are several)."""
+        import numpy as np
+
+        return self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
+
+    @staticmethod
+    def of(rows: Sequence[tuple[int, str, bytes]], dim: int | None = None) -> Rows:
+        """Rows read from the index (id, path, vector), in any order, an id twice taking its
+        last; the vectors of another length than `dim` (the first's) left out."""
+        import numpy as np
+
+        by_id = {row_id: (path, vec) for row_id, path, vec in rows}
+        dim = dim or (len(next(iter(by_id.values()))[1]) if by_id else 1)
+        kept = sorted(i for i, (_p, vec) in by_id.items() if len(vec) == dim)
+        paths: dict[str, int] = {}
+        codes = [paths.setdefault(by_id[i][0], len(paths)) for i in kept]
+        vecs = np.frombuffer(b"".join(by_id[i][1] for i in kept), dtype=np.int8)
+        return Rows(
+            np.array(kept, dtype=np.int64),
+            np.array(codes, dtype=np.int32),
+            list(paths),
+            (vecs.reshape(len(kept), dim),),
+        )
+
+    @property
+    def dim(self) -> int:
+        return int(self.blocks[0].shape[1])
+
+    def merged(self, dropped: list[int], changed: Sequence[tuple[int, str, bytes]]) -> Rows:
+        """These rows without the `dropped` ids, with the `changed` rows in (in place of the
+        same id's): the index's rows now, when these were its rows at an earlier generation."""
+        import numpy as np
+
+        if not dropped and not changed:
+            return self
+        fresh = Rows.of(changed, self.dim)
+        codes = {path: n for n, path in enumerate(self.paths)}
+        remap = np.array([codes.setdefault(p, len(codes)) for p in fresh.paths], dtype=np.int32)
+        if not dropped and (not len(self.ids) or fresh.ids[0] > self.ids[-1]):
+            # only rows above the last (a sync's, a question's): a block after the others
+            return Rows(
+                np.concatenate([self.ids, fresh.ids]),
+                np.concatenate([self.codes, remap[fresh.codes]]),
+                list(codes),
+                (*self.blocks, fresh.vecs),
+            )
+        gone = np.array([*dropped, *fresh.ids.tolist()], dtype=np.int64)
+        keep = ~np.isin(self.ids, gone)
+        ids = np.concatenate([self.ids[keep], fresh.ids])
+        rows = Rows(
+            ids,
+            np.concatenate([self.codes[keep], remap[fresh.codes]]),
+            list(codes),
+            (np.concatenate([self.vecs[keep], fresh.vecs]),),
+        )
+        if len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1])):
+            return rows
+        order = np.argsort(ids, kind="stable")
+        return Rows(ids[order], rows.codes[order], rows.paths, (rows.vecs[order],))
+
+
+# --- the generations, in the index ------------------------------------------------------------
+def bump(db: sqlite3.Connection) -> int:
+    """A new generation of the vectors (inside the writing transaction): its number."""
+    db.execute(
+        "INSERT INTO matrix (one, gen) VALUES (1, 1) ON CONFLICT (one) DO UPDATE SET gen = gen + 1"
+    )
+    return int(db.execute("SELECT gen FROM matrix").fetchone()[0])
+
+
+def reset(db: sqlite3.Connection) -> None:
+    """Every vector was dropped (another model): the file holds nothing the index does, and no
+    file of a generation before this one may be recorded."""
+    gen = bump(db)
+    db.execute("UPDATE matrix SET made = -1, file = '', reset = ?", (gen,))
+    db.execute("DELETE FROM dropped")
+    db.execute("DELETE FROM stored")
+
+
+def log_dropped(db: sqlite3.Connection, name: str, from_line: int) -> None:
+    """Note the ids of the rows about to be deleted (inside the refresh, before `bump`), where
+    the index holds vectors at all; past DROPPED_MAX the file is forgotten instead."""
+    db.execute(
+        "INSERT OR REPLACE INTO dropped (id, gen) SELECT id, coalesce((SELECT gen FROM matrix), 0)"
+        " + 1 FROM docs WHERE path = ? AND line >= ? AND EXISTS (SELECT 1 FROM embedder)",
+        (name, from_line),
+    )
+
+
+def log_stored(db: sqlite3.Connection, texts: list[str]) -> None:
+    """A new generation (inside the embedding step's transaction): these texts' vectors were
+    stored in it."""
+    gen = bump(db)
+    db.executemany(
+        "INSERT OR REPLACE INTO stored (content, gen) VALUES (?, ?)", ((t, gen) for t in texts)
+    )
+    bound(db)
+
+
+def bound(db: sqlite3.Connection) -> None:
+    """Keep the logs bounded: past DROPPED_MAX ids or texts logged, forget the file."""
+    (logged,) = db.execute(
+        "SELECT (SELECT count(*) FROM dropped) + (SELECT count(*) FROM stored)"
+    ).fetchone()
+    if int(logged) > DROPPED_MAX:
+        reset(db)
+
+
+def recorded(db: sqlite3.Connection) -> tuple[int, int, str]:
+    """The index's generation, the generation of the file recorded, and the file's record."""
+    row = db.execute("SELECT gen, made, file FROM matrix").fetchone()
+    return (0, -1, "") if row is None else (int(row[0]), int(row[1]), str(row[2]))
+
+
+# --- the file ---------------------------------------------------------------------------------
+def read(state: StateFolder, model: str, made: int, record: str) -> Rows | None:
+    """The rows of the file, mapped, when it is the file recorded for generation `made` of
+    `model`'s vectors; None otherwise (it is then not used, and written again)."""
+    fingerprint, _, nonce = record.partition("/")
+    if made < 0 or not nonce:
+        return None
+    try:
+        fd = state.open(NAME, os.O_RDONLY, create=False)
+    except (OSError, MemfuseError):  # not there; a link, a FIFO, another's: not used
+        return None
+    try:
+        info = os.fstat(fd)
+        if _fingerprint(info) != fingerprint or info.st_size < len(MAGIC) + 8:
+            return None
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return _rows(mapped, model, made, nonce)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _rows(mapped: mmap.mmap, model: str, made: int, nonce: str) -> Rows | None:
+    import numpy as np
+
+    if mapped[: len(MAGIC)] != MAGIC:
+        return None
+    (length,) = struct.unpack("<Q", mapped[len(MAGIC) : len(MAGIC) + 8])
+    if length > HEADER_MAX or len(MAGIC) + 8 + length > len(mapped):
+        return None
+    header = json.loads(bytes(mapped[len(MAGIC) + 8 : len(MAGIC) + 8 + length]).decode())
+    n, dim, paths = header["rows"], header["dim"], header["paths"]
+    if (header["model"], header["gen"], header["nonce"]) != (model, made, nonce):
+        return None
+    if not (isinstance(n, int) and isinstance(dim, int) and n >= 0 and 0 < dim <= DIM_MAX):
+        return None
+    if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths)):
+        return None
+    ids_at, codes_at, vecs_at = _layout(length, n)
+    if vecs_at + n * dim != len(mapped):
+        return None  # truncated, or grown
+    ids = np.frombuffer(mapped, dtype="<i8", count=n, offset=ids_at)
+    codes = np.frombuffer(mapped, dtype="<i4", count=n, offset=codes_at)
+    if n and not (ids[0] > 0 and np.all(ids[1:] > ids[:-1])):
+        return None
+    if n and not (codes.min() >= 0 and codes.max() < len(paths)):
+        return None
+    vecs = np.frombuffer(mapped, dtype=np.int8, count=n * dim, offset=vecs_at).reshape(n, dim)
+    return Rows(ids, codes, paths, (vecs,))
+
+
+def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows: Rows) -> bool:
+    """Write `rows`, the index's vectors of `model` at generation `gen`, as the file (a temp
+    file renamed over it), and record it in the index unless a newer file was recorded or the
+    vectors were dropped since `gen`: whether it was recorded."""
+    import numpy as np
+
+    nonce = secrets.token_hex(8)
+    n = len(rows.ids)
+    fields = {"model": model, "gen": gen, "nonce": nonce, "rows": n, "dim": rows.dim}
+    header = json.dumps({**fields, "paths": rows.paths}).encode()
+    if len(header) > HEADER_MAX:
+        return False
+    ids_at, codes_at, vecs_at = _layout(len(header), n)
+    flat: Any = np.ascontiguousarray(rows.vecs, dtype=np.int8).reshape(-1)
+    parts: list[tuple[int, bytes | memoryview]] = [
+        (0, MAGIC + struct.pack("<Q", len(header)) + header),
+        (ids_at, np.ascontiguousarray(rows.ids, dtype="<i8").tobytes()),
+        (codes_at, np.ascontiguousarray(rows.codes, dtype="<i4").tobytes()),
+        (vecs_at, memoryview(flat)),
+    ]
+    try:
+        state.check(NAME)
+    except UnsafePath as exc:  # a link, a FIFO, a folder planted under its name
+        state.quarantine(NAME, str(exc))
+    tmp = f".{NAME}.{secrets.token_hex(4)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=state.fd)
+    try:
+        for at, data in parts:
+            os.lseek(fd, at, os.SEEK_SET)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view[: 1 << 20]) :]
+        os.ftruncate(fd, vecs_at + n * rows.dim)
+        os.fsync(fd)
+        os.replace(tmp, NAME, src_dir_fd=state.fd, dst_dir_fd=state.fd)
+        record = f"{_fingerprint(os.fstat(fd))}/{nonce}"
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=state.fd)
+    with immediate(db):
+        done = db.execute(
+            "UPDATE matrix SET made = ?, file = ? WHERE made <= ? AND reset <= ?",
+            (gen, record, gen, gen),
+        ).rowcount
+        if done:
+            db.execute("DELETE FROM dropped WHERE gen <= ?", (gen,))
+            db.execute("DELETE FROM stored WHERE gen <= ?", (gen,))
+    return bool(done)
+
+
+def _layout(header: int, n: int) -> tuple[int, int, int]:
+    """Where the ids, the codes and the vectors start, each on a page of its own."""
+    ids_at = _padded(len(MAGIC) + 8 + header)
+    codes_at = ids_at + _padded(8 * n)
+    return ids_at, codes_at, codes_at + _padded(4 * n)
+
+
+def _padded(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def _fingerprint(info: os.stat_result) -> str:
+    """What changes when the file is replaced or written (a user cannot set ctime back)."""
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
