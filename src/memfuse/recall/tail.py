@@ -1,5 +1,4 @@
-"""The recall index takes what was appended to a journal, not the whole file again (issue 46,
-docs/decisions.md 352).
+"""The recall index takes what was appended to a journal, not the whole file again.
 
 The agent's notes append to today's journal: at 8 MiB, reading, parsing and indexing it whole
 after each one cost the next question seconds. So after the index has read a daily journal,

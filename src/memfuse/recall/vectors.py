@@ -6,13 +6,13 @@ rolled up is re-read into new rows, and only a text the index has no vector for 
 seconds, the rows written last first (the new bullets), each step computed outside any write
 transaction and stored in a short one of its own: a year's journals on a first run are embedded
 over a few runs instead of holding up one, and a process waiting on the index waits for a
-write, never for the model. No run embeds under the workspace lock (docs/decisions.md 350): a
+write, never for the model. No run embeds under the workspace lock: a
 question embeds itself and a few pending texts (QUESTION), the night's tidy the rest after it
 let go of the lock (NIGHT), and until a text has its vector the words still find it. Vectors of
 texts no row holds any more are dropped when a refresh deletes their last row. A different model
 starts them all again. A cold process takes the rows' vectors from the file the night wrote
 beside the index and reads from the index only what changed since (`load`, `keep`:
-memfuse.recall.matrix, decisions 433-435).
+memfuse.recall.matrix).
 """
 
 from __future__ import annotations
@@ -56,15 +56,14 @@ class Budget:
 
 
 # A question: itself, and as many pending texts as keep it short after a sync of hundreds
-# (docs/performance.md, decisions 351). The night's tidy, after it let go of the lock: a few
+# (docs/performance.md). The night's tidy, after it let go of the lock: a few
 # minutes of one core at most, the rest the next night (and the questions meanwhile).
 QUESTION = Budget(count=48, seconds=0.25, step=4)
 NIGHT = Budget(count=20_000, seconds=180.0, step=256)
 
 # The texts without a vector, the rows written last first: the index's ids grow with each
 # write, so a refresh's new rows are found first and the scan stops once it has enough,
-# however many rows the index holds (a GROUP BY over every row read all of them each time:
-# decisions 351).
+# however many rows the index holds (a GROUP BY over every row read all of them each time).
 _PENDING = (
     "SELECT content FROM docs d WHERE NOT EXISTS"
     " (SELECT 1 FROM vectors v WHERE v.content = d.content) ORDER BY id DESC"
