@@ -176,8 +176,7 @@ def install(target: Path, server: str, entry: dict[str, Any]) -> tuple[dict[str,
         changes.append(f"{target} already holds this entry: nothing changed")
     else:
         if before:
-            stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
-            backup = real.with_name(f"{real.name}.before-memfuse-{stamp}")
+            backup = _backup_name(real, datetime.now().strftime("%Y%m%dT%H%M%S"))
             _write(backup, before, 0o600, "nothing changed")
             changes.append(f"{target} as it was is kept in {backup}")
         try:
@@ -202,6 +201,17 @@ def install(target: Path, server: str, entry: dict[str, Any]) -> tuple[dict[str,
     data = {"path": str(target), "backup": str(backup) if backup else None,
             "entry": shown_entry}  # fmt: skip
     return data, [mask(line, hidden) for line in changes]
+
+
+def _backup_name(real: Path, stamp: str) -> Path:
+    """A name for the copy of `real` as it was that no earlier copy holds: two changes in one
+    second (`cron --install --all-agents` adds an entry per agent) each keep their own, so the
+    first, the file as the user had it, is never written over."""
+    for n in range(1, 1000):
+        name = real.with_name(f"{real.name}.before-memfuse-{stamp}" + (f"-{n}" if n > 1 else ""))
+        if not os.path.lexists(name):
+            return name
+    raise ConfigError(f"{real} has a thousand copies from this second: nothing changed")
 
 
 def _write(path: Path, text: str, mode: int | None, otherwise: str) -> None:

@@ -197,3 +197,35 @@ def test_install_config_prints_no_secret_keeps_numbers_mode_line_and_link(
     again = world.run("doctor", "--install-config", str(link), "--server-js", str(server_js))
     assert again.code == 0 and "-{" in again.stdout and "+{" in again.stdout
     assert not any(token in again.stdout + again.stderr for token in TOKENS)
+
+
+def test_two_changes_in_one_second_each_keep_their_copy_and_the_first_is_the_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer's run of `cron --install --all-agents`: an entry per agent in one second, and
+    the second copy was written over the first, so the file as the user had it was gone."""
+    from datetime import datetime
+
+    from memfuse.commands import install_config
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> Frozen:  # type: ignore[override]
+            return cls(2026, 12, 7, 3, 13, 37)
+
+    monkeypatch.setattr(install_config, "datetime", Frozen)
+    target = tmp_path / "mcporter.json"
+    users = '{"mcpServers": {"agent-memory": {"command": "node", "args": ["server.js"]}}}\n'
+    target.write_text(users)
+    entry = {"command": "node", "args": ["server.js"]}
+    _, said_home = install_config.install(target, "agent-memory-home", {**entry, "env": {"A": "1"}})
+    _, said_work = install_config.install(target, "agent-memory-work", {**entry, "env": {"A": "2"}})
+    copies = sorted(tmp_path.glob("mcporter.json.before-memfuse-*"))
+    assert [c.name for c in copies] == [
+        "mcporter.json.before-memfuse-20261207T031337",
+        "mcporter.json.before-memfuse-20261207T031337-2",
+    ]
+    assert copies[0].read_text() == users
+    assert "agent-memory-home" in copies[1].read_text()
+    assert f"as it was is kept in {copies[0]}" in "\n".join(said_home)
+    assert f"as it was is kept in {copies[1]}" in "\n".join(said_work)
