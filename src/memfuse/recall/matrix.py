@@ -105,9 +105,9 @@ class Rows:
         same id's): the index's rows now, when these were its rows at an earlier generation."""
         import numpy as np
 
-        if not dropped and not changed:
-            return self
         fresh = Rows.of(changed, self.dim)
+        if not dropped and not len(fresh.ids):
+            return self
         codes = {path: n for n, path in enumerate(self.paths)}
         remap = np.array([codes.setdefault(p, len(codes)) for p in fresh.paths], dtype=np.int32)
         if not dropped and (not len(self.ids) or fresh.ids[0] > self.ids[-1]):
