@@ -97,6 +97,20 @@ def test_half_a_character_becomes_a_replacement_and_the_rest_is_kept() -> None:
     assert whole_characters("not json \\ud83d") == "not json \\ud83d"  # the SDK refuses it
 
 
+def test_half_a_character_in_a_deeply_nested_request_does_not_end_the_reader() -> None:
+    """A message json.loads can read but nested deeper than the walk that mends half
+    characters can go (600 lists): the walk's RecursionError came out of the reader, the
+    server's loop over the client's lines. It is passed on as it came, for the SDK to refuse
+    as it refuses such a line without half a character."""
+    deep = "[" * 600 + "]" * 600
+    cut = r'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"recall",'
+    cut += r'"arguments":{"query":"\ud83d","x":' + deep + "}}}"
+    plain = '{"jsonrpc":"2.0","id":7,"method":"ping"}'
+    got = lines_of(f"{cut}\n{plain}\n".encode(), limit=4096)
+    assert got[0].strip() == cut
+    assert got[1].strip() == plain
+
+
 def test_the_warm_up_is_waited_for_before_serving_but_only_so_long() -> None:
     from concurrent.futures import ThreadPoolExecutor
     from threading import Event

@@ -31,6 +31,7 @@ import os
 import secrets
 import sqlite3
 import struct
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,7 @@ HEADER_MAX = 16 << 20  # the paths of every file of the index, and a few numbers
 DIM_MAX = 4096
 ALIGN = 4096
 DROPPED_MAX = 20_000  # ids and texts logged for the file; past it the file is forgotten
+STALE = 600.0  # seconds untouched after which a temp file of the vectors is a killed writer's
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matrix (
@@ -105,9 +107,9 @@ class Rows:
         same id's): the index's rows now, when these were its rows at an earlier generation."""
         import numpy as np
 
-        if not dropped and not changed:
-            return self
         fresh = Rows.of(changed, self.dim)
+        if not dropped and not len(fresh.ids):
+            return self
         codes = {path: n for n, path in enumerate(self.paths)}
         remap = np.array([codes.setdefault(p, len(codes)) for p in fresh.paths], dtype=np.int32)
         if not dropped and (not len(self.ids) or fresh.ids[0] > self.ids[-1]):
@@ -265,6 +267,7 @@ def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows:
         state.check(NAME)
     except UnsafePath as exc:  # a link, a FIFO, a folder planted under its name
         state.quarantine(NAME, str(exc))
+    _swept(state)
     tmp = f".{NAME}.{secrets.token_hex(4)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=state.fd)
@@ -291,6 +294,18 @@ def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows:
             db.execute("DELETE FROM dropped WHERE gen <= ?", (gen,))
             db.execute("DELETE FROM stored WHERE gen <= ?", (gen,))
     return bool(done)
+
+
+def _swept(state: StateFolder) -> None:
+    """Delete the temp files of writers killed mid-write (SIGTERM runs no `finally`): each is
+    as large as the file, and nothing else removes them. One written now is touched every MiB."""
+    now = time.time()
+    with contextlib.suppress(OSError), os.scandir(state.fd) as entries:
+        for entry in entries:
+            if entry.name.startswith(f".{NAME}.") and entry.name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    if now - entry.stat(follow_symlinks=False).st_mtime > STALE:
+                        os.unlink(entry.name, dir_fd=state.fd)
 
 
 def _layout(header: int, n: int) -> tuple[int, int, int]:

@@ -105,11 +105,10 @@ def whole_characters(line: str) -> str:
     that is not JSON, too) is left for the SDK to read or refuse."""
     if not _SURROGATE.search(line):
         return line
-    try:
-        message = json.loads(line)
+    try:  # a message nested deeper than `_whole` can walk is the SDK's to refuse, too
+        return json.dumps(_whole(json.loads(line)), ensure_ascii=False)
     except (ValueError, RecursionError):
         return line
-    return json.dumps(_whole(message), ensure_ascii=False)
 
 
 def _whole(value: Any) -> Any:

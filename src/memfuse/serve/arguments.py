@@ -100,7 +100,7 @@ def some_of(name: str, choices: tuple[str, ...]) -> Arg:
     """A list of some of `choices`; empty when absent."""
 
     def value(given: Any) -> tuple[str, ...]:
-        given = given or []
+        given = [] if given is None else given  # "" or 0 is a mistake, not "every type"
         fits = isinstance(given, list) and len(given) <= len(choices)
         if not fits or not all(isinstance(g, str) and g in choices for g in given):
             raise BadArguments(f"{name} must be a list of {', '.join(choices)}")

@@ -168,6 +168,15 @@ def test_where_says_once_that_the_store_did_not_answer(world: World) -> None:
         ("recall", {"query": "x", "types": ["gossip"]}, "types must be a list of"),
         ("recall", {"query": "x", "types": "event"}, "types must be a list of"),
         ("recall", {"query": "x", "types": [["event"]]}, "types must be a list of"),  # no crash
+        # falsy values of another type were read as "no types": every type, silently
+        ("recall", {"query": "x", "types": ""}, "types must be a list of"),
+        ("recall", {"query": "x", "types": 0}, "types must be a list of"),
+        ("recall", {"query": "x", "types": False}, "types must be a list of"),
+        ("recall", {"query": "x", "types": {}}, "types must be a list of"),
+        ("recall", {"query": "x", "limit": float("nan")}, "from 1 to 50"),
+        ("recall", {"query": "x", "limit": float("inf")}, "from 1 to 50"),
+        ("recall", {"query": "x", "limit": 1e308}, "from 1 to 50"),
+        ("recall", {"query": "x", "limit": 5.5}, "from 1 to 50"),
         ("recall", {"query": "x", "verbose": True}, "no argument 'verbose'"),
         ("where", {}, "what must be a non-empty string"),
         ("where", {"what": ["a"]}, "what must be a non-empty string"),

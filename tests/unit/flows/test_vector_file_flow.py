@@ -293,3 +293,31 @@ def test_rows_added_since_the_file_are_a_block_after_it(tmp_path: Path) -> None:
     assert [len(block) for block in loaded.rows.blocks] == [60, 5]
     assert index.counted["vector rows read"] == 5
     same_as_the_index_alone(index, setup.model.name)
+
+
+def test_rows_read_since_of_another_length_are_left_out_not_an_error() -> None:
+    """Rows.of leaves out a vector of another length than the file's; merged took the first
+    of those it kept, and with none kept (every changed row of another length) raised
+    IndexError out of the question."""
+    import numpy as np
+
+    kept = matrix.Rows.of([(1, "memory/a.md", b"\x01\x02"), (2, "memory/a.md", b"\x03\x04")])
+    merged = kept.merged([], [(3, "memory/b.md", b"\x05\x06\x07")])
+    assert merged.ids.tolist() == [1, 2]
+    assert np.array_equal(merged.vecs, kept.vecs)
+
+
+def test_a_killed_writers_temp_file_is_deleted_by_the_next_write(tmp_path: Path) -> None:
+    """A process killed while writing the file (SIGTERM runs no `finally`) left its temp file,
+    as large as the file, for good: one more with every such kill. The next write deletes one
+    untouched for STALE, and leaves one another process is writing now."""
+    setup = Setup(tmp_path)
+    setup.night()
+    setup.state.joinpath(f".{matrix.NAME}.dead0000.tmp").write_bytes(b"\0" * 4096)
+    setup.state.joinpath(f".{matrix.NAME}.live0000.tmp").write_bytes(b"\0" * 4096)
+    old = os.stat(setup.state / matrix.NAME).st_mtime - matrix.STALE - 60
+    os.utime(setup.state / f".{matrix.NAME}.dead0000.tmp", (old, old))
+    setup.journal(6, 8, tag="new ")
+    setup.night()
+    left = sorted(p.name for p in setup.state.iterdir() if p.name.endswith(".tmp"))
+    assert left == [f".{matrix.NAME}.live0000.tmp"]
