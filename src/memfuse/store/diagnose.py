@@ -90,6 +90,14 @@ def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict) or not isinstance(servers.get(s.server), dict):
         named = sorted(servers)[:20] if isinstance(servers, dict) else []
+        base = next((str(n) for n in named if s.server.startswith(f"{n}-")), None)
+        if base is not None:  # an agent's own entry, made from `base` (commands/cron_all.py)
+            return Check(
+                "mcporter-config", False,
+                f"{path} has no server {s.server!r}, one agent's own entry: `memfuse cron"
+                " --install --all-agents` writes it from"
+                f" {printable(base)[:100]!r}, with a database of the agent's own",
+            )  # fmt: skip
         meant = difflib.get_close_matches(s.server, [str(n) for n in named], n=1, cutoff=0.75)
         if meant:
             return Check(

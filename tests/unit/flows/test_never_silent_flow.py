@@ -92,6 +92,11 @@ def test_a_mistyped_server_name_is_answered_with_the_one_meant(
     assert "--server agent-memory" in out.stdout and "adds it beside" not in out.stdout
     out = world.run("doctor", "--mcporter-config", str(config), "--server", "billing")
     assert "did you mean" not in out.stdout and "adds it beside the others" in out.stdout
+    # an agent's own entry not written yet (a newcomer's `cron --check --all-agents` before
+    # `--install`): the way out is the install, never the shared database's entry
+    out = world.run("doctor", "--mcporter-config", str(config), "--server", "agent-memory-home")
+    assert "did you mean" not in out.stdout and "--server agent-memory" not in out.stdout
+    assert "`memfuse cron --install --all-agents` writes it from 'agent-memory'" in out.stdout
 
 
 def test_a_server_script_that_is_not_there_is_fixed_with_the_one_the_user_has(
