@@ -112,6 +112,10 @@ class Scheduler(abc.ABC):
     lists_agents = False
     roster = ""  # where the host's configuration lists them, in its words
 
+    def roster_in(self, machine: Machine) -> str:
+        """`roster`, with the file it was looked for in on this machine."""
+        return self.roster
+
     def agents(self, machine: Machine) -> list[tuple[str, str]]:
         """(id, workspace) of every agent the host's configuration lists."""
         return []

@@ -111,7 +111,9 @@ def test_an_agent_without_its_workspace_yet_is_said_not_installed(
 def test_all_agents_needs_a_roster(world: World, gateway: Gateway) -> None:
     out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
     assert out.code == 2 and "no host's configuration lists agents" in out.data["error"]
-    assert "agents.entries or agents.list in openclaw.json" in out.data["error"]
+    # the file it looked in, by its path (a newcomer could not tell which file was read)
+    assert "agents.entries or agents.list in /" in out.data["error"]
+    assert "openclaw.json" in out.data["error"]
 
 
 def test_a_crontab_gets_one_block_per_agent_each_its_own_store(

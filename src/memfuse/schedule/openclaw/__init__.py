@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memfuse.errors import MemfuseError
 from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read, system_zone
-from memfuse.schedule.openclaw import gateway, hook, host, serving
+from memfuse.schedule.openclaw import config, gateway, hook, host, serving
 from memfuse.schedule.openclaw.jobs import (
     ALERT_AFTER,
     DECLARATION_PREFIX,
@@ -139,6 +139,9 @@ class OpenClaw(Scheduler):
 
     lists_agents = True
     roster = "agents.entries or agents.list in openclaw.json"
+
+    def roster_in(self, machine: Machine) -> str:
+        return f"agents.entries or agents.list in {config.config_path(machine.env)}"
 
     def agents(self, machine: Machine) -> list[tuple[str, str]]:
         return host.agents(machine.env)
