@@ -59,7 +59,7 @@ def install_config(ctx: RunContext, setup: ServerSetup, target: Path) -> Command
     from memfuse.commands import install_config as merge
 
     home = Path(os.environ.get("HOME") or Path.home())
-    entry, notes = server_entry(ctx.settings, home, setup)
+    entry, notes = server_entry(ctx.settings, home, setup, target=target)
     found, changes = merge.install(target, ctx.settings.server, entry)
     changes = notes + changes + database_folder(entry)
     data: InstallConfigData = {"path": found["path"], "backup": found["backup"],

@@ -30,15 +30,22 @@ NPM_ROOTS = (
 SOURCE_ROOT = "~/.local/share/agent-memory/src"
 SOURCE_JS = "dist/mcp/server.js"
 
+
 # What to do when no server.js is found: on most machines today the registry has no copy of
 # the package (npm answers E404), so the routes that work come first.
-NOT_INSTALLED = (
-    f"agent-memory is not installed here (no {SERVER_JS} under {', '.join(NPM_ROOTS)}, no"
-    f" {SOURCE_ROOT}/{SOURCE_JS}). Its npm package {PACKAGE} is missing from most registries"
-    " (npm answers E404): build it from its source release (the README's step 2), or, with a"
-    " server.js you have, give it: `memfuse doctor --install-config ~/.mcporter/mcporter.json"
-    " --server-js PATH`"
-)
+def not_installed(config: str = "~/.mcporter/mcporter.json") -> str:
+    """Why no entry can be made, and the ways out, the last naming `config` (the file the user
+    is writing, when there is one)."""
+    return (
+        f"agent-memory is not installed here (no {SERVER_JS} under {', '.join(NPM_ROOTS)}, no"
+        f" {SOURCE_ROOT}/{SOURCE_JS}). Its npm package {PACKAGE} is missing from most"
+        " registries (npm answers E404): build it from its source release (the README's step"
+        " 2), or, with a server.js you have, give it: `memfuse doctor --install-config"
+        f" {config} --server-js PATH`"
+    )
+
+
+NOT_INSTALLED = not_installed()
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,12 @@ def find_server_js(home: Path) -> Path | None:
 
 
 def server_entry(
-    settings: Settings, home: Path, setup: ServerSetup, *, run: Runner = run_quietly
+    settings: Settings,
+    home: Path,
+    setup: ServerSetup,
+    *,
+    run: Runner = run_quietly,
+    target: Path | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """A ready mcporter entry for agent-memory, and what the reader should know about it.
 
@@ -72,7 +84,7 @@ def server_entry(
     else:
         looked = find_server_js(home)
         if looked is None:
-            raise ConfigError(NOT_INSTALLED)
+            raise ConfigError(not_installed(str(target)) if target else NOT_INSTALLED)
         found = looked
     notes: list[str] = []
     version = setup.version or package_version(found)

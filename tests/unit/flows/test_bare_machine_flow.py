@@ -124,6 +124,11 @@ def test_doctor_on_a_machine_without_agent_memory_says_so_and_shows_the_server_j
     assert "agent-memory is not installed here" in row["detail"]
     assert "E404" in row["detail"]  # the registry's answer on most machines today
     assert "--install-config ~/.mcporter/mcporter.json --server-js PATH" in row["detail"]
+    # writing a file of the user's own, the way out names that file (a newcomer was told to
+    # write servers.json, then to write ~/.mcporter/mcporter.json instead)
+    theirs = Path(os.environ["HOME"]) / "servers.json"
+    out = world.run("doctor", "--install-config", str(theirs))
+    assert out.code == 2 and f"--install-config {theirs} --server-js PATH" in out.stderr
     # With a build of its source release where the README puts it, doctor names it instead.
     source = Path(os.environ["HOME"]) / ".local/share/agent-memory/src"
     (source / "dist" / "mcp").mkdir(parents=True)
