@@ -88,3 +88,27 @@ def test_commands_are_thin_and_no_module_outgrows_a_reader() -> None:
     assert fat == {}
     big = {name: n for name, n in sizes.items() if n > MODULE_MAX and name not in LARGER}
     assert big == {}
+
+
+# A command calls an engine, never another command (issue 48). These edges predate the bar and
+# are its remaining debt (an `--all-agents` command running the one-agent one, doctor merging
+# the server entry by install_config's code); the list may only shrink.
+COMMANDS_CALLING_COMMANDS = {
+    ("memfuse.commands.cron", "memfuse.commands.cron_all"),
+    ("memfuse.commands.cron_all", "memfuse.commands.install_config"),
+    ("memfuse.commands.doctor", "memfuse.commands.install_config"),
+    ("memfuse.commands.doctor_all", "memfuse.commands.cron_all"),
+    ("memfuse.commands.doctor_all", "memfuse.commands.doctor"),
+}
+
+
+def test_no_command_imports_another_command() -> None:
+    edges = {
+        (name, other)
+        for name, imported in graph().items()
+        if name.startswith("memfuse.commands.")
+        for other in imported
+        if other.startswith("memfuse.commands.")
+    }
+    assert edges - COMMANDS_CALLING_COMMANDS == set()  # a new one: move the shared flow down
+    assert COMMANDS_CALLING_COMMANDS - edges == set()  # one gone: take it off the list

@@ -153,7 +153,7 @@ FLOORS = (
     ("cli",),
     ("commands",),
     ("serve",),  # serve's engine (it hands calls to the commands' engines)
-    ("sync", "setup"),  # sync's and doctor's engines (setup reads the run history)
+    ("sync", "setup", "views"),  # sync's, doctor's, status's and where's engines
     ("run",),
     ("schedule",),
     ("ledger",),

@@ -7,9 +7,11 @@ from hypothesis import strategies as st
 
 from memfuse.workspace.position import JournalPosition
 from memfuse.workspace.recent_md import (
+    STAMPED,
     Budget,
     Record,
     choose,
+    foreign_lines,
     one_line,
     render,
     section_counts,
@@ -171,3 +173,16 @@ def test_a_huge_kept_copy_is_cut_in_one_pass_to_its_cap() -> None:
     )
     assert len(text.encode()) <= KEPT_MAX
     assert text.rstrip().endswith("my own line") and dropped > 1 << 19
+
+
+def test_the_template_time_line_is_memfuses_without_a_record_and_only_in_its_exact_form() -> None:
+    new = render({}, NOW, BUDGET)
+    assert STAMPED.fullmatch(new.splitlines()[2])  # the form render writes
+    earlier = render({"event": [rec("met Bob", "event")]}, NOW - timedelta(days=3), BUDGET)
+    current = earlier + "_auto-updated: soon_\n _auto-updated: 2026-12-07 03:12_\n"
+    # A new state folder: no record of what memfuse wrote.
+    assert foreign_lines(current, None, new) == [
+        "- met Bob",
+        "_auto-updated: soon_",
+        " _auto-updated: 2026-12-07 03:12_",
+    ]

@@ -2,8 +2,9 @@
 for an agent to call in-session instead of starting a process per question.
 
 This module lists the tools, reads their arguments, and hands each call to its command's own
-engine (memfuse.recall.engine; where.py and status.py) or to the note writer; the engine that keeps
-the index and the store session warm and bounds every answer is memfuse.serve (docs/serve.md).
+engine (memfuse.recall.engine; memfuse.views.where and .status) or to the note writer; the
+engine that keeps the index and the store session warm and bounds every answer is
+memfuse.serve (docs/serve.md).
 
 It writes no MEMORY.md, RECENT.md, ledger or run history; `note` appends one bullet to
 today's journal under the workspace lock (memfuse.serve.note), and the recall index it
@@ -17,7 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from memfuse import __version__
-from memfuse.commands import status, where
 from memfuse.recall import engine
 from memfuse.recall.engine import QUESTION_MAX, STORE_DOWN, Request
 from memfuse.run.context import RunContext
@@ -28,6 +28,7 @@ from memfuse.serve import arguments as args
 from memfuse.serve import note
 from memfuse.serve.arguments import BadArguments
 from memfuse.serve.service import RETRY_AFTER, Service, Tool
+from memfuse.views import status, where
 
 LIMIT_MAX = 50  # results one recall may ask for
 DAYS_MAX = 36500

@@ -2,7 +2,7 @@
 scheduler with `lists_agents`), one row each — its last runs, bullets waiting for the store,
 its alarms — and one exit code, the worst.
 
-Each agent's status is `memfuse status` itself (memfuse.commands.status), run on a context of
+Each agent's status is `memfuse status` itself (memfuse.views.status), run on a context of
 its own (the agent's workspace, the state folder memfuse keeps for it): the rows say what each
 would say alone. No store call, no lock, as `status` has none.
 """
@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memfuse.commands import status
 from memfuse.errors import ConfigError, ExitCode
 from memfuse.report import Reporter
 from memfuse.run.context import RunContext
@@ -23,6 +22,7 @@ from memfuse.schedule import install as installing
 from memfuse.schedule import registry
 from memfuse.state.folder import StateFolder
 from memfuse.untrusted import one_line
+from memfuse.views import status
 
 # The worst first: what the one exit code is when rows differ.
 _WORST = (ExitCode.FATAL, ExitCode.NO_WORKSPACE, ExitCode.ESCALATED, ExitCode.OK)

@@ -1,105 +1,12 @@
-"""`memfuse where`: one bullet's whole story — where it is, the memory it became, every answer
-the store gave it, and whether the store holds it now.
-
-It takes what a person has in hand: a bit of the bullet's text, its URI (or ledger key), or a
-journal line (`memory/2026-12-01.md:7`). It reads the journals in every form (daily, archived,
-weekly roll-up) and the ledger read-only, and asks the store one `recall_path` per bullet found.
-"""
+"""`memfuse where`: one bullet's whole story. The flow is memfuse.views.where, which serve's
+`where` tool answers through as well."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
-from memfuse.confine import UnsafePath
-from memfuse.ledger.ledger import LedgerError
-from memfuse.ledger.reader import attempts_of, entries_of
-from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
-from memfuse.run.results import BulletRow, WhereData
-from memfuse.text.similarity import fold_whitespace
-from memfuse.workspace.journal import Bullet
-from memfuse.workspace.position import JournalPosition
-
-FOUND_AT_MOST = 10  # bullets shown for a text that matches many; the rest are counted
-_LINE = re.compile(r"(.+\.md)(?:#[0-9-]+)?:([0-9]+)")
-
-
-@dataclass(frozen=True)
-class Found:
-    position: JournalPosition
-    bullet: Bullet
-    location: str
+from memfuse.views import where
 
 
 def run(ctx: RunContext, what: str) -> CommandResult:
-    found = _find(ctx, what.strip())
-    state = ctx.workspace.state
-    try:
-        entries = entries_of(state, [f.position.key for f in found[:FOUND_AT_MOST]])
-        attempts = attempts_of(state, [f.position.key for f in found[:FOUND_AT_MOST]])
-    except (LedgerError, UnsafePath) as exc:
-        ctx.reporter.warn(f"{exc}; what memfuse sent is not known")
-        entries, attempts = {}, {}
-    rows: list[BulletRow] = []
-    for f in found[:FOUND_AT_MOST]:
-        key = f.position.key
-        entry = entries.get(key)
-        verdict = ctx.classifier.classify(f.bullet.text)
-        uri = entry.uri if entry is not None and entry.uri else f.position.uri(verdict.type)
-        row: BulletRow = {
-            "location": f.location,
-            "position": key,
-            "text": f.bullet.text,
-            "uri": uri,
-            "type": entry.memory_type if entry and entry.memory_type else verdict.type,
-            "outcome": entry.outcome if entry is not None else None,
-            "memory_id": entry.memory_id if entry is not None else None,
-            "created_by_memfuse": bool(entry and entry.created),
-            "attempts": [
-                {"at": a.at, "outcome": a.outcome, "reason": a.reason}
-                for a in attempts.get(key, [])
-            ],
-            "in_store": None,
-        }
-        failures = ctx.reporter.guard_failures
-        stored = ctx.store.lookup(uri)
-        if stored is None and ctx.reporter.guard_failures > failures:
-            row["in_store"] = None  # not an answer that it is gone: no answer
-        else:
-            text = fold_whitespace(f.bullet.text)
-            row["in_store"] = stored is not None and fold_whitespace(stored.content) == text
-        if stored is not None and not row["in_store"]:
-            row["store_text"] = stored.content  # a merged or edited memory sits at the URI
-        rows.append(row)
-    data: WhereData = {"query": what, "matches": len(found), "bullets": rows}
-    return CommandResult("where", data, tuple(render.where(data)))
-
-
-def _find(ctx: RunContext, what: str) -> list[Found]:
-    """The bullets `what` names: by position (a URI or ledger key), by journal line, or else
-    by text (case and whitespace folded), in every form the journals take."""
-    workspace = ctx.workspace
-    position = JournalPosition.parse(what)
-    line = _LINE.fullmatch(what)
-    days = [position.day] if position is not None else list(workspace.sources())
-    needle = fold_whitespace(what).casefold()
-    found: list[Found] = []
-    for journal in workspace.journals(days, ctx.reporter.warn):
-        for at, bullet, path in journal.located():
-            location = workspace.location(path)
-            where = f"{location}:{bullet.line}"
-            if position is not None:
-                hit = at == position
-            elif line is not None:
-                hit = line[1] == location and bullet.line <= int(line[2]) <= _last_line(bullet)
-            else:
-                hit = needle in fold_whitespace(bullet.text).casefold()
-            if hit:
-                found.append(Found(at, bullet, where))
-    return found
-
-
-def _last_line(bullet: Bullet) -> int:
-    return bullet.line + bullet.text.count("\n")
+    return where.run(ctx, what)

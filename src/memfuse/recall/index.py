@@ -96,8 +96,8 @@ class Stages:
     dates: bool = True
 
 
-class IndexError_(MemfuseError):
-    """The local index cannot be used, even after starting it again."""
+class RecallIndexError(MemfuseError):
+    """The recall index cannot be used, even after one it could not open was set aside."""
 
 
 class RecallIndex:
@@ -123,7 +123,7 @@ class RecallIndex:
             self.db, old = open_or_set_aside(state, state.RECALL_INDEX, lambda: self._open(state))
         except (sqlite3.DatabaseError, UnsafePath) as again:
             why = f"the recall index {state.recall_index} cannot be used ({again})"
-            raise IndexError_(why) from None
+            raise RecallIndexError(why) from None
         self.rebuilt = old == "set aside"
 
     @staticmethod

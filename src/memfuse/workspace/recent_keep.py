@@ -2,7 +2,8 @@
 
 RECENT.md is memfuse's file, but a person or the agent may write into it. Which lines are
 memfuse's is known from its own record of what it wrote last, in the state folder — never from
-a mark in the file, which the agent could forge. The others are copied beside RECENT.md
+a mark in the file, which the agent could forge (but the template's own time line, known by its
+exact form: recent_md.STAMPED). The others are copied beside RECENT.md
 (RECENT.kept.md: bounded, written atomically through the workspace's confined file access),
 or into the state folder when that copy is refused.
 """

@@ -6,6 +6,7 @@ one line per entry, each entry's text at most `entry_chars` characters (not byte
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -174,15 +175,23 @@ KEPT_HEADER = (
 )
 
 
+# The template's time line, in exactly the form `render` writes it: memfuse's own whatever
+# state folder wrote it (a new state folder has no record of a RECENT.md an earlier one wrote).
+# The agent can write one too; at worst that line is dropped, and memfuse writes its own.
+STAMPED = re.compile(r"_auto-updated: [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}_")
+
+
 def foreign_lines(current: str, written: str | None, new: str) -> list[str]:
     """The lines of RECENT.md as it is (`current`) that memfuse did not write: not in what it
-    wrote last (`written`; None when it has no record, and then every line is kept) and not
-    in what it writes now; non-blank, in file order, each once."""
+    wrote last (`written`; None when it has no record, and then every line is kept but the
+    template's time line), not in what it writes now; non-blank, in file order, each once."""
     ours = set(new.splitlines()) | set((written or "").splitlines())
     seen: set[str] = set()
     found = []
     for raw in current.splitlines():
         line = raw.rstrip()
+        if STAMPED.fullmatch(line):
+            continue
         if line.strip() and line not in ours and line not in seen:
             seen.add(line)
             found.append(line)

@@ -172,6 +172,20 @@ def test_surface_keeps_the_lines_it_did_not_write_in_a_copy_named_in_its_output(
     assert kept.read_text().count("call the bank") == 1  # a line is kept once
 
 
+def test_a_new_state_folder_takes_memfuses_own_recent_md_header_as_its_own(world: World) -> None:
+    # RECENT.md from an earlier install (its state folder gone): its time line is memfuse's.
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+    recent = world.workspace / "RECENT.md"
+    recent.write_text(
+        "# RECENT.md\n\n_auto-updated: 2026-12-07 03:12_\n\n## 最近情感\n\n## 最近决策/知识\n\n"
+        "## 最近事件\n"
+    )
+    out = world.json("surface", "--now", f"{DAY}T14:05")
+    assert out.code == 0 and "user_lines" not in out.data and "did not write" not in out.stderr
+    assert not (world.workspace / "RECENT.kept.md").exists()
+    assert "- met Bob about the staging deploy" in recent.read_text()
+
+
 def test_the_kept_copy_is_bounded_and_never_written_through_a_link(
     world: World, tmp_path: Path
 ) -> None:
