@@ -141,7 +141,8 @@ def _given(workspaces: tuple[Path, ...], fmt: str) -> list[tuple[str, str]]:
     if registry.get(fmt).lists_agents:
         raise ConfigError(
             f"{fmt} runs the agents its own configuration lists: --all-agents reads them;"
-            " several -w are for crontab, systemd and launchd"
+            " several -w are for "
+            + ", ".join(s.name for s in registry.every() if not s.lists_agents)
         )
     listed: list[tuple[str, str]] = []
     for workspace in workspaces:
