@@ -183,7 +183,7 @@ def roster(
         problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
         raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
     try:
-        base, servers = _base_entry(settings, config)
+        base, servers = _base_entry(settings, config, "--all-agents" if given is None else "-w")
     except ConfigError:
         if store:
             raise
@@ -252,7 +252,9 @@ def _kept_db(entry: object, shared: Path) -> Path | None:
     return None if os.path.realpath(path) == os.path.realpath(shared) else path
 
 
-def _base_entry(settings: Settings, config: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def _base_entry(
+    settings: Settings, config: Path | None, how: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The store's entry as memfuse reaches it now, what each agent's own is made from, and
     every entry of the config."""
     found: object = None
@@ -260,13 +262,13 @@ def _base_entry(settings: Settings, config: Path | None) -> tuple[dict[str, Any]
         try:
             found = json.loads(strip_jsonc(read_config(config)))
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"--all-agents: cannot read {config}: {exc}") from None
+            raise ConfigError(f"{how}: cannot read {config}: {exc}") from None
     servers = found.get("mcpServers") if isinstance(found, dict) else None
     entry = servers.get(settings.server) if isinstance(servers, dict) else None
     if not isinstance(entry, dict):
         where = config or Path("~/.mcporter/mcporter.json")
         raise ConfigError(
-            f"--all-agents: no {settings.server!r} entry in {where} to give each agent its own"
+            f"{how}: no {settings.server!r} entry in {where} to give each agent its own"
             f" database from: `memfuse doctor --install-config {where}` writes it first"
         )
     return entry, dict(servers) if isinstance(servers, dict) else {}

@@ -105,6 +105,8 @@ def test_nested_repeated_or_openclaw_workspaces_are_refused(
     world: World, tools: Path, tmp_path: Path
 ) -> None:
     table = fake_crontab(tools, None)
+    bare = world.json("cron", "--format", "crontab", "--install", "-w", str(tmp_path))
+    assert bare.code == 2 and "-w: no 'agent-memory' entry in" in bare.data["error"]
     store_entry(world)
     inner = world.workspace / "inner"
     (inner / "memory").mkdir(parents=True)
