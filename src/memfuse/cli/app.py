@@ -63,9 +63,9 @@ _RUN_PARAMS = [
 _COMMON_PARAMS = _SETTING_PARAMS + _RUN_PARAMS
 # `-w` as a command that takes "workspaces" reads it: given more than once, each workspace.
 _SEVERAL_WORKSPACES = _option(
-    "workspace", list[Path] | None, None, "--workspace", "-w",
-    help="Workspace folder; give -w more than once for one block per workspace, each its own"
-    " store.",
+    "workspace", list[Path] | None, None, "--workspace", "-w", metavar="<path>",
+    help=next(o.flag_help for o in FLAG_OPTIONS if o.target == "workspace")
+    + " Give -w more than once for one block per workspace, each its own store.",
 )  # fmt: skip
 _SETTING_NAMES = [p.name for p in _SETTING_PARAMS]
 _RUN_NAMES = [p.name for p in _RUN_PARAMS]

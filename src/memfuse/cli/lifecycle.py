@@ -140,6 +140,7 @@ def rollback(
         list[Path] | None,
         typer.Option(
             "--shared-with",
+            metavar="<path>",
             help="Another workspace whose memories share this store (repeat for each): forget"
             " only this ledger's own memories, none another ledger holds.",
         ),
