@@ -187,6 +187,10 @@ def cron(
             "several -w name the workspaces themselves; not with --all-agents or a FILE",
             param_hint="--workspace",
         )
+    if several and common.settings.get("state_dir") is not None:
+        raise typer.BadParameter(
+            "several -w each keep their own state folder", param_hint="--state-dir"
+        )
     request = command.Request(fmt, archive, install, remove, check, file, all_agents, several)
     # A checked file names its jobs' workspaces, every agent its own: the default one need
     # not exist.

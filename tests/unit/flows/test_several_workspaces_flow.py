@@ -122,3 +122,5 @@ def test_nested_repeated_or_openclaw_workspaces_are_refused(
     setup(world, {"home": world.workspace})
     both = world.run("cron", "--format", "crontab", "--all-agents", "-w", str(tmp_path))
     assert both.code == 2 and "not with --all-agents" in both.stdout + both.stderr
+    one_state = world.run("cron", "--state-dir", str(tmp_path / "st"), "-w", str(tmp_path))
+    assert one_state.code == 2 and "their own state folder" in one_state.stderr
