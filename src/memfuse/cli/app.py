@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -60,6 +61,12 @@ _RUN_PARAMS = [
             help="Replace the clock (ISO date-time), for replays and tests."),
 ]  # fmt: skip
 _COMMON_PARAMS = _SETTING_PARAMS + _RUN_PARAMS
+# `-w` as a command that takes "workspaces" reads it: given more than once, each workspace.
+_SEVERAL_WORKSPACES = _option(
+    "workspace", list[Path] | None, None, "--workspace", "-w", metavar="<path>",
+    help=next(o.flag_help for o in FLAG_OPTIONS if o.target == "workspace")
+    + " Give -w more than once for one block per workspace, each its own store.",
+)  # fmt: skip
 _SETTING_NAMES = [p.name for p in _SETTING_PARAMS]
 _RUN_NAMES = [p.name for p in _RUN_PARAMS]
 
@@ -87,9 +94,13 @@ def _seams(context: typer.Context) -> Seams:
 def with_common_options(*takes: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Add the common options every command takes, and those it `takes` besides, to it; the
     command receives them as `common: Common`, an option it does not take as unset."""
+    several = "workspaces" in takes  # -w given more than once: each workspace (cron)
+    takes = tuple(t for t in takes if t != "workspaces")
     params = [p for p in _COMMON_PARAMS if p.name in {*_ALWAYS, *takes}]
     if len(params) != len({*_ALWAYS, *takes}):
         raise ValueError(f"no common option among {takes}")
+    if several:
+        params = [_SEVERAL_WORKSPACES if p.name == "workspace" else p for p in params]
 
     def decorate(func: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(func, eval_str=True)
@@ -98,10 +109,14 @@ def with_common_options(*takes: str) -> Callable[[Callable[..., None]], Callable
         @functools.wraps(func)
         def wrapper(**kwargs: Any) -> None:
             settings = {name: kwargs.pop(name, None) for name in _SETTING_NAMES}
+            given = settings["workspace"] if several else None
+            if several:  # the first is the run's own workspace; the rest ride in `workspaces`
+                settings["workspace"] = given[0] if given else None
             run = {name: kwargs.pop(name, _RUN_DEFAULTS.get(name)) for name in _RUN_NAMES}
             run["json"] = run.pop("json_output")
             seams = _seams(kwargs.pop(_CONTEXT.name))
-            func(**kwargs, common=Common(settings, **run, seams=seams))
+            workspaces = tuple(given or ())
+            func(**kwargs, common=Common(settings, **run, seams=seams, workspaces=workspaces))
 
         wrapper.__signature__ = signature.replace(parameters=[*own, *params, _CONTEXT])  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *params, _CONTEXT]}

@@ -3,6 +3,7 @@ put in the store."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -135,6 +136,15 @@ def rollback(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List what would be forgotten; change nothing.")
     ] = False,
+    shared_with: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--shared-with",
+            metavar="<path>",
+            help="Another workspace whose memories share this store (repeat for each): forget"
+            " only this ledger's own memories, none another ledger holds.",
+        ),
+    ] = None,
     *,
     common: Common,
 ) -> None:
@@ -145,4 +155,8 @@ def rollback(
     """
     from memfuse.commands import rollback as command
 
-    runner.run("rollback", common, lambda ctx: command.run(ctx, undo=undo), dry_run=dry_run)
+    others = tuple(shared_with or ())
+    if undo and others:
+        raise typer.BadParameter("--undo forgets nothing", param_hint="--shared-with")
+    body = lambda ctx: command.run(ctx, undo=undo, shared_with=others)  # noqa: E731
+    runner.run("rollback", common, body, dry_run=dry_run)

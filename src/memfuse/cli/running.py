@@ -120,7 +120,7 @@ def doctor(
 
 
 @app.command(short_help="The schedule of the daily runs: print, check, install.")
-@with_common_options(*STORE)
+@with_common_options(*STORE, "workspaces")
 def cron(
     fmt: Annotated[
         str,
@@ -181,7 +181,17 @@ def cron(
         raise typer.BadParameter("a FILE is read only with --check")
     if sum((install, remove, check)) > 1:
         raise typer.BadParameter("one of --install, --remove and --check at a time")
-    request = command.Request(fmt, archive, install, remove, check, file, all_agents)
+    several = common.workspaces if len(common.workspaces) > 1 else ()
+    if several and (all_agents or file is not None):
+        raise typer.BadParameter(
+            "several -w name the workspaces themselves; not with --all-agents or a FILE",
+            param_hint="--workspace",
+        )
+    if several and common.settings.get("state_dir") is not None:
+        raise typer.BadParameter(
+            "several -w each keep their own state folder", param_hint="--state-dir"
+        )
+    request = command.Request(fmt, archive, install, remove, check, file, all_agents, several)
     # A checked file names its jobs' workspaces, every agent its own: the default one need
     # not exist.
     needs = not (check and file is not None) and not all_agents

@@ -9,6 +9,9 @@ memfuse job of a schedule the way its scheduler would run it (memfuse.schedule.c
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +28,7 @@ from memfuse.schedule import install as installing
 from memfuse.schedule.base import Machine, Scheduler, Writer
 from memfuse.schedule.plan import build
 from memfuse.schedule.runs import Schedule
+from memfuse.untrusted import one_line
 
 STDIN_LIMIT = 1 << 22
 
@@ -38,12 +42,13 @@ class Request:
     check: bool = False
     file: str | None = None
     all_agents: bool = False  # every agent the scheduler's host lists (cron_all)
+    workspaces: tuple[Path, ...] = ()  # several -w: one block per workspace (cron_all)
 
 
 def run(ctx: RunContext, request: Request) -> CommandResult:
     s = ctx.settings
     scheduler = registry.get(request.fmt or registry.default())
-    if request.all_agents:
+    if request.all_agents or request.workspaces:
         return _every_agent(request, ctx, scheduler.name)
     machine = installing.machine_for(s, ctx.workspace.state)
     zone = scheduler.zone(machine)
@@ -123,6 +128,30 @@ def _check(
 def _every_agent(request: Request, ctx: RunContext, fmt: str) -> CommandResult:
     if request.file is not None:
         raise ConfigError("--all-agents checks every agent's own schedule, not a FILE")
+    given = _given(request.workspaces, fmt) if request.workspaces else None
     if request.check:
-        return cron_all.check(ctx, fmt)
-    return cron_all.run(ctx, fmt, install=request.install, remove=request.remove)
+        return cron_all.check(ctx, fmt, given)
+    return cron_all.run(ctx, fmt, install=request.install, remove=request.remove, given=given)
+
+
+def _given(workspaces: tuple[Path, ...], fmt: str) -> list[tuple[str, str]]:
+    """(id, workspace) of each workspace several -w name, for a scheduler with no roster of its
+    own: the id is the folder's name and a digest of its real path, so it stays the same from
+    run to run and two folders of one name (or of one name but for case) never share a store."""
+    if registry.get(fmt).lists_agents:
+        raise ConfigError(
+            f"{fmt} runs the agents its own configuration lists: --all-agents reads them;"
+            " several -w are for "
+            + ", ".join(s.name for s in registry.every() if not s.lists_agents)
+        )
+    listed: list[tuple[str, str]] = []
+    for workspace in workspaces:
+        real = os.path.realpath(os.path.expanduser(str(workspace)))
+        if not Path(real).is_dir():
+            raise ConfigError(f"workspace {one_line(str(workspace))} is not a folder")
+        name = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(real).name).strip("-_")[:40] or "workspace"
+        digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        if any(real == seen for _, seen in listed):
+            raise ConfigError(f"workspace {one_line(real)} is given twice")
+        listed.append((f"{name}-{digest}".lower(), real))
+    return listed

@@ -52,12 +52,12 @@ class Agent:
     entry: dict[str, Any] | None  # the entry to merge in; None: the existing one, kept
 
 
-def check(ctx: RunContext, fmt: str) -> CommandResult:
+def check(ctx: RunContext, fmt: str, listed: list[tuple[str, str]] | None = None) -> CommandResult:
     """Each agent's printed schedule tried as `cron --check` tries one: one list, the worst
     exit."""
     s = ctx.settings
     scheduler = registry.get(fmt)
-    agents, notes = roster(s, mcporter_config_path(s, os.environ))
+    agents, notes = roster(s, mcporter_config_path(s, os.environ), given=listed)
     jobs: list[JobCheck] = []
     failed = unchecked = 0
     for agent in agents:
@@ -87,16 +87,25 @@ def check(ctx: RunContext, fmt: str) -> CommandResult:
     return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
 
 
-def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandResult:
+def run(
+    ctx: RunContext,
+    fmt: str,
+    *,
+    install: bool,
+    remove: bool,
+    given: list[tuple[str, str]] | None = None,
+) -> CommandResult:
+    """Every agent's jobs (`given`: the workspaces several -w name, else the host's roster)."""
     s = ctx.settings
     scheduler = registry.get(fmt)
+    how = "--all-agents" if given is None else "several -w"
     if s.session_server is not None:
         raise ConfigError(
-            "--all-agents gives each agent a server entry in the mcporter config; memfuse's"
-            " own [session] table names one server for all: install each agent by hand"
+            f"{how} gives each workspace a server entry in the mcporter config; memfuse's"
+            " own [session] table names one server for all: install each by hand"
         )
     config = mcporter_config_path(s, os.environ)
-    agents, notes = roster(s, config, store=not remove)
+    agents, notes = roster(s, config, store=not remove, given=given)
     changes: list[str] = []
     files: dict[str, str] = {}
     for agent in agents:
@@ -128,13 +137,14 @@ def run(ctx: RunContext, fmt: str, *, install: bool, remove: bool) -> CommandRes
                 f" ({agent.entry['env']['AGENT_MEMORY_DB']}): memfuse never deletes memories"
             )
     machine = installing.machine_for(s, ctx.workspace.state)
-    if install or remove:
+    if (install or remove) and given is None:
         changes += scheduler.strays(machine, [a.id for a in agents], remove=remove)
     for host in registry.every():
         for crossing in host.crossings(machine):
             ctx.reporter.warn(crossing)  # another agent's memory within reach
     data: CronData = {
-        "format": scheduler.name, "label": "all-agents", "files": files,
+        "format": scheduler.name, "label": "all-agents" if given is None else "workspaces",
+        "files": files,
         "text": scheduler.printed(files), "notes": notes, "changes": changes,
     }  # fmt: skip
     if install or remove:
@@ -157,19 +167,23 @@ def planned(scheduler: Scheduler, settings: Settings, machine: Machine) -> Sched
 
 
 def roster(
-    settings: Settings, config: Path | None, *, store: bool = True
+    settings: Settings,
+    config: Path | None,
+    *,
+    store: bool = True,
+    given: list[tuple[str, str]] | None = None,
 ) -> tuple[list[Agent], list[str]]:
-    """The agents a host configures (the first scheduler with `lists_agents` that lists any),
-    each with its store, and what was left out and why."""
+    """The agents a host configures (the first scheduler with `lists_agents` that lists any;
+    `given`: these instead), each with its store, and what was left out and why."""
     machine: Machine = installing.machine_for(settings, StateFolder(Path("/nonexistent")))
     hosts = [s for s in registry.every() if s.lists_agents]
-    listed = next((each for s in hosts if (each := s.agents(machine))), [])
+    listed = given or next((each for s in hosts if (each := s.agents(machine))), [])
     if not listed:
         said = "; ".join(f"{s.name}: {s.roster_in(machine)}" for s in hosts)
         problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
         raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
     try:
-        base, servers = _base_entry(settings, config)
+        base, servers = _base_entry(settings, config, "--all-agents" if given is None else "-w")
     except ConfigError:
         if store:
             raise
@@ -238,7 +252,9 @@ def _kept_db(entry: object, shared: Path) -> Path | None:
     return None if os.path.realpath(path) == os.path.realpath(shared) else path
 
 
-def _base_entry(settings: Settings, config: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def _base_entry(
+    settings: Settings, config: Path | None, how: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The store's entry as memfuse reaches it now, what each agent's own is made from, and
     every entry of the config."""
     found: object = None
@@ -246,13 +262,13 @@ def _base_entry(settings: Settings, config: Path | None) -> tuple[dict[str, Any]
         try:
             found = json.loads(strip_jsonc(read_config(config)))
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"--all-agents: cannot read {config}: {exc}") from None
+            raise ConfigError(f"{how}: cannot read {config}: {exc}") from None
     servers = found.get("mcpServers") if isinstance(found, dict) else None
     entry = servers.get(settings.server) if isinstance(servers, dict) else None
     if not isinstance(entry, dict):
         where = config or Path("~/.mcporter/mcporter.json")
         raise ConfigError(
-            f"--all-agents: no {settings.server!r} entry in {where} to give each agent its own"
+            f"{how}: no {settings.server!r} entry in {where} to give each agent its own"
             f" database from: `memfuse doctor --install-config {where}` writes it first"
         )
     return entry, dict(servers) if isinstance(servers, dict) else {}

@@ -16,25 +16,34 @@ tested with plain data, and `--dry-run` shows the very plan a real run carries o
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from memfuse.errors import ConfigError
 from memfuse.ledger.ledger import Entry, Ledger
+from memfuse.ledger.reader import LedgerReader
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import RollbackData, RollbackRow
+from memfuse.state.folder import StateFolder, default_state_dir
 from memfuse.state.pause import paused_since, set_paused
 from memfuse.store.answers import StoredMemory
 from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX
 
 
-def run(ctx: RunContext, *, undo: bool = False) -> CommandResult:
-    data = _undo(ctx, ctx.ledger) if undo else _rollback(ctx, ctx.ledger)
+def run(ctx: RunContext, *, undo: bool = False, shared_with: Sequence[Path] = ()) -> CommandResult:
+    """`shared_with`: the other workspaces whose memories are in this store too (a database
+    agents shared): only this ledger's own memories are forgotten, none another one holds."""
+    others = _others(ctx, shared_with) if shared_with else None
+    data = _undo(ctx, ctx.ledger) if undo else _rollback(ctx, ctx.ledger, others)
     return CommandResult("rollback", data, tuple(render.rollback(data)))
 
 
-KEPT = ("gone", "not memfuse's")  # the verdicts that leave a memory where it is
+# the verdicts that leave a memory where it is
+KEPT = ("gone", "not memfuse's", "another workspace's")
 
 
 @dataclass(frozen=True)
@@ -94,19 +103,52 @@ def plan(
     return Plan(tuple(steps), withdraw)
 
 
-def _read_and_plan(ctx: RunContext, ledger: Ledger) -> Plan:
-    """Read the ledger's entries, the store's journal URIs and each lookup; plan from them."""
+def _read_and_plan(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> Plan:
+    """Read the ledger's entries, the store's journal URIs and each lookup; plan from them.
+    `others`: the memory ids other workspaces' ledgers hold in this shared store — then the
+    store's listed URIs are not candidates (another workspace's may sit there) and a memory
+    another ledger holds too (a bullet both journals wrote) stays."""
     entries = ledger.all_entries()
-    listed = ctx.store.uris_under(JOURNAL_PREFIXES)
-    if listed is None:
-        ctx.reporter.warn("the store's journal memories could not be listed: only the ledger's")
+    listed: Collection[str] | None = ()
+    if others is None:
+        listed = ctx.store.uris_under(JOURNAL_PREFIXES)
+        if listed is None:
+            ctx.reporter.warn("the store's journal memories could not be listed: only the ledger's")
     expected = candidates(entries, listed)
     found = {uri: ctx.store.lookup(uri) for uri in expected}
-    return plan(entries, expected, found)
+    the_plan = plan(entries, expected, found)
+    if not others:
+        return the_plan
+    steps = tuple(
+        Step(s.uri, s.memory_id, "another workspace's")
+        if s.verdict == "forget" and s.memory_id in others
+        else s
+        for s in the_plan.steps
+    )
+    return Plan(steps, the_plan.withdraw)
 
 
-def _rollback(ctx: RunContext, ledger: Ledger) -> RollbackData:
-    the_plan = _read_and_plan(ctx, ledger)
+def _others(ctx: RunContext, workspaces: Sequence[Path]) -> set[str]:
+    """Every memory id the ledgers of these other workspaces record (each must have one)."""
+    held: set[str] = set()
+    mine = os.path.realpath(ctx.workspace.root)
+    for workspace in workspaces:
+        real = os.path.realpath(os.path.expanduser(str(workspace)))
+        if real == mine:
+            raise ConfigError("--shared-with names the other workspaces, not this one")
+        reader = LedgerReader.open(StateFolder(default_state_dir(Path(real), os.environ)))
+        if reader is None:
+            raise ConfigError(
+                f"--shared-with {real}: it has no sync ledger here, so nothing can tell its"
+                " memories apart; name only workspaces memfuse synced"
+            )
+        rows = reader.rows("SELECT memory_id FROM entries WHERE memory_id IS NOT NULL")
+        held |= {str(memory_id) for (memory_id,) in rows}
+    return held
+
+
+def _rollback(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> RollbackData:
+    the_plan = _read_and_plan(ctx, ledger, others)
     rows = [
         _row(step, step.verdict if ctx.dry_run else _apply(ctx, step)) for step in the_plan.steps
     ]

@@ -322,6 +322,8 @@ def rollback(data: RollbackData) -> list[str]:
         f" {counts.get('not memfuse' + chr(39) + 's', 0)} kept (not memfuse's),"
         f" {counts.get('gone', 0)} already gone, {counts.get('failed', 0)} failed"
     ]
+    if shared := counts.get("another workspace's", 0):  # rollback --shared-with
+        lines[0] += f"; {shared} kept (another workspace's ledger holds it too)"
     if data["dry_run"]:
         lines += [f"  would forget {r['uri']} ({r['memory_id']})"
                   for r in data["candidates"] if r["outcome"] == "forget"]  # fmt: skip

@@ -113,6 +113,9 @@ class Common:
     # command line as its object (tests: `CliRunner().invoke(app, argv, obj=Seams(...))`), else
     # the real one.
     seams: Seams = field(default_factory=Seams)
+    # Every -w given, in order, where the command takes several (`cron`); the first is also
+    # `settings["workspace"]`.
+    workspaces: tuple[Path, ...] = ()
 
     def flags(self) -> dict[str, Any]:
         return {**self.settings, "now": self.now}
