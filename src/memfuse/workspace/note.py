@@ -32,7 +32,7 @@ from memfuse.confine import FileChanged, UnsafePath
 from memfuse.errors import WorkspaceError
 from memfuse.host import DREAMING_TAG
 from memfuse.workspace import note_file
-from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, decode, parse
+from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, byte_order, decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
 from memfuse.workspace.note_text import NOTE_MAX, NoteRefused, checked_text
@@ -42,14 +42,6 @@ __all__ = ["NOTE_MAX", "NoteRefused", "Noted", "append_note", "checked_text", "p
 
 NOTE_TRIES = 5  # reads of a journal another writer keeps changing before the note gives up
 NEW_JOURNAL = "# Journal\n"  # as the examples' journals open (examples/workspace/memory/)
-
-_BOMS = (
-    (b"\x00\x00\xfe\xff", "utf-32-be"),
-    (b"\xff\xfe\x00\x00", "utf-32-le"),
-    (b"\xef\xbb\xbf", "utf-8"),
-    (b"\xfe\xff", "utf-16-be"),
-    (b"\xff\xfe", "utf-16-le"),
-)
 
 
 class _Changed(Exception):
@@ -324,7 +316,7 @@ def _decoded(raw: bytes, shown: str, encoding: str | None = None) -> tuple[str, 
     its exact text."""
     mark = b""
     if encoding is None:
-        mark, encoding = next(((m, e) for m, e in _BOMS if raw.startswith(m)), (b"", "utf-8"))
+        mark, encoding = byte_order(raw)
     try:
         return encoding, raw[len(mark) :].decode(encoding)
     except UnicodeDecodeError:
