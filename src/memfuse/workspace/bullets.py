@@ -105,8 +105,7 @@ class Builder:
         holds a comment its end closed, which a browser reads on over the bullets after it."""
         self.took["items"] += 1
         if hides:
-            self.took["hidden_items"] += 1
-            self.first_hidden = self.first_hidden or first + 1
+            self.hidden_block(first)
         if not text:
             self.took["empty"] += 1
             return
@@ -115,12 +114,12 @@ class Builder:
         count = self.places.take(self.key, count)
         self.bullets.append(Bullet(self.key, count, text, first + 1))
         if not hides and self.hiding(text) is not None:  # named by sync, sent as it is
-            self.took["hidden_items"] += 1
-            self.first_hidden = self.first_hidden or first + 1
+            self.hidden_block(first)
 
     def hidden_block(self, line: int) -> None:
         """An HTML block outside every item that a preview hides, or that hides the bullets
-        after it (`<details>`, `<div hidden>`, `<style>` …), starting at 0-based `line`."""
+        after it (`<details>`, `<div hidden>`, `<style>` …), starting at 0-based `line`; an
+        item that hides (`item`) is counted the same way."""
         self.took["hidden_items"] += 1
         self.first_hidden = self.first_hidden or line + 1
 

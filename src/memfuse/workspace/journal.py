@@ -40,6 +40,7 @@ __all__ = [
     "ParsedJournal",
     "Places",
     "Tally",
+    "byte_order",
     "commonmark_blocks",
     "decode",
     "parse",
@@ -70,14 +71,17 @@ _MARKS = (
 )
 
 
+def byte_order(raw: bytes) -> tuple[bytes, str]:
+    """The byte-order mark `raw` opens with (b"" when none) and the encoding it announces
+    (UTF-8 when none)."""
+    return next(((m, e) for m, e in _MARKS if raw.startswith(m)), (b"", "utf-8"))
+
+
 def decode(raw: bytes) -> tuple[str, bool]:
     """Bytes → text: UTF-8, or UTF-16/UTF-32 announced by a byte-order mark (the mark
     dropped); invalid bytes replaced (and reported); newlines unified."""
-    encoding = "utf-8"
-    for mark, named in _MARKS:
-        if raw.startswith(mark):
-            raw, encoding = raw[len(mark) :], named
-            break
+    mark, encoding = byte_order(raw)
+    raw = raw[len(mark) :]
     try:
         text, replaced = raw.decode(encoding), False
     except UnicodeDecodeError:

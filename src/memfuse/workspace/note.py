@@ -32,7 +32,7 @@ from memfuse.confine import FileChanged, UnsafePath
 from memfuse.errors import WorkspaceError
 from memfuse.host import DREAMING_TAG
 from memfuse.workspace import note_file
-from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, decode, parse
+from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, byte_order, decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
 from memfuse.workspace.note_text import NOTE_MAX, NoteRefused, checked_text
@@ -42,14 +42,6 @@ __all__ = ["NOTE_MAX", "NoteRefused", "Noted", "append_note", "checked_text", "p
 
 NOTE_TRIES = 5  # reads of a journal another writer keeps changing before the note gives up
 NEW_JOURNAL = "# Journal\n"  # as the examples' journals open (examples/workspace/memory/)
-
-_BOMS = (
-    (b"\x00\x00\xfe\xff", "utf-32-be"),
-    (b"\xff\xfe\x00\x00", "utf-32-le"),
-    (b"\xef\xbb\xbf", "utf-8"),
-    (b"\xfe\xff", "utf-16-be"),
-    (b"\xff\xfe", "utf-16-le"),
-)
 
 
 class _Changed(Exception):
@@ -267,7 +259,7 @@ def plan(view: View | None, text: str, now: datetime, shown: str) -> Planned:
     line = f"- {text}\n"
     if view is None:
         data = f"{NEW_JOURNAL}\n{heading}\n{line}"
-        bullet = _read_back(_Frame(), "", data, text, (key,), shown)
+        bullet = _read_back(_Frame(), "", [], data, text, (key,), shown)
         return Planned(data.encode(), line.encode(), bullet, "journal", "utf-8", Counter())
     mark = view.mark
     encoding, old = _decoded(view.raw, shown, mark.encoding if mark else None)
@@ -289,19 +281,20 @@ def _planned_on(
     newline = "\r\n" if "\r\n" in old else "\n"
     line = f"- {text}{newline}"
     ending = "" if not old or old.endswith(("\n", "\r")) else newline
+    before = frame.bullets(tail) if tail else []  # read once: both read-backs and the counts
     if old.strip():
         # Under the section the journal ends in, when it is of this hour, not ahead of the clock.
         hour = tuple(f"{now:%H}{m:02d}" for m in range(now.minute + 1))
         added = f"{ending}{line}"
         try:
-            bullet = _read_back(frame, tail, tail + added, text, hour, shown)
-            return _planned(added, line, bullet, None, encoding, frame, tail)
+            bullet = _read_back(frame, tail, before, tail + added, text, hour, shown)
+            return _planned(added, line, bullet, None, encoding, frame, before)
         except NoteRefused:
             pass  # another section, or a block that would take it: a section of its own
     blank = "" if not old.strip() or old.endswith(("\n\n", "\r\n\r\n")) else newline
     added = f"{ending}{blank}{heading}{newline}{line}"
-    bullet = _read_back(frame, tail, tail + added, text, (key,), shown)
-    return _planned(added, line, bullet, "section", encoding, frame, tail)
+    bullet = _read_back(frame, tail, before, tail + added, text, (key,), shown)
+    return _planned(added, line, bullet, "section", encoding, frame, before)
 
 
 def _planned(
@@ -311,9 +304,9 @@ def _planned(
     made: str | None,
     encoding: str,
     frame: _Frame,
-    tail: str,
+    tail: list[Bullet],
 ) -> Planned:
-    before = Counter((b.key, b.n > ORDERED_FROM) for b in frame.bullets(tail))
+    before = Counter((b.key, b.n > ORDERED_FROM) for b in tail)
     for key, numbered, n in frame.base:
         before[key, numbered] += n
     return Planned(added.encode(encoding), line.encode(encoding), bullet, made, encoding, before)
@@ -324,7 +317,7 @@ def _decoded(raw: bytes, shown: str, encoding: str | None = None) -> tuple[str, 
     its exact text."""
     mark = b""
     if encoding is None:
-        mark, encoding = next(((m, e) for m, e in _BOMS if raw.startswith(m)), (b"", "utf-8"))
+        mark, encoding = byte_order(raw)
     try:
         return encoding, raw[len(mark) :].decode(encoding)
     except UnicodeDecodeError:
@@ -335,11 +328,17 @@ def _decoded(raw: bytes, shown: str, encoding: str | None = None) -> tuple[str, 
 
 
 def _read_back(
-    frame: _Frame, old: str, new: str, text: str, keys: tuple[str, ...], shown: str
+    frame: _Frame,
+    old: str,
+    before: list[Bullet],
+    new: str,
+    text: str,
+    keys: tuple[str, ...],
+    shown: str,
 ) -> Bullet:
-    """The note as the journal reader reads the new file: every old bullet unchanged and one
-    more, with exactly `text`, in a section keyed by one of `keys`; else NoteRefused."""
-    before = frame.bullets(old) if old else []
+    """The note as the journal reader reads the new file: every old bullet (`before`, read
+    from `old`) unchanged and one more, with exactly `text`, in a section keyed by one of
+    `keys`; else NoteRefused."""
     after = frame.bullets(new)
     added = set(after) - set(before)
     if len(after) == len(before) + 1 and set(before) <= set(after) and len(added) == 1:
