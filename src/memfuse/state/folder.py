@@ -24,7 +24,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -206,26 +206,28 @@ class StateFolder:
             return handle.read(limit + 1)
 
     def write(self, name: str, data: bytes) -> None:
-        """Replace a file of the folder atomically (0600): a reader sees the old file or the
-        whole new one; the temp file is made and renamed inside the open folder."""
+        """Replace a file of the folder atomically (0600) with `data`."""
         self.check(name)
+        self.replace(name, lambda fd: write_all(fd, data))
+
+    def replace(self, name: str, fill: Callable[[int], None]) -> os.stat_result:
+        """Replace a file of the folder atomically (0600) with what `fill` writes to the open
+        temp file: a reader sees the old file or the whole new one; the temp file is made and
+        renamed inside the open folder. The new file's stat, as renamed into place."""
         tmp = f".{name}.{secrets.token_hex(4)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=self.fd)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view[: 1 << 20]) :]
+            fill(fd)
             os.fsync(fd)
-            os.close(fd)
-            fd = -1
             os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            return os.fstat(fd)
         except BaseException:
-            if fd >= 0:
-                os.close(fd)
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=self.fd)
             raise
+        finally:
+            os.close(fd)
 
     def set_aside(self, name: str) -> list[str]:
         """The names `quarantine` moved `name` (not its sidecars) aside to, oldest first."""
@@ -258,6 +260,19 @@ class StateFolder:
         )
         self.notices.append(notice)
         return notice
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write all of `data` to `fd`, a MiB at a time."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view[: 1 << 20]) :]
+
+
+def fingerprint(info: os.stat_result) -> str:
+    """What changes when a file is replaced or written: a file with the same one is the file
+    seen before (a user cannot set ctime back)."""
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 def _check_folder(path: Path, *, tighten: bool) -> None:
