@@ -115,8 +115,9 @@ class ModelCache:
             self._discard(str(exc))
             return None
         try:
-            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if os.fstat(fd).st_size else None
-            seen = fingerprint(os.fstat(fd))
+            info = os.fstat(fd)
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if info.st_size else None
+            seen = fingerprint(info)
         finally:
             os.close(fd)
         if mapped is None:
