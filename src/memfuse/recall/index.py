@@ -337,13 +337,17 @@ class RecallIndex:
         wanted = list(dict.fromkeys(wanted))
         if not wanted:
             return []
-        rows = dict(
+        return bounded(wanted, self.held(wanted))
+
+    def held(self, terms: list[str]) -> dict[str, int]:
+        """How many rows hold each of these terms (a term no row holds is left out): the
+        index's counts, not its rows."""
+        return dict(
             self.db.execute(
                 "SELECT term, rows FROM terms WHERE term IN (SELECT value FROM json_each(?))",
-                (json.dumps(wanted),),
+                (json.dumps(terms),),
             ).fetchall()
         )
-        return bounded(wanted, rows)
 
 
 def open_index(state: StateFolder, warn: Callable[[str], None]) -> RecallIndex | None:

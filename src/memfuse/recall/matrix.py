@@ -36,9 +36,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memfuse.confine import PRIVATE_FILE, UnsafePath
+from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
-from memfuse.state.folder import StateFolder
+from memfuse.state.folder import StateFolder, fingerprint, write_all
 from memfuse.state.sqlite import immediate
 
 NAME = "recall-vectors.bin"
@@ -192,7 +192,7 @@ def recorded(db: sqlite3.Connection) -> tuple[int, int, str]:
 def read(state: StateFolder, model: str, made: int, record: str) -> Rows | None:
     """The rows of the file, mapped, when it is the file recorded for generation `made` of
     `model`'s vectors; None otherwise (it is then not used, and written again)."""
-    fingerprint, _, nonce = record.partition("/")
+    expected, _, nonce = record.partition("/")
     if made < 0 or not nonce:
         return None
     try:
@@ -201,7 +201,7 @@ def read(state: StateFolder, model: str, made: int, record: str) -> Rows | None:
         return None
     try:
         info = os.fstat(fd)
-        if _fingerprint(info) != fingerprint or info.st_size < len(MAGIC) + 8:
+        if fingerprint(info) != expected or info.st_size < len(MAGIC) + 8:
             return None
         mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
@@ -268,23 +268,14 @@ def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows:
     except UnsafePath as exc:  # a link, a FIFO, a folder planted under its name
         state.quarantine(NAME, str(exc))
     _swept(state)
-    tmp = f".{NAME}.{secrets.token_hex(4)}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=state.fd)
-    try:
+
+    def fill(fd: int) -> None:
         for at, data in parts:
             os.lseek(fd, at, os.SEEK_SET)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view[: 1 << 20]) :]
+            write_all(fd, data)
         os.ftruncate(fd, vecs_at + n * rows.dim)
-        os.fsync(fd)
-        os.replace(tmp, NAME, src_dir_fd=state.fd, dst_dir_fd=state.fd)
-        record = f"{_fingerprint(os.fstat(fd))}/{nonce}"
-    finally:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=state.fd)
+
+    record = f"{fingerprint(state.replace(NAME, fill))}/{nonce}"
     with immediate(db):
         done = db.execute(
             "UPDATE matrix SET made = ?, file = ? WHERE made <= ? AND reset <= ?",
@@ -317,8 +308,3 @@ def _layout(header: int, n: int) -> tuple[int, int, int]:
 
 def _padded(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
-
-
-def _fingerprint(info: os.stat_result) -> str:
-    """What changes when the file is replaced or written (a user cannot set ctime back)."""
-    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"

@@ -30,7 +30,6 @@ of journals as over ten years.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 
 from memfuse.recall.index import Hit, RecallIndex
@@ -117,12 +116,7 @@ def full_match_in(index: RecallIndex, question: str) -> float:
     terms = query_terms(question)
     if not terms:
         return 0.0
-    rows = dict(
-        index.db.execute(
-            "SELECT term, rows FROM terms WHERE term IN (SELECT value FROM json_each(?))",
-            (json.dumps(terms),),
-        ).fetchall()
-    )
+    rows = index.held(terms)
     # the rows of the index, from its files' counts: a few thousand rows, where counting the
     # rows themselves reads 146 000 over ten years (benchmarks/recall_fusion_cost.py)
     (total,) = index.db.execute("SELECT coalesce(sum(rows), 0) FROM files").fetchone()

