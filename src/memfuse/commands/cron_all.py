@@ -179,9 +179,7 @@ def roster(
     hosts = [s for s in registry.every() if s.lists_agents]
     listed = given or next((each for s in hosts if (each := s.agents(machine))), [])
     if not listed:
-        said = "; ".join(f"{s.name}: {s.roster_in(machine)}" for s in hosts)
-        problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
-        raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
+        raise ConfigError(registry.no_agents(hosts, machine))
     try:
         base, servers = _base_entry(settings, config, "--all-agents" if given is None else "-w")
     except ConfigError:

@@ -72,12 +72,7 @@ def _agents(ctx: RunContext) -> list[tuple[str, str]]:
     hosts = [s for s in registry.every() if s.lists_agents]
     found = [agent for s in hosts for agent in s.agents(machine)]
     if not found:
-        said = "; ".join(f"{s.name}: {s.roster}" for s in hosts)
-        problems = [p for s in hosts if (p := s.unread(machine))]
-        raise ConfigError(
-            f"--all-agents: no host's configuration lists agents ({said})"
-            + "".join(f"; {p}" for p in problems)
-        )
+        raise ConfigError(registry.no_agents(hosts, machine))
     return found
 
 
