@@ -14,7 +14,6 @@ Jobs of an agent no longer configured are named by an install and removed by `--
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, replace
@@ -37,8 +36,8 @@ from memfuse.schedule.plan import build
 from memfuse.schedule.runs import Schedule
 from memfuse.settings import Settings
 from memfuse.state.folder import StateFolder, default_state_dir
-from memfuse.store.server_entry import mcporter_config_path, read_config, strip_jsonc
-from memfuse.untrusted import one_line
+from memfuse.store.server_entry import CONFIG_MAX, mcporter_config_path, read_config, strip_jsonc
+from memfuse.untrusted import load_json, one_line
 from memfuse.workspace.layout import Workspace
 
 AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -258,7 +257,7 @@ def _base_entry(
     found: object = None
     if config is not None:
         try:
-            found = json.loads(strip_jsonc(read_config(config)))
+            found = load_json(strip_jsonc(read_config(config)), limit=CONFIG_MAX)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"{how}: cannot read {config}: {exc}") from None
     servers = found.get("mcpServers") if isinstance(found, dict) else None

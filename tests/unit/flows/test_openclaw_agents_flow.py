@@ -116,6 +116,18 @@ def test_all_agents_needs_a_roster(world: World, gateway: Gateway) -> None:
     assert "openclaw.json" in out.data["error"]
 
 
+def test_an_mcporter_config_nested_past_reason_is_refused_not_a_crash(
+    world: World, gateway: Gateway
+) -> None:
+    _, mcporter = setup(world, {"home": world.workspace})
+    deep = "[" * 100_000 + "]" * 100_000
+    mcporter.write_text('{"mcpServers": {"agent-memory": ' + deep + "}}")
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 2, out.stdout
+    assert "cannot read" in out.data["error"] and "nested" in out.data["error"]
+    assert by_agent(gateway) == {}
+
+
 def test_a_crontab_gets_one_block_per_agent_each_its_own_store(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
