@@ -42,7 +42,11 @@ def run(ctx: RunContext) -> CommandResult:
         reporter = Reporter()
         reporter.begin(ctx.reporter.mask, ctx.reporter.logger)
         settings = replace(ctx.settings, workspace=Path(workspace), state_dir=None)
-        done = status.run(RunContext(settings, reporter, seams=ctx.seams))
+        sub = RunContext(settings, reporter, seams=ctx.seams)
+        try:
+            done = status.run(sub)
+        finally:
+            sub.close()  # its ledger reader: one agent's file at a time, not 64 held open
         data = done.data
         row.update(
             exit_code=int(done.exit_code),

@@ -12,8 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from memfuse.cli import app
+from memfuse.ledger.reader import LedgerReader
 from memfuse.schedule import plan
-from memfuse.state.folder import default_state_dir
+from memfuse.state.folder import StateFolder, default_state_dir
 from tests.fakes import World
 from tests.unit.flows.test_cron_flow import fake_crontab
 from tests.unit.flows.test_openclaw_install_flow import Gateway, stand_in
@@ -202,6 +203,31 @@ def test_status_all_agents_is_one_table_and_the_worst_exit(
     assert "  home: exit 0" in printed and "  work: exit 4" in printed
     setup(world, {"home": world.workspace, "work": work, "later": tmp_path / "nil"}, store=False)
     assert world.json("status", "--all-agents").code == 66
+
+
+def test_status_all_agents_closes_each_agents_ledger_before_the_next(
+    world: World, gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work}, store=False)
+    world.journal("2026-12-01", "## 09:00\n- Home: booked the plumber for Tuesday morning\n")
+    assert world.run("sync").code == 0
+    opened: list[LedgerReader] = []
+    real_open = LedgerReader.open
+
+    def counted(state: StateFolder) -> LedgerReader | None:
+        reader = real_open(state)
+        if reader is not None:
+            opened.append(reader)
+        return reader
+
+    monkeypatch.setattr(LedgerReader, "open", staticmethod(counted))
+    closed: list[LedgerReader] = []
+    real_close = LedgerReader.close
+    monkeypatch.setattr(LedgerReader, "close", lambda self: (closed.append(self), real_close(self)))
+    assert world.json("status", "--all-agents").code == 0
+    assert opened and all(reader in closed for reader in opened)
 
 
 def test_doctor_all_agents_checks_each_agents_own_store(
