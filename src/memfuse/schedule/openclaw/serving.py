@@ -14,7 +14,6 @@ says why in its words (a policy that names nothing about the server).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 
@@ -38,10 +37,9 @@ def serve_servers(env: Mapping[str, str]) -> list[tuple[str, str]]:
     home = env.get("HOME") or "/nonexistent"
     found = []
     for key, named in host.serve_commands(env):
-        served = os.path.expanduser(named[0]) if named else str(workspace_in(home))
-        served = served.replace("~", home, 1)
-        if len(served) <= host.PATH_MAX:  # a longer one names no folder (host._path)
-            found.append((key[:80], os.path.realpath(served)))
+        served = host._path(named[0] if named else str(workspace_in(home)), home)
+        if served is not None and len(served) <= host.PATH_MAX:  # a longer one names no folder
+            found.append((key[:80], served))
     return found[:64]
 
 
