@@ -14,7 +14,6 @@ Jobs of an agent no longer configured are named by an install and removed by `--
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, replace
@@ -37,8 +36,8 @@ from memfuse.schedule.plan import build
 from memfuse.schedule.runs import Schedule
 from memfuse.settings import Settings
 from memfuse.state.folder import StateFolder, default_state_dir
-from memfuse.store.server_entry import mcporter_config_path, read_config, strip_jsonc
-from memfuse.untrusted import one_line
+from memfuse.store.server_entry import CONFIG_MAX, mcporter_config_path, read_config, strip_jsonc
+from memfuse.untrusted import load_json, one_line
 from memfuse.workspace.layout import Workspace
 
 AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -179,9 +178,7 @@ def roster(
     hosts = [s for s in registry.every() if s.lists_agents]
     listed = given or next((each for s in hosts if (each := s.agents(machine))), [])
     if not listed:
-        said = "; ".join(f"{s.name}: {s.roster_in(machine)}" for s in hosts)
-        problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
-        raise ConfigError(f"--all-agents: no host's configuration lists agents ({said}){problems}")
+        raise ConfigError(registry.no_agents(hosts, machine))
     try:
         base, servers = _base_entry(settings, config, "--all-agents" if given is None else "-w")
     except ConfigError:
@@ -260,7 +257,7 @@ def _base_entry(
     found: object = None
     if config is not None:
         try:
-            found = json.loads(strip_jsonc(read_config(config)))
+            found = load_json(strip_jsonc(read_config(config)), limit=CONFIG_MAX)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"{how}: cannot read {config}: {exc}") from None
     servers = found.get("mcpServers") if isinstance(found, dict) else None

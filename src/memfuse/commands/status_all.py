@@ -42,7 +42,11 @@ def run(ctx: RunContext) -> CommandResult:
         reporter = Reporter()
         reporter.begin(ctx.reporter.mask, ctx.reporter.logger)
         settings = replace(ctx.settings, workspace=Path(workspace), state_dir=None)
-        done = status.run(RunContext(settings, reporter, seams=ctx.seams))
+        sub = RunContext(settings, reporter, seams=ctx.seams)
+        try:
+            done = status.run(sub)
+        finally:
+            sub.close()  # its ledger reader: one agent's file at a time, not 64 held open
         data = done.data
         row.update(
             exit_code=int(done.exit_code),
@@ -72,12 +76,7 @@ def _agents(ctx: RunContext) -> list[tuple[str, str]]:
     hosts = [s for s in registry.every() if s.lists_agents]
     found = [agent for s in hosts for agent in s.agents(machine)]
     if not found:
-        said = "; ".join(f"{s.name}: {s.roster}" for s in hosts)
-        problems = [p for s in hosts if (p := s.unread(machine))]
-        raise ConfigError(
-            f"--all-agents: no host's configuration lists agents ({said})"
-            + "".join(f"; {p}" for p in problems)
-        )
+        raise ConfigError(registry.no_agents(hosts, machine))
     return found
 
 

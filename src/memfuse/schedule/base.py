@@ -110,11 +110,11 @@ class Scheduler(abc.ABC):
 
     # `cron --all-agents`: a host that configures several agents, each its own workspace.
     lists_agents = False
-    roster = ""  # where the host's configuration lists them, in its words
 
     def roster_in(self, machine: Machine) -> str:
-        """`roster`, with the file it was looked for in on this machine."""
-        return self.roster
+        """Where the host's configuration lists its agents, in its words, with the file it
+        was looked for in on this machine."""
+        return ""
 
     def agents(self, machine: Machine) -> list[tuple[str, str]]:
         """(id, workspace) of every agent the host's configuration lists."""

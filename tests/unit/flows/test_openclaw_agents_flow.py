@@ -12,8 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from memfuse.cli import app
+from memfuse.ledger.reader import LedgerReader
 from memfuse.schedule import plan
-from memfuse.state.folder import default_state_dir
+from memfuse.state.folder import StateFolder, default_state_dir
 from tests.fakes import World
 from tests.unit.flows.test_cron_flow import fake_crontab
 from tests.unit.flows.test_openclaw_install_flow import Gateway, stand_in
@@ -116,6 +117,18 @@ def test_all_agents_needs_a_roster(world: World, gateway: Gateway) -> None:
     assert "openclaw.json" in out.data["error"]
 
 
+def test_an_mcporter_config_nested_past_reason_is_refused_not_a_crash(
+    world: World, gateway: Gateway
+) -> None:
+    _, mcporter = setup(world, {"home": world.workspace})
+    deep = "[" * 100_000 + "]" * 100_000
+    mcporter.write_text('{"mcpServers": {"agent-memory": ' + deep + "}}")
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 2, out.stdout
+    assert "cannot read" in out.data["error"] and "nested" in out.data["error"]
+    assert by_agent(gateway) == {}
+
+
 def test_a_crontab_gets_one_block_per_agent_each_its_own_store(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -190,6 +203,31 @@ def test_status_all_agents_is_one_table_and_the_worst_exit(
     assert "  home: exit 0" in printed and "  work: exit 4" in printed
     setup(world, {"home": world.workspace, "work": work, "later": tmp_path / "nil"}, store=False)
     assert world.json("status", "--all-agents").code == 66
+
+
+def test_status_all_agents_closes_each_agents_ledger_before_the_next(
+    world: World, gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work}, store=False)
+    world.journal("2026-12-01", "## 09:00\n- Home: booked the plumber for Tuesday morning\n")
+    assert world.run("sync").code == 0
+    opened: list[LedgerReader] = []
+    real_open = LedgerReader.open
+
+    def counted(state: StateFolder) -> LedgerReader | None:
+        reader = real_open(state)
+        if reader is not None:
+            opened.append(reader)
+        return reader
+
+    monkeypatch.setattr(LedgerReader, "open", staticmethod(counted))
+    closed: list[LedgerReader] = []
+    real_close = LedgerReader.close
+    monkeypatch.setattr(LedgerReader, "close", lambda self: (closed.append(self), real_close(self)))
+    assert world.json("status", "--all-agents").code == 0
+    assert opened and all(reader in closed for reader in opened)
 
 
 def test_doctor_all_agents_checks_each_agents_own_store(

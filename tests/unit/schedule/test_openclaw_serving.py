@@ -71,3 +71,21 @@ def test_only_a_star_is_a_wildcard_as_in_openclaws_tool_policy(tmp_path: Path) -
         }  # fmt: skip
         said = serving.leaks(env_with(tmp_path, config))
         assert len(said) == 1 and said[0].startswith("agent home can call mcp.servers.memfuse-work")
+
+
+def test_a_tilde_inside_a_served_path_is_not_the_home(tmp_path: Path) -> None:
+    """`~` is the home only at a path's start (as in each agent's own workspace): a folder
+    named `ws~1` served to its own agent is no leak."""
+    home, work = tmp_path / "home~1", tmp_path / "work~1"
+    config = {
+        "agents": {"entries": {"home": {"workspace": str(home),
+                                        "tools": {"deny": ["memfuse-work__*"]}},
+                               "work": {"workspace": str(work),
+                                        "tools": {"deny": ["memfuse-home__*"]}}}},
+        "mcp": {"servers": {"memfuse-home": serve(home), "memfuse-work": serve(work)}},
+    }  # fmt: skip
+    assert serving.leaks(env_with(tmp_path, config)) == []
+    assert serving.serve_servers(env_with(tmp_path, config)) == [
+        ("memfuse-home", str(home)),
+        ("memfuse-work", str(work)),
+    ]

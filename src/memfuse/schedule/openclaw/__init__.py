@@ -138,7 +138,6 @@ class OpenClaw(Scheduler):
         return host.config_problem(machine.env)
 
     lists_agents = True
-    roster = "agents.entries or agents.list in openclaw.json"
 
     def roster_in(self, machine: Machine) -> str:
         return f"agents.entries or agents.list in {config.config_path(machine.env)}"

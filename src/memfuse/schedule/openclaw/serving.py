@@ -14,7 +14,6 @@ says why in its words (a policy that names nothing about the server).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 
@@ -35,22 +34,12 @@ def prefix(key: str) -> str:
 def serve_servers(env: Mapping[str, str]) -> list[tuple[str, str]]:
     """(key, the workspace it serves) of each `mcp.servers` entry that starts `memfuse serve`
     (no `-w`: memfuse's default workspace)."""
-    servers = host.dig(host.read_config(env) or {}, "mcp", "servers")
     home = env.get("HOME") or "/nonexistent"
     found = []
-    for key, entry in servers.items() if isinstance(servers, dict) else ():
-        if not isinstance(entry, dict):
-            continue
-        args = entry.get("args")
-        words = [w for w in [entry.get("command"), *(args if isinstance(args, list) else [])]
-                 if isinstance(w, str)]  # fmt: skip
-        if not (any(os.path.basename(w) == "memfuse" for w in words[:3]) and "serve" in words):
-            continue
-        named = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-w", "--workspace")]
-        served = os.path.expanduser(named[0]) if named else str(workspace_in(home))
-        served = served.replace("~", home, 1)
-        if len(served) <= host.PATH_MAX:  # a longer one names no folder (host._path)
-            found.append((str(key)[:80], os.path.realpath(served)))
+    for key, named in host.serve_commands(env):
+        served = host._path(named[0] if named else str(workspace_in(home)), home)
+        if served is not None and len(served) <= host.PATH_MAX:  # a longer one names no folder
+            found.append((key[:80], served))
     return found[:64]
 
 
