@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +37,33 @@ def _in_memory(folder: Path = Path("/dev/shm"), room: int = 1 << 30) -> None:
 
 
 _in_memory()
+
+# How thorough a run is: a developer's own loop (`pytest tests/unit`) tries a quarter of each
+# property's examples, CI and scripts/test.sh (MEMFUSE_TEST_THOROUGH=1, or CI=true) every one
+# (docs/decisions.md 550). A seeded property in the loop tries a prefix of what CI tries.
+THOROUGH = os.environ.get("MEMFUSE_TEST_THOROUGH") == "1" or os.environ.get("CI") == "true"
+hypothesis.settings.register_profile("thorough")
+hypothesis.settings.register_profile("quick", max_examples=25)
+hypothesis.settings.load_profile("thorough" if THOROUGH else "quick")
+
+
+def examples(count: int) -> int:
+    """How many of a property's `count` examples this run tries (all of them in CI)."""
+    return count if THOROUGH else max(10, count // 4)
+
+
+def _build_each_app_once() -> None:
+    """Build the click command of a typer app once, not at each `CliRunner.invoke`: a build
+    reads every option of every subcommand (~5 ms), and the unit tier invokes ~1 000 times.
+    click reuses one command across invocations (its own tests do); typer's runner rebuilds
+    only because it takes the app."""
+    import typer.main
+    import typer.testing
+
+    typer.testing._get_command = functools.cache(typer.main.get_command)
+
+
+_build_each_app_once()
 
 
 @pytest.fixture(scope="session")

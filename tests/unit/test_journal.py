@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memfuse.workspace.journal import Bullet, decode, parse, parse_bytes, section_key
+from tests.conftest import examples
 
 
 def keys(text: str) -> list[tuple[str, int, str]]:
@@ -85,7 +86,7 @@ journal_lines = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(journal_lines, max_size=40))
 def test_parsing_never_raises_and_positions_are_unique(lines: list[str]) -> None:
     bullets = parse("\n".join(lines))
@@ -94,7 +95,7 @@ def test_parsing_never_raises_and_positions_are_unique(lines: list[str]) -> None
     assert all(b.text and b.text == b.text.strip() for b in bullets)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(journal_lines, max_size=30), st.lists(st.text(min_size=1, max_size=30), max_size=5))
 def test_appending_a_section_never_changes_earlier_uris(lines: list[str], extra: list[str]) -> None:
     text = "\n".join(lines)
