@@ -240,6 +240,24 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 @pytest.fixture
+def dry_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """`cron --check`'s dry run of each job, recorded and not run (its argv, in order): for a
+    test whose point is which jobs a check finds and how it reads them, not what a run says.
+    Each run is a memfuse process, and a store's, ~0.4 s of CPU; what a run says is held by
+    test_cron_flow's own checks (a clean schedule, a missing config, an unchecked job)."""
+    from memfuse.schedule import check
+
+    ran: list[list[str]] = []
+
+    def record(argv: list[str], _env: Mapping[str, str], _timeout: float, _home: Path) -> list[str]:
+        ran.append(list(argv))
+        return []
+
+    monkeypatch.setattr(check, "_dry_run", record)
+    return ran
+
+
+@pytest.fixture
 def world(tmp_path: Path) -> Any:
     """A workspace and an in-process fake store, handed to each run the World makes
     (tests/fakes.py)."""
