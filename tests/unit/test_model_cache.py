@@ -263,11 +263,13 @@ def _with_header(path: Path, change: Any) -> None:
     at = len(model_cache.MAGIC) + 8
     length = int.from_bytes(data[len(model_cache.MAGIC) : at], "little")
     header = json.loads(data[at : at + length])
-    body = data[model_cache._padded(at + length) :]
+    body = memoryview(data)[model_cache._padded(at + length) :]  # 80 MB, not copied
     change(header)
     head = json.dumps(header).encode()
     prefix = model_cache.MAGIC + len(head).to_bytes(8, "little") + head
-    path.write_bytes(prefix + bytes(model_cache._padded(len(prefix)) - len(prefix)) + body)
+    with path.open("wb") as handle:
+        handle.write(prefix + bytes(model_cache._padded(len(prefix)) - len(prefix)))
+        handle.write(body)
 
 
 @pytest.mark.parametrize(
