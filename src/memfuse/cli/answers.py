@@ -100,7 +100,7 @@ def where(
 
     Example: memfuse where "billing migration"; memfuse where memory/2026-12-01.md:7
     """
-    from memfuse.commands import where as command
+    from memfuse.views import where as command
 
     runner.run("where", common, lambda ctx: command.run(ctx, what), lock=False)
 

@@ -20,7 +20,8 @@ from typing import Any
 from memfuse import __version__
 from memfuse.recall import engine
 from memfuse.recall.engine import QUESTION_MAX, STORE_DOWN, Request
-from memfuse.run.context import RunContext
+from memfuse.recall.reranking import Reranking
+from memfuse.run.context import Call, RunContext
 from memfuse.run.mcp_server import ToolSpec, serve_stdio
 from memfuse.run.output import CommandResult
 from memfuse.run.results import ServeData
@@ -103,29 +104,31 @@ def service(
 
 
 # --- the tools: each answered by its command's own flow ----------------------------------
-def _recall(service: Service, ctx: RunContext, request: Request) -> CommandResult:
-    service.catch_up(ctx)
+def _recall(service: Service, call: Call, request: Request) -> CommandResult:
+    service.catch_up(call)
+    s = call.settings
+    reranking = Reranking(s.rerank, service.run.seams.rerank_factory, call.reporter, s.now)
     services = engine.Services(
-        store=ctx.store.recall, index=service.index, reranking=ctx.reranking, uris=service.uris,
-        warn=ctx.reporter.warn, now=ctx.settings.now, embedder=ctx.embedder,
+        store=call.store.recall, index=service.index, reranking=reranking, uris=service.uris,
+        warn=call.reporter.warn, now=s.now, embedder=service.run.embedder,
     )  # fmt: skip
     return CommandResult("recall", engine.ask(services, request))
 
 
-def _warm_up(service: Service, ctx: RunContext) -> None:
+def _warm_up(service: Service, call: Call) -> None:
     """One question through recall's own path, the local index alone (the store's recall is
     not asked: it counts what it returns as read), so that the first real one pays nothing
     a later one does not."""
     request = Request("memfuse warm-up", 1, without=frozenset({"store", "rerank"}))
-    _recall(service, ctx, request)
+    _recall(service, call, request)
 
 
-def _where(_service: Service, ctx: RunContext, what: str) -> CommandResult:
-    return where.run(ctx, what)
+def _where(_service: Service, call: Call, what: str) -> CommandResult:
+    return where.run(call, what)
 
 
-def _status(_service: Service, ctx: RunContext, _request: None) -> CommandResult:
-    return status.run(ctx)
+def _status(_service: Service, call: Call, _request: None) -> CommandResult:
+    return status.run(call)
 
 
 # --- arguments: read against the bounds each tool lists (serve.arguments) -----------------

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memfuse.run.context import RunContext
+from memfuse.run.context import Call
 from memfuse.run.mcp_server import ToolSpec
 from memfuse.run.output import CommandResult
 from memfuse.run.results import NoteData
@@ -62,15 +62,15 @@ def parse(arguments: Mapping[str, Any]) -> str:
     return noted
 
 
-def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
-    workspace = ctx.workspace
-    now = in_schedule_zone(workspace.state, ctx.settings.now)
+def answer(_service: Service, call: Call, text: str) -> CommandResult:
+    workspace = call.workspace
+    now = in_schedule_zone(workspace.state, call.settings.now)
     try:
         marks = MARKS.setdefault(str(workspace.state.path), Marks(workspace.state))
         noted = append_note(workspace, text, now, marks=marks)
     except NoteRefused as exc:
         raise ToolRefused(str(exc)) from None
-    memory_type = ctx.classifier.classify(noted.bullet.text).type
+    memory_type = call.classifier.classify(noted.bullet.text).type
     key = noted.position.section
     data: NoteData = {
         "file": workspace.location(noted.path),
