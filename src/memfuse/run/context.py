@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from memfuse.errors import ConfigError, MemfuseError
@@ -24,15 +23,15 @@ from memfuse.ledger.ledger import Ledger
 from memfuse.recall.reranker import open_reranker
 from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.recall.semantic import Embedder, installed
-from memfuse.report import Reporter, cause
+from memfuse.report import Reporter
+from memfuse.run.server_log import ServerLog
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
-from memfuse.store.diagnose import Check, config_check, node_abi, setup_faults
+from memfuse.store.diagnose import Check, config_check, setup_faults
 from memfuse.store.gateway import Answer, CallFailed, GatewayError, ToolMissing
 from memfuse.text.classify import Classifier
-from memfuse.untrusted import printable
 from memfuse.workspace.layout import Workspace
 
 if TYPE_CHECKING:
@@ -48,21 +47,6 @@ GatewayFactory = Callable[[Settings, Server, Callable[[], TextIO] | None], tuple
 @contextlib.contextmanager
 def no_progress(_label: str, _total: int) -> Iterator[Advance]:
     yield lambda: None
-
-
-SERVER_LOG_MAX = 1 << 20  # the session server's stderr log is cut back above 1 MiB…
-SERVER_LOG_KEEP = 256 * 1024  # …to its last 256 KiB
-
-
-def _cut_back(fd: int) -> int:
-    """Above SERVER_LOG_MAX, keep the log's last SERVER_LOG_KEEP bytes; its size after."""
-    size = os.fstat(fd).st_size
-    if size > SERVER_LOG_MAX:
-        kept = os.pread(fd, SERVER_LOG_KEEP, size - SERVER_LOG_KEEP)
-        os.ftruncate(fd, 0)
-        os.write(fd, kept)
-        size = len(kept)
-    return size
 
 
 def wall_clock() -> datetime:
@@ -93,7 +77,6 @@ class RunContext:
     verbose: bool = False
     transport_why: str | None = None  # why the gateway took its transport, once opened
     _store: StoreClient | None = None
-    _server_log_start: int | None = None
     _ledger: Ledger | None = None
     # What the run does once it let go of the workspace lock (memfuse.run.runner), so that no
     # other run, note or question waits for it: the night's embedding.
@@ -154,57 +137,18 @@ class RunContext:
     def server_stderr(self) -> Callable[[], TextIO] | None:
         """Where a server the session transport starts is to write its stderr (None: there is
         no state folder to keep it in)."""
-        return self._server_log if self.workspace.state.exists() else None
+        return self.server_log.for_server if self.workspace.state.exists() else None
 
-    def _server_log(self) -> TextIO:
-        """Where the stderr of a server the session transport starts goes (0600, appended;
-        cut to its last SERVER_LOG_KEEP bytes once above SERVER_LOG_MAX, so it cannot grow
-        run after run). Where this run's part starts is kept for `server_said`."""
-        state = self.workspace.state
-        fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND)
-        self._server_log_start = _cut_back(fd)
-        return open(fd, "a+", encoding="utf-8", errors="replace")
-
-    def trim_server_log(self) -> None:
-        """Cut the session server's log back if it grew past SERVER_LOG_MAX while its server
-        ran: a long-lived command (serve) keeps one server for days. The server appends
-        (O_APPEND), so what it writes after the cut lands after the kept tail."""
-        state = self.workspace.state
-        try:
-            fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND, create=False)
-        except (OSError, MemfuseError):
-            return
-        try:
-            if os.fstat(fd).st_size > SERVER_LOG_MAX:
-                _cut_back(fd)
-                self._server_log_start = 0
-        finally:
-            os.close(fd)
+    @functools.cached_property
+    def server_log(self) -> ServerLog:
+        """The session server's stderr log."""
+        return ServerLog(self.workspace.state)
 
     def server_said(self) -> str | None:
-        """The line the server wrote on stderr during this run (session transport) that names
-        why it failed (`Error: Cannot find module …`, not the `Node.js v20` it ends with), for a
-        failure to show; None when it wrote nothing memfuse kept."""
-        if self._server_log_start is None:
-            return None
-        state = self.workspace.state
-        try:
-            fd = state.open(state.SERVER_LOG, os.O_RDONLY, create=False)
-        except (OSError, MemfuseError):
-            return None
-        try:
-            size = os.fstat(fd).st_size
-            start = max(self._server_log_start, size - 16384)
-            tail = os.pread(fd, size - start, start).decode("utf-8", "replace")
-        finally:
-            os.close(fd)
-        said = node_abi(tail) or (cause(tail, lines=1) if tail.strip() else None)
-        return self.reporter.mask(printable(said))[:600] if said else None
-
-    @property
-    def server_log(self) -> Path:
-        """Where the server's stderr is kept, whole."""
-        return self.workspace.state.path / self.workspace.state.SERVER_LOG
+        """The line the store's server wrote on stderr during this run that names why it
+        failed (session transport), masked, for a failure to show; None when there is none."""
+        said = self.server_log.said()
+        return self.reporter.mask(said)[:600] if said else None
 
     def server_env(self) -> dict[str, str] | None:
         """The environment the server's entry gives it (None: the entry cannot be read)."""
@@ -251,7 +195,7 @@ class RunContext:
             bridge_version=store.bridge_version,
             last=warnings[0] if warnings else "no answer",
             said=said,
-            log=self.server_log if said else None,
+            log=self.workspace.state.server_log if said else None,
             env=os.environ,
         )
 

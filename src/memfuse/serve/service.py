@@ -133,7 +133,7 @@ class Service:
             return _refused(name, exc, reporter)
         finally:
             self.store.settle(store, reporter.store_said[0] if reporter.store_said else None)
-            self.run.trim_server_log()  # the one store server's stderr, bounded for days
+            self.run.server_log.trim()  # the one store server's stderr, bounded for days
         warnings = [*self._notices, *reporter.warnings]
         self._notices = []
         if reporter.store_said:
