@@ -14,7 +14,7 @@ refreshes is derived state.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from memfuse import __version__
@@ -22,7 +22,7 @@ from memfuse.recall import engine
 from memfuse.recall.engine import QUESTION_MAX, STORE_DOWN, Request
 from memfuse.recall.reranking import Reranking
 from memfuse.run.context import Call, RunContext
-from memfuse.run.mcp_server import ToolSpec, serve_stdio
+from memfuse.run.mcp_server import serve_stdio
 from memfuse.run.output import CommandResult
 from memfuse.run.results import ServeData
 from memfuse.serve import arguments as args
@@ -41,39 +41,6 @@ INSTRUCTIONS = (
     " agent-memory store. Call `recall` before answering about past work, decisions or"
     " preferences; `where` for one bullet's history; `status` when asked about memory health;"
     " `note` to write down, in one line, something worth remembering."
-)
-RECALL_ARGS = (
-    args.text(
-        "query", QUESTION_MAX,
-        "What to look for, in words (dates such as 'last week' or '2026-03-14' count).",
-    ),
-    args.whole("limit", 1, LIMIT_MAX, default=10),
-    args.whole("days", 1, DAYS_MAX, "Only what is from the last N days."),
-    args.day("since", "Only what is from this day on."),
-    args.day("until", "Only what is from this day or before."),
-    args.some_of("types", TYPES),
-)  # fmt: skip
-RECALL = ToolSpec(
-    "recall",
-    "Search the agent's memory (journals, MEMORY.md and the store), best first, each result"
-    " with where it is written (memory/2026-12-01.md:7) and its store URI. The text is a"
-    " summary; `memfuse recall --json`'s envelope is in the result's _meta.",
-    args.schema(RECALL_ARGS),
-)
-WHERE_ARGS = (args.text("what", QUESTION_MAX),)
-WHERE = ToolSpec(
-    "where",
-    "One bullet's story: its journal line, URI and type, every answer the store gave it,"
-    " and whether the store holds it now. Give some of its text, its URI, or FILE:LINE."
-    " `memfuse where --json`'s envelope is in the result's _meta.",
-    args.schema(WHERE_ARGS),
-)
-STATUS = ToolSpec(
-    "status",
-    "The memory lifecycle at a glance: the last sync/surface/tidy runs, RECENT.md's age,"
-    " the ledger, the lock, and alarms that need a person (status `escalated`)."
-    " `memfuse status --json`'s envelope is in the result's _meta.",
-    args.schema(()),
 )
 
 
@@ -123,17 +90,7 @@ def _warm_up(service: Service, call: Call) -> None:
     _recall(service, call, request)
 
 
-def _where(_service: Service, call: Call, what: str) -> CommandResult:
-    return where.run(call, what)
-
-
-def _status(_service: Service, call: Call, _request: None) -> CommandResult:
-    return status.run(call)
-
-
-# --- arguments: read against the bounds each tool lists (serve.arguments) -----------------
-def _recall_request(arguments: Mapping[str, Any]) -> Request:
-    given = args.read(arguments, RECALL_ARGS)
+def _recall_request(given: dict[str, Any]) -> Request:
     since, until = given["since"], given["until"]
     if since is not None and until is not None and since > until:
         raise BadArguments(f"since {since} is after until {until}")
@@ -143,18 +100,39 @@ def _recall_request(arguments: Mapping[str, Any]) -> Request:
     )  # fmt: skip
 
 
-def _where_request(arguments: Mapping[str, Any]) -> str:
-    query: str = args.read(arguments, WHERE_ARGS)["what"]
-    return query
-
-
-def _status_request(arguments: Mapping[str, Any]) -> None:
-    args.read(arguments, ())
-
-
-TOOLS = (
-    Tool(RECALL, _recall_request, _recall),
-    Tool(WHERE, _where_request, _where),
-    Tool(STATUS, _status_request, _status),
-    note.TOOL,
+RECALL = Tool(
+    "recall",
+    "Search the agent's memory (journals, MEMORY.md and the store), best first, each result"
+    " with where it is written (memory/2026-12-01.md:7) and its store URI. The text is a"
+    " summary; `memfuse recall --json`'s envelope is in the result's _meta.",
+    (
+        args.text(
+            "query", QUESTION_MAX,
+            "What to look for, in words (dates such as 'last week' or '2026-03-14' count).",
+        ),
+        args.whole("limit", 1, LIMIT_MAX, default=10),
+        args.whole("days", 1, DAYS_MAX, "Only what is from the last N days."),
+        args.day("since", "Only what is from this day on."),
+        args.day("until", "Only what is from this day or before."),
+        args.some_of("types", TYPES),
+    ),
+    _recall,
+    _recall_request,
+)  # fmt: skip
+WHERE = Tool(
+    "where",
+    "One bullet's story: its journal line, URI and type, every answer the store gave it,"
+    " and whether the store holds it now. Give some of its text, its URI, or FILE:LINE."
+    " `memfuse where --json`'s envelope is in the result's _meta.",
+    (args.text("what", QUESTION_MAX),),
+    lambda _service, call, given: where.run(call, given["what"]),
 )
+STATUS = Tool(
+    "status",
+    "The memory lifecycle at a glance: the last sync/surface/tidy runs, RECENT.md's age,"
+    " the ledger, the lock, and alarms that need a person (status `escalated`)."
+    " `memfuse status --json`'s envelope is in the result's _meta.",
+    (),
+    lambda _service, call, _given: status.run(call),
+)
+TOOLS = (RECALL, WHERE, STATUS, note.TOOL)

@@ -24,7 +24,7 @@ from memfuse.run.context import Call, RunContext, WarmStore
 from memfuse.run.mcp_server import ToolAnswer, ToolSpec, UnknownTool
 from memfuse.run.output import CommandResult
 from memfuse.serve.answers import bounded, masked, text_of
-from memfuse.serve.arguments import BadArguments
+from memfuse.serve.arguments import Arg, BadArguments, read, schema
 from memfuse.untrusted import json_printable
 
 RETRY_AFTER = 30.0  # seconds a store that did not answer is left alone before a new session
@@ -37,12 +37,24 @@ class ToolRefused(Exception):
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool: how the client lists it, how its arguments are read (BadArguments when they
-    cannot be), and how a call is answered."""
+    """A tool, declared once: its name and description as the client lists them, its
+    arguments (`Arg`s: the schema listed and the reading of a call), `request`, which turns
+    the values read (by name) into what `handle` answers (BadArguments when they do not fit
+    together), and `handle`."""
 
-    spec: ToolSpec
-    parse: Callable[[Mapping[str, Any]], Any]
+    name: str
+    description: str
+    args: tuple[Arg, ...]
     handle: Callable[[Service, Call, Any], CommandResult]
+    request: Callable[[dict[str, Any]], Any] = dict
+    read_only: bool = True  # False for a tool that writes (the client may ask before it runs)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, schema(self.args), self.read_only)
+
+    def parse(self, arguments: Mapping[str, Any]) -> Any:
+        return self.request(read(arguments, self.args))
 
 
 @dataclass
@@ -78,7 +90,7 @@ class Service:
         retry_after: float = RETRY_AFTER,
     ) -> None:
         self.run = ctx
-        self.tools = {tool.spec.name: tool for tool in tools}
+        self.tools = {tool.name: tool for tool in tools}
         self.pinned_now = pinned_now
         self._warm_up = warm_up
         self._store_down = store_down
