@@ -268,7 +268,6 @@ class WarmStore:
         self.run = run
         self.retry_after = retry_after
         self.clock = clock
-        self.transport_why: str | None = None
         self._gateway: Gateway | None = None
         self._rest_until = 0.0
         self._why = ""
@@ -293,7 +292,7 @@ class WarmStore:
         """A new gateway; a resting one (for `retry_after`) when none can be made."""
         try:
             run = self.run
-            self._gateway, self.transport_why = run.seams.gateway_factory(
+            self._gateway, _why = run.seams.gateway_factory(
                 run.settings, run.server, run.server_stderr()
             )
         except MemfuseError as exc:
