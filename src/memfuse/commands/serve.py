@@ -1,14 +1,11 @@
 """`memfuse serve`: recall, where, status and note as the tools of an MCP server over stdio,
 for an agent to call in-session instead of starting a process per question.
 
-This module lists the tools, reads their arguments, and hands each call to its command's own
-engine (memfuse.recall.engine; memfuse.views.where and .status) or to the note writer; the
-engine that keeps the index and the store session warm and bounds every answer is
-memfuse.serve (docs/serve.md).
-
-It writes no MEMORY.md, RECENT.md, ledger or run history; `note` appends one bullet to
-today's journal under the workspace lock (memfuse.serve.note), and the recall index it
-refreshes is derived state.
+This module declares the tools and hands each call to its command's own engine
+(memfuse.recall.engine; memfuse.views.where and .status) or to the note writer
+(memfuse.serve.note); memfuse.serve keeps the index and the store session warm and bounds
+every answer (docs/serve.md). Only `note` writes: one bullet appended to today's journal,
+without the workspace lock; the recall index it refreshes is derived state.
 """
 
 from __future__ import annotations

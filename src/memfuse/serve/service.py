@@ -31,8 +31,8 @@ RETRY_AFTER = 30.0  # seconds a store that did not answer is left alone before a
 
 
 class ToolRefused(Exception):
-    """A call the tool will not carry out as asked (the journal cannot take the note, the
-    workspace is busy): said to the caller as an error result, nothing done."""
+    """A call the tool will not carry out as asked (the journal cannot take the note): said
+    to the caller as an error result, nothing done."""
 
 
 @dataclass(frozen=True)
