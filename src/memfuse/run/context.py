@@ -1,7 +1,8 @@
 """What one run works with, built here and nowhere else: settings and the clock they carry
 (`settings.now`), the warning reporter, the store client and the sync ledger (each opened on
 first use and closed with the run), the reranker's step, the classifier, the workspace and the
-server's entry (each made once for the run)."""
+server's entry (each made once for the run); for serve, the store session kept warm across its
+calls (`WarmStore`) and what each call has of its own (`Call`)."""
 
 from __future__ import annotations
 
