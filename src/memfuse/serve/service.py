@@ -4,10 +4,10 @@ What a process pays per question is paid once: the settings, the local recall in
 open, and brought up to date before every answer: only what changed is re-read), and one
 store session (`WarmStore`: after a call the store did not answer, it rests and is tried
 again later, and meanwhile the journals answer with one warning). Each call runs as a `Call`
-of its own — its clock, its warnings, its store client — is answered
-by its tool's handler (the commands' own flows, given in by memfuse.commands.serve: this
-package imports no command), and comes back as that command's envelope, masked and bounded,
-with a compact text for a model (memfuse.serve.answers).
+of its own — its clock, its warnings, its store client — is answered by its tool's handler
+(the commands' own flows, given in by memfuse.commands.serve: this package imports no
+command), and comes back as that command's envelope, masked and bounded, with a compact
+text for a model (memfuse.serve.answers).
 """
 
 from __future__ import annotations
