@@ -88,6 +88,11 @@ def check(
     return Checked(checks, failed, found, unchecked)
 
 
+def timeout(settings: Settings) -> float:
+    """How long one job's trial may take: six times a store call's, at least the floor."""
+    return max(CHECK_TIMEOUT_FLOOR, settings.timeout * 6)
+
+
 def own_settings(
     settings: Settings, schedule: Schedule, env: Mapping[str, str], home: Path
 ) -> trial.Own:
