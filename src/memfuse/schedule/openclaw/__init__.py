@@ -9,25 +9,12 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor, wait
-from pathlib import Path
 
 from memfuse.errors import MemfuseError
-from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read, system_zone
+from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, system_zone
 from memfuse.schedule.openclaw import config, gateway, hook, host, serving
 from memfuse.schedule.openclaw.jobs import (
-    ALERT_AFTER,
     DECLARATION_PREFIX,
-    EXEC_PREFIX,
-    TIMEOUT_SECONDS,
-    add_commands,
-    alert_command,
-    declaration_key,
-    exec_command,
-    flag_value,
-    job_names,
-    jobs,
-    jobs_file,
-    message,
     parse,
     remove_command,
     render,
@@ -35,13 +22,6 @@ from memfuse.schedule.openclaw.jobs import (
     workspace_of,
 )
 from memfuse.schedule.runs import Job, Schedule
-
-__all__ = [
-    "ALERT_AFTER", "DECLARATION_PREFIX", "EXEC_PREFIX", "SCHEDULER", "TIMEOUT_SECONDS",
-    "add_commands", "alert_command", "declaration_key", "exec_command", "flag_value",
-    "job_names", "jobs", "jobs_file", "message", "parse", "remove_command", "render",
-    "stale_ids",
-]  # fmt: skip
 
 
 class OpenClaw(Scheduler):
@@ -57,7 +37,7 @@ class OpenClaw(Scheduler):
 
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
         agent = host.agent_for(workspace_of(schedule), machine.env)
-        return render(schedule, payload="command", tz=self.zone(machine), agent=agent)
+        return render(schedule, tz=self.zone(machine), agent=agent)
 
     def zone(self, machine: Machine) -> str | None:
         """The installing shell's zone (its TZ), else the system's: the jobs carry it."""
@@ -68,9 +48,6 @@ class OpenClaw(Scheduler):
 
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(next(iter(files.values())))
-
-    def load(self, path: Path) -> dict[str, str]:
-        return {path.name: must_read(path)}
 
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
         _need(machine)
