@@ -53,7 +53,6 @@ class Outcome:
 
     schedule: Schedule
     changes: list[str] = field(default_factory=list)
-    alerts: str | None = None  # where a failed run is reported, when the scheduler says
 
 
 class Scheduler(abc.ABC):

@@ -148,10 +148,6 @@ def recorded_format(state: StateFolder) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def clear(schedule: Schedule, busy: list[Writer], zone: str | None) -> Schedule:
-    return writers.clear_of(schedule, busy, zone)[0]
-
-
 @dataclass(frozen=True)
 class Described:
     """The installed schedule as `status` shows it."""

@@ -14,7 +14,7 @@ from memfuse.errors import MemfuseError
 from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, system_zone
 from memfuse.schedule.openclaw import config, gateway, hook, host, serving
 from memfuse.schedule.openclaw.jobs import (
-    DECLARATION_PREFIX,
+    memfuses,
     parse,
     remove_command,
     render,
@@ -70,11 +70,7 @@ class OpenClaw(Scheduler):
         _need(machine)
         listed = gateway.list_jobs(machine.tool)
         going, _ = stale_ids(listed, schedule, keeping=False)
-        others = [
-            j for j in listed
-            if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
-            and j.get("id") not in going
-        ]  # fmt: skip
+        others = [j for j in memfuses(listed) if j.get("id") not in going]
         with ThreadPoolExecutor(max_workers=2) as pool:  # the hook and the jobs, side by side
             unhooked = None if others else pool.submit(hook.remove, machine)
             changes = gateway.remove(machine.tool, schedule, listed)
@@ -131,11 +127,8 @@ class OpenClaw(Scheduler):
             listed = gateway.list_jobs(machine.tool)
         except MemfuseError as exc:
             return [f"the jobs of agents no longer configured were not looked for: {exc}"]
-        strays = [
-            j for j in listed
-            if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
-            and isinstance(j.get("agentId"), str) and j["agentId"] not in ids
-        ]  # fmt: skip
+        keyed = [j for j in memfuses(listed) if isinstance(j.get("agentId"), str)]
+        strays = [j for j in keyed if j["agentId"] not in ids]
         if not remove:
             return [
                 f"agent {j['agentId']} is no longer configured: its job {j.get('name')}"

@@ -44,15 +44,8 @@ def list_jobs(tool: Tool) -> list[dict[str, Any]]:
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < len(jobs) - 1:
             raise MemfuseError("OpenClaw's job list says there is more but not where it goes on")
         params = {"includeDisabled": True, "limit": PAGE_SIZE, "offset": offset}
-        argv = [
-            "openclaw",
-            "gateway",
-            "call",
-            "cron.list",
-            "--json",
-            f"--params={json.dumps(params)}",
-        ]
-        page = _answer(tool(argv), "openclaw gateway call cron.list")
+        argv = openclaw.gateway_call("cron.list", params)
+        page = _answer(tool(list(argv)), "openclaw gateway call cron.list")
         more = _jobs_of(page)
         if not more:
             return jobs
@@ -81,7 +74,7 @@ def install(
     todo = [p for p in declared if not openclaw.in_place(keyed.get(p["declarationKey"]), p)]
     answers = dict(zip(
         (p["name"] for p in todo),
-        side_by_side(tool, [openclaw.declare_command(p) for p in todo], "cron.add"),
+        side_by_side(tool, [openclaw.gateway_call("cron.add", p) for p in todo], "cron.add"),
         strict=True,
     ))  # fmt: skip
     for params in declared:

@@ -110,10 +110,10 @@ def declare_params(
     return found
 
 
-def declare_command(params: dict[str, Any], *, openclaw: str = "openclaw") -> tuple[str, ...]:
-    """`openclaw gateway call cron.add` with one job's parameters, glued to their flag."""
+def gateway_call(method: str, params: dict[str, Any]) -> tuple[str, ...]:
+    """`openclaw gateway call METHOD` with its parameters, glued to their flag."""
     text = json.dumps(params, ensure_ascii=False, separators=(",", ":"))
-    return (openclaw, "gateway", "call", "cron.add", "--json", f"--params={text}")
+    return ("openclaw", "gateway", "call", method, "--json", f"--params={text}")
 
 
 def in_place(listed: dict[str, Any] | None, params: dict[str, Any]) -> bool:
@@ -140,8 +140,13 @@ def _same(have: object, value: object) -> bool:
     return have == value or (have in empty and value in empty)
 
 
-def remove_command(job_id: str, *, openclaw: str = "openclaw") -> tuple[str, ...]:
-    return (openclaw, "cron", "rm", "--json", "--", job_id)
+def remove_command(job_id: str) -> tuple[str, ...]:
+    return ("openclaw", "cron", "rm", "--json", "--", job_id)
+
+
+def memfuses(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The jobs of a Gateway's list that memfuse declared (any schedule's)."""
+    return [j for j in listed if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)]
 
 
 def stale_ids(
