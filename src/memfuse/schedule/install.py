@@ -80,6 +80,11 @@ def place(
         if recorded_format(state) in (scheduler.name, None):
             state.remove(SCHEDULE_FILE)  # another format's schedule still runs: kept
         return Placed(schedule, files, changes + left_behind(state, recent))
+    if scheduler.program and machine.which(scheduler.program) is None:
+        # nothing written: a scheduler's own program is what puts its files to work
+        raise MemfuseError(
+            f"{scheduler.program} is not on this PATH. {ways_on(scheduler, machine)}"
+        )
     try:
         outcome = scheduler.install(schedule, files, machine)
     except MemfuseError as exc:

@@ -366,13 +366,14 @@ class Systemd(Scheduler):
     name = "systemd"
     summary = "user timers, which catch up missed runs"
     source_help = "a unit file or folder"
+    program = "systemctl"
     routes = "log in to a session with a systemd user manager (`loginctl enable-linger $USER`)"
 
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
         return render(schedule)
 
     def available(self, machine: Machine) -> bool:
-        return machine.which("systemctl") is not None and _manager(machine).returncode == 0
+        return super().available(machine) and _manager(machine).returncode == 0
 
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(files)
@@ -381,12 +382,6 @@ class Systemd(Scheduler):
         return base.load_folder(path, (".service", ".timer"), {".service": ".timer"})
 
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        if machine.which("systemctl") is None:
-            raise MemfuseError(
-                "systemctl is not on this PATH: no user timers can be enabled here (nothing"
-                " was written); `memfuse cron --format systemd` prints the units to install"
-                " by hand, or pick another --format"
-            )
         if (probe := _manager(machine)).returncode != 0:
             raise MemfuseError(
                 f"systemd's user manager cannot be reached ({base.why(probe)}): nothing was"

@@ -30,6 +30,7 @@ class OpenClaw(Scheduler):
     name = "openclaw"
     summary = "OpenClaw's own cron jobs"
     source_help = "an OpenClaw jobs list"
+    program = "openclaw"
     shell = True  # an agent turn's `exec:` line
     stdin_ok = True
     own_writers = True  # the Gateway's own list says when dreaming runs
@@ -43,14 +44,10 @@ class OpenClaw(Scheduler):
         """The installing shell's zone (its TZ), else the system's: the jobs carry it."""
         return host.shell_zone(machine.env) or system_zone()
 
-    def available(self, machine: Machine) -> bool:
-        return machine.which("openclaw") is not None
-
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(next(iter(files.values())))
 
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        _need(machine)
         agent = host.agent_for(workspace_of(schedule), machine.env)
         # The hook (its `hooks enable` alone took 10 s on the real CLI) and the jobs do not
         # wait on each other: side by side.
@@ -67,7 +64,8 @@ class OpenClaw(Scheduler):
         return Outcome(installed, changes + hook_changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
-        _need(machine)
+        if not self.available(machine):
+            raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
         listed = gateway.list_jobs(machine.tool)
         going, _ = stale_ids(listed, schedule, keeping=False)
         others = [j for j in memfuses(listed) if j.get("id") not in going]
@@ -152,11 +150,6 @@ class OpenClaw(Scheduler):
             listed = None
         listed = listed.get("jobs") if isinstance(listed, dict) else listed
         return host.busy_times(listed if isinstance(listed, list) else []) or None
-
-
-def _need(machine: Machine) -> None:
-    if machine.which("openclaw") is None:
-        raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
 
 
 SCHEDULER = OpenClaw()
