@@ -131,12 +131,10 @@ def _check(
     except ParseError as exc:
         raise ConfigError(f"cannot read the {scheduler.name} schedule: {exc}") from None
     beside = scheduler.writers_in(given) or busy  # a checked job list says it better
-    own = checking.own_settings(ctx.settings, schedule, machine.env, machine.home)
     rendered = files if file is None else None
     done = checking.check(
-        scheduler, jobs, rendered, own, beside, scheduler.zone(machine), machine,
-        checking.timeout(ctx.settings), file or "FILE",
-    )  # fmt: skip
+        scheduler, jobs, rendered, ctx.settings, schedule, beside, machine, file or "FILE"
+    )
     return _verdict(scheduler, source, done, "no memfuse job found")
 
 
@@ -168,9 +166,7 @@ def _check_every_agent(
         mine = agent.settings(s)
         machine = installing.machine_for(mine, agent.state())
         schedule, files, _ = _planned(scheduler, mine, machine, Request())
-        own = checking.own_settings(mine, schedule, machine.env, machine.home)
-        done = checking.check(scheduler, scheduler.read(files), files, own, [],
-                              scheduler.zone(machine), machine, checking.timeout(s))  # fmt: skip
+        done = checking.check(scheduler, scheduler.read(files), files, mine, schedule, [], machine)
         jobs += [{**c, "job": f"{agent.id}: {c['job']}"} for c in done.jobs]
         failed, unchecked = failed + done.failed, unchecked + done.unchecked
     for note in notes:

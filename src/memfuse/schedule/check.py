@@ -56,16 +56,18 @@ def check(
     scheduler: Scheduler,
     jobs: list[Job],
     files: dict[str, str] | None,
-    own: trial.Own,
+    settings: Settings,
+    schedule: Schedule,
     busy: list[Writer],
-    zone: str | None,
     machine: Machine,
-    timeout: float,
     source: str = "FILE",
 ) -> Checked:
-    """Every memfuse job in `jobs` (read from `source`) tried; `files` (the rendered ones)
-    also go through the scheduler's own checker; `busy` are the jobs that rewrite MEMORY.md,
-    listed after."""
+    """Every memfuse job in `jobs` (read from `source`) tried with these settings (`schedule`:
+    theirs); `files` (the rendered ones) also go through the scheduler's own checker; `busy`
+    are the jobs that rewrite MEMORY.md, listed after."""
+    own = own_settings(settings, schedule, machine.env, machine.home)
+    zone = scheduler.zone(machine)
+    timeout = max(CHECK_TIMEOUT_FLOOR, settings.timeout * 6)
     again = ["memfuse", "cron", "--format", scheduler.name, "--check", source]
     checks = [
         c for job in jobs
@@ -85,11 +87,6 @@ def check(
         for w in busy
     ]  # fmt: skip
     return Checked(checks, failed, found, unchecked)
-
-
-def timeout(settings: Settings) -> float:
-    """How long one job's trial may take: six times a store call's, at least the floor."""
-    return max(CHECK_TIMEOUT_FLOOR, settings.timeout * 6)
 
 
 def own_settings(
