@@ -265,7 +265,7 @@ def write_own(
             written[target] = before
             changes.append(f"wrote {target}")
     if len(changes) == before_changes:
-        changes.append(f"{folder} already holds this schedule: nothing changed")
+        changes.append(f"{folder} already holds these files: nothing changed")
     return written
 
 
