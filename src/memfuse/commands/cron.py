@@ -60,8 +60,6 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
         if request.file is not None:
             raise ConfigError("--all-agents checks every agent's own schedule, not a FILE")
         given = agents.named(request.workspaces, scheduler.name) if request.workspaces else None
-        if request.check:
-            return _check_every_agent(ctx, scheduler, given)
         return _every_agent(ctx, scheduler, request, given)
     machine = installing.machine_for(s, ctx.workspace.state)
     schedule, files, busy = _planned(scheduler, s, machine, request)
@@ -153,35 +151,14 @@ def _verdict(scheduler: Scheduler, source: str, done: checking.Checked, none: st
     return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
 
 
-def _check_every_agent(
-    ctx: RunContext, scheduler: Scheduler, given: list[tuple[str, str]] | None
-) -> CommandResult:
-    """Each agent's printed schedule tried as `cron --check` tries one: one list, the worst
-    exit."""
-    s = ctx.settings
-    roster, notes = agents.roster(s, mcporter_config_path(s, os.environ), given=given)
-    jobs: list[checking.JobCheck] = []
-    failed = unchecked = 0
-    for agent in roster:
-        mine = agent.settings(s)
-        machine = installing.machine_for(mine, agent.state())
-        schedule, files, _ = _planned(scheduler, mine, machine, Request())
-        done = checking.check(scheduler, scheduler.read(files), files, mine, schedule, [], machine)
-        jobs += [{**c, "job": f"{agent.id}: {c['job']}"} for c in done.jobs]
-        failed, unchecked = failed + done.failed, unchecked + done.unchecked
-    for note in notes:
-        ctx.reporter.warn(note)
-    every = checking.Checked(jobs, failed, len(jobs), unchecked)
-    return _verdict(scheduler, "every agent's schedule", every, "no agent to check")
-
-
 def _every_agent(
     ctx: RunContext, scheduler: Scheduler, request: Request, given: list[tuple[str, str]] | None
 ) -> CommandResult:
-    """Every agent's jobs (`given`: the workspaces several -w name, else the hosts' roster)."""
+    """Every agent's jobs (`given`: the workspaces several -w name, else the hosts' roster);
+    `--check` tries each agent's printed schedule as it tries one: one list, the worst exit."""
     s = ctx.settings
     install, remove = request.install, request.remove
-    if s.session_server is not None:
+    if s.session_server is not None and not request.check:
         raise ConfigError(
             f"{'--all-agents' if given is None else 'several -w'} gives each workspace a server"
             " entry in the mcporter config; memfuse's own [session] table names one server for"
@@ -191,11 +168,19 @@ def _every_agent(
     roster, notes = agents.roster(s, config, store=not remove, given=given)
     changes: list[str] = []
     files: dict[str, str] = {}
+    tried: list[checking.JobCheck] = []
+    failed = unchecked = 0
     for agent in roster:
         mine, state = agent.settings(s), agent.state()
         machine = installing.machine_for(mine, state)
         schedule, printed, _ = _planned(scheduler, mine, machine, request)
         said = f"agent {agent.id} ({one_line(str(agent.workspace))})"
+        if request.check:
+            done = checking.check(scheduler, scheduler.read(printed), printed, mine, schedule, [],
+                                  machine)  # fmt: skip
+            tried += [{**c, "job": f"{agent.id}: {c['job']}"} for c in done.jobs]
+            failed, unchecked = failed + done.failed, unchecked + done.unchecked
+            continue
         if not (install or remove):
             _merge(files, printed)
             continue
@@ -218,6 +203,11 @@ def _every_agent(
                 f"{said}: left its store entry {agent.server} and its database"
                 f" ({agent.entry['env']['AGENT_MEMORY_DB']}): memfuse never deletes memories"
             )
+    if request.check:
+        for note in notes:
+            ctx.reporter.warn(note)
+        every = checking.Checked(tried, failed, len(tried), unchecked)
+        return _verdict(scheduler, "every agent's schedule", every, "no agent to check")
     machine = installing.machine_for(s, ctx.workspace.state)
     if (install or remove) and given is None:
         changes += scheduler.strays(machine, [a.id for a in roster], remove=remove)

@@ -58,13 +58,11 @@ def install(
     schedule: Schedule,
     schedule_zone: str | None = None,
     agent: str | None = None,
-    *,
-    listed: list[dict[str, Any]] | None = None,
 ) -> tuple[Schedule, list[str]]:
     """Declare the schedule's jobs (moved clear of MEMORY.md's other writers); the schedule
     as installed and what changed. A job the Gateway already has as declared costs no call;
-    the others are declared at once, side by side (`listed`: the Gateway's list, when read)."""
-    listed = list_jobs(tool) if listed is None else listed
+    the others are declared at once, side by side."""
+    listed = list_jobs(tool)
     schedule, _ = writers.clear_of(
         schedule, host.busy_times(listed), schedule_zone
     )  # said in its notes

@@ -11,14 +11,10 @@ an argv on the Gateway host with no model in between (`{kind: "command", argv, e
 src/cli/cron-cli/register.cron-add.ts stores `--command-argv`; decision 96). An agent-turn
 job (`exec: <sh command>` as a line of the agent's prompt) is read back, never written.
 
-Install story (checked against the `openclaw` package 2026.9.6, its dist/cron-cli and a local
-Gateway; gateway.py): each job is declared by its declaration key (`declare_params`), which
-converges the job that has that key in place — same id, failure streaks kept — or creates it,
-so installing twice changes nothing; every id goes after `--`, so one that starts with a dash
-is never read as an option. Jobs carrying this label's names or declaration keys that are not
-in the schedule (a run that moved, a job of an older memfuse made without a key) are removed
-by id (`stale_ids`), nothing else. The Gateway keeps its jobs in its own state database; it is
-never written here. Times without `tz` are the Gateway host's local time.
+A job is declared by its declaration key (`declare_params`; gateway.py makes the calls), which
+converges the job that has that key in place — same id, failure streaks kept — or creates it.
+Jobs carrying this label's names or keys that the schedule no longer has are removed by id
+(`stale_ids`), nothing else. Times without `tz` are the Gateway host's local time.
 """
 
 from __future__ import annotations
