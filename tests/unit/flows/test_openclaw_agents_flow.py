@@ -417,3 +417,29 @@ def test_status_cron_and_doctor_take_one_roster_from_every_host(
     ]
     doctor = world.json("doctor", "--all-agents")
     assert [row["agent"] for row in doctor.data["agents"]] == ["home", "lab"]
+
+
+def test_archive_reaches_every_agents_tidy(world: World, tmp_path: Path) -> None:
+    """Issue 48: `cron --all-agents --archive` planned each agent's runs without `--archive`."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    printed = world.json("cron", "--format", "crontab", "--all-agents", "--archive").data["text"]
+    tidy = [line for line in printed.splitlines() if line[:1].isdigit() and " tidy " in line]
+    assert len(tidy) == 2 and all("--archive" in line for line in tidy)
+
+
+def test_every_agents_printed_openclaw_jobs_clear_dreaming_as_one_workspaces_do(
+    world: World, tmp_path: Path
+) -> None:
+    """Issue 48: printed for one workspace, OpenClaw's tidy moves off the minute its
+    configuration gives dreaming (03:00 when it is silent); printed for every agent it did not."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    one = json.loads(world.json("cron", "--format", "openclaw").data["text"].split("\n", 1)[1])
+    every = world.json("cron", "--format", "openclaw", "--all-agents").data["files"]
+    tidy = [job["schedule"]["expr"] for text in every.values() for job in json.loads(text)
+            if job["name"].endswith("-tidy")]  # fmt: skip
+    assert [j["schedule"]["expr"] for j in one if j["name"].endswith("-tidy")] == ["30 3 * * *"]
+    assert tidy == ["30 3 * * *", "30 3 * * *"]
