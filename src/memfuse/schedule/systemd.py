@@ -24,7 +24,7 @@ from pathlib import Path
 from memfuse.errors import MemfuseError
 from memfuse.schedule import base
 from memfuse.schedule.base import Machine, Outcome, Scheduler
-from memfuse.schedule.runs import Job, ParseError, Run, Schedule, ScheduleError
+from memfuse.schedule.runs import ENV_NAME, Job, ParseError, Run, Schedule, ScheduleError
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
 _WHITESPACE = " \t\n\r"
@@ -34,7 +34,6 @@ _SIMPLE_ESCAPES = {
 }  # fmt: skip
 _ESCAPE_DIGITS = {"x": (2, 16), "u": (4, 16), "U": (8, 16)}
 _CALENDAR = re.compile(r"(?:\*-\*-\*\s+)?([0-9,]+):([0-9,]+)(?::([0-9,]+))?")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def generated_line(label: str) -> str:
@@ -235,7 +234,7 @@ def parse_environment(values: list[str], where: str) -> tuple[tuple[str, str], .
     for value in values:
         for word in _words(value, where, command=False):
             name, eq, setting = _specifiers(word, where).partition("=")
-            if not eq or not _ENV_NAME.fullmatch(name):
+            if not eq or not ENV_NAME.fullmatch(name):
                 raise ParseError(f"{where}: not an environment assignment: {word!r}")
             env[name] = setting
     return tuple(env.items())

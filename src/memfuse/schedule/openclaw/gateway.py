@@ -94,9 +94,8 @@ def install(
     return schedule, changes
 
 
-def remove(tool: Tool, schedule: Schedule, listed: list[dict[str, Any]] | None = None) -> list[str]:
+def remove(tool: Tool, schedule: Schedule, listed: list[dict[str, Any]]) -> list[str]:
     """Remove this schedule's jobs (by key or name, by id) and nothing else."""
-    listed = list_jobs(tool) if listed is None else listed
     changes = _remove(tool, listed, schedule, everything=True)
     return changes or ["OpenClaw has none of this schedule's jobs: nothing changed"]
 
