@@ -358,15 +358,8 @@ class Workspace:
         keep their keys and the bullets their positions); None, after one warning, when the
         file cannot or may not be read. A missing file raises FileNotFoundError. `odd` is
         given the day headings that name no real day."""
-        try:
-            raw = self.files.read(path)
-        except UnsafePath as exc:
-            warn(f"{exc}; skipped")
-            return None
-        except OSError as exc:
-            if isinstance(exc, FileNotFoundError):
-                raise
-            warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
+        raw = self._read(path, warn)
+        if raw is None:
             return None
         found, impossible = split(decode(raw)[0], heading_day)
         if odd is not None:
@@ -378,15 +371,8 @@ class Workspace:
 
         A missing file raises FileNotFoundError: whether that is worth a word is the caller's.
         """
-        try:
-            raw = self.files.read(path)
-        except UnsafePath as exc:
-            warn(f"{exc}; skipped")
-            return None
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
+        raw = self._read(path, warn)
+        if raw is None:
             return None
         parsed = parse_bytes(raw)
         if parsed.replaced_bytes:
@@ -397,15 +383,22 @@ class Workspace:
     def read_memory_md(self, warn: Warn) -> bytes | None:
         """MEMORY.md's bytes; None (after one warning when it may not be read) without it."""
         try:
-            return self.files.read(self.memory_md)
+            return self._read(self.memory_md, warn, "MEMORY.md")
         except FileNotFoundError:
             return None
+
+    def _read(self, path: Path, warn: Warn, name: str = "") -> bytes | None:
+        """A file's bytes, or None after one warning when it cannot or may not be read (`name`:
+        what the warning calls it). A missing file raises FileNotFoundError."""
+        try:
+            return self.files.read(path)
         except UnsafePath as exc:
-            warn(f"{exc}; MEMORY.md is skipped")
-            return None
+            warn(f"{exc}; {name + ' is ' if name else ''}skipped")
+        except FileNotFoundError:
+            raise
         except OSError as exc:
-            warn(f"cannot read MEMORY.md: {exc.strerror or exc}; skipped")
-            return None
+            warn(f"cannot read {name or path}: {exc.strerror or exc}; skipped")
+        return None
 
 
 def _dated(folder: Path) -> dict[date, Path]:

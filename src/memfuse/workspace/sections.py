@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
-from memfuse.workspace.blocks import token_chunks
-from memfuse.workspace.journal import Bullet, ParsedJournal, commonmark_blocks, parse, read
+from memfuse.workspace.blocks import commonmark_blocks, token_chunks
+from memfuse.workspace.journal import Bullet, ParsedJournal, parse, read
 
 DAY_HEADING = re.compile(r"## ([0-9]{4})-([0-9]{2})-([0-9]{2})[ \t]*")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
