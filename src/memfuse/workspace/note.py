@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -32,6 +31,7 @@ from memfuse.confine import FileChanged, UnsafePath
 from memfuse.errors import WorkspaceError
 from memfuse.host import DREAMING_TAG
 from memfuse.workspace import note_file
+from memfuse.workspace.comments import fence_closes, fence_opened
 from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, byte_order, decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
@@ -348,21 +348,16 @@ def _read_back(
     raise NoteRefused(_why(old, shown, frame.line))
 
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
 def _why(text: str, shown: str, first: int = 1) -> str:
     """Why a note at the end of this journal (its lines from `first` on) would not read back
     as itself."""
     fence, comment = "", None
     for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=first):
-        opened = _FENCE.match(line)
         if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = ""
+            fence = "" if fence_closes(line, fence) else fence
             continue
-        if opened:
-            fence, since = opened[1], n
+        if (opened := fence_opened(line)) is not None:
+            fence, since = opened, n
             continue
         if comment is None and "<!--" in line and "-->" not in line.split("<!--")[-1]:
             comment = n

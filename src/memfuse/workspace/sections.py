@@ -18,10 +18,10 @@ from dataclasses import replace
 from datetime import date
 
 from memfuse.workspace.blocks import commonmark_blocks, token_chunks
+from memfuse.workspace.comments import fence_closes, fence_opened
 from memfuse.workspace.journal import Bullet, ParsedJournal, parse, read
 
 DAY_HEADING = re.compile(r"## ([0-9]{4})-([0-9]{2})-([0-9]{2})[ \t]*")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _PROBE = "## 1900-01-01"  # a heading appended to see whether a text swallows it
 # An HTML block's opening and the line that ends it (CommonMark's kinds 1-5; 6 and 7 end at a
 # blank line, which every appended section starts with).
@@ -34,24 +34,6 @@ _HTML_ENDS = (
 )
 
 Sections = dict[date, list[ParsedJournal]]
-
-
-def fence_opened(line: str) -> str | None:
-    """The fence a line opens (its run of ` or ~), or None."""
-    match = _FENCE.fullmatch(line)
-    if match is None or (match[1][0] == "`" and "`" in match[2]):
-        return None  # a backtick fence's info string holds no backtick
-    return match[1]
-
-
-def fence_closes(line: str, fence: str) -> bool:
-    match = _FENCE.fullmatch(line)
-    return (
-        match is not None
-        and match[1][0] == fence[0]
-        and len(match[1]) >= len(fence)
-        and not match[2].strip()
-    )
 
 
 def heading_lines(lines: list[str]) -> list[int]:
