@@ -88,14 +88,6 @@ class Hit:
     id: int = 0  # the row's, in this index
 
 
-@dataclass(frozen=True)
-class Stages:
-    """The parts of the local search that can be switched off (the benchmark measures each)."""
-
-    near: bool = True
-    dates: bool = True
-
-
 class RecallIndexError(MemfuseError):
     """The recall index cannot be used, even after one it could not open was set aside."""
 
@@ -254,15 +246,15 @@ class RecallIndex:
         self.db.execute("DELETE FROM tails WHERE path = ?", (name,))
 
     def search(
-        self, query: str, limit: int, today: date, stages: Stages | None = None
+        self, query: str, limit: int, today: date, without: frozenset[str] = frozenset()
     ) -> list[Hit]:
-        """The best `limit` bullets and facts for a question, best first."""
-        stages = stages or Stages()
-        asked = self.terms(query, today, stages)
+        """The best `limit` bullets and facts for a question, best first; `without`: the
+        stages switched off ("near", "dates": the benchmark measures each)."""
+        asked = self.terms(query, today, dates="dates" not in without)
         if not asked:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in asked)
-        weights = WEIGHTS if stages.near else (WEIGHTS[0], 0.0, 0.0, WEIGHTS[3])
+        weights = (WEIGHTS[0], 0.0, 0.0, WEIGHTS[3]) if "near" in without else WEIGHTS
         # BM25 once a match, and only the best `limit` joined to their text (measured in
         # benchmarks/bench.py: a common word matches most of a year's bullets).
         rows = self.db.execute(
@@ -330,10 +322,9 @@ class RecallIndex:
             for rank, (i, (path, line, content, kind, day), score) in enumerate(hits, start=1)
         ]
 
-    def terms(self, query: str, today: date, stages: Stages | None = None) -> list[str]:
+    def terms(self, query: str, today: date, *, dates: bool = True) -> list[str]:
         """The terms of a question the index is asked for: its rarest (terms.bounded)."""
-        stages = stages or Stages()
-        wanted = query_terms(query) + (query_tokens(query, today) if stages.dates else [])
+        wanted = query_terms(query) + (query_tokens(query, today) if dates else [])
         wanted = list(dict.fromkeys(wanted))
         if not wanted:
             return []
