@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memfuse.workspace.blocks import read_blocks
-from memfuse.workspace.journal import Bullet, parse
+from memfuse.workspace.bullets import Bullet
+from memfuse.workspace.journal import parse
 from memfuse.workspace.plain import read_plain
 
 # Lines as journals hold them, and the lines that border on something else: an indented

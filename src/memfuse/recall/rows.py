@@ -17,7 +17,8 @@ from pathlib import Path
 from memfuse.recall.dates import doc_tokens
 from memfuse.recall.terms import doc_terms
 from memfuse.text.classify import Classifier
-from memfuse.workspace.journal import Bullet, decode
+from memfuse.workspace.bullets import Bullet
+from memfuse.workspace.journal import decode
 from memfuse.workspace.layout import Journal, Source, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 from memfuse.workspace.weekly import Weeklies

@@ -22,31 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from memfuse.workspace.blocks import read_blocks
-from memfuse.workspace.bullets import (
-    NO_TIME,
-    ORDERED_FROM,
-    Bullet,
-    Places,
-    Tally,
-    section_key,
-)
+from memfuse.workspace.bullets import Bullet, Tally
 from memfuse.workspace.plain import read_plain
-
-__all__ = [
-    "NO_TIME",
-    "ORDERED_FROM",
-    "Bullet",
-    "ParsedJournal",
-    "Places",
-    "Tally",
-    "byte_order",
-    "decode",
-    "parse",
-    "parse_bytes",
-    "plain_part",
-    "read",
-    "section_key",
-]
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,9 @@ from pathlib import Path
 
 from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
+from memfuse.workspace.bullets import Bullet, Tally
 from memfuse.workspace.forms import Part, union
-from memfuse.workspace.journal import Bullet, ParsedJournal, Tally, decode, parse_bytes
+from memfuse.workspace.journal import ParsedJournal, decode, parse_bytes
 from memfuse.workspace.names import (
     ARCHIVED,
     ARCHIVED_NAME,

@@ -31,8 +31,9 @@ from memfuse.confine import FileChanged, UnsafePath
 from memfuse.errors import WorkspaceError
 from memfuse.host import DREAMING_TAG
 from memfuse.workspace import note_file
+from memfuse.workspace.bullets import NO_TIME, ORDERED_FROM, Bullet
 from memfuse.workspace.comments import fence_closes, fence_opened
-from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, byte_order, decode, parse
+from memfuse.workspace.journal import byte_order, decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
 from memfuse.workspace.note_text import NOTE_MAX, NoteRefused, checked_text

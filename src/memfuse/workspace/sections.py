@@ -18,8 +18,9 @@ from dataclasses import replace
 from datetime import date
 
 from memfuse.workspace.blocks import commonmark_blocks, token_chunks
+from memfuse.workspace.bullets import Bullet
 from memfuse.workspace.comments import fence_closes, fence_opened
-from memfuse.workspace.journal import Bullet, ParsedJournal, parse, read
+from memfuse.workspace.journal import ParsedJournal, parse, read
 
 DAY_HEADING = re.compile(r"## ([0-9]{4})-([0-9]{2})-([0-9]{2})[ \t]*")
 _PROBE = "## 1900-01-01"  # a heading appended to see whether a text swallows it
