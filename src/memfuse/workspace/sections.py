@@ -38,13 +38,14 @@ Sections = dict[date, list[ParsedJournal]]
 
 
 def heading_lines(lines: list[str]) -> list[int]:
-    """The lines (0-based) that start a top-level level-2 ATX heading, in order, as the
-    journals' reading finds them (`token_chunks`)."""
+    """The lines (0-based) of the ATX headings outside every container, in order, as the
+    journals' reading finds them (`token_chunks`: a file too deep to parse whole is read block
+    by block, and an unindented heading is always a block of its own)."""
     return [
         first + t.map[0]
         for first, _end, tokens in token_chunks(lines)
         for t in tokens or ()
-        if t.type == "heading_open" and t.level == 0 and t.markup == "##" and t.map
+        if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#") and t.map
     ]
 
 
