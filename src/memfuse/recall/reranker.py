@@ -54,11 +54,6 @@ def endpoint(settings: RerankSettings) -> str:
     return f"{base}/rerank"
 
 
-def auth_header(key: str) -> str:
-    """`Bearer <key>`, without doubling a prefix the key already carries."""
-    return key if key.lower().startswith("bearer ") else f"Bearer {key}"
-
-
 def open_reranker(settings: RerankSettings) -> RerankClient:
     """The reranker's client (httpx is loaded only by runs that rerank)."""
     return RerankClient(settings)
@@ -97,7 +92,8 @@ class RerankClient:
             return Ranking((), 0)
         if not self.settings.api_key:
             raise RerankError("no API key: set AGENT_MEMORY_RERANK_API_KEY or OPENAI_API_KEY")
-        headers = {"Authorization": auth_header(self.settings.api_key)}
+        key = self.settings.api_key  # `Bearer <key>`, a prefix the key carries not doubled
+        headers = {"Authorization": key if key.lower().startswith("bearer ") else f"Bearer {key}"}
         started = time.monotonic()
         status, body = self._post(self.payload(query, documents, top_n), headers)
         latency = int((time.monotonic() - started) * 1000)

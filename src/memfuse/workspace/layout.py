@@ -207,10 +207,6 @@ class Workspace:
                 found.setdefault(day, []).append((int(match[2] or 0), path))
         return {day: tuple(p for _n, p in sorted(found[day])) for day in sorted(found)}
 
-    def weekly_rollups(self) -> dict[date, Path]:
-        """The weekly roll-ups, by the Monday that names them."""
-        return _dated(self.journal_dir / "weekly")
-
     def markdown_stamp(self) -> tuple[tuple[str, int, int, int, int, int], ...]:
         """A cheap fingerprint of every file the Markdown's views read (the entries of
         memory/, its archive and weekly folders, and MEMORY.md: name, inode, mode, size, time
@@ -237,7 +233,7 @@ class Workspace:
             found.setdefault(day, []).extend(Source(day, p, ARCHIVED) for p in paths)
         for day, path in self.daily_journals().items():
             found.setdefault(day, []).append(Source(day, path, DAILY))
-        for monday, path in self.weekly_rollups().items():
+        for monday, path in _dated(self.journal_dir / "weekly").items():  # by their Monday
             for offset in range(7):
                 day = monday + timedelta(days=offset)
                 if FIRST_DAY <= day <= LAST_DAY:
