@@ -3,8 +3,8 @@ its rules made to cost each level of a line the same however deep it nests. Pure
 
 Every container a line opens runs the block rules again on the rest of the line, so a rule
 that reads all of the rest of the line, or everything a container holds, costs the square of
-the nesting on each line (decision 320: `- - - … a` lines 90 markers deep read at ~28 s/MiB,
-two thirds of it in these two rules):
+the nesting on each line: a journal of `- - - … a` lines 90 markers deep read at ~28 s/MiB,
+two thirds of it in these two rules (cProfile):
 
 - the thematic break (`* * *`) read the rest of the line at every level, in Python, looking
   for a run of one of `*`, `-`, `_` and blanks; here one regular expression tells a level
