@@ -2,9 +2,9 @@
 
 Reading every vector out of the index (the join of texts and vectors) cost a cold question 2.2 s
 at 146 000 bullets (docs/performance.md). The process that loaded them writes them here,
-`recall-vectors.bin` in the state folder: the rows' ids, a code for each row's file (its
-neighbours are the rows of the same file), and the int8 matrix, each on a page of its own; the
-next process maps it and reads from the index only what changed since.
+`recall-vectors.bin` in the state folder (memfuse.recall.paged): the rows' ids, a code for
+each row's file (its neighbours are the rows of the same file), and the int8 matrix; the next
+process maps it and reads from the index only what changed since.
 
 What changed is known by generations, kept in the index in the same transactions as the writes:
 every refresh that writes rows and every embedding step is a new generation; a text whose
@@ -14,10 +14,10 @@ generation it holds; a process takes it, then the rows with an id above its last
 an id deleted since and the rows whose vector was stored since — the same rows, in the same
 order, as the join.
 
-The file is input memfuse did not just make: it is opened without following a
-link or waiting on a FIFO, and used only when it is the very file memfuse recorded in the index
-after writing it (its inode, size and times, and a random nonce in its header), of the model
-asked for, of the generation recorded, and every array inside it adds up. Anything else (stale,
+The file is input memfuse did not just make: it is opened without following a link or
+waiting on a FIFO, and used only when it is the very file memfuse recorded in the index after
+writing it (its inode, size and times, and a random nonce in its header), of the model asked
+for, of the generation recorded, and every array inside it adds up. Anything else (stale,
 truncated, replaced, planted) is not used: the rows come from the index, and the file is
 written again. A new model, or logs grown past DROPPED_MAX, forgets the file.
 """

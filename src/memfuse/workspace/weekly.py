@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memfuse.workspace.journal import ParsedJournal
-from memfuse.workspace.names import journal_date, name_date
+from memfuse.workspace.names import name_date
 from memfuse.workspace.sections import split
 
 Warn = Callable[[str], None]
@@ -90,7 +90,7 @@ class Weeklies:
     ) -> None:
         """Note (and say) the sections of a roll-up just read that are no day of its week:
         outside it, or under a heading that names no real day (`odd`)."""
-        first = journal_date(path)
+        first = name_date(path.name)
         reasons = []
         if first is not None:
             last = first + timedelta(days=6)
