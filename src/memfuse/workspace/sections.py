@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
-from memfuse.workspace.blocks import commonmark_blocks, token_chunks
+from memfuse.workspace.blocks import token_chunks
 from memfuse.workspace.bullets import Bullet
 from memfuse.workspace.comments import fence_closes, fence_opened
 from memfuse.workspace.journal import ParsedJournal, parse, read
@@ -96,8 +96,9 @@ def closed(text: str) -> str:
 
 
 def _closer(lines: list[str]) -> str | None:
-    """The line that ends the block open at the end of these lines: the last top-level one."""
-    tokens = commonmark_blocks(lines)
+    """The line that ends the block open at the end of these lines: the last top-level one (of
+    the last block `token_chunks` parses, when the whole is too deep to parse)."""
+    *_, (at, _end, tokens) = token_chunks(lines)
     if tokens is None:  # too deep to parse: the line scan's fence, if one is open
         fence = ""
         for line in lines:
@@ -112,7 +113,7 @@ def _closer(lines: list[str]) -> str | None:
     if last.type == "fence":
         return last.markup
     if last.type == "html_block":
-        first = lines[last.map[0]]
+        first = lines[at + last.map[0]]
         for opening, end in _HTML_ENDS:
             match = opening.match(first)
             if match is not None:
