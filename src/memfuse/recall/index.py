@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -37,7 +38,7 @@ from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import query_tokens
-from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
+from memfuse.recall.rows import DaysRead, Row, Stamp, files_of, rows_of, to_read_again
 from memfuse.recall.semantic import Embedder, best, closeness
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
@@ -197,7 +198,8 @@ class RecallIndex:
                 role = ",".join(day.isoformat() for day, _forms in days)
                 stamps[name] = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size,
                                 role)  # fmt: skip
-                empty[name] = empty_file(info)
+                # a plain file with nothing in it: no rows, whatever reading it would say
+                empty[name] = stat.S_ISREG(info.st_mode) and info.st_size == 0
             days_read = DaysRead(workspace, classifier, warn, given)
             self._dropped = []
             for name in to_read_again(stamps, known, present):
