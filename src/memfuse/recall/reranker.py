@@ -47,13 +47,6 @@ class Ranking:
     latency_ms: int
 
 
-def endpoint(settings: RerankSettings) -> str:
-    base = settings.base_url.rstrip("/")
-    if settings.provider == "cohere" and not base.endswith("/v2"):
-        return f"{base}/v2/rerank"
-    return f"{base}/rerank"
-
-
 def open_reranker(settings: RerankSettings) -> RerankClient:
     """The reranker's client (httpx is loaded only by runs that rerank)."""
     return RerankClient(settings)
@@ -64,7 +57,9 @@ class RerankClient:
         import httpx  # loaded only by runs that rerank: recall without one starts faster
 
         self.settings = settings
-        self.endpoint = endpoint(settings)
+        base = settings.base_url.rstrip("/")
+        cohere = settings.provider == "cohere" and not base.endswith("/v2")
+        self.endpoint = f"{base}/v2/rerank" if cohere else f"{base}/rerank"
         self._client = client or httpx.Client(
             timeout=httpx.Timeout(settings.timeout, connect=min(5.0, settings.timeout))
         )
