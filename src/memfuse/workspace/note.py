@@ -13,8 +13,9 @@ memory through memfuse, and the Markdown stays the truth (docs/security.md, "The
   whole file from its last bullet at column 0.
 - The file's bytes are kept as they are; the note is added in its encoding (UTF-8, or UTF-16/
   UTF-32 announced by a byte-order mark) and its line ending (CRLF when its lines end so).
-- Appended on one confined descriptor (memfuse.workspace.note_file); a new journal is written
-  atomically through the confined writer, only while there is still none.
+- Appended on one confined descriptor, all or nothing, once, with no lock
+  (memfuse.workspace.note_file); a new journal is written atomically through the confined
+  writer, only while there is still none.
 """
 
 from __future__ import annotations
