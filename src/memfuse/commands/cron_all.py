@@ -179,6 +179,7 @@ def roster(
     listed = given or next((each for s in hosts if (each := s.agents(machine))), [])
     if not listed:
         raise ConfigError(registry.no_agents(hosts, machine))
+    notes = [n for s in hosts if given is None and (n := s.left_out(machine))]
     try:
         base, servers = _base_entry(settings, config, "--all-agents" if given is None else "-w")
     except ConfigError:
@@ -193,7 +194,6 @@ def roster(
     )
     database = Path(os.path.expanduser(str(env.get("AGENT_MEMORY_DB") or store_db_in(home))))
     agents: list[Agent] = []
-    notes: list[str] = []
     seen: dict[str, str] = {}
     ids: set[str] = set()
     for agent_id, workspace in listed:

@@ -62,6 +62,8 @@ def run(ctx: RunContext) -> CommandResult:
         rows.append(row)
     machine = installing.machine_for(ctx.settings, StateFolder(Path("/nonexistent")))
     for host in registry.every():
+        if (left := host.left_out(machine)) is not None:
+            ctx.reporter.warn(left)  # agents past what memfuse takes
         for crossing in host.crossings(machine):
             ctx.reporter.warn(crossing)  # another agent's memory within reach
     code = next((c for c in _WORST if c in codes), ExitCode.OK)
