@@ -66,3 +66,27 @@ def test_past_64_agents_the_count_and_the_first_five_left_out_are_named(tmp_path
         "OpenClaw's configuration lists 70 agents; memfuse takes the first 64 and leaves 6"
         " out, unscheduled and unchecked: b04, b05, b06, b07, b08, …"
     )
+
+
+def test_a_roster_in_an_included_file_is_installed_and_a_bad_include_said_by_doctor(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    config, _ = setup(world, {"home": world.workspace})
+    config.write_text("// the agents kept apart\n{ agents: { $include: './agents.json5' } }\n")
+    roster = {"entries": {"home": {"workspace": str(world.workspace)},
+                          "work": {"workspace": str(work)}}}  # fmt: skip
+    (config.parent / "agents.json5").write_text(json.dumps(roster))
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    assert sorted({str(j.get("agentId")) for j in gateway.jobs if j.get("agentId")}) == [
+        "home", "work",
+    ]  # fmt: skip
+    assert not [c for c in world.json("doctor").data["checks"] if c["name"] == "openclaw-config"]
+    config.write_text("{ agents: { $include: '../agents.json5' } }\n")  # out of its folder
+    checks = {c["name"]: c for c in world.json("doctor").data["checks"]}
+    row = checks["openclaw-config"]
+    assert not row["ok"] and not row["critical"] and "lies outside" in row["detail"]
+    assert "memfuse read none of its settings there" in row["detail"]
+    printed = world.run("cron", "--format", "openclaw")
+    assert "lies outside" in printed.stderr

@@ -199,7 +199,10 @@ def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
 def alert_route(env: Mapping[str, str]) -> str | None:
     """Where OpenClaw delivers a failure alert (its `cron.failureAlert` webhook or channel, or
     a configured channel), None when it has nowhere to: delivery then fails with
-    "Channel is required"."""
+    "Channel is required"; when the configuration cannot be read, that it is unknown."""
+    problem = config.reading(env).problem
+    if problem is not None:
+        return f"where OpenClaw announces them is unknown: its configuration {problem}"
     settings = read_config(env) or {}
     alert = dig(settings, "cron", "failureAlert")
     if dig(alert, "mode") == "webhook" and isinstance(dig(alert, "to"), str):
