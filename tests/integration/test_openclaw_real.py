@@ -57,9 +57,10 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def running_gateway(
-    tmp_path: Path, config: dict[str, object] | None = None
+    tmp_path: Path, config: dict[str, object] | None = None, beside: dict[str, str] | None = None
 ) -> Iterator[dict[str, str]]:
-    """A local Gateway in a HOME of its own (with this configuration), stopped at the end."""
+    """A local Gateway in a HOME of its own (with this configuration, and these files beside
+    it), stopped at the end."""
     openclaw = _openclaw()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -73,6 +74,8 @@ def running_gateway(
     if config is not None:
         (Path(env["HOME"]) / ".openclaw").mkdir()
         (Path(env["HOME"]) / ".openclaw" / "openclaw.json").write_text(json.dumps(config))
+    for name, text in (beside or {}).items():
+        (Path(env["HOME"]) / ".openclaw" / name).write_text(text)
     log = (tmp_path / "gateway.log").open("w")
     process = subprocess.Popen(
         [openclaw, "gateway", "run", "--allow-unconfigured", "--bind", "loopback",
@@ -96,7 +99,8 @@ def running_gateway(
             pytest.fail("the Gateway did not list its dreaming job within three minutes")
         yield env
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # a Gateway that stopped: said above
+            os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -321,18 +325,23 @@ def test_a_note_from_one_agent_never_reaches_the_other(
             "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
                         "maxTokens": 4096}],
         }}},
-        "agents": {"defaults": {"model": {"primary": "stub/stub-model"},
-                                "systemAgent": {"agentId": "home"}},
-                   "entries": {
-                       "home": {"workspace": str(spaces["home"]),
-                                "tools": {"deny": ["memfuse-work__*"]}},
-                       "work": {"workspace": str(spaces["work"]),
-                                "tools": {"deny": ["memfuse-home__*"]}}}},
+        "agents": {"$include": "./agents.json5"},  # followed by OpenClaw and memfuse alike
         "mcp": {"servers": {"memfuse-home": serve("home"),
                             "memfuse-work": serve("work", "--server", "agent-memory-work")}},
     }  # fmt: skip
+
+    def agent(name: str, other: str) -> str:
+        return (
+            f"{name}: {{ workspace: '{spaces[name]}', tools: {{ deny: ['memfuse-{other}__*'] }} }}"
+        )
+
+    agents = (  # JSON5, as OpenClaw's docs write it
+        "{ defaults: { model: { primary: 'stub/stub-model' }, systemAgent: { agentId: 'home' } },"
+        "\n  ownership: 'explicit',"  # the Gateway migrates it in only when nothing is included
+        f"\n  entries: {{ {agent('home', 'work')},\n    {agent('work', 'home')}, }},\n}}\n"
+    )
     phrase, words = f"NOTE-{os.getpid()}-{time.time_ns()}", "zebra accordion lighthouse"
-    with running_gateway(tmp_path, config) as env:
+    with running_gateway(tmp_path, config, {"agents.json5": agents}) as env:
         store.parent.mkdir(parents=True)
         entry = {"command": sys.executable, "args": ["-m", "memfuse.refserver"],
                  "env": {"AGENT_MEMORY_DB": str(tmp_path / "agent-memory.db"),
@@ -343,7 +352,9 @@ def test_a_note_from_one_agent_never_reaches_the_other(
              "--json"], env=env, capture_output=True, text=True, timeout=900, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "can call mcp.servers" not in done.stdout + done.stderr  # the denies hold
+        ours = [j for j in jobs(env) if str(j.get("declarationKey", "")).startswith("memfuse:")]
+        assert sorted(str(j.get("agentId")) for j in ours) == ["home"] * 3 + ["work"] * 3
+        assert "can call mcp.servers" not in done.stdout + done.stderr  # the denies, read
 
         noted = turn(env, received, "home", steps(
             ("tool_search", {"query": "note memory journal"}),
