@@ -224,16 +224,17 @@ class _Follow:
             entry = home + entry[1:] if entry == "~" or entry.startswith("~/") else entry
             if os.path.isabs(entry):
                 roots.append(os.path.normpath(entry))
+        holding = [root for root in roots if within(root, target)]
+        if not holding:
+            raise _Unread(
+                f"{said}: {target} lies outside {roots[0]}, the configuration's folder, and"
+                " every folder OPENCLAW_INCLUDE_ROOTS names"
+            )
         real = os.path.realpath(target)
-        for root in roots:
-            if within(root, target):
-                if within(os.path.realpath(root), real):
-                    return Path(os.path.realpath(root))
-                raise _Unread(f"{said}: it is a link out of {root}")
-        raise _Unread(
-            f"{said}: {target} lies outside {roots[0]}, the configuration's folder, and every"
-            " folder OPENCLAW_INCLUDE_ROOTS names"
-        )
+        for root in map(os.path.realpath, roots):  # the link may lead into another of them
+            if within(root, real):
+                return Path(root)
+        raise _Unread(f"{said}: it is a link out of {holding[0]}")
 
 
 def _merge(base: Any, over: Any) -> Any:
