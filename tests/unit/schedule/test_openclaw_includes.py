@@ -67,6 +67,10 @@ def test_a_folder_openclaw_include_roots_names_may_hold_an_include(tmp_path: Pat
     assert host.agents(env) == [] and "lies outside" in str(host.config_problem(env))
     allowed = env_for(tmp_path / "oc", OPENCLAW_INCLUDE_ROOTS=f"/nonexistent:{outside}")
     assert host.agents(allowed) == [("home", "/h")] and host.config_problem(allowed) is None
+    files(tmp_path / "oc", **{"openclaw.json": "{ agents: { $include: './linked.json5' } }"})
+    (tmp_path / "oc" / "linked.json5").symlink_to(outside / "agents.json5")
+    assert "a link out of" in str(host.config_problem(env))  # into a folder none allows
+    assert host.agents(allowed) == [("home", "/h")]  # into one OPENCLAW_INCLUDE_ROOTS names
 
 
 def test_a_changed_included_file_is_read_again(tmp_path: Path) -> None:
