@@ -116,6 +116,9 @@ class OpenClaw(Scheduler):
     def agents(self, machine: Machine) -> list[tuple[str, str]]:
         return host.agents(machine.env)
 
+    def left_out(self, machine: Machine) -> str | None:
+        return host.agents_left_out(machine.env)
+
     def crossings(self, machine: Machine) -> list[str]:
         return serving.leaks(machine.env)
 
