@@ -48,6 +48,24 @@ def test_agents_past_the_cap_are_said_by_cron_status_and_doctor(
     assert said in printed.stderr
 
 
+def test_an_agent_pushed_past_the_cap_has_its_jobs_named_as_such_not_as_gone(
+    world: World, gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spaces = {"home": world.workspace, "work": tmp_path / "work"}
+    (spaces["work"] / "memory").mkdir(parents=True)
+    setup(world, spaces)
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    monkeypatch.setattr(host, "AGENTS_MAX", 1)  # an agent added earlier in the roster, say
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    said = json.dumps(out.data)
+    assert "agent work is past the first 1 agents memfuse takes" in said
+    assert "work is no longer configured" not in said
+    removed = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
+    assert "agent work is past the first 1 agents memfuse takes: removed its job" in (
+        json.dumps(removed.data)
+    )
+
+
 def test_no_warning_at_or_under_the_cap(world: World, gateway: Gateway) -> None:
     setup(world, {"home": world.workspace})
     assert host.agents_left_out(dict(os.environ)) is None

@@ -171,6 +171,11 @@ def agents_left_out(env: Mapping[str, str]) -> str | None:
     )
 
 
+def agents_past_cap(env: Mapping[str, str]) -> set[str]:
+    """The ids of configured agents past AGENTS_MAX: configured, but not memfuse's to serve."""
+    return {agent for agent, _ in _roster(read_config(env) or {})[AGENTS_MAX:]}
+
+
 def _roster(settings: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(id, entry) of every configured agent: `agents.entries`, then `agents.list[]`, an id
     once."""
