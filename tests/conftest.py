@@ -243,8 +243,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 def dry_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """`cron --check`'s dry run of each job, recorded and not run (its argv, in order): for a
     test whose point is which jobs a check finds and how it reads them, not what a run says.
-    Each run is a memfuse process, and a store's, ~0.4 s of CPU; what a run says is held by
-    test_cron_flow's own checks (a clean schedule, a missing config, an unchecked job)."""
+    Each run is a memfuse process, and a store's, ~0.4 s of CPU; real runs stay where the run
+    is the point (test_cron_flow's clean schedule, missing config and program only named
+    memfuse; the OpenClaw install flow's checks)."""
     from memfuse.schedule import check
 
     ran: list[list[str]] = []
