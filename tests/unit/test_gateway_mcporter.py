@@ -132,7 +132,7 @@ def test_guard_flags_non_json_answers_where_json_is_needed() -> None:
     assert "not JSON" in reporter.warnings[0]
 
 
-def test_call_many_keeps_order_under_concurrency() -> None:
+def test_concurrent_calls_keep_their_index() -> None:
     class Echo:
         name = "echo"
 
@@ -148,8 +148,8 @@ def test_call_many_keeps_order_under_concurrency() -> None:
             pass
 
     guard = Guard(Echo(), Reporter(), jobs=4)  # type: ignore[arg-type]
-    results = guard.call_many([("t", {"n": n}) for n in range(50)])
-    assert [r["n"] for r in results if r] == list(range(50))
+    results = dict(guard.as_completed([("t", {"n": n}) for n in range(50)]))
+    assert [results[i][0]["n"] for i in range(50) if results[i][0]] == list(range(50))
 
 
 def test_breaker_stops_calling_a_dead_store_after_three_failures_in_a_row() -> None:

@@ -196,24 +196,24 @@ class StoreClient:
     def recall(self, query: str, limit: int) -> list[StoredMemory] | None:
         """The store's own ranked recall; None when it did not answer a list."""
         answer = self._guard.call(self._tool.recall, {"query": query, "limit": limit})
-        return self._reader().memories(answer, self._tz) if answer is not None else None
+        return self._reader().read_memories(answer, self._tz) if answer is not None else None
 
     def listing(self, prefix: str) -> list[StoredMemory] | None:
         """Every memory under a URI prefix (recall_path has no limit: the caller caps)."""
         answer = self._guard.call(self._tool.recall_path, {"uri": prefix, "traverse_hops": 0})
         if answer is None:
             return None
-        found = self._reader().memories(answer, self._tz)
+        found = self._reader().read_memories(answer, self._tz)
         if found is None and isinstance(answer.get("memory"), dict):
             # a store answering the prefix as one exact URI
-            return self._reader().memories({"memories": [answer["memory"]]}, self._tz)
+            return self._reader().read_memories({"memories": [answer["memory"]]}, self._tz)
         return found
 
     def lookup(self, uri: str) -> StoredMemory | None:
         """The memory at exactly this URI, or None (not there, or no answer)."""
         answer = self._guard.call(self._tool.recall_path, {"uri": uri})
         memory = (answer or {}).get("memory")
-        found = self._reader().memories({"memories": [memory]}, self._tz) if memory else None
+        found = self._reader().read_memories({"memories": [memory]}, self._tz) if memory else None
         return found[0] if found else None
 
     def uris_under(self, prefixes: Sequence[str]) -> set[str] | None:
@@ -279,11 +279,11 @@ class StoreClient:
     def _outcome(self, answer: dict[str, Any] | None, why: str | None = None) -> Outcome:
         if answer is None:
             return Outcome("failed", reason=why or "") if why else FAILED
-        outcome = self._reader().outcome(answer)
+        outcome = self._reader().read_outcome(answer)
         if outcome.unexpected is not None and self._generation is None:
             generation = self.generation()  # a generation memfuse reads differently?
             if generation is not None:
-                outcome = generation.outcome(answer)
+                outcome = generation.read_outcome(answer)
         if outcome.unexpected is not None:
             self._guard.reporter.warn(outcome.unexpected, guard=True)
         return outcome
@@ -300,4 +300,4 @@ class StoreClient:
         answer = self._guard.answer(self._tool.reflect, {"phase": "all"})
         if answer is None:
             return None
-        return self._reader().reflection(answer.value, answer.text)
+        return self._reader().read_reflection(answer.value, answer.text)
