@@ -25,8 +25,6 @@ from memfuse.config.options import (
     TRUSTED_KEYS,
     Option,
     Validator,
-    as_number,
-    positive_number,
 )
 from memfuse.errors import ConfigError
 from memfuse.host import workspace_in
@@ -280,34 +278,14 @@ def _checked_flag(name: str, value: Any) -> Any:
 
 
 def _rerank_settings(values: Mapping[str, Any], env: Mapping[str, str]) -> RerankSettings:
-    """AGENT_MEMORY_RERANK_* (with the OPENAI_* fallbacks) over the [rerank] table."""
-    base = RerankSettings()
-    provider = (
-        env.get("AGENT_MEMORY_RERANK_PROVIDER") or values.get("rerank.provider") or base.provider
-    )
-    timeout_text = env.get("AGENT_MEMORY_RERANK_TIMEOUT")
-    timeout = values.get("rerank.timeout", base.timeout)
-    if timeout_text:
-        try:
-            timeout = positive_number(as_number(timeout_text))
-        except TypeError as exc:
-            raise ConfigError(
-                f"environment variable AGENT_MEMORY_RERANK_TIMEOUT must be {exc}"
-            ) from None
-    return RerankSettings(
-        provider=provider.strip().lower(),
-        model=env.get("AGENT_MEMORY_RERANK_MODEL") or values.get("rerank.model") or base.model,
-        api_key=env.get("AGENT_MEMORY_RERANK_API_KEY") or env.get("OPENAI_API_KEY") or None,
-        base_url=(
-            env.get("AGENT_MEMORY_RERANK_BASE_URL")
-            or env.get("OPENAI_BASE_URL")
-            or values.get("rerank.base_url")
-            or base.base_url
-        ),
-        timeout=timeout,
-        surface=values.get("rerank.surface", base.surface),
-        tidy=values.get("rerank.tidy", base.tidy),
-    )
+    """The [rerank] settings (AGENT_MEMORY_RERANK_* over the table, as OPTIONS reads them),
+    the key from the environment alone, and the OPENAI_* fallbacks of the key and endpoint."""
+    table = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("rerank.")}
+    table["provider"] = table.get("provider", RerankSettings.provider).strip().lower()
+    table["api_key"] = env.get("AGENT_MEMORY_RERANK_API_KEY") or env.get("OPENAI_API_KEY") or None
+    url = env.get("AGENT_MEMORY_RERANK_BASE_URL") or env.get("OPENAI_BASE_URL")
+    table["base_url"] = url or table.get("base_url", RerankSettings.base_url)
+    return RerankSettings(**table)
 
 
 def _session_server(values: Mapping[str, Any]) -> SessionServer | None:

@@ -181,12 +181,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("consistent_similarity", _fraction, ("tidy", "consistent_similarity")),
     Option("related_similarity", _fraction, ("tidy", "related_similarity")),
     Option("archive_after_days", _positive_count, ("tidy", "archive_after_days")),
-    # The reranker's variables (AGENT_MEMORY_RERANK_*, OPENAI_*) are agent-memory's own names
-    # with fallbacks, read by _rerank_settings.
-    Option("rerank.provider", _string, ("rerank", "provider"), trusted=True),
-    Option("rerank.model", _string, ("rerank", "model"), trusted=True),
+    # The reranker's variables are agent-memory's own names; the key's and the endpoint's, with
+    # their OPENAI_* fallbacks, are read by _rerank_settings.
+    Option("rerank.provider", _string, ("rerank", "provider"), "AGENT_MEMORY_RERANK_PROVIDER",
+           trusted=True),
+    Option("rerank.model", _string, ("rerank", "model"), "AGENT_MEMORY_RERANK_MODEL",
+           trusted=True),
     Option("rerank.base_url", _string, ("rerank", "base_url"), trusted=True),
-    Option("rerank.timeout", positive_number, ("rerank", "timeout"), limit=True),
+    Option("rerank.timeout", positive_number, ("rerank", "timeout"),
+           "AGENT_MEMORY_RERANK_TIMEOUT", numeric=True, limit=True),
     # Whether surface's and tidy's recalls are reranked too (recall's always is): trusted,
     # since it decides whether their memories are sent to the reranker's endpoint.
     Option("rerank.surface", _boolean, ("rerank", "surface"), trusted=True),
