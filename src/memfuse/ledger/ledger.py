@@ -20,7 +20,6 @@ from typing import Any
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
-from memfuse.state.pause import paused_since, set_paused
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
 
 SCHEMA_VERSION = 1
@@ -33,10 +32,6 @@ Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns a
 # `resumed` is not settled either: a rollback was undone, so the next sync sends it again.
 SETTLED = {"added", "updated", "merged", "skipped", "rejected", "forgotten", "withdrawn"}
 ATTEMPTS_KEPT = 5  # the last attempts of each position, for `memfuse where`
-# The setting an older `memfuse rollback` left in the ledger while it was in force. The pause
-# now lives only in the state file `sync-paused` (paused_since): a ledger lost or set aside can
-# never undo it, and the two can never disagree. An old ledger's setting is moved there once.
-PAUSED = "paused"
 # An entry's columns, in the order of Entry's fields.
 _COLUMNS = "position, day, content_hash, outcome, uri, memory_type, memory_id, created, synced_at"
 # S608: the SQL below is built of these constants alone.
@@ -92,6 +87,7 @@ class LedgerError(MemfuseError):
 
 # The ledger's schema. Only ever add to it: a file whose objects are not all among these is not
 # memfuse's (memfuse.state.sqlite), and an altered table would make every older ledger so.
+# Nothing reads or writes `files` and `settings` any more; they keep today's ledgers memfuse's.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     position TEXT PRIMARY KEY, day TEXT NOT NULL, content_hash TEXT NOT NULL,
@@ -143,27 +139,6 @@ class Ledger:
         # Not memfuse's, or not usable, the old one was moved aside: the next sync rebuilds
         # what it held from the store, which answers every bullet it has as a duplicate.
         self.fresh = self.fresh or old is not None
-        self._move_pause(state)
-
-    def _move_pause(self, state: StateFolder) -> None:
-        """Move an old ledger's pause into its state file, once (the file wins if both are
-        there). Checked and moved in one write transaction, so that a `rollback --undo` running
-        alongside cannot have its lifted pause put back."""
-        query = "SELECT value FROM settings WHERE key = ?"
-        try:
-            if self.db.execute(query, (PAUSED,)).fetchone() is None:
-                return  # the usual case, settled without taking the write lock
-            with immediate(self.db):
-                row = self.db.execute(query, (PAUSED,)).fetchone()
-                if row is None:
-                    return
-                if paused_since(state) is None:
-                    set_paused(state, str(row[0]))
-                self.db.execute("DELETE FROM settings WHERE key = ?", (PAUSED,))
-        except (sqlite3.Error, OSError, UnsafePath) as exc:
-            raise LedgerError(
-                f"cannot move the rollback's pause out of {self.path}: {exc}"
-            ) from None
 
     @staticmethod
     def _open(state: StateFolder) -> sqlite3.Connection:
@@ -227,8 +202,7 @@ class Ledger:
     # --- the files a run covered (a plain sync reads only what changed since) ---------------
     # A file's stamp is (size, mtime_ns, ctime_ns, inode): an editor, `rsync -t` or `git
     # checkout` that puts an old modification time back still changes the status-change time
-    # or the inode. The table `files` (size and mtime alone) is no longer read: after an
-    # upgrade, the first plain sync reads every journal once, and sends what changed.
+    # or the inode.
     def covered(self) -> dict[str, Stamp]:
         """The stamp of every journal file as the last run that covered it saw it."""
         rows = self.db.execute("SELECT path, size, mtime_ns, ctime_ns, inode FROM stamps")
