@@ -33,8 +33,14 @@ from typing import IO, Any, TextIO
 
 from memfuse import __version__
 from memfuse.errors import MemfuseError
-from memfuse.store.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
-from memfuse.store.gateway.spec import ServerSpec
+from memfuse.store.gateway.base import (
+    Answer,
+    CallFailed,
+    CallTimeout,
+    ServerSpec,
+    ToolMissing,
+    parse_answer,
+)
 
 ErrlogOpener = Callable[[], TextIO]
 
