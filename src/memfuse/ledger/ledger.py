@@ -31,6 +31,8 @@ Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns a
 # `lost` is not settled: the store lost it (memfuse.ledger.reconcile); the next sync re-sends it.
 # `resumed` is not settled either: a rollback was undone, so the next sync sends it again.
 SETTLED = {"added", "updated", "merged", "skipped", "rejected", "forgotten", "withdrawn"}
+# Outcomes after which the store holds the bullet's text in some memory.
+HOLDING = frozenset({"added", "updated", "merged", "skipped"})
 ATTEMPTS_KEPT = 5  # the last attempts of each position, for `memfuse where`
 # An entry's columns, in the order of Entry's fields.
 _COLUMNS = "position, day, content_hash, outcome, uri, memory_type, memory_id, created, synced_at"
@@ -256,14 +258,6 @@ class Ledger:
                 (position, position, ATTEMPTS_KEPT),
             )
 
-    def attempts_of(self, position: str) -> list[Attempt]:
-        rows = self.db.execute(
-            "SELECT at, outcome, reason, memory_id, content_hash FROM attempts WHERE position = ?"
-            " ORDER BY id",
-            (position,),
-        )
-        return [Attempt(*row) for row in rows]
-
     def pending(self) -> list[tuple[str, Attempt]]:
         """Positions whose last attempt failed and whose text no entry settles since."""
         return [(str(row[0]), Attempt(*row[1:])) for row in self.db.execute(_PENDING)]
@@ -287,9 +281,6 @@ class Ledger:
             " AND (outcome IN ('added', 'updated', 'lost') OR created = 1)"
         ).fetchone()
         return int(row[0])
-
-    def days(self) -> list[str]:
-        return [row[0] for row in self.db.execute("SELECT DISTINCT day FROM entries ORDER BY day")]
 
     def adopt(self, entries: Iterable[Entry]) -> int:
         """Add entries of positions the ledger does not know yet (one transaction); how many

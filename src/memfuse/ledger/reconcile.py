@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from memfuse.ledger.ledger import Entry, Ledger, content_hash
+from memfuse.ledger.ledger import HOLDING, Entry, Ledger, content_hash
 from memfuse.report import Reporter
 from memfuse.store.answers import StoredMemory
 from memfuse.store.client import StoreClient
@@ -27,8 +27,6 @@ from memfuse.workspace.position import JOURNAL_PREFIXES
 
 # Outcomes after which the memory sits at its pinned URI (a skip or a merge may sit elsewhere).
 AT_URI = frozenset({"added", "updated", "lost"})
-# Outcomes after which the store holds the bullet's text in some memory.
-HOLDING = frozenset({"added", "updated", "merged", "skipped"})
 DELETE_BELOW = 0.05  # agent-memory 2.2's reflect deletes P3 memories below this vitality
 DELETED_PRIORITY = 3
 
