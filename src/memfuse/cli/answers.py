@@ -100,7 +100,7 @@ def where(
 
     Example: memfuse where "billing migration"; memfuse where memory/2026-12-01.md:7
     """
-    from memfuse.commands import where as command
+    from memfuse.views import where as command
 
     runner.run("where", common, lambda ctx: command.run(ctx, what), lock=False)
 
@@ -109,7 +109,7 @@ def where(
 @with_common_options(*STORE)
 def serve(common: Common) -> None:
     """Serve recall, where and status to an agent as an MCP server over stdio, and note,
-    which writes: it appends one bullet to today's journal (under the workspace lock).
+    which writes: it appends one bullet to today's journal (without the workspace lock).
 
     Keeps the recall index and one store session warm between calls; add it to the agent's
     MCP config (docs/serve.md). Example, one question without a config entry:

@@ -34,7 +34,7 @@ def status(
 
         runner.run("status", common, status_all.run, lock=False, workspace=False)
         return
-    from memfuse.commands import status as command
+    from memfuse.views import status as command
 
     runner.run("status", common, command.run, lock=False)
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
-from memfuse.text.classify import Classifier
 
 
 def run(ctx: RunContext, text: str) -> CommandResult:
-    s = ctx.settings
-    verdict = Classifier(s.knowledge_keywords, s.emotion_keywords).classify(text)
+    verdict = ctx.classifier.classify(text)
     data = {"type": verdict.type, "keyword": verdict.keyword, "text": text}
     return CommandResult("classify", data, (verdict.explain(),))

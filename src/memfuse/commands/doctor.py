@@ -30,7 +30,7 @@ def run(ctx: RunContext, *, show_config: bool = False) -> CommandResult:
         store=lambda: ctx.store,
         server=lambda: ctx.server,
         server_said=ctx.server_said,
-        server_log=ctx.server_log,
+        server_log=ctx.workspace.state.server_log,
         transport_why=lambda: ctx.transport_why,
     )
     checks, generation = run_checks(probe)

@@ -17,6 +17,7 @@ tested with plain data, and `--dry-run` shows the very plan a real run carries o
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,7 +157,7 @@ def _rollback(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> Rollb
         "dry_run": ctx.dry_run,
         "undo": False,
         "candidates": rows,
-        "counts": _count(rows),
+        "counts": dict(Counter(row["outcome"] for row in rows)),
         "withdrawn": 0,
         "paused_since": paused_since(ctx.workspace.state),
         "plan": the_plan.as_dict(),
@@ -196,13 +197,6 @@ def verdict(found: StoredMemory | None, memory_id: str | None) -> str:
     if not (found.source or "").startswith(SOURCE_PREFIX):
         return "not memfuse's"
     return "forget"
-
-
-def _count(rows: list[RollbackRow]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
-    return counts
 
 
 def _undo(ctx: RunContext, ledger: Ledger) -> RollbackData:

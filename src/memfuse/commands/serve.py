@@ -1,27 +1,25 @@
 """`memfuse serve`: recall, where, status and note as the tools of an MCP server over stdio,
 for an agent to call in-session instead of starting a process per question.
 
-This module lists the tools, reads their arguments, and hands each call to its command's own
-engine (memfuse.recall.engine; memfuse.views.where and .status) or to the note writer; the
-engine that keeps the index and the store session warm and bounds every answer is
-memfuse.serve (docs/serve.md).
-
-It writes no MEMORY.md, RECENT.md, ledger or run history; `note` appends one bullet to
-today's journal under the workspace lock (memfuse.serve.note), and the recall index it
-refreshes is derived state.
+This module declares the tools and hands each call to its command's own engine
+(memfuse.recall.engine; memfuse.views.where and .status) or to the note writer
+(memfuse.serve.note); memfuse.serve keeps the index and the store session warm and bounds
+every answer (docs/serve.md). Only `note` writes: one bullet appended to today's journal,
+without the workspace lock; the recall index it refreshes is derived state.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from memfuse import __version__
 from memfuse.recall import engine
 from memfuse.recall.engine import QUESTION_MAX, STORE_DOWN, Request
-from memfuse.run.context import RunContext
-from memfuse.run.mcp_server import ToolSpec, serve_stdio
+from memfuse.recall.reranking import Reranking
+from memfuse.run.context import Call, RunContext
+from memfuse.run.mcp_server import serve_stdio
 from memfuse.run.output import CommandResult
 from memfuse.run.results import ServeData
 from memfuse.serve import arguments as args
@@ -40,39 +38,6 @@ INSTRUCTIONS = (
     " agent-memory store. Call `recall` before answering about past work, decisions or"
     " preferences; `where` for one bullet's history; `status` when asked about memory health;"
     " `note` to write down, in one line, something worth remembering."
-)
-RECALL_ARGS = (
-    args.text(
-        "query", QUESTION_MAX,
-        "What to look for, in words (dates such as 'last week' or '2026-03-14' count).",
-    ),
-    args.whole("limit", 1, LIMIT_MAX, default=10),
-    args.whole("days", 1, DAYS_MAX, "Only what is from the last N days."),
-    args.day("since", "Only what is from this day on."),
-    args.day("until", "Only what is from this day or before."),
-    args.some_of("types", TYPES),
-)  # fmt: skip
-RECALL = ToolSpec(
-    "recall",
-    "Search the agent's memory (journals, MEMORY.md and the store), best first, each result"
-    " with where it is written (memory/2026-12-01.md:7) and its store URI. The text is a"
-    " summary; `memfuse recall --json`'s envelope is in the result's _meta.",
-    args.schema(RECALL_ARGS),
-)
-WHERE_ARGS = (args.text("what", QUESTION_MAX),)
-WHERE = ToolSpec(
-    "where",
-    "One bullet's story: its journal line, URI and type, every answer the store gave it,"
-    " and whether the store holds it now. Give some of its text, its URI, or FILE:LINE."
-    " `memfuse where --json`'s envelope is in the result's _meta.",
-    args.schema(WHERE_ARGS),
-)
-STATUS = ToolSpec(
-    "status",
-    "The memory lifecycle at a glance: the last sync/surface/tidy runs, RECENT.md's age,"
-    " the ledger, the lock, and alarms that need a person (status `escalated`)."
-    " `memfuse status --json`'s envelope is in the result's _meta.",
-    args.schema(()),
 )
 
 
@@ -103,34 +68,26 @@ def service(
 
 
 # --- the tools: each answered by its command's own flow ----------------------------------
-def _recall(service: Service, ctx: RunContext, request: Request) -> CommandResult:
-    service.catch_up(ctx)
+def _recall(service: Service, call: Call, request: Request) -> CommandResult:
+    service.catch_up(call)
+    s = call.settings
+    reranking = Reranking(s.rerank, service.run.seams.rerank_factory, call.reporter, s.now)
     services = engine.Services(
-        store=ctx.store.recall, index=service.index, reranking=ctx.reranking, uris=service.uris,
-        warn=ctx.reporter.warn, now=ctx.settings.now, embedder=ctx.embedder,
+        store=call.store.recall, index=service.index, reranking=reranking, uris=service.uris,
+        warn=call.reporter.warn, now=s.now, embedder=service.run.embedder,
     )  # fmt: skip
     return CommandResult("recall", engine.ask(services, request))
 
 
-def _warm_up(service: Service, ctx: RunContext) -> None:
+def _warm_up(service: Service, call: Call) -> None:
     """One question through recall's own path, the local index alone (the store's recall is
     not asked: it counts what it returns as read), so that the first real one pays nothing
     a later one does not."""
     request = Request("memfuse warm-up", 1, without=frozenset({"store", "rerank"}))
-    _recall(service, ctx, request)
+    _recall(service, call, request)
 
 
-def _where(_service: Service, ctx: RunContext, what: str) -> CommandResult:
-    return where.run(ctx, what)
-
-
-def _status(_service: Service, ctx: RunContext, _request: None) -> CommandResult:
-    return status.run(ctx)
-
-
-# --- arguments: read against the bounds each tool lists (serve.arguments) -----------------
-def _recall_request(arguments: Mapping[str, Any]) -> Request:
-    given = args.read(arguments, RECALL_ARGS)
+def _recall_request(given: dict[str, Any]) -> Request:
     since, until = given["since"], given["until"]
     if since is not None and until is not None and since > until:
         raise BadArguments(f"since {since} is after until {until}")
@@ -140,18 +97,39 @@ def _recall_request(arguments: Mapping[str, Any]) -> Request:
     )  # fmt: skip
 
 
-def _where_request(arguments: Mapping[str, Any]) -> str:
-    query: str = args.read(arguments, WHERE_ARGS)["what"]
-    return query
-
-
-def _status_request(arguments: Mapping[str, Any]) -> None:
-    args.read(arguments, ())
-
-
-TOOLS = (
-    Tool(RECALL, _recall_request, _recall),
-    Tool(WHERE, _where_request, _where),
-    Tool(STATUS, _status_request, _status),
-    note.TOOL,
+RECALL = Tool(
+    "recall",
+    "Search the agent's memory (journals, MEMORY.md and the store), best first, each result"
+    " with where it is written (memory/2026-12-01.md:7) and its store URI. The text is a"
+    " summary; `memfuse recall --json`'s envelope is in the result's _meta.",
+    (
+        args.text(
+            "query", QUESTION_MAX,
+            "What to look for, in words (dates such as 'last week' or '2026-03-14' count).",
+        ),
+        args.whole("limit", 1, LIMIT_MAX, default=10),
+        args.whole("days", 1, DAYS_MAX, "Only what is from the last N days."),
+        args.day("since", "Only what is from this day on."),
+        args.day("until", "Only what is from this day or before."),
+        args.some_of("types", TYPES),
+    ),
+    _recall,
+    _recall_request,
+)  # fmt: skip
+WHERE = Tool(
+    "where",
+    "One bullet's story: its journal line, URI and type, every answer the store gave it,"
+    " and whether the store holds it now. Give some of its text, its URI, or FILE:LINE."
+    " `memfuse where --json`'s envelope is in the result's _meta.",
+    (args.text("what", QUESTION_MAX),),
+    lambda _service, call, given: where.run(call, given["what"]),
 )
+STATUS = Tool(
+    "status",
+    "The memory lifecycle at a glance: the last sync/surface/tidy runs, RECENT.md's age,"
+    " the ledger, the lock, and alarms that need a person (status `escalated`)."
+    " `memfuse status --json`'s envelope is in the result's _meta.",
+    (),
+    lambda _service, call, _given: status.run(call),
+)
+TOOLS = (RECALL, WHERE, STATUS, note.TOOL)

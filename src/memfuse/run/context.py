@@ -1,7 +1,8 @@
 """What one run works with, built here and nowhere else: settings and the clock they carry
 (`settings.now`), the warning reporter, the store client and the sync ledger (each opened on
 first use and closed with the run), the reranker's step, the classifier, the workspace and the
-server's entry (each made once for the run)."""
+server's entry (each made once for the run); for serve, the store session kept warm across its
+calls (`WarmStore`) and what each call has of its own (`Call`)."""
 
 from __future__ import annotations
 
@@ -16,24 +17,22 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from memfuse.errors import ConfigError, MemfuseError
 from memfuse.ledger.ledger import Ledger
-from memfuse.ledger.reader import LedgerReader
 from memfuse.recall.reranker import open_reranker
 from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.recall.semantic import Embedder, installed
-from memfuse.report import Reporter, cause
+from memfuse.report import Reporter
+from memfuse.run.server_log import ServerLog
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
-from memfuse.store.diagnose import Check, config_check, node_abi, setup_faults
-from memfuse.store.gateway import Answer, CallFailed, ToolMissing
+from memfuse.store.diagnose import Check, config_check, setup_faults
+from memfuse.store.gateway import Answer, CallFailed, GatewayError, ToolMissing
 from memfuse.text.classify import Classifier
-from memfuse.untrusted import printable
 from memfuse.workspace.layout import Workspace
 
 if TYPE_CHECKING:
@@ -49,21 +48,6 @@ GatewayFactory = Callable[[Settings, Server, Callable[[], TextIO] | None], tuple
 @contextlib.contextmanager
 def no_progress(_label: str, _total: int) -> Iterator[Advance]:
     yield lambda: None
-
-
-SERVER_LOG_MAX = 1 << 20  # the session server's stderr log is cut back above 1 MiB…
-SERVER_LOG_KEEP = 256 * 1024  # …to its last 256 KiB
-
-
-def _cut_back(fd: int) -> int:
-    """Above SERVER_LOG_MAX, keep the log's last SERVER_LOG_KEEP bytes; its size after."""
-    size = os.fstat(fd).st_size
-    if size > SERVER_LOG_MAX:
-        kept = os.pread(fd, SERVER_LOG_KEEP, size - SERVER_LOG_KEEP)
-        os.ftruncate(fd, 0)
-        os.write(fd, kept)
-        size = len(kept)
-    return size
 
 
 def wall_clock() -> datetime:
@@ -94,9 +78,7 @@ class RunContext:
     verbose: bool = False
     transport_why: str | None = None  # why the gateway took its transport, once opened
     _store: StoreClient | None = None
-    _server_log_start: int | None = None
     _ledger: Ledger | None = None
-    _reader: LedgerReader | None = None
     # What the run does once it let go of the workspace lock (memfuse.run.runner), so that no
     # other run, note or question waits for it: the night's embedding.
     afterwards: list[Callable[[], None]] = field(default_factory=list)
@@ -110,10 +92,8 @@ class RunContext:
     def store(self) -> StoreClient:
         """agent-memory, through the best-effort guard: every store call goes here."""
         if self._store is None:
-            state = self.workspace.state
-            log = self._server_log if state.exists() else None
             gateway, why = self._unset() or self.seams.gateway_factory(
-                self.settings, self.server, log
+                self.settings, self.server, self.server_stderr()
             )
             self.transport_why = why
             self.reporter.info(f"transport {gateway.name} ({why})")
@@ -124,7 +104,7 @@ class RunContext:
                 self.reporter,
                 jobs=self.settings.jobs,
                 tz=self.settings.now.tzinfo,
-                server_env=self._env,
+                server_env=self.server_env,
             )
         return self._store
 
@@ -144,7 +124,8 @@ class RunContext:
         entry = config_check(self.settings, os.environ)
         if entry is None or not entry.fault:
             return None
-        return Unset(entry.line()), f"auto: no server entry ({entry.line()})"
+        why = entry.line()
+        return NoStore("unset", why, ToolMissing), f"auto: no server entry ({why})"
 
     @property
     def ledger(self) -> Ledger:
@@ -154,65 +135,24 @@ class RunContext:
             self._ledger = Ledger(self.workspace.state)
         return self._ledger
 
-    @property
-    def ledger_reader(self) -> LedgerReader | None:
-        """The ledger opened read-only on first use, for a run that must not write it
-        (status); None when there is none. LedgerError when it cannot be read."""
-        if self._reader is None:
-            self._reader = LedgerReader.open(self.workspace.state)
-        return self._reader
+    def server_stderr(self) -> Callable[[], TextIO] | None:
+        """Where a server the session transport starts is to write its stderr (None: there is
+        no state folder to keep it in)."""
+        return self.server_log.for_server if self.workspace.state.exists() else None
 
-    def _server_log(self) -> TextIO:
-        """Where the stderr of a server the session transport starts goes (0600, appended;
-        cut to its last SERVER_LOG_KEEP bytes once above SERVER_LOG_MAX, so it cannot grow
-        run after run). Where this run's part starts is kept for `server_said`."""
-        state = self.workspace.state
-        fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND)
-        self._server_log_start = _cut_back(fd)
-        return open(fd, "a+", encoding="utf-8", errors="replace")
-
-    def trim_server_log(self) -> None:
-        """Cut the session server's log back if it grew past SERVER_LOG_MAX while its server
-        ran: a long-lived command (serve) keeps one server for days. The server appends
-        (O_APPEND), so what it writes after the cut lands after the kept tail."""
-        state = self.workspace.state
-        try:
-            fd = state.open(state.SERVER_LOG, os.O_RDWR | os.O_APPEND, create=False)
-        except (OSError, MemfuseError):
-            return
-        try:
-            if os.fstat(fd).st_size > SERVER_LOG_MAX:
-                _cut_back(fd)
-                self._server_log_start = 0
-        finally:
-            os.close(fd)
+    @functools.cached_property
+    def server_log(self) -> ServerLog:
+        """The session server's stderr log."""
+        return ServerLog(self.workspace.state)
 
     def server_said(self) -> str | None:
-        """The line the server wrote on stderr during this run (session transport) that names
-        why it failed (`Error: Cannot find module …`, not the `Node.js v20` it ends with), for a
-        failure to show; None when it wrote nothing memfuse kept."""
-        if self._server_log_start is None:
-            return None
-        state = self.workspace.state
-        try:
-            fd = state.open(state.SERVER_LOG, os.O_RDONLY, create=False)
-        except (OSError, MemfuseError):
-            return None
-        try:
-            size = os.fstat(fd).st_size
-            start = max(self._server_log_start, size - 16384)
-            tail = os.pread(fd, size - start, start).decode("utf-8", "replace")
-        finally:
-            os.close(fd)
-        said = node_abi(tail) or (cause(tail, lines=1) if tail.strip() else None)
-        return self.reporter.mask(printable(said))[:600] if said else None
+        """The line the store's server wrote on stderr during this run that names why it
+        failed (session transport), masked, for a failure to show; None when there is none."""
+        said = self.server_log.said()
+        return self.reporter.mask(said)[:600] if said else None
 
-    @property
-    def server_log(self) -> Path:
-        """Where the server's stderr is kept, whole."""
-        return self.workspace.state.path / self.workspace.state.SERVER_LOG
-
-    def _env(self) -> dict[str, str] | None:
+    def server_env(self) -> dict[str, str] | None:
+        """The environment the server's entry gives it (None: the entry cannot be read)."""
         server = self.server
         return None if isinstance(server, Exception) else dict(server.env)
 
@@ -240,12 +180,6 @@ class RunContext:
         state = s.state_dir or default_state_dir(s.workspace, os.environ)
         return Workspace(s.workspace, state, s.read_cap)
 
-    def warm_store(self, *, retry_after: float, clock: Callable[[], float]) -> WarmStore:
-        """One store session for the calls of a long-lived command (memfuse serve)."""
-        log = self._server_log if self.workspace.state.exists() else None
-        return WarmStore(self.settings, self.seams, self.server, log, retry_after=retry_after,
-                         clock=clock)  # fmt: skip
-
     def setup_faults(self) -> list[Check]:
         """Why this run reached no store, when the store's setup is why — named by doctor's
         own checks (memfuse.store.diagnose); [] when the store answered, was not asked, or
@@ -262,7 +196,7 @@ class RunContext:
             bridge_version=store.bridge_version,
             last=warnings[0] if warnings else "no answer",
             said=said,
-            log=self.server_log if said else None,
+            log=self.workspace.state.server_log if said else None,
             env=os.environ,
         )
 
@@ -282,10 +216,9 @@ class RunContext:
     def close_ledger(self) -> None:
         """Close the ledger (while the run still holds the workspace lock); a later use opens
         it again."""
-        for opened in (self._ledger, self._reader):
-            if opened is not None:
-                opened.close()
-        self._ledger = self._reader = None
+        if self._ledger is not None:
+            self._ledger.close()
+        self._ledger = None
 
     def close(self) -> None:
         """Close what the run opened: the store client, the ledger."""
@@ -294,39 +227,25 @@ class RunContext:
             self._store.close()
 
 
-class Unset:
-    """The store when the run's setup names no server it can start: every call fails at once
-    with why (the guard's breaker trips on the first)."""
+RESTING = "resting"  # the store's transport while a long-lived command waits to try it again
 
-    name = "unset"
 
-    def __init__(self, why: str) -> None:
+class NoStore:
+    """The store when it cannot be asked: every call fails at once with why, as `error` — a
+    ToolMissing where the run's setup names no server it can start (the guard's breaker trips
+    on the first); a CallFailed while a long-lived command waits to try it again (the guard
+    makes it the call's warning, instead of waiting out a timeout)."""
+
+    def __init__(self, name: str, why: str, error: type[GatewayError]) -> None:
+        self.name = name
         self.why = why
+        self.error = error
 
     def call(self, tool: str, arguments: Any) -> Answer:
-        raise ToolMissing(self.why)
+        raise self.error(self.why)
 
     def list_tools(self) -> list[str]:
-        raise ToolMissing(self.why)
-
-    def close(self) -> None:
-        """Nothing is held."""
-
-
-class Resting:
-    """The store while a long-lived command waits to try it again: every call fails at once
-    with why (the guard makes it the call's warning), instead of waiting out a timeout."""
-
-    name = "resting"
-
-    def __init__(self, why: str) -> None:
-        self.why = why
-
-    def call(self, tool: str, arguments: Any) -> Answer:
-        raise CallFailed(self.why)
-
-    def list_tools(self) -> list[str]:
-        raise CallFailed(self.why)
+        raise self.error(self.why)
 
     def close(self) -> None:
         """Nothing is held."""
@@ -342,21 +261,14 @@ class WarmStore:
 
     def __init__(
         self,
-        settings: Settings,
-        seams: Seams,
-        server: Server,
-        server_log: Callable[[], TextIO] | None,
+        run: RunContext,
         *,
         retry_after: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.settings = settings
-        self.seams = seams
-        self.server = server
-        self.server_log = server_log
+        self.run = run
         self.retry_after = retry_after
         self.clock = clock
-        self.transport_why: str | None = None
         self._gateway: Gateway | None = None
         self._rest_until = 0.0
         self._why = ""
@@ -367,31 +279,32 @@ class WarmStore:
         with self._lock:
             if self._gateway is None and self.clock() < self._rest_until:
                 left = self._rest_until - self.clock()
-                gateway: Gateway = Resting(f"{self._why} (asked again in {left:.0f} s)")
+                why = f"{self._why} (asked again in {left:.0f} s)"
+                gateway: Gateway = NoStore(RESTING, why, CallFailed)
             else:
                 gateway = self._gateway or self._open()
-        server = self.server
-        env = None if isinstance(server, Exception) else dict(server.env)
+        settings = self.run.settings
         return StoreClient.over(
-            gateway, reporter, jobs=self.settings.jobs, tz=self.settings.now.tzinfo,
-            server_env=lambda: env,
+            gateway, reporter, jobs=settings.jobs, tz=settings.now.tzinfo,
+            server_env=self.run.server_env,
         )  # fmt: skip
 
     def _open(self) -> Gateway:
         """A new gateway; a resting one (for `retry_after`) when none can be made."""
         try:
-            self._gateway, self.transport_why = self.seams.gateway_factory(
-                self.settings, self.server, self.server_log
+            run = self.run
+            self._gateway, _why = run.seams.gateway_factory(
+                run.settings, run.server, run.server_stderr()
             )
         except MemfuseError as exc:
             self._why = f"the store cannot be reached: {exc}"
             self._rest_until = self.clock() + self.retry_after
-            return Resting(self._why)
+            return NoStore(RESTING, self._why, CallFailed)
         return self._gateway
 
     def settle(self, client: StoreClient, why: str | None) -> None:
         """After a call: a store that was asked and never answered (`why`) rests."""
-        if client.transport == Resting.name or client.outcome != "failed":
+        if client.transport == RESTING or client.outcome != "failed":
             return
         with self._lock:
             gateway, self._gateway = self._gateway, None
@@ -401,12 +314,23 @@ class WarmStore:
             with contextlib.suppress(Exception):
                 gateway.close()
 
-    @property
-    def resting(self) -> bool:
-        return self._gateway is None and self.clock() < self._rest_until
-
     def close(self) -> None:
         with self._lock:
             gateway, self._gateway = self._gateway, None
         if gateway is not None:
             gateway.close()
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a long-lived command (serve's tools): its settings (its clock), warnings
+    and store client, with the run's workspace and classifier."""
+
+    settings: Settings
+    reporter: Reporter
+    store: StoreClient
+    workspace: Workspace
+    classifier: Classifier
+
+
+Asking = RunContext | Call  # what a view (memfuse.views) reads: a command's run, or one call

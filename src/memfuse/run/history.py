@@ -181,12 +181,12 @@ def assess(
     ahead = next((r for r in records if r.at > latest), None)
     if ahead is not None:  # it would hide every other alarm: itself one
         why = (
-            f"the run history holds a run dated {_when(ahead.at)}, after now (a wrong clock, or"
+            f"the run history holds a run dated {stamp(ahead.at)}, after now (a wrong clock, or"
             f" an edited file): delete {StateFolder.RUNS} in the state folder"
         )
         return Alarm(name, why, ahead.started)
     if not current and now - last.at > 2 * policy.max_age:
-        return Alarm(name, f"no run since {_when(last.at)} (is cron running it?)", last.started)
+        return Alarm(name, f"no run since {stamp(last.at)} (is cron running it?)", last.started)
     # A run the lock refused says nothing of the setup: it neither raises nor clears this.
     settled = [r for r in records if r.status != "locked"]
     if not current and settled and settled[-1].store == MISCONFIGURED:
@@ -203,16 +203,16 @@ def assess(
     if streak >= policy.failed_runs:
         first = outages[-streak]
         reason = (
-            f"every store call failed in the last {streak} runs, since {_when(first.at)}"
+            f"every store call failed in the last {streak} runs, since {stamp(first.at)}"
             f"{_last_success(successes)}"
         )
         return Alarm(name, reason, first.started)
     reference = successes[-1].at if successes else records[0].at
     if now - reference > policy.max_age:
         if successes:
-            reason = f"no successful run since {_when(reference)}"
+            reason = f"no successful run since {stamp(reference)}"
         else:
-            reason = f"no successful run since the first one, {_when(reference)}"
+            reason = f"no successful run since the first one, {stamp(reference)}"
         first_bad = next((r for r in records if r.at > reference), last)
         return Alarm(name, f"{reason} (last: {last.status})", first_bad.started)
     return None
@@ -229,7 +229,7 @@ def _misconfigured(records: list[RunRecord]) -> Alarm:
         first = record
     cause = last.error.removeprefix(SETUP_PREFIX) or "`memfuse doctor` names it"
     reason = (
-        f"its store's setup is broken (exit 78 since {_when(first.at)}): {cause}"
+        f"its store's setup is broken (exit 78 since {stamp(first.at)}): {cause}"
         " — the next run whose setup holds clears this"
     )
     return Alarm(last.command, reason, first.started)
@@ -238,11 +238,7 @@ def _misconfigured(records: list[RunRecord]) -> Alarm:
 def _last_success(successes: list[RunRecord]) -> str:
     if not successes:
         return "; it has never succeeded"
-    return f"; last success {_when(successes[-1].at)}"
-
-
-def _when(moment: datetime) -> str:
-    return stamp(moment)
+    return f"; last success {stamp(successes[-1].at)}"
 
 
 def stamp(moment: datetime | str) -> str:

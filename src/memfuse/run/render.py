@@ -33,6 +33,9 @@ from memfuse.run.results import (
 )
 
 SHOWN_AT_MOST = 10  # rejected and stale positions listed by sync; the rest are in --json
+# where: whether the store holds a bullet's text at its URI (None: it did not answer)
+HELD = {True: "the store holds it", False: "the store does not hold it",
+        None: "the store did not answer"}  # fmt: skip
 
 
 def sync(data: SyncData) -> list[str]:
@@ -342,8 +345,7 @@ def where(data: WhereData) -> list[str]:
     if data["matches"] > len(data["bullets"]):
         lines[0] += f" (the first {len(data['bullets'])} shown)"
     for row in data["bullets"]:
-        held = {True: "the store holds it", False: "the store does not hold it",
-                None: "the store did not answer"}[row["in_store"]]  # fmt: skip
+        held = HELD[row["in_store"]]
         lines += [
             f"  {row['location']}  {row['position']}  {row['text'][:70]!r}",
             f"    {row['uri']} ({row['type']}); ledger: {row['outcome'] or 'not settled'}"

@@ -10,7 +10,7 @@ not do its job at all (a bad option, a held lock, an internal error) answers `Fa
 # evaluated annotations, and the tests check envelopes against __required_keys__.
 from typing import Any, NotRequired, TypedDict
 
-from memfuse.recall.answer import Answer, Row
+from memfuse.recall.answer import Answer
 
 
 class FailureData(TypedDict):
@@ -204,9 +204,7 @@ class TidyData(TypedDict):
 # --- recall --------------------------------------------------------------------------------
 
 
-# One result and one question's answer: the recall engine's own shape (memfuse.recall.answer).
-RecallRow = Row
-RecallData = Answer
+RecallData = Answer  # one question's answer: the recall engine's own (memfuse.recall.answer)
 
 
 class ServeData(TypedDict):

@@ -117,9 +117,6 @@ class Common:
     # `settings["workspace"]`.
     workspaces: tuple[Path, ...] = ()
 
-    def flags(self) -> dict[str, Any]:
-        return {**self.settings, "now": self.now}
-
 
 def run(
     name: str,
@@ -182,10 +179,12 @@ def _prepare(
     services (store, reranker, ledger, workspace, classifier, clock) are built from; and
     whether the workspace config had trusted keys refused. Raises MemfuseError for a run that
     cannot start."""
-    settings = load_settings(common.flags())
+    settings = load_settings({**common.settings, "now": common.now})
     mask = SecretMasker(secrets_in(settings))
-    if workspace:
-        _require_workspace(settings.workspace)
+    if workspace and not settings.workspace.is_dir():
+        raise NoWorkspace(
+            f"workspace {settings.workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
+        )
     interactive = sys.stderr.isatty() and not common.quiet and not common.json
     ctx = RunContext(
         settings,
@@ -367,13 +366,6 @@ def _progress_bar(label: str, total: int) -> Iterator[Advance]:
     with Progress(*columns, console=_stderr(), transient=True) as bar:
         task = bar.add_task(label, total=total)
         yield lambda: bar.advance(task)
-
-
-def _require_workspace(workspace: Path) -> None:
-    if not workspace.is_dir():
-        raise NoWorkspace(
-            f"workspace {workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
-        )
 
 
 def _numbers(value: object) -> dict[str, int]:

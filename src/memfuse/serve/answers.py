@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memfuse.run.render import HELD
 from memfuse.untrusted import printable
 
 TEXT_MAX = 4000  # characters of one text in an answer (a bullet may be a page long)
@@ -104,12 +105,10 @@ def _where(data: dict[str, Any]) -> list[str]:
     lines = [f"{data['matches']} bullets match {data['query']!r}"]
     if data["matches"] > len(bullets):
         lines[0] += f" (the first {len(bullets)} shown)"
-    held = {True: "the store holds it", False: "the store does not hold it",
-            None: "the store did not answer"}  # fmt: skip
     for row in bullets:
         lines.append(f"- {row['location']} {row['uri']} ({row['type']}): {row['text']}")
         settled = row["outcome"] or "not settled"
-        lines.append(f"  ledger: {settled}; {held[row['in_store']]}")
+        lines.append(f"  ledger: {settled}; {HELD[row['in_store']]}")
         if "store_text" in row:
             lines.append(f"  at that URI now: {row['store_text']}")
         lines += [

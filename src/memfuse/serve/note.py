@@ -11,16 +11,14 @@ found at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memfuse.run.context import RunContext
-from memfuse.run.mcp_server import ToolSpec
+from memfuse.run.context import Call
 from memfuse.run.output import CommandResult
 from memfuse.run.results import NoteData
-from memfuse.serve.arguments import BadArguments, read, schema, text
+from memfuse.serve.arguments import BadArguments, text
 from memfuse.serve.service import Service, Tool, ToolRefused
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
@@ -39,38 +37,15 @@ def _checked(given: Any) -> str:
         raise BadArguments(str(exc)) from None
 
 
-ARGS = (
-    replace(
-        text("text", NOTE_MAX, "The bullet's text: one line, what to remember."), read=_checked
-    ),
-)
-SPEC = ToolSpec(
-    "note",
-    "Write one memory: appends `text` as a bullet to today's journal (memory/YYYY-MM-DD.md)"
-    " under the current `## HH:MM` section, as the agent's own journal entry; the next sync"
-    " stores it. One line of plain text, a fact, decision or event in your own words; no"
-    " heading, list marker or code fence at its start, and no HTML tag anywhere (code goes in"
-    " backticks). Answers the journal line and the"
-    " URI the memory will have.",
-    schema(ARGS),
-    read_only=False,
-)
-
-
-def parse(arguments: Mapping[str, Any]) -> str:
-    noted: str = read(arguments, ARGS)["text"]
-    return noted
-
-
-def answer(_service: Service, ctx: RunContext, text: str) -> CommandResult:
-    workspace = ctx.workspace
-    now = in_schedule_zone(workspace.state, ctx.settings.now)
+def answer(_service: Service, call: Call, text: str) -> CommandResult:
+    workspace = call.workspace
+    now = in_schedule_zone(workspace.state, call.settings.now)
     try:
         marks = MARKS.setdefault(str(workspace.state.path), Marks(workspace.state))
         noted = append_note(workspace, text, now, marks=marks)
     except NoteRefused as exc:
         raise ToolRefused(str(exc)) from None
-    memory_type = ctx.classifier.classify(noted.bullet.text).type
+    memory_type = call.classifier.classify(noted.bullet.text).type
     key = noted.position.section
     data: NoteData = {
         "file": workspace.location(noted.path),
@@ -99,4 +74,20 @@ def in_schedule_zone(state: StateFolder, now: datetime) -> datetime:
     return now.astimezone(zone) if zone is not None else now
 
 
-TOOL = Tool(SPEC, parse, answer)
+TOOL = Tool(
+    "note",
+    "Write one memory: appends `text` as a bullet to today's journal (memory/YYYY-MM-DD.md)"
+    " under the current `## HH:MM` section, as the agent's own journal entry; the next sync"
+    " stores it. One line of plain text, a fact, decision or event in your own words; no"
+    " heading, list marker or code fence at its start, and no HTML tag anywhere (code goes in"
+    " backticks). Answers the journal line and the"
+    " URI the memory will have.",
+    (
+        replace(
+            text("text", NOTE_MAX, "The bullet's text: one line, what to remember."), read=_checked
+        ),
+    ),
+    answer,
+    lambda given: given["text"],
+    read_only=False,
+)

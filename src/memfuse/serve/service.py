@@ -2,12 +2,12 @@
 
 What a process pays per question is paid once: the settings, the local recall index (kept
 open, and brought up to date before every answer: only what changed is re-read), and one
-store session (through `RunContext.warm_store`: after a call the store did not answer, it
-rests and is tried again later, and meanwhile the journals answer with one warning). Each
-call runs on a context of its own — its clock, its warnings, its store client — is answered
-by its tool's handler (the commands' own flows, given in by memfuse.commands.serve: this
-package imports no command), and comes back as that command's envelope, masked and bounded,
-with a compact text for a model (memfuse.serve.answers).
+store session (`WarmStore`: after a call the store did not answer, it rests and is tried
+again later, and meanwhile the journals answer with one warning). Each call runs as a `Call`
+of its own — its clock, its warnings, its store client — is answered by its tool's handler
+(the commands' own flows, given in by memfuse.commands.serve: this package imports no
+command), and comes back as that command's envelope, masked and bounded, with a compact
+text for a model (memfuse.serve.answers).
 """
 
 from __future__ import annotations
@@ -20,29 +20,41 @@ from typing import Any
 from memfuse.ledger.uris import UriBook
 from memfuse.recall.index import RecallIndex, catch_up, open_index
 from memfuse.report import Reporter
-from memfuse.run.context import RunContext, WarmStore
+from memfuse.run.context import Call, RunContext, WarmStore
 from memfuse.run.mcp_server import ToolAnswer, ToolSpec, UnknownTool
 from memfuse.run.output import CommandResult
 from memfuse.serve.answers import bounded, masked, text_of
-from memfuse.serve.arguments import BadArguments
+from memfuse.serve.arguments import Arg, BadArguments, read, schema
 from memfuse.untrusted import json_printable
 
 RETRY_AFTER = 30.0  # seconds a store that did not answer is left alone before a new session
 
 
 class ToolRefused(Exception):
-    """A call the tool will not carry out as asked (the journal cannot take the note, the
-    workspace is busy): said to the caller as an error result, nothing done."""
+    """A call the tool will not carry out as asked (the journal cannot take the note): said
+    to the caller as an error result, nothing done."""
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool: how the client lists it, how its arguments are read (BadArguments when they
-    cannot be), and how a call is answered."""
+    """A tool, declared once: its name and description as the client lists them, its
+    arguments (`Arg`s: the schema listed and the reading of a call), `request`, which turns
+    the values read (by name) into what `handle` answers (BadArguments when they do not fit
+    together), and `handle`."""
 
-    spec: ToolSpec
-    parse: Callable[[Mapping[str, Any]], Any]
-    handle: Callable[[Service, RunContext, Any], CommandResult]
+    name: str
+    description: str
+    args: tuple[Arg, ...]
+    handle: Callable[[Service, Call, Any], CommandResult]
+    request: Callable[[dict[str, Any]], Any] = dict
+    read_only: bool = True  # False for a tool that writes (the client may ask before it runs)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, schema(self.args), self.read_only)
+
+    def parse(self, arguments: Mapping[str, Any]) -> Any:
+        return self.request(read(arguments, self.args))
 
 
 @dataclass
@@ -71,18 +83,18 @@ class Service:
         ctx: RunContext,
         tools: Sequence[Tool],
         *,
-        warm_up: Callable[[Service, RunContext], None],
+        warm_up: Callable[[Service, Call], None],
         store_down: str,
         pinned_now: bool,
         clock: Callable[[], float] = time.monotonic,
         retry_after: float = RETRY_AFTER,
     ) -> None:
-        self.ctx = ctx
-        self.tools = {tool.spec.name: tool for tool in tools}
+        self.run = ctx
+        self.tools = {tool.name: tool for tool in tools}
         self.pinned_now = pinned_now
         self._warm_up = warm_up
         self._store_down = store_down
-        self.store: WarmStore = ctx.warm_store(retry_after=retry_after, clock=clock)
+        self.store = WarmStore(ctx, retry_after=retry_after, clock=clock)
         self.index: RecallIndex | None = None
         self.uris = UriBook(ctx.workspace.state)  # read again only after a sync wrote the ledger
         # The Markdown as the index last caught up with it: an unchanged stamp spares the
@@ -101,12 +113,12 @@ class Service:
         once (imports, the index's pages) is paid here, and start the store's server last (a
         store that cannot start raises, and the first call says so)."""
         reporter = CallReporter()
-        reporter.begin(self.ctx.reporter.mask, self.ctx.reporter.logger)
-        ctx = self._context(reporter)
-        self.open_index(ctx)
-        self._warm_up(self, ctx)
+        reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
+        call = self._call(reporter)
+        self.open_index(call)
+        self._warm_up(self, call)
         self._notices += reporter.warnings
-        ctx.store.tools()  # starts the store's server (a failure: the first call says it)
+        call.store.tools()  # starts the store's server (a failure: the first call says it)
 
     def close(self) -> None:
         self.store.close()
@@ -120,20 +132,20 @@ class Service:
             raise UnknownTool(name)
         started = time.monotonic()
         reporter = CallReporter()
-        reporter.begin(self.ctx.reporter.mask, self.ctx.reporter.logger)
+        reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
         try:
             request = tool.parse(arguments)
         except BadArguments as exc:
             return _refused(name, exc, reporter)
-        ctx = self._context(reporter)
-        store = ctx.store
+        call = self._call(reporter)
+        store = call.store
         try:
-            result = tool.handle(self, ctx, request)
+            result = tool.handle(self, call, request)
         except ToolRefused as exc:
             return _refused(name, exc, reporter)
         finally:
             self.store.settle(store, reporter.store_said[0] if reporter.store_said else None)
-            self.ctx.trim_server_log()  # the one store server's stderr, bounded for days
+            self.run.server_log.trim()  # the one store server's stderr, bounded for days
         warnings = [*self._notices, *reporter.warnings]
         self._notices = []
         if reporter.store_said:
@@ -148,33 +160,30 @@ class Service:
         human = [reporter.mask(line) for line in result.human]
         return ToolAnswer(text_of(envelope, human), envelope)
 
-    def _context(self, reporter: Reporter) -> RunContext:
-        """A call's own context: its clock, its warnings and store client; the workspace,
-        classifier and server entry of the run."""
-        run = self.ctx
+    def _call(self, reporter: Reporter) -> Call:
+        """A call's own: its clock, its warnings and store client; the run's workspace and
+        classifier."""
+        run = self.run
         settings = run.settings
         if not self.pinned_now:
             settings = replace(settings, now=run.seams.clock())
-        ctx = RunContext(settings, reporter, seams=run.seams, _store=self.store.client(reporter))
-        ctx.workspace = run.workspace
-        ctx.classifier = run.classifier
-        ctx.server = run.server
-        return ctx
+        store = self.store.client(reporter)
+        return Call(settings, reporter, store, run.workspace, run.classifier)
 
-    def open_index(self, ctx: RunContext) -> None:
+    def open_index(self, call: Call) -> None:
         """The index, opened once (a failure is said with every recall until it opens)."""
         if self.index is None:
-            self.index = open_index(ctx.workspace.state, ctx.reporter.warn)
+            self.index = open_index(call.workspace.state, call.reporter.warn)
 
-    def catch_up(self, ctx: RunContext) -> None:
+    def catch_up(self, call: Call) -> None:
         """The open index (opened now if it is not) brought up to date, when the Markdown
         changed since it last was (or, with a model of meaning, bullets wait for vectors)."""
-        self.open_index(ctx)
+        self.open_index(call)
         if self.index is None:
             return
-        stamp, embedder = ctx.workspace.markdown_stamp(), ctx.embedder
+        stamp, embedder = call.workspace.markdown_stamp(), self.run.embedder
         behind = stamp != self._stamp or (embedder is not None and self.index.unembedded)
-        if behind and catch_up(self.index, ctx.workspace, ctx.classifier, ctx.reporter.warn,
+        if behind and catch_up(self.index, call.workspace, call.classifier, call.reporter.warn,
                                embedder):  # fmt: skip
             self._stamp = stamp
 

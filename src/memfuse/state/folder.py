@@ -96,6 +96,10 @@ class StateFolder:
     def log(self) -> Path:
         return self.path / self.LOG
 
+    @property
+    def server_log(self) -> Path:
+        return self.path / self.SERVER_LOG
+
     # --- the folder --------------------------------------------------------------------
     def exists(self) -> bool:
         return self.path.is_dir()

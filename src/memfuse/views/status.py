@@ -19,7 +19,7 @@ from memfuse.ledger.alarms import unheld_alarms, unreadable_alarms
 from memfuse.ledger.ledger import LedgerError
 from memfuse.ledger.reader import LedgerReader
 from memfuse.run import render
-from memfuse.run.context import RunContext
+from memfuse.run.context import Asking
 from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, stamp
 from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
@@ -32,10 +32,18 @@ from memfuse.state.pause import paused_since
 from memfuse.untrusted import UntrustedJSON, load_json
 
 
-def run(ctx: RunContext) -> CommandResult:
+def run(ctx: Asking) -> CommandResult:
+    reader, trouble = _open_ledger(ctx)
+    try:
+        return _status(ctx, reader, trouble)
+    finally:
+        if reader is not None:
+            reader.close()
+
+
+def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> CommandResult:
     s = ctx.settings
     state = ctx.workspace.state
-    reader, trouble = _open_ledger(ctx)
     runs, problem = History(state).load(repair=False)
     lost = [problem] if problem else []  # the history itself cannot be read: an alarm
     alarms: list[Alarm] = []
@@ -99,10 +107,11 @@ def run(ctx: RunContext) -> CommandResult:
 PAUSE_ALARM_AFTER = timedelta(hours=24)  # a rollback left in force longer needs a person
 
 
-def _open_ledger(ctx: RunContext) -> tuple[LedgerReader | None, str | None]:
-    """The run's read-only ledger, opened once for every read here; or why it cannot be."""
+def _open_ledger(ctx: Asking) -> tuple[LedgerReader | None, str | None]:
+    """The ledger, opened read-only once for every read here (None: there is none); or why it
+    cannot be."""
     try:
-        return ctx.ledger_reader, None
+        return LedgerReader.open(ctx.workspace.state), None
     except (LedgerError, UnsafePath) as exc:
         ctx.reporter.warn(str(exc))
         return None, str(exc)
@@ -116,7 +125,7 @@ def _when(text: str) -> datetime | None:
     return since if since.tzinfo is not None else since.astimezone()
 
 
-def _set_aside_alarms(ctx: RunContext) -> list[str]:
+def _set_aside_alarms(ctx: Asking) -> list[str]:
     """A ledger memfuse had to move aside: what it held (a rollback, the rejected, what was
     pending) was rebuilt from the store as far as it could be; a person should look."""
     state = ctx.workspace.state
@@ -138,7 +147,7 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
     }
 
 
-def _schedule_view(ctx: RunContext) -> ScheduleView:
+def _schedule_view(ctx: Asking) -> ScheduleView:
     """Which schedule `memfuse cron --install` put in place: where, its next run, its alerts."""
     found = describe_schedule(ctx.workspace.state, ctx.settings.now)
     if found is None:
@@ -165,7 +174,7 @@ class Installed:
     since: datetime | None = None
 
 
-def _installed_schedule(ctx: RunContext) -> Installed:
+def _installed_schedule(ctx: Asking) -> Installed:
     """What `memfuse cron --install` recorded (nothing when none was, or the file is not
     memfuse's: it is state, read as untrusted all the same)."""
     try:
@@ -211,7 +220,7 @@ def _missed(
     return due_between(times, schedule.zone, max(starts), now - MISSED_AFTER)
 
 
-def _recent_view(ctx: RunContext) -> RecentView:
+def _recent_view(ctx: Asking) -> RecentView:
     path = ctx.workspace.recent_md
     try:
         info = os.stat(path)
@@ -232,7 +241,7 @@ SHOWN = 10  # pending and rejected bullets listed; the rest are counted
 
 
 def _ledger_view(
-    ctx: RunContext, reader: LedgerReader | None, trouble: str | None, syncs: list[RunRecord]
+    ctx: Asking, reader: LedgerReader | None, trouble: str | None, syncs: list[RunRecord]
 ) -> LedgerView:
     if trouble is not None:
         return {"outcomes": None, "error": trouble}

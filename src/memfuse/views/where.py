@@ -16,7 +16,7 @@ from memfuse.confine import UnsafePath
 from memfuse.ledger.ledger import LedgerError
 from memfuse.ledger.reader import attempts_of, entries_of
 from memfuse.run import render
-from memfuse.run.context import RunContext
+from memfuse.run.context import Asking
 from memfuse.run.output import CommandResult
 from memfuse.run.results import BulletRow, WhereData
 from memfuse.text.similarity import fold_whitespace
@@ -34,7 +34,7 @@ class Found:
     location: str
 
 
-def run(ctx: RunContext, what: str) -> CommandResult:
+def run(ctx: Asking, what: str) -> CommandResult:
     found = _find(ctx, what.strip())
     state = ctx.workspace.state
     try:
@@ -78,7 +78,7 @@ def run(ctx: RunContext, what: str) -> CommandResult:
     return CommandResult("where", data, tuple(render.where(data)))
 
 
-def _find(ctx: RunContext, what: str) -> list[Found]:
+def _find(ctx: Asking, what: str) -> list[Found]:
     """The bullets `what` names: by position (a URI or ledger key), by journal line, or else
     by text (case and whitespace folded), in every form the journals take."""
     workspace = ctx.workspace

@@ -236,6 +236,16 @@ def test_serve_says_note_writes_and_its_recall_tool_reads_as_one_sentence() -> N
     assert "`memfuse recall --json`'s envelope is in the result's _meta" in RECALL.description
 
 
+def test_serve_says_note_takes_no_workspace_lock() -> None:
+    """A note appends without the workspace lock (serve/note.py); the help said it took it."""
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    own = " ".join(CliRunner().invoke(app, ["serve", "--help"]).stdout.split())
+    assert "under the workspace lock" not in own and "without the workspace lock" in own
+
+
 class _Terminal:
     """A stream that says it is a terminal, keeping what is written."""
 

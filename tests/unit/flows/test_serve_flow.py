@@ -339,7 +339,7 @@ def test_warming_up_opens_the_index_and_the_store_and_its_notices_come_first(
 
 
 def test_the_store_servers_log_is_cut_back_while_serve_runs(world: World) -> None:
-    from memfuse.run.context import SERVER_LOG_KEEP, SERVER_LOG_MAX
+    from memfuse.run.server_log import SERVER_LOG_KEEP, SERVER_LOG_MAX
 
     synced(world)
     served = service(world)
