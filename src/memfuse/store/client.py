@@ -67,27 +67,17 @@ class AutoIngest:
 class StoreClient:
     """agent-memory, through the guard. Thread-safe as the guard is."""
 
-    @classmethod
-    def over(
-        cls,
+    def __init__(
+        self,
         gateway: Gateway,
         reporter: Reporter,
         *,
         jobs: int,
         tz: tzinfo | None,
         server_env: Callable[[], Mapping[str, str] | None],
-    ) -> StoreClient:
-        """A client of this transport, every call of it guarded and reported to `reporter`."""
-        return cls(Guard(gateway, reporter, jobs=jobs), tz=tz, server_env=server_env)
-
-    def __init__(
-        self,
-        guard: Guard,
-        *,
-        tz: tzinfo | None = None,
-        server_env: Callable[[], Mapping[str, str] | None] = lambda: None,
     ) -> None:
-        self._guard = guard
+        """A client of this transport, every call of it guarded and reported to `reporter`."""
+        self._guard = Guard(gateway, reporter, jobs=jobs)
         self._tz = tz
         self._server_env = server_env  # the server entry's environment; None: not readable
         self._tools: list[str] | None = None
