@@ -29,31 +29,22 @@ def positive_number(value: Any) -> float:
     return float(value)
 
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TypeError("a whole number ≥ 0")
-    return value
+def _whole(low: int, high: float, words: str) -> Callable[[Any], int]:
+    """The check of a whole number from `low` to `high`; `words` say what it must be."""
 
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise TypeError(words)
+        return value
 
-def _positive_count(value: Any) -> int:
-    if _count(value) < 1:
-        raise TypeError("a whole number ≥ 1")
-    return int(value)
-
-
-def _file_mib(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
-        raise TypeError("a whole number of MiB from 1 to 1024")
-    return value
+    return check
 
 
 JOBS_MAX = 32  # concurrent store calls: each may be a process (mcporter peaks at ~75 MB)
-
-
-def _jobs(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= JOBS_MAX:
-        raise TypeError(f"a whole number from 1 to {JOBS_MAX}")
-    return value
+_count = _whole(0, math.inf, "a whole number ≥ 0")
+_positive_count = _whole(1, math.inf, "a whole number ≥ 1")
+_file_mib = _whole(1, 1024, "a whole number of MiB from 1 to 1024")
+_jobs = _whole(1, JOBS_MAX, f"a whole number from 1 to {JOBS_MAX}")
 
 
 def _fraction(value: Any) -> float:
