@@ -16,8 +16,8 @@ from pathlib import Path
 from memfuse.errors import ConfigError, MemfuseError
 from memfuse.host import workspace_in
 from memfuse.ledger.ledger import Ledger
-from memfuse.ledger.reconcile import judge
-from memfuse.ledger.stale import PRUNE, gone_from_journals
+from memfuse.ledger.reconcile import PRUNE, judge
+from memfuse.ledger.stale import gone_from_journals
 from memfuse.report import Reporter
 from memfuse.run.history import History
 from memfuse.settings import Settings, mask_secret
