@@ -34,6 +34,7 @@ from memfuse.store.diagnose import (
     missing_program,
     server_detail,
 )
+from memfuse.store.generations import limit_variable
 from memfuse.text.classify import Classifier
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.position import JOURNAL_PREFIXES
@@ -199,7 +200,7 @@ def _capacity(probe: Probe, store: StoreClient, status: StoreStatus) -> list[Che
             f" {produced.get(name, 0)}"
             for name in short
         )
-        + f": reflect will evict the rest; raise {store.limit_variables(short)} in the"
+        + f": reflect will evict the rest; raise {', '.join(map(limit_variable, short))} in the"
         " server's env (the mcporter config entry)"
     )
     return [Check("capacity", False, detail, False)]

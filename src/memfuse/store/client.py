@@ -13,7 +13,7 @@ an MCP session) or, in tests, the scripted fake.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -30,7 +30,7 @@ from memfuse.store.answers import (
     status_of,
 )
 from memfuse.store.gateway import Gateway, GatewayError, Guard
-from memfuse.store.generations import BASELINE, Generation, Tools, generation_of, limit_variable
+from memfuse.store.generations import BASELINE, Generation, Tools, generation_of
 
 T = TypeVar("T")
 
@@ -172,11 +172,6 @@ class StoreClient:
         on = env.get("AGENT_MEMORY_AUTO_INGEST", "").strip().lower() not in _OFF
         watched = env.get("AGENT_MEMORY_WORKSPACE") or ""
         return AutoIngest(on, watched)
-
-    @staticmethod
-    def limit_variables(names: Iterable[str]) -> str:
-        """The server variables that raise these limits, for a hint to a person."""
-        return ", ".join(limit_variable(name) for name in names)
 
     # --- reads -------------------------------------------------------------------------
     def status(self) -> StoreStatus | None:
