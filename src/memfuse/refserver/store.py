@@ -358,17 +358,11 @@ class Store:
                         "INSERT INTO feedback (agent_id, memory_id, created_at) VALUES (?, ?, ?)",
                         (self.agent, row["id"], stamp),
                     )
-        if self.generation >= 3:
-            answer: dict[str, Any] = {"count": len(memories), "memories": memories}
-            if self.generation >= 4:
-                answer["mode"] = "bm25-only"
-            return answer
-        return {
-            "intent": intent,
-            "confidence": confidence,
-            "count": len(memories),
-            "memories": memories,
-        }
+        head = {"intent": intent, "confidence": confidence} if self.generation < 3 else {}
+        answer: dict[str, Any] = {**head, "count": len(memories), "memories": memories}
+        if self.generation >= 4:
+            answer["mode"] = "bm25-only"
+        return answer
 
     # --- recall_path ------------------------------------------------------------------
     def recall_path(self, uri: str, traverse_hops: int = 0) -> dict[str, Any]:
@@ -463,12 +457,12 @@ class Store:
             "DELETE FROM snapshots WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER"
             " (PARTITION BY memory_id ORDER BY created_at DESC) AS n FROM snapshots) WHERE n > 10)"
         ).rowcount
-        if self.generation >= 3:
-            out = {"archived": len(doomed), "orphansCleaned": orphans}
-            if self.generation >= 5:
-                out["staleDecayed"] = 0
-            return out
-        return {"archived": len(doomed), "orphansCleaned": orphans, "snapshotsPruned": pruned}
+        out = {"archived": len(doomed), "orphansCleaned": orphans}
+        if self.generation < 3:
+            out["snapshotsPruned"] = pruned
+        elif self.generation >= 5:
+            out["staleDecayed"] = 0
+        return out
 
     def _govern(self) -> dict[str, int]:
         orphan_paths = self.db.execute(
@@ -488,24 +482,16 @@ class Store:
         ]
         for memory_id in empty:
             self._delete(memory_id)
+        out: dict[str, Any] = {"orphanPaths": orphan_paths}
+        if self.generation < 3:
+            out["orphanLinks"] = orphan_links
+        out["emptyMemories"] = len(empty)
         if self.generation >= 4:
             by_type = self._evict()
-            out: dict[str, Any] = {
-                "orphanPaths": orphan_paths,
-                "emptyMemories": len(empty),
-                "evicted": sum(by_type.values()),
-            }
+            out["evicted"] = sum(by_type.values())
             if self.generation >= 5:
-                out["archived"] = sum(by_type.values())
-                out["evictedByType"] = by_type
-            return out
-        if self.generation == 3:
-            return {"orphanPaths": orphan_paths, "emptyMemories": len(empty)}
-        return {
-            "orphanPaths": orphan_paths,
-            "orphanLinks": orphan_links,
-            "emptyMemories": len(empty),
-        }
+                out |= {"archived": out["evicted"], "evictedByType": by_type}
+        return out
 
     def _evict(self) -> dict[str, int]:
         """4.x/5.x capacity eviction: the least vital memories above a cap go (5.x keeps them
