@@ -18,7 +18,12 @@ from memfuse.store.gateway import (
     ServerError,
     ToolMissing,
 )
-from memfuse.store.gateway.mcporter import RunOutcome, build_argv, failure_detail
+from memfuse.store.gateway.mcporter import (
+    OutputTooLarge,
+    RunOutcome,
+    build_argv,
+    failure_detail,
+)
 
 
 @dataclass
@@ -93,6 +98,24 @@ def test_failures_are_typed(outcome: object, error: type[Exception], fragment: s
     runner = FakeRunner(outcome)  # type: ignore[arg-type]
     with pytest.raises(error, match=fragment):
         McporterGateway("mcporter", "agent-memory", runner=runner).call("forget", {"id": "x"})
+
+
+@pytest.mark.parametrize(
+    ("outcome", "error", "fragment"),
+    [
+        (FileNotFoundError(), ToolMissing, "mcporter not found"),
+        (PermissionError(), ToolMissing, "permission denied"),
+        (subprocess.TimeoutExpired("mcporter", 3), CallTimeout, "listing agent-memory's tools"),
+        (OutputTooLarge("more than 16 MiB"), CallFailed, "more than 16 MiB"),
+    ],
+)  # fmt: skip
+def test_listing_tools_fails_as_a_call_does(
+    outcome: BaseException, error: type[Exception], fragment: str
+) -> None:
+    """Every way mcporter can fail is one typed gateway error when listing tools too (a refused
+    program and an oversized answer escaped as other exceptions before issue 48)."""
+    with pytest.raises(error, match=fragment):
+        McporterGateway("mcporter", "agent-memory", runner=FakeRunner(outcome)).list_tools()
 
 
 def test_text_answers_are_kept_raw_for_callers_that_accept_prose() -> None:
