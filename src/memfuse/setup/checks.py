@@ -21,7 +21,7 @@ from memfuse.ledger.stale import gone_from_journals
 from memfuse.report import Reporter
 from memfuse.run.history import History
 from memfuse.settings import Settings, mask_secret
-from memfuse.setup.entry import NOT_INSTALLED, find_server_js, package_version
+from memfuse.setup.entry import find_server_js, not_installed, package_version
 from memfuse.state.memo import note_generation
 from memfuse.store.answers import StoreStatus
 from memfuse.store.client import StoreClient, StoreError
@@ -114,7 +114,7 @@ def _installed(settings: Settings) -> Check:
     home = Path(os.environ.get("HOME") or Path.home())
     found = find_server_js(home)
     if found is None:
-        return Check("agent-memory", False, NOT_INSTALLED, critical=False)
+        return Check("agent-memory", False, not_installed(), critical=False)
     version = package_version(found) or "of an unknown version"
     return Check(
         "agent-memory", True,
