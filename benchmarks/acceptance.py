@@ -176,7 +176,8 @@ PARSE = """
 import pathlib, sys, time
 from memfuse.workspace import journal
 if sys.argv[2] == "markdown-it":
-    read = lambda raw: journal.parse_commonmark(journal.decode(raw)[0])
+    from memfuse.workspace.blocks import read_blocks
+    read = lambda raw: read_blocks(journal.decode(raw)[0]).bullets
 else:
     read = lambda raw: journal.parse_bytes(raw).bullets
 raws = [p.read_bytes() for p in sorted(pathlib.Path(sys.argv[1]).glob("*.md"))]

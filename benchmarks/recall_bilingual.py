@@ -52,7 +52,7 @@ SETS = {
 
 
 def collect(path: Path) -> tuple[list[tuple[str, list[str], Ranked]], str]:
-    from memfuse.recall.index import RecallIndex, Stages
+    from memfuse.recall.index import RecallIndex
     from memfuse.recall.meaning import DEPTH, with_meaning
     from memfuse.recall.semantic import describe, installed
     from memfuse.state.folder import StateFolder
@@ -74,7 +74,7 @@ def collect(path: Path) -> tuple[list[tuple[str, list[str], Ranked]], str]:
                       embed_max=1_000_000)  # fmt: skip
         for item in spec["queries"]:
             question = item["query"]
-            words = index.search(question, 50, today, Stages())
+            words = index.search(question, 50, today)
             vector = model.embed([question], question=True)[0]
             near, close_of = index.closest(vector, DEPTH, model.name, also=[h.id for h in words])
             close, _known = index.closest(vector, 50, model.name)

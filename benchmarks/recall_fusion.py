@@ -46,7 +46,7 @@ Asked = dict[str, object]
 
 def collect(data: Path) -> tuple[list[Asked], str]:
     from memfuse.recall import vectors
-    from memfuse.recall.index import RecallIndex, Stages
+    from memfuse.recall.index import RecallIndex
     from memfuse.recall.meaning import with_meaning
     from memfuse.recall.semantic import describe, installed
     from memfuse.state.folder import StateFolder
@@ -67,7 +67,7 @@ def collect(data: Path) -> tuple[list[Asked], str]:
                           model, vectors.Budget(1_000_000, 1e9))  # fmt: skip
             today = date.fromisoformat(conv.last_day)
             for question, category, evidence in conv.questions:
-                words = index.search(question, 50, today, Stages())
+                words = index.search(question, 50, today)
                 vector = model.embed([question], question=True)[0]
                 near = index.nearest(vector, 100, model.name)
                 close, _words = index.closest(vector, 100, model.name)

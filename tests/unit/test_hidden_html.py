@@ -36,6 +36,12 @@ def test_the_bare_patterns_find_what_markdown_it_finds(text: str) -> None:
     assert mine == [p for p in theirs if p[0] == "html" or p[1] != p[2]]
 
 
+@pytest.mark.parametrize("text", ["&#1;", "&#127;", "&#128;", "&#65535;", "&#xD800;", "&#13;"])
+def test_a_numeric_reference_shows_what_markdown_it_shows(text: str) -> None:
+    """Python's html.unescape gives "" for &#1; and "€" for &#128;; a renderer shows U+FFFD."""
+    assert hidden.pieces(text) == [p for p in by_markdown_it(text) if p[1] != p[2]]
+
+
 def test_the_named_forms() -> None:
     assert hidden.pieces("Ship it <span hidden>x</span> &#x202E; `<b>`") == [
         ("html", "<span hidden>", ""), ("html", "</span>", ""), ("ref", "\u202e", "&#x202E;"),

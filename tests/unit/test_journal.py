@@ -3,7 +3,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memfuse.workspace.journal import Bullet, decode, parse, parse_bytes, section_key
+from memfuse.workspace.bullets import Bullet, section_key
+from memfuse.workspace.journal import decode, parse, parse_bytes
 
 
 def keys(text: str) -> list[tuple[str, int, str]]:

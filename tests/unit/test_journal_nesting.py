@@ -12,7 +12,8 @@ from types import FrameType
 from typing import Any
 
 from memfuse.workspace import blocks
-from memfuse.workspace.journal import Tally, read
+from memfuse.workspace.bullets import Tally
+from memfuse.workspace.journal import read
 from tests.reader.journals import journal
 from tests.unit.test_block_parser import stock_parser
 

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memfuse.workspace.blocks import read_blocks
-from memfuse.workspace.journal import Bullet, parse, parse_commonmark, parse_plain
+from memfuse.workspace.bullets import Bullet
+from memfuse.workspace.journal import parse
 from memfuse.workspace.plain import read_plain
 
 # Lines as journals hold them, and the lines that border on something else: an indented
@@ -76,7 +77,7 @@ def test_the_plain_reading_takes_journals_as_agents_write_them() -> None:
     ]
     for text in journals:
         assert _same(text), text
-        assert parse(text) == parse_commonmark(text)
+        assert parse(text) == read_blocks(text).bullets
 
 
 def test_journals_the_plain_reading_leaves_to_markdown_it() -> None:
@@ -93,8 +94,8 @@ def test_journals_the_plain_reading_leaves_to_markdown_it() -> None:
         "- a\n  <b>x</b>\n",  # `<` opening a line's text
         "- a <!-- c --> b\n",  # a comment, anywhere
     ]:
-        assert parse_plain(text) is None, text
-        assert _seen(parse(text)) == _seen(parse_commonmark(text))
+        assert read_plain(text) is None, text
+        assert _seen(parse(text)) == _seen(read_blocks(text).bullets)
 
 
 def test_a_nested_marker_that_closes_items_into_indented_code_is_not_a_lazy_line() -> None:
@@ -102,7 +103,7 @@ def test_a_nested_marker_that_closes_items_into_indented_code_is_not_a_lazy_line
     reads it as indented code in `a`, so the `x` after it is a paragraph outside every item —
     the plain reading once took `x` lazily into `a`'s text."""
     text = "- a\n     - b\n       - c\n      - d\nx\n"
-    assert _same(text) or parse_plain(text) is None
+    assert _same(text) or read_plain(text) is None
     assert _seen(parse(text)) == [("0000", 1, "a\n- b\n- c\n- d", 1)]
     for text in [
         "- top\n     * item\n          * item\n      - item\n         * item\n after\n",
@@ -110,7 +111,7 @@ def test_a_nested_marker_that_closes_items_into_indented_code_is_not_a_lazy_line
         "- a\n     - b\n      - more of b's text\nlazy\n",  # markdown-it's special case
         "- a\n    - b\n  - c\n      - d\nlazy\n",
     ]:
-        assert _same(text) or parse_plain(text) is None, text
+        assert _same(text) or read_plain(text) is None, text
 
 
 def _nesting(rng: random.Random) -> str:

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memfuse.workspace import blocks
-from memfuse.workspace.journal import Tally, parse, parse_bytes, read
+from memfuse.workspace.bullets import Tally
+from memfuse.workspace.journal import parse, parse_bytes, read
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.rollup import roll_up
 from memfuse.workspace.weekly import weekly_sections

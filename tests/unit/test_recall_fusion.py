@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from memfuse.recall import vectors
-from memfuse.recall.index import RecallIndex, Stages
+from memfuse.recall.index import RecallIndex
 from memfuse.recall.meaning import DAY_WEIGHT, with_day, with_meaning
 from memfuse.recall.terms import full_match
 from memfuse.state.folder import StateFolder
@@ -75,7 +75,7 @@ def first_of(tmp_path: Path, journal: str, question: str, model: FakeEmbedder) -
         index.refresh(
             Workspace(ws, state.path), Classifier((), ()), print, model, vectors.Budget(1000, 60.0)
         )
-        words = index.search(question, 50, DAY, Stages())
+        words = index.search(question, 50, DAY)
         return [hit.content for hit, _found in with_meaning(index, model, question, words, print)]
     finally:
         index.close()

@@ -34,6 +34,11 @@ QUESTIONS = [
 ]
 
 
+def _nearest(matrix: Any, query: Any, limit: int) -> list[tuple[int, float]]:
+    """The `limit` rows nearest `query` by cosine, best first, as recall's index takes them."""
+    return semantic.best(semantic.cosines(matrix, query), limit)
+
+
 def test_nearest_gives_the_same_order_from_int8_chunks_as_from_floats(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -46,12 +51,12 @@ def test_nearest_gives_the_same_order_from_int8_chunks_as_from_floats(
     monkeypatch.setattr(semantic, "CHUNK", 7)
     packed = semantic.unpacked(matrix)
     assert packed.dtype == np.int8
-    best = semantic.nearest(floats, query, 10)
-    assert [i for i, _s in semantic.nearest(packed, query, 10)] == [i for i, _s in best]
+    best = _nearest(floats, query, 10)
+    assert [i for i, _s in _nearest(packed, query, 10)] == [i for i, _s in best]
     assert best[0][1] >= best[-1][1] and len(best) == 10
     expected = np.argsort(-(matrix.astype(np.float32) @ query.astype(np.float32)))[:10]
     assert [i for i, _s in best] == expected.tolist()
-    assert semantic.nearest(floats, query, 0) == []
+    assert _nearest(floats, query, 0) == []
 
 
 def test_quantized_rows_are_unit_vectors_times_the_scale() -> None:
@@ -95,7 +100,7 @@ def test_the_real_model_finds_a_chinese_note_as_well_as_an_english_one() -> None
     notes = semantic.unpacked(model.embed(NOTES))
     found = {}
     for question, meant in QUESTIONS:
-        best = semantic.nearest(notes, model.embed([question], question=True)[0], 1)
+        best = _nearest(notes, model.embed([question], question=True)[0], 1)
         found[question] = best[0][0] == meant
     english = [found[q] for q, n in QUESTIONS if n < 3]
     chinese = [found[q] for q, n in QUESTIONS if n >= 3]
@@ -161,6 +166,6 @@ def test_the_model_and_the_cosines_run_on_one_blas_thread(monkeypatch: pytest.Mo
         semantic.UniversalSentenceEncoder("test").embed(["one question"], question=True)
         assert seen == [[1] * len(before)]
         matrix = semantic.quantize(np.eye(4))
-        assert semantic.nearest(semantic.unpacked(matrix), matrix[2], 1)[0][0] == 2
+        assert _nearest(semantic.unpacked(matrix), matrix[2], 1)[0][0] == 2
         assert blocks == [[1] * len(before)] * 2  # the model's call, then the cosines
         assert _blas_threads() == before

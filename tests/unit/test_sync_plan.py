@@ -8,7 +8,7 @@ from memfuse.ledger.ledger import Entry, content_hash
 from memfuse.sync.plan import plan
 from memfuse.sync.reading import Item, Reading, touched
 from memfuse.text.classify import Verdict
-from memfuse.workspace.journal import Bullet
+from memfuse.workspace.bullets import Bullet
 from memfuse.workspace.position import JournalPosition
 
 DAY = date(2026, 11, 29)

@@ -10,6 +10,7 @@ from memfuse.workspace.layout import Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 from memfuse.workspace.names import monday_of
 from memfuse.workspace.rollup import roll_up, shift_headings
+from memfuse.workspace.sections import closed, swallows
 from memfuse.workspace.weekly import weekly_sections
 
 MEMORY_MD = "# MEMORY\n\n## Preferences\n- User prefers dark mode\n- 用户喜欢简短的回答\n"
@@ -77,3 +78,16 @@ def test_a_daily_nested_too_deep_to_parse_shifts_and_splits_as_its_blocks_read()
     assert shift_headings(daily) == shifted
     week = f"# Week\n\n## 2026-02-16\n{daily}\n## 2026-02-17\n- two\n"
     assert sorted(weekly_sections(week)) == [date(2026, 2, 16), date(2026, 2, 17)]
+
+
+def test_a_daily_too_deep_to_parse_has_the_comment_it_ends_in_closed() -> None:
+    """Past the parser's depth, the roll-up's closer reads the last block as the journal
+    reading does: a comment left open at the daily's end is closed, so the next day's heading
+    stays a heading (only a fence was looked for there before), its bullets the same."""
+    deep = "> " * 200 + "- buried"
+    daily = f"## 14:00\n- one\n{deep}\n\n<!-- left open\n- hidden"
+    assert swallows(daily)
+    rolled = closed(daily)
+    assert rolled == f"{daily}\n-->"
+    assert not swallows(rolled)
+    assert [b.text for b in parse(rolled)] == [b.text for b in parse(daily)]

@@ -110,10 +110,8 @@ def doctor(
         body = lambda ctx: command.install_config(ctx, setup, target)  # noqa: E731
     elif print_config:
         body = lambda ctx: command.print_config(ctx, setup)  # noqa: E731
-    elif all_agents:  # every agent, each its own doctor (memfuse.commands.doctor_all)
-        from memfuse.commands import doctor_all
-
-        body = doctor_all.run
+    elif all_agents:  # every agent, each its own doctor
+        body = command.run_all
     else:
         body = lambda ctx: command.run(ctx, show_config=show_config)  # noqa: E731
     runner.run("doctor", common, body, lock=False, workspace=False)

@@ -5,30 +5,38 @@ each, listed in memfuse.schedule.registry). `--install` puts it in place beside 
 and `--remove` takes it out (memfuse.schedule.install); each install records the schedule in
 the state folder, which `memfuse status` checks runs against. `--check [FILE]` tries each
 memfuse job of a schedule the way its scheduler would run it (memfuse.schedule.check).
+
+`--all-agents` (every agent its host configures) and several `-w` do the same for each agent
+of the roster (memfuse.schedule.agents), its own workspace, state folder and store: in its
+host's own scheduler, or one block per workspace in a system scheduler. An agent's store entry
+is merged by `doctor --install-config`'s writer (memfuse.setup.merge); jobs of an agent no
+longer configured are named by an install and removed by `--remove` (the scheduler's
+`strays`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from memfuse.commands import cron_all
 from memfuse.errors import ConfigError, ExitCode
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CronCheckData, CronData
-from memfuse.schedule import ParseError, ScheduleError, registry, writers
+from memfuse.schedule import ParseError, ScheduleError, agents, registry, writers
 from memfuse.schedule import check as checking
 from memfuse.schedule import install as installing
 from memfuse.schedule.base import Machine, Scheduler, Writer
 from memfuse.schedule.plan import build
 from memfuse.schedule.runs import Schedule
+from memfuse.settings import Settings
+from memfuse.setup import merge
+from memfuse.store.server_entry import mcporter_config_path
 from memfuse.untrusted import one_line
+from memfuse.workspace.layout import Workspace
 
 STDIN_LIMIT = 1 << 22
 
@@ -41,45 +49,62 @@ class Request:
     remove: bool = False
     check: bool = False
     file: str | None = None
-    all_agents: bool = False  # every agent the scheduler's host lists (cron_all)
-    workspaces: tuple[Path, ...] = ()  # several -w: one block per workspace (cron_all)
+    all_agents: bool = False  # every agent the scheduler's host lists
+    workspaces: tuple[Path, ...] = ()  # several -w: one block per workspace
 
 
 def run(ctx: RunContext, request: Request) -> CommandResult:
     s = ctx.settings
     scheduler = registry.get(request.fmt or registry.default())
     if request.all_agents or request.workspaces:
-        return _every_agent(request, ctx, scheduler.name)
+        if request.file is not None:
+            raise ConfigError("--all-agents checks every agent's own schedule, not a FILE")
+        given = agents.named(request.workspaces, scheduler.name) if request.workspaces else None
+        return _every_agent(ctx, scheduler, request, given)
     machine = installing.machine_for(s, ctx.workspace.state)
-    zone = scheduler.zone(machine)
-    placing = request.install or request.remove
-    busy = [] if placing and scheduler.own_writers else installing.writers_here(machine)
-    try:
-        schedule, _ = writers.clear_of(build(s, archive=request.archive), busy, zone)
-        files = scheduler.render(schedule, machine)
-    except ScheduleError as exc:
-        raise ConfigError(f"no {scheduler.name} schedule can run this: {exc}") from None
+    schedule, files, busy = _planned(scheduler, s, machine, request)
     for unread in sorted({each.unread(machine) or "" for each in registry.every()} - {""}):
         ctx.reporter.warn(unread)  # its host's settings: taken as its defaults
     if request.check:
-        return _check(ctx, scheduler, schedule, files, machine, busy, zone, request.file)
+        return _check(ctx, scheduler, schedule, files, machine, busy, request.file)
     changes: list[str] = []
-    if placing:
+    if request.install or request.remove:
         placed = installing.place(
-            scheduler,
-            schedule,
-            machine,
-            ctx.workspace.state,
-            s.now,
-            ctx.workspace.recent_md,
+            scheduler, schedule, machine, ctx.workspace.state, s.now, ctx.workspace.recent_md,
             remove=request.remove,
-        )
+        )  # fmt: skip
         schedule, files, changes = placed.schedule, placed.files, placed.changes
+    return _printed(scheduler, schedule.label, files, list(schedule.notes), changes, request)
+
+
+def _planned(
+    scheduler: Scheduler, settings: Settings, machine: Machine, request: Request
+) -> tuple[Schedule, dict[str, str], list[Writer]]:
+    """The schedule for these settings, clear of the jobs that rewrite MEMORY.md (a host's own
+    scheduler reads its own as it installs), its files, and those jobs."""
+    placing = request.install or request.remove
+    busy = [] if placing and scheduler.own_writers else installing.writers_here(machine)
+    try:
+        planned = build(settings, archive=request.archive)
+        schedule = writers.clear_of(planned, busy, scheduler.zone(machine))[0]
+        return schedule, scheduler.render(schedule, machine), busy
+    except ScheduleError as exc:
+        raise ConfigError(f"no {scheduler.name} schedule can run this: {exc}") from None
+
+
+def _printed(
+    scheduler: Scheduler,
+    label: str,
+    files: dict[str, str],
+    notes: list[str],
+    changes: list[str],
+    request: Request,
+) -> CommandResult:
     data: CronData = {
-        "format": scheduler.name, "label": schedule.label, "files": files,
-        "text": scheduler.printed(files), "notes": list(schedule.notes), "changes": changes,
+        "format": scheduler.name, "label": label, "files": files,
+        "text": scheduler.printed(files), "notes": notes, "changes": changes,
     }  # fmt: skip
-    if placing:
+    if request.install or request.remove:
         return CommandResult("cron", data, tuple(render.cron_install(data)))
     return CommandResult("cron", data, payload=data["text"])
 
@@ -91,7 +116,6 @@ def _check(
     files: dict[str, str],
     machine: Machine,
     busy: list[Writer],
-    zone: str | None,
     file: str | None,
 ) -> CommandResult:
     given = files
@@ -105,18 +129,20 @@ def _check(
     except ParseError as exc:
         raise ConfigError(f"cannot read the {scheduler.name} schedule: {exc}") from None
     beside = scheduler.writers_in(given) or busy  # a checked job list says it better
-    own = checking.own_settings(ctx.settings, schedule, machine.env, machine.home)
-    timeout = max(checking.CHECK_TIMEOUT_FLOOR, ctx.settings.timeout * 6)
     rendered = files if file is None else None
     done = checking.check(
-        scheduler, jobs, rendered, own, beside, zone, machine, timeout, file or "FILE"
+        scheduler, jobs, rendered, ctx.settings, schedule, beside, machine, file or "FILE"
     )
+    return _verdict(scheduler, source, done, "no memfuse job found")
+
+
+def _verdict(scheduler: Scheduler, source: str, done: checking.Checked, none: str) -> CommandResult:
+    """The check's data and its exit: 1 when a job would fail (or none was found), 3 when a
+    job was not tried."""
     data: CronCheckData = {"format": scheduler.name, "source": source, "jobs": list(done.jobs)}
     code = ExitCode.FATAL if done.failed or not done.found else ExitCode.OK
     if code != ExitCode.OK:
-        data["error"] = (
-            f"{done.failed} scheduled job(s) would fail" if done.found else "no memfuse job found"
-        )
+        data["error"] = f"{done.failed} scheduled job(s) would fail" if done.found else none
     elif done.unchecked:
         code = ExitCode.UNCHECKED
         data["error"] = (
@@ -125,33 +151,86 @@ def _check(
     return CommandResult("cron", data, tuple(render.cron_check(data)), exit_code=code)
 
 
-def _every_agent(request: Request, ctx: RunContext, fmt: str) -> CommandResult:
-    if request.file is not None:
-        raise ConfigError("--all-agents checks every agent's own schedule, not a FILE")
-    given = _given(request.workspaces, fmt) if request.workspaces else None
-    if request.check:
-        return cron_all.check(ctx, fmt, given)
-    return cron_all.run(ctx, fmt, install=request.install, remove=request.remove, given=given)
-
-
-def _given(workspaces: tuple[Path, ...], fmt: str) -> list[tuple[str, str]]:
-    """(id, workspace) of each workspace several -w name, for a scheduler with no roster of its
-    own: the id is the folder's name and a digest of its real path, so it stays the same from
-    run to run and two folders of one name (or of one name but for case) never share a store."""
-    if registry.get(fmt).lists_agents:
+def _every_agent(
+    ctx: RunContext, scheduler: Scheduler, request: Request, given: list[tuple[str, str]] | None
+) -> CommandResult:
+    """Every agent's jobs (`given`: the workspaces several -w name, else the hosts' roster);
+    `--check` tries each agent's printed schedule as it tries one: one list, the worst exit."""
+    s = ctx.settings
+    install, remove = request.install, request.remove
+    if s.session_server is not None and not request.check:
         raise ConfigError(
-            f"{fmt} runs the agents its own configuration lists: --all-agents reads them;"
-            " several -w are for "
-            + ", ".join(s.name for s in registry.every() if not s.lists_agents)
+            f"{'--all-agents' if given is None else 'several -w'} gives each workspace a server"
+            " entry in the mcporter config; memfuse's own [session] table names one server for"
+            " all: install each by hand"
         )
-    listed: list[tuple[str, str]] = []
-    for workspace in workspaces:
-        real = os.path.realpath(os.path.expanduser(str(workspace)))
-        if not Path(real).is_dir():
-            raise ConfigError(f"workspace {one_line(str(workspace))} is not a folder")
-        name = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(real).name).strip("-_")[:40] or "workspace"
-        digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-        if any(real == seen for _, seen in listed):
-            raise ConfigError(f"workspace {one_line(real)} is given twice")
-        listed.append((f"{name}-{digest}".lower(), real))
-    return listed
+    config = mcporter_config_path(s, os.environ)
+    roster, notes = agents.roster(s, config, store=not remove, given=given)
+    changes: list[str] = []
+    files: dict[str, str] = {}
+    tried: list[checking.JobCheck] = []
+    failed = unchecked = 0
+    for agent in roster:
+        mine, state = agent.settings(s), agent.state()
+        machine = installing.machine_for(mine, state)
+        schedule, printed, _ = _planned(scheduler, mine, machine, request)
+        said = f"agent {agent.id} ({one_line(str(agent.workspace))})"
+        if request.check:
+            done = checking.check(scheduler, scheduler.read(printed), printed, mine, schedule, [],
+                                  machine)  # fmt: skip
+            tried += [{**c, "job": f"{agent.id}: {c['job']}"} for c in done.jobs]
+            failed, unchecked = failed + done.failed, unchecked + done.unchecked
+            continue
+        if not (install or remove):
+            _merge(files, printed)
+            continue
+        if install and not agent.workspace.is_dir():
+            notes.append(
+                f"{said}: its workspace does not exist yet (its host makes it at the agent's"
+                " first session), so its jobs would fail: not installed; run this again then"
+            )
+            continue
+        if install and agent.entry is not None and config is not None:
+            changes += _store(config, agent)
+        placed = installing.place(
+            scheduler, schedule, machine, state, s.now, Workspace(agent.workspace).recent_md,
+            remove=remove,
+        )  # fmt: skip
+        _merge(files, placed.files)
+        changes += [f"{said}: {c}" for c in placed.changes]
+        if remove and agent.entry is not None:
+            changes.append(
+                f"{said}: left its store entry {agent.server} and its database"
+                f" ({agent.entry['env']['AGENT_MEMORY_DB']}): memfuse never deletes memories"
+            )
+    if request.check:
+        for note in notes:
+            ctx.reporter.warn(note)
+        every = checking.Checked(tried, failed, len(tried), unchecked)
+        return _verdict(scheduler, "every agent's schedule", every, "no agent to check")
+    machine = installing.machine_for(s, ctx.workspace.state)
+    if (install or remove) and given is None:
+        changes += scheduler.strays(machine, [a.id for a in roster], remove=remove)
+    for host in registry.every():
+        for crossing in host.crossings(machine):
+            ctx.reporter.warn(crossing)  # another agent's memory within reach
+    label = "all-agents" if given is None else "workspaces"
+    return _printed(scheduler, label, files, notes, changes, request)
+
+
+def _merge(files: dict[str, str], more: dict[str, str]) -> None:
+    """Each agent's files beside the others'; one file they share (one table for all) holds every
+    agent's block, in turn."""
+    for name, text in more.items():
+        files[name] = f"{files[name].rstrip()}\n\n{text}" if name in files else text
+
+
+def _store(config: Path, agent: agents.Agent) -> list[str]:
+    """The agent's own entry in the mcporter config (its database's folder made)."""
+    assert agent.entry is not None
+    database = Path(agent.entry["env"]["AGENT_MEMORY_DB"])
+    database.parent.mkdir(parents=True, exist_ok=True)
+    _, said = merge.install(config, agent.server, agent.entry)
+    diff = ("---", "+++", "@@", "+", "-", " ")
+    kept = [line for line in said if not line.startswith(diff)]
+    return [f"agent {agent.id}: its own store {agent.server} ({database}): {line}" for line in kept]

@@ -1,24 +1,37 @@
 """`memfuse doctor`: check each dependency and show the effective configuration; or write
 agent-memory's mcporter entry. The checks are memfuse.setup.checks', the entry
-memfuse.setup.entry's."""
+memfuse.setup.entry's, merged into the file by memfuse.setup.merge.
+
+`--all-agents` (`run_all`) is `doctor` for every agent of the roster (memfuse.schedule.agents),
+each with its own workspace and store (the server entry `cron --all-agents` gives it), on a
+context of its own closed before the next (one store server at a time): a row each — its
+failed checks, the store's generation — and one exit code, the worst.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from memfuse.errors import ExitCode
 from memfuse.recall import semantic
+from memfuse.report import Reporter
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CheckRow, DoctorData, InstallConfigData, PrintConfigData
+from memfuse.schedule import agents
+from memfuse.setup import merge
 from memfuse.setup.checks import Probe, run_checks
 from memfuse.setup.entry import ServerSetup, database_folder, server_entry
 from memfuse.store.diagnose import Check
+from memfuse.store.server_entry import mcporter_config_path
+from memfuse.untrusted import one_line
 
-__all__ = ["ServerSetup", "install_config", "print_config", "run"]
+__all__ = ["ServerSetup", "install_config", "print_config", "run", "run_all"]
+_WORST = (ExitCode.FATAL, ExitCode.NO_WORKSPACE, ExitCode.OK)
 
 
 def run(ctx: RunContext, *, show_config: bool = False) -> CommandResult:
@@ -55,9 +68,7 @@ def print_config(ctx: RunContext, setup: ServerSetup) -> CommandResult:
 def install_config(ctx: RunContext, setup: ServerSetup, target: Path) -> CommandResult:
     """Add (or replace) agent-memory's entry in an mcporter config, keeping every other server
     and setting; the file as it was is kept beside it and the change shown as a diff, with
-    every server's secrets masked (memfuse.commands.install_config)."""
-    from memfuse.commands import install_config as merge
-
+    every server's secrets masked (memfuse.setup.merge)."""
     home = Path(os.environ.get("HOME") or Path.home())
     entry, notes = server_entry(ctx.settings, home, setup, target=target)
     found, changes = merge.install(target, ctx.settings.server, entry)
@@ -91,3 +102,55 @@ def _result(
     return CommandResult(
         command="doctor", data=data, human=tuple(render.doctor(data)), exit_code=code
     )
+
+
+def run_all(ctx: RunContext) -> CommandResult:
+    """`doctor` for every agent: one row each, the worst exit."""
+    s = ctx.settings
+    roster, notes = agents.roster(s, mcporter_config_path(s, os.environ))
+    for note in notes:
+        ctx.reporter.warn(note)
+    rows: list[dict[str, Any]] = []
+    codes: list[ExitCode] = []
+    for agent in roster:
+        reporter = Reporter()
+        reporter.begin(ctx.reporter.mask, ctx.reporter.logger)
+        sub = RunContext(agent.settings(s), reporter, seams=ctx.seams)
+        try:
+            done = run(sub)
+        finally:
+            sub.close()
+        data = done.data
+        failed = [f"{c['name']}: {c['detail']}" for c in data["checks"]
+                  if not c["ok"] and c["critical"]]  # fmt: skip
+        if agent.entry is not None and any(f"no server {agent.server!r}" in f for f in failed):
+            # doctor's own fix (`--install-config`) would give it the shared database
+            failed.append(
+                f"{agent.server}: `memfuse cron --install --all-agents` writes this agent's"
+                " entry, with a database of its own"
+            )
+        rows.append({"agent": agent.id, "workspace": str(agent.workspace),
+                     "server": agent.server, "exit_code": int(done.exit_code),
+                     "failed": failed, "generation": data.get("generation"),
+                     "doctor": dict(data)})  # fmt: skip
+        for warning in reporter.warnings:
+            ctx.reporter.warn(f"agent {agent.id}: {warning}")
+        codes.append(done.exit_code)
+    code = next((c for c in _WORST if c in codes), ExitCode.OK)
+    if any(c not in _WORST for c in codes):
+        code = ExitCode.FATAL
+    return CommandResult("doctor", {"agents": rows}, tuple(_lines(rows)), exit_code=code)
+
+
+def _lines(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per agent, from the data alone; what failed under it."""
+    lines = ["memfuse doctor, every agent:"]
+    for row in rows:
+        generation = f", agent-memory {row['generation']}.x" if row.get("generation") else ""
+        verdict = "ok" if not row["failed"] else f"{len(row['failed'])} failed"
+        lines.append(
+            f"  {row['agent']}: {verdict} (exit {row['exit_code']})  {one_line(row['workspace'])},"
+            f" store {row['server']}{generation}"
+        )
+        lines += [f"    FAIL {line}" for line in row["failed"]]
+    return lines

@@ -1,6 +1,6 @@
-"""`memfuse status --all-agents`: `memfuse status` for every agent its host lists (a
-scheduler with `lists_agents`), one row each — its last runs, bullets waiting for the store,
-its alarms — and one exit code, the worst.
+"""`memfuse status --all-agents`: `memfuse status` for every agent of the roster (the one
+`cron --all-agents` installs: memfuse.schedule.agents), one row each — its last runs, bullets
+waiting for the store, its alarms — and one exit code, the worst.
 
 Each agent's status is `memfuse status` itself (memfuse.views.status), run on a context of
 its own (the agent's workspace, the state folder memfuse keeps for it): the rows say what each
@@ -9,17 +9,16 @@ would say alone. No store call, no lock, as `status` has none.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memfuse.errors import ConfigError, ExitCode
+from memfuse.errors import ExitCode
 from memfuse.report import Reporter
 from memfuse.run.context import RunContext
 from memfuse.run.history import LIFECYCLE
 from memfuse.run.output import CommandResult
+from memfuse.schedule import agents, registry
 from memfuse.schedule import install as installing
-from memfuse.schedule import registry
 from memfuse.state.folder import StateFolder
 from memfuse.untrusted import one_line
 from memfuse.views import status
@@ -29,11 +28,15 @@ _WORST = (ExitCode.FATAL, ExitCode.NO_WORKSPACE, ExitCode.ESCALATED, ExitCode.OK
 
 
 def run(ctx: RunContext) -> CommandResult:
+    roster, notes = agents.roster(ctx.settings, None, store=False)
+    for note in notes:
+        ctx.reporter.warn(note)
     rows: list[dict[str, Any]] = []
     codes: list[ExitCode] = []
-    for agent, workspace in _agents(ctx):
-        row: dict[str, Any] = {"agent": agent, "workspace": workspace}
-        if not Path(workspace).is_dir():
+    for agent in roster:
+        workspace = str(agent.workspace)
+        row: dict[str, Any] = {"agent": agent.id, "workspace": workspace}
+        if not agent.workspace.is_dir():
             gone = f"its workspace {one_line(workspace)} does not exist (not made yet, or gone)"
             row.update(exit_code=int(ExitCode.NO_WORKSPACE), alarms=[gone])
             codes.append(ExitCode.NO_WORKSPACE)
@@ -41,8 +44,7 @@ def run(ctx: RunContext) -> CommandResult:
             continue
         reporter = Reporter()
         reporter.begin(ctx.reporter.mask, ctx.reporter.logger)
-        settings = replace(ctx.settings, workspace=Path(workspace), state_dir=None)
-        sub = RunContext(settings, reporter, seams=ctx.seams)
+        sub = RunContext(agent.settings(ctx.settings), reporter, seams=ctx.seams)
         try:
             done = status.run(sub)
         finally:
@@ -57,27 +59,16 @@ def run(ctx: RunContext) -> CommandResult:
             status=dict(data),
         )
         for warning in reporter.warnings:
-            ctx.reporter.warn(f"agent {one_line(agent)}: {warning}")
+            ctx.reporter.warn(f"agent {one_line(agent.id)}: {warning}")
         codes.append(done.exit_code)
         rows.append(row)
     machine = installing.machine_for(ctx.settings, StateFolder(Path("/nonexistent")))
     for host in registry.every():
         for crossing in host.crossings(machine):
             ctx.reporter.warn(crossing)  # another agent's memory within reach
-    code = next((c for c in _WORST if c in codes), ExitCode.OK)
-    if code not in _WORST:
-        code = ExitCode.FATAL
+    code = next((c for c in _WORST if c in codes), ExitCode.OK)  # status gives no other
     result: dict[str, Any] = {"agents": rows}
     return CommandResult("status", result, tuple(_lines(rows)), exit_code=code)
-
-
-def _agents(ctx: RunContext) -> list[tuple[str, str]]:
-    machine = installing.machine_for(ctx.settings, StateFolder(Path("/nonexistent")))
-    hosts = [s for s in registry.every() if s.lists_agents]
-    found = [agent for s in hosts for agent in s.agents(machine)]
-    if not found:
-        raise ConfigError(registry.no_agents(hosts, machine))
-    return found
 
 
 def _last(view: dict[str, Any]) -> str:

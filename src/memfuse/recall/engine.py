@@ -26,7 +26,7 @@ from datetime import date, datetime
 
 from memfuse.errors import MemfuseError
 from memfuse.recall.answer import Answer, Row
-from memfuse.recall.index import Hit, RecallIndex, Stages
+from memfuse.recall.index import Hit, RecallIndex
 from memfuse.recall.meaning import by_words, with_meaning
 from memfuse.recall.reranker import SearchResult, local_weighting
 from memfuse.recall.reranking import Reranking
@@ -108,9 +108,8 @@ def ask(services: Services, request: Request) -> Answer:
                                                        candidates):  # fmt: skip
         sources.append("agent-memory")
     if index is not None:
-        stages = Stages(near="near" not in request.without, dates="dates" not in request.without)
         depth = max(LOCAL_CANDIDATES, pool)
-        words = index.search(request.query, depth, services.now.date(), stages)
+        words = index.search(request.query, depth, services.now.date(), request.without)
         if services.embedder is not None and "meaning" not in request.without:
             local = with_meaning(index, services.embedder, request.query, words, services.warn)
         else:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -37,7 +38,7 @@ from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import query_tokens
-from memfuse.recall.rows import DaysRead, Row, Stamp, empty_file, files_of, rows_of, to_read_again
+from memfuse.recall.rows import DaysRead, Row, Stamp, files_of, rows_of, to_read_again
 from memfuse.recall.semantic import Embedder, best, closeness
 from memfuse.recall.terms import bounded, query_terms
 from memfuse.state.folder import StateFolder
@@ -86,14 +87,6 @@ class Hit:
     rank: int  # 1 = best
     score: float  # BM25, or the closeness by meaning; higher is better
     id: int = 0  # the row's, in this index
-
-
-@dataclass(frozen=True)
-class Stages:
-    """The parts of the local search that can be switched off (the benchmark measures each)."""
-
-    near: bool = True
-    dates: bool = True
 
 
 class RecallIndexError(MemfuseError):
@@ -205,7 +198,8 @@ class RecallIndex:
                 role = ",".join(day.isoformat() for day, _forms in days)
                 stamps[name] = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size,
                                 role)  # fmt: skip
-                empty[name] = empty_file(info)
+                # a plain file with nothing in it: no rows, whatever reading it would say
+                empty[name] = stat.S_ISREG(info.st_mode) and info.st_size == 0
             days_read = DaysRead(workspace, classifier, warn, given)
             self._dropped = []
             for name in to_read_again(stamps, known, present):
@@ -254,15 +248,15 @@ class RecallIndex:
         self.db.execute("DELETE FROM tails WHERE path = ?", (name,))
 
     def search(
-        self, query: str, limit: int, today: date, stages: Stages | None = None
+        self, query: str, limit: int, today: date, without: frozenset[str] = frozenset()
     ) -> list[Hit]:
-        """The best `limit` bullets and facts for a question, best first."""
-        stages = stages or Stages()
-        asked = self.terms(query, today, stages)
+        """The best `limit` bullets and facts for a question, best first; `without`: the
+        stages switched off ("near", "dates": the benchmark measures each)."""
+        asked = self.terms(query, today, dates="dates" not in without)
         if not asked:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in asked)
-        weights = WEIGHTS if stages.near else (WEIGHTS[0], 0.0, 0.0, WEIGHTS[3])
+        weights = (WEIGHTS[0], 0.0, 0.0, WEIGHTS[3]) if "near" in without else WEIGHTS
         # BM25 once a match, and only the best `limit` joined to their text (measured in
         # benchmarks/bench.py: a common word matches most of a year's bullets).
         rows = self.db.execute(
@@ -330,10 +324,9 @@ class RecallIndex:
             for rank, (i, (path, line, content, kind, day), score) in enumerate(hits, start=1)
         ]
 
-    def terms(self, query: str, today: date, stages: Stages | None = None) -> list[str]:
+    def terms(self, query: str, today: date, *, dates: bool = True) -> list[str]:
         """The terms of a question the index is asked for: its rarest (terms.bounded)."""
-        stages = stages or Stages()
-        wanted = query_terms(query) + (query_tokens(query, today) if stages.dates else [])
+        wanted = query_terms(query) + (query_tokens(query, today) if dates else [])
         wanted = list(dict.fromkeys(wanted))
         if not wanted:
             return []

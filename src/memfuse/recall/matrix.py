@@ -2,9 +2,9 @@
 
 Reading every vector out of the index (the join of texts and vectors) cost a cold question 2.2 s
 at 146 000 bullets (docs/performance.md). The process that loaded them writes them here,
-`recall-vectors.bin` in the state folder: the rows' ids, a code for each row's file (its
-neighbours are the rows of the same file), and the int8 matrix, each on a page of its own; the
-next process maps it and reads from the index only what changed since.
+`recall-vectors.bin` in the state folder (memfuse.recall.paged): the rows' ids, a code for
+each row's file (its neighbours are the rows of the same file), and the int8 matrix; the next
+process maps it and reads from the index only what changed since.
 
 What changed is known by generations, kept in the index in the same transactions as the writes:
 every refresh that writes rows and every embedding step is a new generation; a text whose
@@ -14,10 +14,10 @@ generation it holds; a process takes it, then the rows with an id above its last
 an id deleted since and the rows whose vector was stored since — the same rows, in the same
 order, as the join.
 
-The file is input memfuse did not just make: it is opened without following a
-link or waiting on a FIFO, and used only when it is the very file memfuse recorded in the index
-after writing it (its inode, size and times, and a random nonce in its header), of the model
-asked for, of the generation recorded, and every array inside it adds up. Anything else (stale,
+The file is input memfuse did not just make: it is opened without following a link or
+waiting on a FIFO, and used only when it is the very file memfuse recorded in the index after
+writing it (its inode, size and times, and a random nonce in its header), of the model asked
+for, of the generation recorded, and every array inside it adds up. Anything else (stale,
 truncated, replaced, planted) is not used: the rows come from the index, and the file is
 written again. A new model, or logs grown past DROPPED_MAX, forgets the file.
 """
@@ -30,7 +30,6 @@ import mmap
 import os
 import secrets
 import sqlite3
-import struct
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,14 +37,15 @@ from typing import Any
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
-from memfuse.state.folder import StateFolder, fingerprint, write_all
+from memfuse.recall import paged
+from memfuse.state.folder import StateFolder, fingerprint
 from memfuse.state.sqlite import immediate
 
 NAME = "recall-vectors.bin"
-MAGIC = b"memfuse-vectors\x01"  # 16 bytes
+MAGIC = b"memfuse-vectors\x02"  # 16 bytes
 HEADER_MAX = 16 << 20  # the paths of every file of the index, and a few numbers
 DIM_MAX = 4096
-ALIGN = 4096
+DATA_MAX = 1 << 40  # far past any index: the file's size is checked against what it says
 DROPPED_MAX = 20_000  # ids and texts logged for the file; past it the file is forgotten
 STALE = 600.0  # seconds untouched after which a temp file of the vectors is a killed writer's
 
@@ -217,29 +217,22 @@ def read(state: StateFolder, model: str, made: int, record: str) -> Rows | None:
 def _rows(mapped: mmap.mmap, model: str, made: int, nonce: str) -> Rows | None:
     import numpy as np
 
-    if mapped[: len(MAGIC)] != MAGIC:
+    header, start = paged.header(mapped, MAGIC, HEADER_MAX, DATA_MAX)
+    if (header.get("model"), header.get("gen"), header.get("nonce")) != (model, made, nonce):
         return None
-    (length,) = struct.unpack("<Q", mapped[len(MAGIC) : len(MAGIC) + 8])
-    if length > HEADER_MAX or len(MAGIC) + 8 + length > len(mapped):
+    found, paths = paged.arrays(header, mapped, start), header.get("paths")
+    ids, codes, vecs = found["ids"], found["codes"], found["vecs"]
+    if (ids.dtype, codes.dtype, vecs.dtype) != (np.int64, np.int32, np.int8) or vecs.ndim != 2:
         return None
-    header = json.loads(bytes(mapped[len(MAGIC) + 8 : len(MAGIC) + 8 + length]).decode())
-    n, dim, paths = header["rows"], header["dim"], header["paths"]
-    if (header["model"], header["gen"], header["nonce"]) != (model, made, nonce):
-        return None
-    if not (isinstance(n, int) and isinstance(dim, int) and n >= 0 and 0 < dim <= DIM_MAX):
+    n = len(ids)
+    if codes.shape != (n,) or len(vecs) != n or not 0 < vecs.shape[1] <= DIM_MAX:
         return None
     if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths)):
         return None
-    ids_at, codes_at, vecs_at = _layout(length, n)
-    if vecs_at + n * dim != len(mapped):
-        return None  # truncated, or grown
-    ids = np.frombuffer(mapped, dtype="<i8", count=n, offset=ids_at)
-    codes = np.frombuffer(mapped, dtype="<i4", count=n, offset=codes_at)
     if n and not (ids[0] > 0 and np.all(ids[1:] > ids[:-1])):
         return None
     if n and not (codes.min() >= 0 and codes.max() < len(paths)):
         return None
-    vecs = np.frombuffer(mapped, dtype=np.int8, count=n * dim, offset=vecs_at).reshape(n, dim)
     return Rows(ids, codes, paths, (vecs,))
 
 
@@ -250,19 +243,13 @@ def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows:
     import numpy as np
 
     nonce = secrets.token_hex(8)
-    n = len(rows.ids)
-    fields = {"model": model, "gen": gen, "nonce": nonce, "rows": n, "dim": rows.dim}
-    header = json.dumps({**fields, "paths": rows.paths}).encode()
-    if len(header) > HEADER_MAX:
+    arrays = {
+        "ids": np.asarray(rows.ids, dtype=np.int64),
+        "codes": np.asarray(rows.codes, dtype=np.int32),
+        "vecs": np.asarray(rows.vecs, dtype=np.int8),
+    }
+    if len(json.dumps(rows.paths)) > HEADER_MAX - 4096:
         return False
-    ids_at, codes_at, vecs_at = _layout(len(header), n)
-    flat: Any = np.ascontiguousarray(rows.vecs, dtype=np.int8).reshape(-1)
-    parts: list[tuple[int, bytes | memoryview]] = [
-        (0, MAGIC + struct.pack("<Q", len(header)) + header),
-        (ids_at, np.ascontiguousarray(rows.ids, dtype="<i8").tobytes()),
-        (codes_at, np.ascontiguousarray(rows.codes, dtype="<i4").tobytes()),
-        (vecs_at, memoryview(flat)),
-    ]
     try:
         state.check(NAME)
     except UnsafePath as exc:  # a link, a FIFO, a folder planted under its name
@@ -270,10 +257,8 @@ def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows:
     _swept(state)
 
     def fill(fd: int) -> None:
-        for at, data in parts:
-            os.lseek(fd, at, os.SEEK_SET)
-            write_all(fd, data)
-        os.ftruncate(fd, vecs_at + n * rows.dim)
+        fields = {"model": model, "gen": gen, "nonce": nonce, "paths": rows.paths}
+        paged.write(fd, MAGIC, fields, arrays)
 
     record = f"{fingerprint(state.replace(NAME, fill))}/{nonce}"
     with immediate(db):
@@ -297,14 +282,3 @@ def _swept(state: StateFolder) -> None:
                 with contextlib.suppress(OSError):
                     if now - entry.stat(follow_symlinks=False).st_mtime > STALE:
                         os.unlink(entry.name, dir_fd=state.fd)
-
-
-def _layout(header: int, n: int) -> tuple[int, int, int]:
-    """Where the ids, the codes and the vectors start, each on a page of its own."""
-    ids_at = _padded(len(MAGIC) + 8 + header)
-    codes_at = ids_at + _padded(8 * n)
-    return ids_at, codes_at, codes_at + _padded(4 * n)
-
-
-def _padded(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN

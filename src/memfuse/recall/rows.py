@@ -8,7 +8,6 @@ weekly roll-up's section) or one MEMORY.md fact, with the terms of its four colu
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -17,7 +16,8 @@ from pathlib import Path
 from memfuse.recall.dates import doc_tokens
 from memfuse.recall.terms import doc_terms
 from memfuse.text.classify import Classifier
-from memfuse.workspace.journal import Bullet, decode
+from memfuse.workspace.bullets import Bullet
+from memfuse.workspace.journal import decode
 from memfuse.workspace.layout import Journal, Source, Workspace
 from memfuse.workspace.memory_md import memory_md_facts
 from memfuse.workspace.weekly import Weeklies
@@ -170,11 +170,6 @@ def _with_neighbours(bullets: tuple[Bullet, ...]) -> Iterator[tuple[Bullet, str,
                 return " ".join(terms[id(b)] for b in near)
 
             yield bullet, terms[id(bullet)], around(1), around(2)
-
-
-def empty_file(info: os.stat_result) -> bool:
-    """A plain file with nothing in it: no rows, whatever reading it would say."""
-    return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 def to_read_again(

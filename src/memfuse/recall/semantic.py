@@ -249,13 +249,6 @@ def best(scores: Any, limit: int) -> list[tuple[int, float]]:
     return [(i, float(scores[i])) for i in order]
 
 
-def nearest(matrix: Any, query: Matrix, limit: int) -> list[tuple[int, float]]:
-    """The `limit` rows of `matrix` nearest `query` by cosine, best first, as (row, cosine)."""
-    if limit <= 0 or len(matrix) == 0:
-        return []
-    return best(cosines(matrix, query), limit)
-
-
 def closeness(scores: Any, before: Any, after: Any) -> Any:
     """How far each row's cosine, with its closer neighbour's, stands above the rest: (its
     cosine less the median of all rows') + NEIGHBOUR × (the closer neighbour's less the median),

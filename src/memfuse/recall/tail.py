@@ -40,7 +40,8 @@ from pathlib import Path
 from memfuse.confine import UnsafePath
 from memfuse.recall.rows import Days, Row, bullet_rows
 from memfuse.text.classify import Classifier
-from memfuse.workspace.journal import Bullet, plain_part
+from memfuse.workspace.bullets import Bullet
+from memfuse.workspace.journal import plain_part
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.names import DAILY
 

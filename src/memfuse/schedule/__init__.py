@@ -3,9 +3,9 @@
 `Schedule` (runs.py) holds the runs (argv and daily local times) and their environment;
 `plan` builds this workspace's. A scheduler is one module implementing `base.Scheduler`
 (render, install, remove, read back, its zone) plus one line in `registry`. The engines are
-`install` (put in place, take out, the record `status` reads) and `check` with `trial` (what
-`cron --check` runs of a job). runs.py, cronexpr.py, shwords.py and writers.py stand alone on
-the stdlib: no process, no file.
+`install` (put in place, take out, the record `status` reads), `check` with `trial` (what
+`cron --check` runs of a job) and `agents` (every agent the hosts configure: `--all-agents`).
+runs.py, cronexpr.py, shwords.py and writers.py stand alone on the stdlib: no process, no file.
 """
 
 from __future__ import annotations

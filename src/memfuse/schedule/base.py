@@ -53,7 +53,6 @@ class Outcome:
 
     schedule: Schedule
     changes: list[str] = field(default_factory=list)
-    alerts: str | None = None  # where a failed run is reported, when the scheduler says
 
 
 class Scheduler(abc.ABC):
@@ -63,6 +62,7 @@ class Scheduler(abc.ABC):
     name: ClassVar[str]  # the --format value
     summary: ClassVar[str]  # --format's help: what it is, in a few words
     source_help: ClassVar[str]  # what `cron --check FILE` reads for it
+    program: ClassVar[str] = ""  # the program its install runs ("": none)
     shell: ClassVar[bool] = False  # a job's line is run by sh
     stdin_ok: ClassVar[bool] = False  # `cron --check -` reads its text from stdin
     routes: ClassVar[str] = ""  # how to get it on a machine that lacks it
@@ -84,9 +84,9 @@ class Scheduler(abc.ABC):
     def read(self, files: dict[str, str]) -> list[Job]:
         """The jobs the scheduler's files hold (raises ParseError)."""
 
-    @abc.abstractmethod
     def available(self, machine: Machine) -> bool:
         """Whether this machine can run the scheduler (its program is here)."""
+        return not self.program or machine.which(self.program) is not None
 
     def load(self, path: Path) -> dict[str, str]:
         """{name: text} of a file given to `cron --check`."""
@@ -265,7 +265,7 @@ def write_own(
             written[target] = before
             changes.append(f"wrote {target}")
     if len(changes) == before_changes:
-        changes.append(f"{folder} already holds this schedule: nothing changed")
+        changes.append(f"{folder} already holds these files: nothing changed")
     return written
 
 

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,16 +56,18 @@ def check(
     scheduler: Scheduler,
     jobs: list[Job],
     files: dict[str, str] | None,
-    own: trial.Own,
+    settings: Settings,
+    schedule: Schedule,
     busy: list[Writer],
-    zone: str | None,
     machine: Machine,
-    timeout: float,
     source: str = "FILE",
 ) -> Checked:
-    """Every memfuse job in `jobs` (read from `source`) tried; `files` (the rendered ones)
-    also go through the scheduler's own checker; `busy` are the jobs that rewrite MEMORY.md,
-    listed after."""
+    """Every memfuse job in `jobs` (read from `source`) tried with these settings (`schedule`:
+    theirs); `files` (the rendered ones) also go through the scheduler's own checker; `busy`
+    are the jobs that rewrite MEMORY.md, listed after."""
+    own = own_settings(settings, schedule, machine.env, machine.home)
+    zone = scheduler.zone(machine)
+    timeout = max(CHECK_TIMEOUT_FLOOR, settings.timeout * 6)
     again = ["memfuse", "cron", "--format", scheduler.name, "--check", source]
     checks = [
         c for job in jobs
@@ -116,7 +117,7 @@ def flag_clashes(
 ) -> None:
     """A memfuse run that reads MEMORY.md in the minute another job rewrites it fails."""
     for job in jobs:
-        if memfuse_sub(job.argv) not in writers.MEMORY_READERS:
+        if trial.subcommand(job.argv)[0] not in writers.MEMORY_READERS:
             continue
         for writer in busy:
             shared = sorted(set(writers.in_zone(writer, zone)) & set(job.times))
@@ -134,11 +135,6 @@ def flag_clashes(
             check["ok"] = False
 
 
-def memfuse_sub(argv: tuple[str, ...]) -> str | None:
-    """The lifecycle subcommand a job's argv runs, None when it is not a memfuse job."""
-    return trial.subcommand(argv)[0]
-
-
 def check_job(
     job: Job,
     timeout: float,
@@ -150,7 +146,7 @@ def check_job(
     with the operator's own settings, is run on its subcommand with --dry-run. None for a job
     that is not memfuse's."""
     job = trial.unwrap_env(job)
-    if memfuse_sub(job.argv) is None:
+    if trial.subcommand(job.argv)[0] is None:
         return None
     problems: list[str] = []
     if _STDERR_AWAY.search(job.command):
@@ -158,9 +154,7 @@ def check_job(
             "stderr is redirected away from the scheduler's mail: a run that needs a person"
             " could never tell anyone (leave stderr alone; memfuse keeps its own log)"
         )
-    path = dict(job.env).get("PATH", trial.CRON_DEFAULT_PATH)
-    first = job.argv[0]
-    program = first if "/" in first else shutil.which(first, path=path)
+    program = trial.program_of(job)
     ours = list(own.memfuse)
     same = program is not None and _same_program([program, *job.argv[1:]], ours)
     if program is not None and not same:

@@ -230,6 +230,7 @@ class Crontab(Scheduler):
     name = "crontab"
     summary = "the default"
     source_help = "a crontab"
+    program = "crontab"
     shell = True
     stdin_ok = True
     routes = (
@@ -247,9 +248,6 @@ class Crontab(Scheduler):
 
     def printed(self, files: dict[str, str]) -> str:
         return files["crontab"].rstrip("\n")
-
-    def available(self, machine: Machine) -> bool:
-        return machine.which("crontab") is not None
 
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(next(iter(files.values())))

@@ -77,9 +77,15 @@ def place(
     state.ensure()
     if remove:
         changes = scheduler.remove(schedule, files, machine)
-        if recorded_format(state) in (scheduler.name, None):
+        kept = (recorded(state) or {}).get("format")
+        if kept == scheduler.name or not isinstance(kept, str):
             state.remove(SCHEDULE_FILE)  # another format's schedule still runs: kept
         return Placed(schedule, files, changes + left_behind(state, recent))
+    if scheduler.program and machine.which(scheduler.program) is None:
+        # nothing written: a scheduler's own program is what puts its files to work
+        raise MemfuseError(
+            f"{scheduler.program} is not on this PATH. {ways_on(scheduler, machine)}"
+        )
     try:
         outcome = scheduler.install(schedule, files, machine)
     except MemfuseError as exc:
@@ -140,16 +146,6 @@ def recorded(state: StateFolder) -> dict[str, object] | None:
     except (OSError, UnsafePath, UntrustedJSON, MemfuseError, ValueError):
         return None
     return record if isinstance(record, dict) else None
-
-
-def recorded_format(state: StateFolder) -> str | None:
-    record = recorded(state)
-    found = record.get("format") if record else None
-    return found if isinstance(found, str) else None
-
-
-def clear(schedule: Schedule, busy: list[Writer], zone: str | None) -> Schedule:
-    return writers.clear_of(schedule, busy, zone)[0]
 
 
 @dataclass(frozen=True)

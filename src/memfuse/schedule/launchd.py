@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 from xml.parsers.expat import ExpatError
 
-from memfuse.errors import MemfuseError
 from memfuse.schedule import base
 from memfuse.schedule.base import Machine, Outcome, Scheduler
 from memfuse.schedule.runs import Job, ParseError, Run, Schedule, ScheduleError
@@ -135,14 +134,12 @@ class Launchd(Scheduler):
     name = "launchd"
     summary = "macOS agents"
     source_help = "a plist file or folder"
+    program = "launchctl"
     routes = "on this Mac, load them with launchctl" if sys.platform == "darwin" else ""
 
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
         out = str(machine.state_dir / "launchd.out") if machine.state_dir else None
         return render(schedule, output_path=out)
-
-    def available(self, machine: Machine) -> bool:
-        return machine.which("launchctl") is not None
 
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(files)
@@ -151,11 +148,6 @@ class Launchd(Scheduler):
         return base.load_folder(path, (".plist",), {})
 
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        if machine.which("launchctl") is None:
-            raise MemfuseError(
-                "launchctl is not on this PATH (launchd agents are macOS's): nothing was"
-                " written; pick the --format of this machine's scheduler"
-            )
         folder = agents_dir(machine)
         changes: list[str] = []
         written = base.write_own(folder, files, is_generated, changes)

@@ -15,7 +15,7 @@ import importlib
 import inspect
 from importlib.metadata import entry_points
 
-from memfuse.schedule.base import Machine, Scheduler
+from memfuse.schedule.base import Scheduler
 
 BUILTIN = (
     "memfuse.schedule.crontab",
@@ -92,13 +92,6 @@ def get(name: str) -> Scheduler:
 
 def every() -> tuple[Scheduler, ...]:
     return tuple(_load().values())
-
-
-def no_agents(hosts: list[Scheduler], machine: Machine) -> str:
-    """`--all-agents` with no agent listed: where each host looked, and why it could not."""
-    said = "; ".join(f"{s.name}: {s.roster_in(machine)}" for s in hosts)
-    problems = "".join(f"; {p}" for s in hosts if (p := s.unread(machine)))
-    return f"--all-agents: no host's configuration lists agents ({said}){problems}"
 
 
 def format_help() -> str:

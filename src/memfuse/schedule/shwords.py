@@ -6,12 +6,9 @@ is how a check reads back what it would run, without running anything.
 
 from __future__ import annotations
 
-import re
-
-from memfuse.schedule.runs import ParseError
+from memfuse.schedule.runs import ENV_NAME, ParseError
 
 _OPERATORS = set(";|&<>()")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def split_command(command: str, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -26,7 +23,7 @@ def split_command(command: str, where: str) -> tuple[tuple[str, ...], dict[str, 
     while words:
         text, first_quoted = words[0]
         name, eq, value = text.partition("=")
-        if not (eq and _NAME.fullmatch(name) and len(name) < first_quoted):
+        if not (eq and ENV_NAME.fullmatch(name) and len(name) < first_quoted):
             break
         assigned[name] = value
         words.pop(0)

@@ -24,7 +24,7 @@ from pathlib import Path
 from memfuse.errors import MemfuseError
 from memfuse.schedule import base
 from memfuse.schedule.base import Machine, Outcome, Scheduler
-from memfuse.schedule.runs import Job, ParseError, Run, Schedule, ScheduleError
+from memfuse.schedule.runs import ENV_NAME, Job, ParseError, Run, Schedule, ScheduleError
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
 _WHITESPACE = " \t\n\r"
@@ -34,7 +34,6 @@ _SIMPLE_ESCAPES = {
 }  # fmt: skip
 _ESCAPE_DIGITS = {"x": (2, 16), "u": (4, 16), "U": (8, 16)}
 _CALENDAR = re.compile(r"(?:\*-\*-\*\s+)?([0-9,]+):([0-9,]+)(?::([0-9,]+))?")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def generated_line(label: str) -> str:
@@ -235,7 +234,7 @@ def parse_environment(values: list[str], where: str) -> tuple[tuple[str, str], .
     for value in values:
         for word in _words(value, where, command=False):
             name, eq, setting = _specifiers(word, where).partition("=")
-            if not eq or not _ENV_NAME.fullmatch(name):
+            if not eq or not ENV_NAME.fullmatch(name):
                 raise ParseError(f"{where}: not an environment assignment: {word!r}")
             env[name] = setting
     return tuple(env.items())
@@ -366,13 +365,14 @@ class Systemd(Scheduler):
     name = "systemd"
     summary = "user timers, which catch up missed runs"
     source_help = "a unit file or folder"
+    program = "systemctl"
     routes = "log in to a session with a systemd user manager (`loginctl enable-linger $USER`)"
 
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
         return render(schedule)
 
     def available(self, machine: Machine) -> bool:
-        return machine.which("systemctl") is not None and _manager(machine).returncode == 0
+        return super().available(machine) and _manager(machine).returncode == 0
 
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(files)
@@ -381,12 +381,6 @@ class Systemd(Scheduler):
         return base.load_folder(path, (".service", ".timer"), {".service": ".timer"})
 
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        if machine.which("systemctl") is None:
-            raise MemfuseError(
-                "systemctl is not on this PATH: no user timers can be enabled here (nothing"
-                " was written); `memfuse cron --format systemd` prints the units to install"
-                " by hand, or pick another --format"
-            )
         if (probe := _manager(machine)).returncode != 0:
             raise MemfuseError(
                 f"systemd's user manager cannot be reached ({base.why(probe)}): nothing was"

@@ -20,11 +20,11 @@ from pathlib import Path
 
 from memfuse.config import FLAG_OPTIONS
 from memfuse.schedule import Job
+from memfuse.schedule.plan import LIFECYCLE
 from memfuse.settings import mask_url
 from memfuse.state.folder import default_state_dir
 
 CRON_DEFAULT_PATH = "/usr/bin:/bin"
-LIFECYCLE = ("sync", "surface", "tidy")
 
 # Options of the lifecycle commands that only shape the run (cli._RUN_PARAMS and each
 # command's own): passed to the trial as written. -q and --json are the trial's own.
@@ -108,6 +108,14 @@ def subcommand(argv: tuple[str, ...]) -> tuple[str | None, int]:
     return (sub if sub in LIFECYCLE else None), start
 
 
+def program_of(job: Job) -> str | None:
+    """The program a job runs: its own path, or the one found on the job's PATH (cron's
+    default when it sets none); None when there is none."""
+    first = job.argv[0]
+    path = dict(job.env).get("PATH", CRON_DEFAULT_PATH)
+    return first if "/" in first else shutil.which(first, path=path)
+
+
 def _is_python(program: str) -> bool:
     return re.fullmatch(r"python(3(\.\d+)?)?", Path(program).name) is not None
 
@@ -155,9 +163,8 @@ def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
                 f"{flag} {state}{where.note(state)}: not the state folder this memfuse keeps for"
                 f" the workspace ({own_state}); the check does not use it"
             )
-    path = env.get("PATH", CRON_DEFAULT_PATH)
-    trial.findings += _path_findings(path, job.argv[0], own, where)
-    program = job.argv[0] if "/" in job.argv[0] else shutil.which(job.argv[0], path=path)
+    trial.findings += _path_findings(env.get("PATH", CRON_DEFAULT_PATH), job.argv[0], own, where)
+    program = program_of(job)
     if program is not None and where.inside(os.path.dirname(where.resolve(program))):
         trial.findings.append(
             f"its program {job.argv[0]} lies inside the workspace, where the agent can replace"

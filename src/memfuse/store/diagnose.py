@@ -91,7 +91,7 @@ def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
     if not isinstance(servers, dict) or not isinstance(servers.get(s.server), dict):
         named = sorted(servers)[:20] if isinstance(servers, dict) else []
         base = next((str(n) for n in named if s.server.startswith(f"{n}-")), None)
-        if base is not None:  # an agent's own entry, made from `base` (commands/cron_all.py)
+        if base is not None:  # an agent's own entry, made from `base` (schedule/agents.py)
             return Check(
                 "mcporter-config", False,
                 f"{path} has no server {s.server!r}, one agent's own entry: `memfuse cron"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from memfuse.run.results import AccountingData, DeepRow, HiddenRow, UnaccountedRow
 from memfuse.sync.plan import Plan
 from memfuse.sync.reading import Reading
-from memfuse.workspace.journal import Tally
+from memfuse.workspace.bullets import Tally
 
 SHOWN = 20  # forms with unaccounted text listed; the rest are counted
 SHARED = ("skipped", "merged")  # outcomes of a bullet the store keeps in another's memory

@@ -13,7 +13,7 @@ from memfuse.ledger.ledger import Entry, Ledger, Stamp, content_hash
 from memfuse.store.client import NewMemory, StoreClient
 from memfuse.sync.scope import InScope, stamp
 from memfuse.text.classify import Classifier, Verdict
-from memfuse.workspace.journal import Bullet, Tally
+from memfuse.workspace.bullets import Bullet, Tally
 from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.position import SOURCE_PREFIX, JournalPosition
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import html
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -87,10 +86,21 @@ def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
     for m in _REFERENCE.finditer(text):
         before = bisect.bisect_right(starts, m.start()) - 1  # the tags do not overlap
         inside = before >= 0 and m.start() < found[before][1]
-        shown = html.unescape(m[0]) if m[0][1] == "#" else html5.get(m[0][1:], m[0])
+        shown = _number_shown(m[0]) if m[0][1] == "#" else html5.get(m[0][1:], m[0])
         if not inside and shown != m[0]:
             found.append((m.start(), m.end(), ("ref", shown, m[0])))
     return [piece for _, _, piece in sorted(found)]
+
+
+def _number_shown(reference: str) -> str:
+    """What markdown-it shows for a numeric reference: the character, or U+FFFD for one no
+    renderer may show (a control, a surrogate, a non-character) — not the empty text or the
+    Windows-1252 guess Python's `html.unescape` gives for some of those."""
+    from markdown_it.common.utils import fromCodePoint, isValidEntityCode
+
+    digits = reference[2:-1]
+    code = int(digits[1:], 16) if digits[0] in "xX" else int(digits)
+    return fromCodePoint(code) if isValidEntityCode(code) else "\ufffd"
 
 
 def _tags(text: str) -> Iterator[re.Match[str]]:

@@ -20,7 +20,7 @@ from memfuse.run.context import Asking
 from memfuse.run.output import CommandResult
 from memfuse.run.results import BulletRow, WhereData
 from memfuse.text.similarity import fold_whitespace
-from memfuse.workspace.journal import Bullet
+from memfuse.workspace.bullets import Bullet
 from memfuse.workspace.position import JournalPosition
 
 FOUND_AT_MOST = 10  # bullets shown for a text that matches many; the rest are counted

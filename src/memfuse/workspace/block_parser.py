@@ -6,9 +6,9 @@ that reads all of the rest of the line, or everything a container holds, costs t
 the nesting on each line: a journal of `- - - … a` lines 90 markers deep read at ~28 s/MiB,
 two thirds of it in these two rules (cProfile):
 
-- the thematic break (`* * *`) read the rest of the line at every level, looking for a run
-  of one of `*`, `-`, `_` and blanks; here each line's tail of such characters is found once
-  per parse, and a level only compares its position with it;
+- the thematic break (`* * *`) read the rest of the line at every level, in Python, looking
+  for a run of one of `*`, `-`, `_` and blanks; here one regular expression tells a level
+  whether the rest of its line is such a run, and markdown-it's own rule runs only where it is;
 - the list rule, closing a list, walked every token below it to mark its paragraphs
   `hidden` (a tight list's, for rendering): a chain of k lists walked them k times. memfuse
   never renders, and reads no `hidden`; the rule runs here without that walk.
@@ -19,6 +19,7 @@ The tokens are markdown-it's own in every other respect (`tests/unit/test_block_
 from __future__ import annotations
 
 import functools
+import re
 import types
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,8 @@ NESTING = 400  # token levels CommonMark may open: well inside Python's stack
 # The block rules each may end, as markdown-it registers them (`alt`).
 _BREAK_ENDS = ["paragraph", "reference", "blockquote", "list"]
 _LIST_ENDS = ["paragraph", "reference", "blockquote"]
-_TAILS = "memfuse.break_tails"  # the parse's env key for the lines' tails, by (line, marker)
+# What is left of a line that is a thematic break: markdown-it's test, as one C scan.
+_BREAK = re.compile(r"(?:\*[ \t]*+){3,}+|(?:-[ \t]*+){3,}+|(?:_[ \t]*+){3,}+")
 
 
 @functools.cache
@@ -42,47 +44,24 @@ def block_parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     parser = MarkdownIt("commonmark", {"maxNesting": NESTING}).disable(["inline", "text_join"])
-    parser.block.ruler.at("hr", thematic_break, {"alt": _BREAK_ENDS})
+    parser.block.ruler.at("hr", _break_rule(), {"alt": _BREAK_ENDS})
     parser.block.ruler.at("list", _list_rule(), {"alt": _LIST_ENDS})
     return parser
 
 
-def thematic_break(state: StateBlock, start: int, end: int, silent: bool) -> bool:
-    """markdown-it's `hr` rule: three or more of one of `*`, `-`, `_`, and blanks, alone on
-    what is left of the line (`start`); the same tokens, the rest of the line read once."""
-    pos = state.bMarks[start] + state.tShift[start]
-    if state.is_code_block(start) or pos >= state.eMarks[start]:
-        return False
-    marker = state.src[pos]
-    if marker not in "*-_":
-        return False
-    tail, third_last = _tail(state, start, marker)
-    if not tail <= pos <= third_last:  # another character follows, or fewer than 3 markers
-        return False
-    if silent:
-        return True
-    state.line = start + 1
-    token = state.push("hr", "hr", 0)
-    token.map = [start, state.line]
-    # markdown-it's markup: one marker more than the line holds
-    token.markup = marker * (state.src.count(marker, pos, state.eMarks[start]) + 1)
-    return True
+def _break_rule() -> RuleFuncBlockType:
+    """markdown-it's `hr` rule, run only where what is left of the line is three or more of one
+    of `*`, `-`, `_` and blanks: elsewhere it would read the rest of the line in Python to say
+    no."""
+    from markdown_it.rules_block.hr import hr
 
+    def thematic_break(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        pos = state.bMarks[start] + state.tShift[start]
+        return bool(_BREAK.fullmatch(state.src, pos, state.eMarks[start])) and hr(
+            state, start, end, silent
+        )
 
-def _tail(state: StateBlock, line: int, marker: str) -> tuple[int, int]:
-    """Where the line's closing run of `marker` and blanks begins, and where the third `marker`
-    from its end stands (-1 when it holds fewer): found once per parse for each line."""
-    tails: dict[tuple[int, str], tuple[int, int]] = state.env.setdefault(_TAILS, {})
-    found = tails.get((line, marker))
-    if found is None:
-        first = state.eMarks[line - 1] + 1 if line else 0  # where the line begins in the source
-        end = state.eMarks[line]
-        tail = first + len(state.src[first:end].rstrip(marker + " \t"))
-        third_last = end
-        for _ in range(3):
-            third_last = state.src.rfind(marker, first, third_last) if third_last >= 0 else -1
-        found = tails[line, marker] = (tail, third_last)
-    return found
+    return thematic_break
 
 
 def _list_rule() -> RuleFuncBlockType:

@@ -102,13 +102,6 @@ def _costs(lines: list[str]) -> list[int]:
     return costs
 
 
-def commonmark_blocks(lines: list[str]) -> list[Token] | None:
-    """CommonMark's blocks of these lines; None when they nest too deep to parse whole, or so
-    deep that parsing them would cost more than BUDGET (also the weekly roll-ups' parse,
-    memfuse.workspace.sections)."""
-    return _parsed(lines) if sum(_costs(lines)) <= BUDGET else None
-
-
 def _parsed(lines: list[str]) -> list[Token] | None:
     try:
         tokens = block_parser().parse("\n".join(lines))

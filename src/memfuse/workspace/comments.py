@@ -92,6 +92,25 @@ _MARKER = DREAMING_MARKER
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 
 
+def fence_opened(line: str) -> str | None:
+    """The fence a line opens (its run of ` or ~), or None."""
+    match = _FENCE.fullmatch(line)
+    if match is None or (match[1][0] == "`" and "`" in match[2]):
+        return None  # a backtick fence's info string holds no backtick
+    return match[1]
+
+
+def fence_closes(line: str, fence: str) -> bool:
+    """Whether a line closes `fence`: as many of its character or more, and nothing after."""
+    match = _FENCE.fullmatch(line)
+    return (
+        match is not None
+        and match[1][0] == fence[0]
+        and len(match[1]) >= len(fence)
+        and (not match[2].strip())
+    )
+
+
 def dreaming_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """The [first, end) lines of every dreaming block: from a start marker to the next end
     marker of its kind, both included, outside code fences. A start marker no end follows
@@ -101,12 +120,10 @@ def dreaming_blocks(lines: list[str]) -> list[tuple[int, int]]:
     markers: list[tuple[int, str, str]] = []
     fence = ""
     for n, line in enumerate(lines):
-        opened = _FENCE.fullmatch(line)
         if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = "" if not opened[2].strip() else fence
-        elif opened and not (opened[1][0] == "`" and "`" in opened[2]):
-            fence = opened[1]
+            fence = "" if fence_closes(line, fence) else fence
+        elif (opened := fence_opened(line)) is not None:
+            fence = opened
         elif (marker := _MARKER.fullmatch(line)) is not None:
             markers.append((n, marker[1], marker[2]))
     pairs: list[tuple[int, int]] = []

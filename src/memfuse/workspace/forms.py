@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memfuse.workspace.journal import ORDERED_FROM, Bullet, Places
+from memfuse.workspace.bullets import ORDERED_FROM, Bullet, Places
 
 
 @dataclass(frozen=True)

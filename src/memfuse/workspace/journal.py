@@ -21,36 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from memfuse.workspace.blocks import commonmark_blocks, read_blocks
-from memfuse.workspace.bullets import (
-    NO_TIME,
-    ORDERED_FROM,
-    Builder,
-    Bullet,
-    Places,
-    Tally,
-    section_key,
-)
+from memfuse.workspace.blocks import read_blocks
+from memfuse.workspace.bullets import Bullet, Tally
 from memfuse.workspace.plain import read_plain
-
-__all__ = [
-    "NO_TIME",
-    "ORDERED_FROM",
-    "Bullet",
-    "ParsedJournal",
-    "Places",
-    "Tally",
-    "byte_order",
-    "commonmark_blocks",
-    "decode",
-    "parse",
-    "parse_bytes",
-    "parse_commonmark",
-    "parse_plain",
-    "plain_part",
-    "read",
-    "section_key",
-]
 
 
 @dataclass(frozen=True)
@@ -104,17 +77,6 @@ def read(text: str) -> tuple[list[Bullet], Tally]:
 def parse(text: str) -> list[Bullet]:
     """`read`'s bullets."""
     return read(text)[0]
-
-
-def parse_commonmark(text: str) -> list[Bullet]:
-    """`parse` by markdown-it's blocks, whatever the journal holds."""
-    return read_blocks(_lines(text)).bullets
-
-
-def parse_plain(text: str) -> list[Bullet] | None:
-    """`parse` of a plain journal, line by line; None when it is not plain."""
-    build: Builder | None = read_plain(_lines(text))
-    return None if build is None else build.bullets
 
 
 def plain_part(text: str, key: str = "") -> list[Bullet] | None:

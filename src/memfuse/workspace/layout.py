@@ -24,8 +24,9 @@ from pathlib import Path
 
 from memfuse.confine import DEFAULT_READ_CAP, UnsafePath, WorkspaceFiles
 from memfuse.state.folder import StateFolder
+from memfuse.workspace.bullets import Bullet, Tally
 from memfuse.workspace.forms import Part, union
-from memfuse.workspace.journal import Bullet, ParsedJournal, Tally, decode, parse_bytes
+from memfuse.workspace.journal import ParsedJournal, decode, parse_bytes
 from memfuse.workspace.names import (
     ARCHIVED,
     ARCHIVED_NAME,
@@ -206,10 +207,6 @@ class Workspace:
                 found.setdefault(day, []).append((int(match[2] or 0), path))
         return {day: tuple(p for _n, p in sorted(found[day])) for day in sorted(found)}
 
-    def weekly_rollups(self) -> dict[date, Path]:
-        """The weekly roll-ups, by the Monday that names them."""
-        return _dated(self.journal_dir / "weekly")
-
     def markdown_stamp(self) -> tuple[tuple[str, int, int, int, int, int], ...]:
         """A cheap fingerprint of every file the Markdown's views read (the entries of
         memory/, its archive and weekly folders, and MEMORY.md: name, inode, mode, size, time
@@ -236,7 +233,7 @@ class Workspace:
             found.setdefault(day, []).extend(Source(day, p, ARCHIVED) for p in paths)
         for day, path in self.daily_journals().items():
             found.setdefault(day, []).append(Source(day, path, DAILY))
-        for monday, path in self.weekly_rollups().items():
+        for monday, path in _dated(self.journal_dir / "weekly").items():  # by their Monday
             for offset in range(7):
                 day = monday + timedelta(days=offset)
                 if FIRST_DAY <= day <= LAST_DAY:
@@ -358,15 +355,8 @@ class Workspace:
         keep their keys and the bullets their positions); None, after one warning, when the
         file cannot or may not be read. A missing file raises FileNotFoundError. `odd` is
         given the day headings that name no real day."""
-        try:
-            raw = self.files.read(path)
-        except UnsafePath as exc:
-            warn(f"{exc}; skipped")
-            return None
-        except OSError as exc:
-            if isinstance(exc, FileNotFoundError):
-                raise
-            warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
+        raw = self._read(path, warn)
+        if raw is None:
             return None
         found, impossible = split(decode(raw)[0], heading_day)
         if odd is not None:
@@ -378,15 +368,8 @@ class Workspace:
 
         A missing file raises FileNotFoundError: whether that is worth a word is the caller's.
         """
-        try:
-            raw = self.files.read(path)
-        except UnsafePath as exc:
-            warn(f"{exc}; skipped")
-            return None
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            warn(f"cannot read {path}: {exc.strerror or exc}; skipped")
+        raw = self._read(path, warn)
+        if raw is None:
             return None
         parsed = parse_bytes(raw)
         if parsed.replaced_bytes:
@@ -397,15 +380,22 @@ class Workspace:
     def read_memory_md(self, warn: Warn) -> bytes | None:
         """MEMORY.md's bytes; None (after one warning when it may not be read) without it."""
         try:
-            return self.files.read(self.memory_md)
+            return self._read(self.memory_md, warn, "MEMORY.md")
         except FileNotFoundError:
             return None
+
+    def _read(self, path: Path, warn: Warn, name: str = "") -> bytes | None:
+        """A file's bytes, or None after one warning when it cannot or may not be read (`name`:
+        what the warning calls it). A missing file raises FileNotFoundError."""
+        try:
+            return self.files.read(path)
         except UnsafePath as exc:
-            warn(f"{exc}; MEMORY.md is skipped")
-            return None
+            warn(f"{exc}; {name + ' is ' if name else ''}skipped")
+        except FileNotFoundError:
+            raise
         except OSError as exc:
-            warn(f"cannot read MEMORY.md: {exc.strerror or exc}; skipped")
-            return None
+            warn(f"cannot read {name or path}: {exc.strerror or exc}; skipped")
+        return None
 
 
 def _dated(folder: Path) -> dict[date, Path]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import date, timedelta
-from pathlib import Path
 
 # Only ASCII digits and a real date name a journal (SPEC §3): `\d` would take other scripts'
 # digits, and `$` a name ending in a newline.
@@ -28,11 +27,6 @@ def looks_like_journal(name: str) -> bool:
     """A name that is not a journal's but reads like one (and could hide a real one)."""
     loose = unicodedata.normalize("NFKC", name).strip()
     return LOOSE_NAME.fullmatch(loose) is not None and name_date(name) is None
-
-
-def journal_date(path: Path) -> date | None:
-    """The date a journal's file name gives, or None for any other file."""
-    return name_date(path.name)
 
 
 def name_date(name: str) -> date | None:

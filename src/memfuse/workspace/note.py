@@ -13,16 +13,15 @@ memory through memfuse, and the Markdown stays the truth (docs/security.md, "The
   whole file from its last bullet at column 0.
 - The file's bytes are kept as they are; the note is added in its encoding (UTF-8, or UTF-16/
   UTF-32 announced by a byte-order mark) and its line ending (CRLF when its lines end so).
-- Appended on one confined descriptor (memfuse.workspace.note_file): all or nothing, once
-  whatever saves beside it, with no lock; a new journal is
-  written atomically through the confined writer, only while there is still none.
+- Appended on one confined descriptor, all or nothing, once, with no lock
+  (memfuse.workspace.note_file); a new journal is written atomically through the confined
+  writer, only while there is still none.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -32,7 +31,9 @@ from memfuse.confine import FileChanged, UnsafePath
 from memfuse.errors import WorkspaceError
 from memfuse.host import DREAMING_TAG
 from memfuse.workspace import note_file
-from memfuse.workspace.journal import NO_TIME, ORDERED_FROM, Bullet, byte_order, decode, parse
+from memfuse.workspace.bullets import NO_TIME, ORDERED_FROM, Bullet
+from memfuse.workspace.comments import fence_closes, fence_opened
+from memfuse.workspace.journal import byte_order, decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
 from memfuse.workspace.note_text import NOTE_MAX, NoteRefused, checked_text
@@ -348,21 +349,16 @@ def _read_back(
     raise NoteRefused(_why(old, shown, frame.line))
 
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
 def _why(text: str, shown: str, first: int = 1) -> str:
     """Why a note at the end of this journal (its lines from `first` on) would not read back
     as itself."""
     fence, comment = "", None
     for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=first):
-        opened = _FENCE.match(line)
         if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = ""
+            fence = "" if fence_closes(line, fence) else fence
             continue
-        if opened:
-            fence, since = opened[1], n
+        if (opened := fence_opened(line)) is not None:
+            fence, since = opened, n
             continue
         if comment is None and "<!--" in line and "-->" not in line.split("<!--")[-1]:
             comment = n

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memfuse.confine import UnsafePath
 from memfuse.errors import WorkspaceError
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.layout import Workspace
@@ -52,17 +51,13 @@ def keep_foreign(
         return None
     copy = workspace.recent_kept
     try:
-        existing = workspace.files.read(copy).decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        existing = ""
-    except (OSError, WorkspaceError):
-        existing = None
-    try:
-        if existing is None:
-            raise UnsafePath(f"{copy} cannot be read")
+        try:
+            existing = workspace.files.read(copy).decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            existing = ""
         new, dropped = kept_text(existing, lines, now)
         workspace.files.write(copy, new.encode("utf-8"))
-    except (OSError, WorkspaceError) as exc:
+    except (OSError, WorkspaceError) as exc:  # it cannot be read, or written
         warn(f"the lines not written by memfuse cannot be kept in {copy}: {exc}")
         try:
             old = state.read(state.RECENT_KEPT, KEPT_MAX * 2).decode("utf-8", "replace")

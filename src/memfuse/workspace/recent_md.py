@@ -161,12 +161,9 @@ def section_counts(text: str) -> dict[str, int]:
     return counts
 
 
-# --- the lines memfuse did not write ---------------------------------------------------------
-# RECENT.md is memfuse's file, but a person or the agent may write into it; before it is
-# replaced, the lines memfuse did not write are kept in a copy beside it. What
-# memfuse wrote is known from its own record in the state folder, never from a mark in the file
-# (the agent could forge one). The copy is bounded: a line already kept is not kept twice, and
-# past KEPT_MAX bytes the oldest kept lines give way.
+# --- the lines memfuse did not write (memfuse.workspace.recent_keep keeps them) -------------
+# The copy is bounded: a line already kept is not kept twice, and past KEPT_MAX bytes the
+# oldest kept lines give way.
 KEPT_MAX = 256 * 1024
 KEPT_HEADER = (
     "# Lines kept from RECENT.md\n\n"

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from memfuse.workspace.blocks import token_chunks
 from memfuse.workspace.forms import Part, union
 from memfuse.workspace.journal import decode, parse
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.names import monday_of
-from memfuse.workspace.sections import closed
+from memfuse.workspace.sections import closed, heading_lines
 from memfuse.workspace.weekly import weekly_sections
 
 _HEADING = re.compile(r"^( {0,3})(#{1,6})([ \t]|$)")
@@ -32,7 +31,7 @@ def shift_headings(text: str, top: int = 3) -> str:
     it, so it stays as written: a bullet holding `  ## Before the cutover` reads back from the
     roll-up as the same bullet as from its daily."""
     lines = text.split("\n")
-    heads = {n: match for n in _top_headings(lines) if (match := _HEADING.match(lines[n]))}
+    heads = {n: match for n in heading_lines(lines) if (match := _HEADING.match(lines[n]))}
     if not heads:
         return text
     shift = top - min(len(match[2]) for match in heads.values())
@@ -40,18 +39,6 @@ def shift_headings(text: str, top: int = 3) -> str:
         level = min(max(len(match[2]) + shift, 1), 6)
         lines[n] = match[1] + "#" * level + lines[n][match.end(2) :]
     return "\n".join(lines)
-
-
-def _top_headings(lines: list[str]) -> list[int]:
-    """The lines of the ATX headings outside every container, as the journals' reading finds
-    them (`token_chunks`: a file too deep to parse whole is read block by block, and an
-    unindented heading is always a block of its own)."""
-    return [
-        first + t.map[0]
-        for first, _end, tokens in token_chunks(lines)
-        for t in tokens or ()
-        if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#") and t.map
-    ]
 
 
 def adds_to(weekly_text: str, day: date, daily_text: str) -> bool:

@@ -18,10 +18,11 @@ from dataclasses import replace
 from datetime import date
 
 from memfuse.workspace.blocks import token_chunks
-from memfuse.workspace.journal import Bullet, ParsedJournal, commonmark_blocks, parse, read
+from memfuse.workspace.bullets import Bullet
+from memfuse.workspace.comments import fence_closes, fence_opened
+from memfuse.workspace.journal import ParsedJournal, parse, read
 
 DAY_HEADING = re.compile(r"## ([0-9]{4})-([0-9]{2})-([0-9]{2})[ \t]*")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _PROBE = "## 1900-01-01"  # a heading appended to see whether a text swallows it
 # An HTML block's opening and the line that ends it (CommonMark's kinds 1-5; 6 and 7 end at a
 # blank line, which every appended section starts with).
@@ -36,32 +37,15 @@ _HTML_ENDS = (
 Sections = dict[date, list[ParsedJournal]]
 
 
-def fence_opened(line: str) -> str | None:
-    """The fence a line opens (its run of ` or ~), or None."""
-    match = _FENCE.fullmatch(line)
-    if match is None or (match[1][0] == "`" and "`" in match[2]):
-        return None  # a backtick fence's info string holds no backtick
-    return match[1]
-
-
-def fence_closes(line: str, fence: str) -> bool:
-    match = _FENCE.fullmatch(line)
-    return (
-        match is not None
-        and match[1][0] == fence[0]
-        and len(match[1]) >= len(fence)
-        and not match[2].strip()
-    )
-
-
 def heading_lines(lines: list[str]) -> list[int]:
-    """The lines (0-based) that start a top-level level-2 ATX heading, in order, as the
-    journals' reading finds them (`token_chunks`)."""
+    """The lines (0-based) of the ATX headings outside every container, in order, as the
+    journals' reading finds them (`token_chunks`: a file too deep to parse whole is read block
+    by block, and an unindented heading is always a block of its own)."""
     return [
         first + t.map[0]
         for first, _end, tokens in token_chunks(lines)
         for t in tokens or ()
-        if t.type == "heading_open" and t.level == 0 and t.markup == "##" and t.map
+        if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#") and t.map
     ]
 
 
@@ -112,8 +96,9 @@ def closed(text: str) -> str:
 
 
 def _closer(lines: list[str]) -> str | None:
-    """The line that ends the block open at the end of these lines: the last top-level one."""
-    tokens = commonmark_blocks(lines)
+    """The line that ends the block open at the end of these lines: the last top-level one (of
+    the last block `token_chunks` parses, when the whole is too deep to parse)."""
+    *_, (at, _end, tokens) = token_chunks(lines)
     if tokens is None:  # too deep to parse: the line scan's fence, if one is open
         fence = ""
         for line in lines:
@@ -128,7 +113,7 @@ def _closer(lines: list[str]) -> str | None:
     if last.type == "fence":
         return last.markup
     if last.type == "html_block":
-        first = lines[last.map[0]]
+        first = lines[at + last.map[0]]
         for opening, end in _HTML_ENDS:
             match = opening.match(first)
             if match is not None:

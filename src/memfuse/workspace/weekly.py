@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memfuse.workspace.journal import ParsedJournal
-from memfuse.workspace.names import journal_date, name_date
+from memfuse.workspace.names import name_date
 from memfuse.workspace.sections import split
 
 Warn = Callable[[str], None]
@@ -54,10 +54,9 @@ class Weeklies:
 
     def __init__(self, workspace: RollupSource) -> None:
         self.workspace = workspace
-        self.read: dict[Path, dict[date, list[ParsedJournal]] | None] = {}
-        self.why: dict[Path, str] = {}  # the warning a roll-up's reading gave
-        self.gone: set[Path] = set()  # listed, but not there when read
-        self.odd: dict[Path, list[str]] = {}  # day headings that name no real day
+        # each roll-up read: its days' sections (None: it cannot be read), the warning its
+        # reading gave, and whether it was gone when read
+        self.read: dict[Path, tuple[dict[date, list[ParsedJournal]] | None, str, bool]] = {}
 
     def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
         """The day's sections of this roll-up ([] when it holds none); None, with the same
@@ -67,34 +66,31 @@ class Weeklies:
         once, they are one warning each and noted in `Workspace.misplaced`."""
         if path not in self.read:
             if len(self.read) >= self.KEEP:
-                oldest = next(iter(self.read))
-                del self.read[oldest]
-                self.why.pop(oldest, None)
-                self.gone.discard(oldest)
-                self.odd.pop(oldest, None)
+                del self.read[next(iter(self.read))]
             said: list[str] = []
+            odd: list[str] = []  # day headings that name no real day
+            gone = False
             try:
-                odd = self.odd[path] = []
-                self.read[path] = self.workspace.read_weekly(path, said.append, odd)
+                found = self.workspace.read_weekly(path, said.append, odd)
             except FileNotFoundError:
-                self.read[path] = {}
-                self.gone.add(path)
-            if said:
-                self.why[path] = said[-1]
-            self._place(path, warn)
-        found = self.read[path]
-        if path in self.why:
-            warn(self.why[path])
+                found, gone = {}, True
+            self.read[path] = (found, said[-1] if said else "", gone)
+            self._place(path, found or {}, odd, warn)
+        found, why, gone = self.read[path]
+        if why:
+            warn(why)
         if found is None:
             return None
-        if path in self.gone:
+        if gone:
             raise FileNotFoundError(path)
         return found.get(day, [])
 
-    def _place(self, path: Path, warn: Warn) -> None:
+    def _place(
+        self, path: Path, found: dict[date, list[ParsedJournal]], odd: list[str], warn: Warn
+    ) -> None:
         """Note (and say) the sections of a roll-up just read that are no day of its week:
-        outside it, or under a heading that names no real day."""
-        found, first = self.read[path] or {}, journal_date(path)
+        outside it, or under a heading that names no real day (`odd`)."""
+        first = name_date(path.name)
         reasons = []
         if first is not None:
             last = first + timedelta(days=6)
@@ -105,10 +101,10 @@ class Weeklies:
                     f" {_some(f'## {d}' for d in outside)}; not synced until it is moved to its"
                     f" day's journal (memory/{outside[0]}.md)"
                 )
-        if self.odd.get(path):
+        if odd:
             reasons.append(
                 f"{MISPLACED} under a heading that names no real day:"
-                f" {_some(self.odd[path])}; not synced until the heading names its day"
+                f" {_some(odd)}; not synced until the heading names its day"
             )
         if not reasons:
             self.workspace.misplaced.pop(path, None)

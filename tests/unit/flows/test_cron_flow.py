@@ -16,9 +16,9 @@ import pytest
 
 from memfuse.schedule import base, crontab, launchd, plan, registry
 from memfuse.schedule.base import Machine, run_tool
-from memfuse.schedule.check import memfuse_sub
 from memfuse.schedule.install import SCHEDULE_FILE
 from memfuse.schedule.runs import Schedule
+from memfuse.schedule.trial import subcommand
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from tests.conftest import ROOT
@@ -108,9 +108,9 @@ def test_check_reads_assignments_and_runs_only_memfuse_jobs() -> None:
     assert dict(jobs[0].env) == {"PATH": "/opt/bin:/usr/bin", "MAILTO": "ops@example.invalid"}
     assert jobs[1].argv == ("memfuse", "tidy", "-q") and ("MEMFUSE_WORKSPACE", "/w") in jobs[1].env
     assert jobs[2].argv == ("memfuse", "sync", "-q")  # the shell part is not run
-    assert [memfuse_sub(j.argv) for j in jobs] == [None, "tidy", "sync"]
-    assert memfuse_sub(("/usr/bin/python3", "-m", "memfuse", "sync")) == "sync"
-    assert memfuse_sub(("/bin/rm", "-m", "memfuse", "sync")) is None
+    assert [subcommand(j.argv)[0] for j in jobs] == [None, "tidy", "sync"]
+    assert subcommand(("/usr/bin/python3", "-m", "memfuse", "sync"))[0] == "sync"
+    assert subcommand(("/bin/rm", "-m", "memfuse", "sync"))[0] is None
 
 
 def test_check_flags_stderr_sent_away_from_cron_mail(world: World, tmp_path: Path) -> None:

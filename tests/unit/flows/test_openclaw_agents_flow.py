@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from memfuse.ledger.reader import LedgerReader
-from memfuse.schedule import plan
+from memfuse.schedule import plan, registry
+from memfuse.schedule.base import Machine, Outcome, Scheduler
+from memfuse.schedule.runs import Job, Schedule
 from memfuse.state.folder import StateFolder, default_state_dir
 from tests.fakes import World
 from tests.unit.flows.test_cron_flow import fake_crontab
@@ -363,3 +365,81 @@ def test_an_agents_entry_made_by_hand_keeps_its_database(
     assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
     after = json.loads(mcporter.read_text())["mcpServers"]["agent-memory-work"]["env"]
     assert after["AGENT_MEMORY_DB"].endswith("/agent-memory-work.db")
+
+
+class LabHost(Scheduler):
+    """Another package's host that configures agents too: past the first host in the registry."""
+
+    name = "lab"
+    summary = "a second host with agents of its own"
+    source_help = "nothing"
+    lists_agents = True
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+
+    def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
+        return {}
+
+    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+        return Outcome(schedule)
+
+    def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
+        return []
+
+    def read(self, files: dict[str, str]) -> list[Job]:
+        return []
+
+    def available(self, machine: Machine) -> bool:
+        return False
+
+    def agents(self, machine: Machine) -> list[tuple[str, str]]:
+        return [("lab", str(self.workspace))]
+
+
+def test_status_cron_and_doctor_take_one_roster_from_every_host(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 48: `status --all-agents` listed every host's agents, `cron --all-agents` only the
+    first host's that listed any, so an agent past the first host had a status row and no
+    jobs. One roster: every host's agents, in the registry's order, each once."""
+    lab = tmp_path / "lab-ws"
+    (lab / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace})
+    registry.every()  # the built-ins, loaded
+    monkeypatch.setitem(registry._REGISTERED, "lab", LabHost(lab))
+    status = world.json("status", "--all-agents")
+    assert [row["agent"] for row in status.data["agents"]] == ["home", "lab"]
+    printed = world.json("cron", "--format", "crontab", "--all-agents").data["text"]
+    assert [ws for ws in (world.workspace, lab) if plan.label_for(ws) in printed] == [
+        world.workspace,
+        lab,
+    ]
+    doctor = world.json("doctor", "--all-agents")
+    assert [row["agent"] for row in doctor.data["agents"]] == ["home", "lab"]
+
+
+def test_archive_reaches_every_agents_tidy(world: World, tmp_path: Path) -> None:
+    """Issue 48: `cron --all-agents --archive` planned each agent's runs without `--archive`."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    printed = world.json("cron", "--format", "crontab", "--all-agents", "--archive").data["text"]
+    tidy = [line for line in printed.splitlines() if line[:1].isdigit() and " tidy " in line]
+    assert len(tidy) == 2 and all("--archive" in line for line in tidy)
+
+
+def test_every_agents_printed_openclaw_jobs_clear_dreaming_as_one_workspaces_do(
+    world: World, tmp_path: Path
+) -> None:
+    """Issue 48: printed for one workspace, OpenClaw's tidy moves off the minute its
+    configuration gives dreaming (03:00 when it is silent); printed for every agent it did not."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    one = json.loads(world.json("cron", "--format", "openclaw").data["text"].split("\n", 1)[1])
+    every = world.json("cron", "--format", "openclaw", "--all-agents").data["files"]
+    tidy = [job["schedule"]["expr"] for text in every.values() for job in json.loads(text)
+            if job["name"].endswith("-tidy")]  # fmt: skip
+    assert [j["schedule"]["expr"] for j in one if j["name"].endswith("-tidy")] == ["30 3 * * *"]
+    assert tidy == ["30 3 * * *", "30 3 * * *"]

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.schedule import openclaw, plan
+from memfuse.schedule import plan
 from memfuse.schedule.install import SCHEDULE_FILE
+from memfuse.schedule.openclaw import jobs as openclaw
 from memfuse.settings import Settings
 from tests.conftest import ROOT
 from tests.fakes import World
@@ -229,7 +230,6 @@ def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
 ) -> None:
     tidy = openclaw.jobs(
         plan.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
-        payload="command",
     )[-1]
     assert tidy["name"].endswith("-tidy") and tidy["schedule"]["expr"] == "0 3 * * *"
     listed = tmp_path / "jobs.json"
@@ -307,7 +307,6 @@ def test_dreaming_in_its_own_zone_is_compared_as_an_instant(
     )
     at_three = openclaw.jobs(
         plan.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
-        payload="command",
     )[-1]
     listed = tmp_path / "jobs.json"
     listed.write_text(json.dumps({"jobs": [NEW_YORK_DREAMING, at_three]}))

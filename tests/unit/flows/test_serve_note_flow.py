@@ -161,6 +161,8 @@ def test_malformed_note_arguments_are_refused(
     ("tail", "says"),
     [
         ("```\ncode that never closes\n", "inside a code fence opened at line 6"),
+        # a closing fence holds nothing after its marks: CommonMark's fence is still open
+        ("```\ncode\n``` not a closer\n", "inside a code fence opened at line 6"),
         ("<!-- a comment\nthat never closes\n", "inside an HTML comment opened at line 6"),
     ],
 )

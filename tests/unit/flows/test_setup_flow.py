@@ -206,7 +206,7 @@ def test_two_changes_in_one_second_each_keep_their_copy_and_the_first_is_the_use
     the second copy was written over the first, so the file as the user had it was gone."""
     from datetime import datetime
 
-    from memfuse.commands import install_config
+    from memfuse.setup import merge as install_config
 
     class Frozen(datetime):
         @classmethod

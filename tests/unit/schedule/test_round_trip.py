@@ -6,20 +6,15 @@ from collections.abc import Callable
 
 import pytest
 
-from memfuse.schedule import Job, Schedule, crontab, launchd, openclaw, systemd
+from memfuse.schedule import Job, Schedule, crontab, launchd, systemd
+from memfuse.schedule.openclaw import jobs as openclaw
 from tests.unit.schedule.samples import hostile_schedule, memfuse_schedule
-
-
-def _openclaw_command(schedule: Schedule) -> list[Job]:
-    return openclaw.parse(*openclaw.render(schedule, payload="command").values())
-
 
 READ_BACK: dict[str, Callable[[Schedule], list[Job]]] = {
     "crontab": lambda s: crontab.parse(crontab.render(s)),
     "systemd": lambda s: systemd.parse(systemd.render(s)),
     "launchd": lambda s: launchd.parse(launchd.render(s)),
-    "openclaw-agent": lambda s: openclaw.parse(*openclaw.render(s).values()),
-    "openclaw-command": _openclaw_command,
+    "openclaw": lambda s: openclaw.parse(*openclaw.render(s).values()),
 }
 
 

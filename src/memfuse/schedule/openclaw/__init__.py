@@ -9,25 +9,12 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor, wait
-from pathlib import Path
 
 from memfuse.errors import MemfuseError
-from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, must_read, system_zone
+from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, system_zone
 from memfuse.schedule.openclaw import config, gateway, hook, host, serving
 from memfuse.schedule.openclaw.jobs import (
-    ALERT_AFTER,
-    DECLARATION_PREFIX,
-    EXEC_PREFIX,
-    TIMEOUT_SECONDS,
-    add_commands,
-    alert_command,
-    declaration_key,
-    exec_command,
-    flag_value,
-    job_names,
-    jobs,
-    jobs_file,
-    message,
+    memfuses,
     parse,
     remove_command,
     render,
@@ -36,13 +23,6 @@ from memfuse.schedule.openclaw.jobs import (
 )
 from memfuse.schedule.runs import Job, Schedule
 
-__all__ = [
-    "ALERT_AFTER", "DECLARATION_PREFIX", "EXEC_PREFIX", "SCHEDULER", "TIMEOUT_SECONDS",
-    "add_commands", "alert_command", "declaration_key", "exec_command", "flag_value",
-    "job_names", "jobs", "jobs_file", "message", "parse", "remove_command", "render",
-    "stale_ids",
-]  # fmt: skip
-
 
 class OpenClaw(Scheduler):
     """Jobs declared by key in OpenClaw's Gateway through its CLI; the Gateway owns its store."""
@@ -50,6 +30,7 @@ class OpenClaw(Scheduler):
     name = "openclaw"
     summary = "OpenClaw's own cron jobs"
     source_help = "an OpenClaw jobs list"
+    program = "openclaw"
     shell = True  # an agent turn's `exec:` line
     stdin_ok = True
     own_writers = True  # the Gateway's own list says when dreaming runs
@@ -57,23 +38,16 @@ class OpenClaw(Scheduler):
 
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
         agent = host.agent_for(workspace_of(schedule), machine.env)
-        return render(schedule, payload="command", tz=self.zone(machine), agent=agent)
+        return render(schedule, tz=self.zone(machine), agent=agent)
 
     def zone(self, machine: Machine) -> str | None:
         """The installing shell's zone (its TZ), else the system's: the jobs carry it."""
         return host.shell_zone(machine.env) or system_zone()
 
-    def available(self, machine: Machine) -> bool:
-        return machine.which("openclaw") is not None
-
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(next(iter(files.values())))
 
-    def load(self, path: Path) -> dict[str, str]:
-        return {path.name: must_read(path)}
-
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        _need(machine)
         agent = host.agent_for(workspace_of(schedule), machine.env)
         # The hook (its `hooks enable` alone took 10 s on the real CLI) and the jobs do not
         # wait on each other: side by side.
@@ -90,14 +64,11 @@ class OpenClaw(Scheduler):
         return Outcome(installed, changes + hook_changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
-        _need(machine)
+        if not self.available(machine):
+            raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
         listed = gateway.list_jobs(machine.tool)
         going, _ = stale_ids(listed, schedule, keeping=False)
-        others = [
-            j for j in listed
-            if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
-            and j.get("id") not in going
-        ]  # fmt: skip
+        others = [j for j in memfuses(listed) if j.get("id") not in going]
         with ThreadPoolExecutor(max_workers=2) as pool:  # the hook and the jobs, side by side
             unhooked = None if others else pool.submit(hook.remove, machine)
             changes = gateway.remove(machine.tool, schedule, listed)
@@ -154,11 +125,8 @@ class OpenClaw(Scheduler):
             listed = gateway.list_jobs(machine.tool)
         except MemfuseError as exc:
             return [f"the jobs of agents no longer configured were not looked for: {exc}"]
-        strays = [
-            j for j in listed
-            if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)
-            and isinstance(j.get("agentId"), str) and j["agentId"] not in ids
-        ]  # fmt: skip
+        keyed = [j for j in memfuses(listed) if isinstance(j.get("agentId"), str)]
+        strays = [j for j in keyed if j["agentId"] not in ids]
         if not remove:
             return [
                 f"agent {j['agentId']} is no longer configured: its job {j.get('name')}"
@@ -182,11 +150,6 @@ class OpenClaw(Scheduler):
             listed = None
         listed = listed.get("jobs") if isinstance(listed, dict) else listed
         return host.busy_times(listed if isinstance(listed, list) else []) or None
-
-
-def _need(machine: Machine) -> None:
-    if machine.which("openclaw") is None:
-        raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
 
 
 SCHEDULER = OpenClaw()

@@ -44,15 +44,8 @@ def list_jobs(tool: Tool) -> list[dict[str, Any]]:
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < len(jobs) - 1:
             raise MemfuseError("OpenClaw's job list says there is more but not where it goes on")
         params = {"includeDisabled": True, "limit": PAGE_SIZE, "offset": offset}
-        argv = [
-            "openclaw",
-            "gateway",
-            "call",
-            "cron.list",
-            "--json",
-            f"--params={json.dumps(params)}",
-        ]
-        page = _answer(tool(argv), "openclaw gateway call cron.list")
+        argv = openclaw.gateway_call("cron.list", params)
+        page = _answer(tool(list(argv)), "openclaw gateway call cron.list")
         more = _jobs_of(page)
         if not more:
             return jobs
@@ -65,13 +58,11 @@ def install(
     schedule: Schedule,
     schedule_zone: str | None = None,
     agent: str | None = None,
-    *,
-    listed: list[dict[str, Any]] | None = None,
 ) -> tuple[Schedule, list[str]]:
     """Declare the schedule's jobs (moved clear of MEMORY.md's other writers); the schedule
     as installed and what changed. A job the Gateway already has as declared costs no call;
-    the others are declared at once, side by side (`listed`: the Gateway's list, when read)."""
-    listed = list_jobs(tool) if listed is None else listed
+    the others are declared at once, side by side."""
+    listed = list_jobs(tool)
     schedule, _ = writers.clear_of(
         schedule, host.busy_times(listed), schedule_zone
     )  # said in its notes
@@ -81,7 +72,7 @@ def install(
     todo = [p for p in declared if not openclaw.in_place(keyed.get(p["declarationKey"]), p)]
     answers = dict(zip(
         (p["name"] for p in todo),
-        side_by_side(tool, [openclaw.declare_command(p) for p in todo], "cron.add"),
+        side_by_side(tool, [openclaw.gateway_call("cron.add", p) for p in todo], "cron.add"),
         strict=True,
     ))  # fmt: skip
     for params in declared:
@@ -103,9 +94,8 @@ def install(
     return schedule, changes
 
 
-def remove(tool: Tool, schedule: Schedule, listed: list[dict[str, Any]] | None = None) -> list[str]:
+def remove(tool: Tool, schedule: Schedule, listed: list[dict[str, Any]]) -> list[str]:
     """Remove this schedule's jobs (by key or name, by id) and nothing else."""
-    listed = list_jobs(tool) if listed is None else listed
     changes = _remove(tool, listed, schedule, everything=True)
     return changes or ["OpenClaw has none of this schedule's jobs: nothing changed"]
 

@@ -30,9 +30,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from memfuse.confine import UnsafePath, write_atomic
-from memfuse.errors import MemfuseError
-from memfuse.schedule.base import Machine, read_text
+from memfuse.confine import write_atomic
+from memfuse.schedule.base import Machine, read_text, write_own
 from memfuse.schedule.openclaw import host
 
 NAME = "memfuse-recent"
@@ -184,19 +183,9 @@ def remove(machine: Machine) -> list[str]:
 
 
 def _write(where: Path) -> list[str]:
-    changes = []
-    for name, text in FILES.items():
-        before = read_text(where / name)
-        if before == text:
-            continue
-        if before is not None and name == "HOOK.md" and MARK not in before:
-            raise MemfuseError(f"{where} holds a hook memfuse did not write: move it away first")
-        try:
-            write_atomic(where, where / name, text.encode("utf-8"), mode=0o644,
-                         create_parents=True)  # fmt: skip
-        except (OSError, UnsafePath) as exc:
-            raise MemfuseError(f"cannot write {where / name}: {exc}") from None
-        changes.append(f"wrote {where / name}")
+    """The hook's files written into `where`, only over memfuse's own: what was done."""
+    changes: list[str] = []
+    write_own(where, FILES, lambda text, name: name != "HOOK.md" or MARK in text, changes)
     return changes
 
 

@@ -6,29 +6,15 @@ at commit 001978f7002940af65e02388381f5feaec92d2f7; published at
 https://docs.openclaw.ai/automation/cron-jobs), checked against the `CronJob`, `CronSchedule`
 and `CronPayload` types of src/cron/types.ts in the same repository:
 `{name, description?, enabled?, schedule: {kind: "cron", expr, tz?}, sessionTarget: "isolated",
-wakeMode, payload: {kind: "agentTurn", message, timeoutSeconds?}, delivery: {mode, bestEffort?}}`.
-The CLI flags of `add_commands` are those of src/cli/cron-cli/register.cron-options.ts. Newer
-releases also take a `command` payload that runs an argv on the Gateway host with no model in
-between (`--command-argv`, stored as `{kind: "command", argv, env?}` by
-src/cli/cron-cli/register.cron-add.ts); `payload="command"` writes that instead. Neither shape
-was checked against a running Gateway.
+wakeMode, payload, delivery: {mode, bestEffort?}}`. The payload is a `command` one, which runs
+an argv on the Gateway host with no model in between (`{kind: "command", argv, env?}`, as
+src/cli/cron-cli/register.cron-add.ts stores `--command-argv`; decision 96). An agent-turn
+job (`exec: <sh command>` as a line of the agent's prompt) is read back, never written.
 
-An agent-turn job asks the agent, in a fresh isolated session, to run the command with its exec
-tool: the command is one line of the message, `exec: <sh command>`, with the schedule's
-environment as leading NAME=value words. The agent has to obey, exec has to be allowed on the
-Gateway host (not a sandbox) without an approval prompt, and the workspace path is read by a
-model; the command payload avoids all three where it exists.
-
-Install story (checked against the `openclaw` package 2026.9.6, its dist/cron-cli and a local
-Gateway): `openclaw cron add --declaration-key=KEY …` per job (`add_commands`) converges the
-job that has that key in place — same id, failure streaks kept — or creates it, so installing
-twice changes nothing. `cron add` has no failure-alert flags: `alert_command` turns the policy
-on with `cron edit` by id. Every value is passed as `--flag=value` and every id after `--`, so a
-value or an id that starts with a dash is never read as an option. Jobs carrying this label's
-names or declaration keys that are not in the schedule (a run that moved, a job of an older
-memfuse made without a key) are removed by id (`stale_ids`), nothing else. The Gateway keeps
-its jobs in its own state database; it is never written here. Times without `tz` are the
-Gateway host's local time.
+A job is declared by its declaration key (`declare_params`; gateway.py makes the calls), which
+converges the job that has that key in place — same id, failure streaks kept — or creates it.
+Jobs carrying this label's names or keys that the schedule no longer has are removed by id
+(`stale_ids`), nothing else. Times without `tz` are the Gateway host's local time.
 """
 
 from __future__ import annotations
@@ -36,7 +22,7 @@ from __future__ import annotations
 import json
 import posixpath
 import shlex
-from typing import Any, Literal
+from typing import Any
 
 from memfuse.schedule.cronexpr import cron_times, daily_times
 from memfuse.schedule.runs import Job, ParseError, Run, Schedule, merge_adjacent
@@ -46,7 +32,6 @@ EXEC_PREFIX = "exec: "
 TIMEOUT_SECONDS = 900  # sync and surface may wait 300 s for the workspace lock, then run
 ALERT_AFTER = 1  # a memfuse run exits non-zero when it needs a person: say so the first time
 DECLARATION_PREFIX = "memfuse:"  # none of OpenClaw's reserved ones (heartbeat:, …)
-Payload = Literal["agent", "command"]
 
 
 def declaration_key(name: str) -> str:
@@ -64,25 +49,15 @@ def job_names(schedule: Schedule) -> list[str]:
 
 
 def render(
-    schedule: Schedule,
-    *,
-    tz: str | None = None,
-    announce: bool = True,
-    payload: Payload = "agent",
-    agent: str | None = None,
+    schedule: Schedule, *, tz: str | None = None, agent: str | None = None
 ) -> dict[str, str]:
     """{file name: a JSON list of `cron.add` parameters}, one entry per job."""
-    listed = jobs(schedule, tz=tz, announce=announce, payload=payload, agent=agent)
+    listed = jobs(schedule, tz=tz, agent=agent)
     return {jobs_file(schedule): json.dumps(listed, indent=2, ensure_ascii=False) + "\n"}
 
 
 def jobs(
-    schedule: Schedule,
-    *,
-    tz: str | None = None,
-    announce: bool = True,
-    payload: Payload = "agent",
-    agent: str | None = None,
+    schedule: Schedule, *, tz: str | None = None, agent: str | None = None
 ) -> list[dict[str, Any]]:
     """The `cron.add` parameters of every job: one per run, or per distinct minute of a run
     (a job has one cron expression). `tz` is the zone the times were planned in (the
@@ -101,56 +76,18 @@ def jobs(
                     "schedule": {"kind": "cron", "expr": expr, **({"tz": tz} if tz else {})},
                     "sessionTarget": "isolated",
                     "wakeMode": "next-heartbeat",
-                    "payload": _payload(schedule, run, name, payload),
-                    "delivery": {"mode": "announce", "bestEffort": True}
-                    if announce
-                    else {"mode": "none"},
+                    "payload": {
+                        "kind": "command",
+                        "argv": list(run.argv),
+                        "env": dict(schedule.env),
+                        "timeoutSeconds": TIMEOUT_SECONDS,
+                    },
+                    "delivery": {"mode": "announce", "bestEffort": True},
                     # bestEffort silences OpenClaw's default alert; an explicit one is kept.
                     "failureAlert": {"after": ALERT_AFTER},
                 }
             )
     return found
-
-
-def add_commands(
-    schedule: Schedule,
-    *,
-    openclaw: str = "openclaw",
-    tz: str | None = None,
-    announce: bool = True,
-    payload: Payload = "agent",
-    agent: str | None = None,
-) -> list[tuple[str, ...]]:
-    """The `openclaw cron add` argv of every job (run each without a shell): idempotent by
-    the declaration key, each value glued to its flag so none can pass for an option."""
-    commands = []
-    for job in jobs(schedule, tz=tz, announce=announce, payload=payload, agent=agent):
-        body = job["payload"]
-        if body["kind"] == "command":
-            what = [f"--command-argv={json.dumps(body['argv'], ensure_ascii=False)}"]
-            what += [f"--command-env={name}={value}" for name, value in body["env"].items()]
-        else:
-            what = [f"--message={body['message']}"]
-        delivery = ["--announce", "--best-effort-deliver"] if announce else ["--no-deliver"]
-        commands.append(
-            (
-                openclaw, "cron", "add", "--json",
-                f"--declaration-key={job['declarationKey']}",
-                f"--name={job['name']}",
-                f"--display-name={job['displayName']}",
-                f"--description={job['description']}",
-                *([f"--agent={agent}"] if agent else []),
-                f"--cron={job['schedule']['expr']}",
-                "--exact",
-                *([f"--tz={tz}"] if tz else []),
-                "--session=isolated",
-                "--wake=next-heartbeat",
-                *what,
-                f"--timeout-seconds={TIMEOUT_SECONDS}",
-                *delivery,
-            )
-        )  # fmt: skip
-    return commands
 
 
 def declare_params(
@@ -162,17 +99,17 @@ def declare_params(
     has no flag for: one call declares a job whole. `enabled` is left out, as the CLI leaves
     it out for a declared job, so a job the user disabled stays disabled."""
     found = []
-    for job in jobs(schedule, tz=tz, payload="command", agent=agent):
+    for job in jobs(schedule, tz=tz, agent=agent):
         params = {key: value for key, value in job.items() if key != "enabled"}
         params["schedule"] = {**job["schedule"], "staggerMs": 0}
         found.append(params)
     return found
 
 
-def declare_command(params: dict[str, Any], *, openclaw: str = "openclaw") -> tuple[str, ...]:
-    """`openclaw gateway call cron.add` with one job's parameters, glued to their flag."""
+def gateway_call(method: str, params: dict[str, Any]) -> tuple[str, ...]:
+    """`openclaw gateway call METHOD` with its parameters, glued to their flag."""
     text = json.dumps(params, ensure_ascii=False, separators=(",", ":"))
-    return (openclaw, "gateway", "call", "cron.add", "--json", f"--params={text}")
+    return ("openclaw", "gateway", "call", method, "--json", f"--params={text}")
 
 
 def in_place(listed: dict[str, Any] | None, params: dict[str, Any]) -> bool:
@@ -199,22 +136,13 @@ def _same(have: object, value: object) -> bool:
     return have == value or (have in empty and value in empty)
 
 
-def alert_command(job_id: str, *, openclaw: str = "openclaw") -> tuple[str, ...]:
-    """Turn on the job's failure alert (OpenClaw sets it with `cron edit` only)."""
-    return (
-        openclaw, "cron", "edit", "--failure-alert", f"--failure-alert-after={ALERT_AFTER}",
-        "--", job_id,
-    )  # fmt: skip
+def remove_command(job_id: str) -> tuple[str, ...]:
+    return ("openclaw", "cron", "rm", "--json", "--", job_id)
 
 
-def remove_command(job_id: str, *, openclaw: str = "openclaw") -> tuple[str, ...]:
-    return (openclaw, "cron", "rm", "--json", "--", job_id)
-
-
-def flag_value(argv: tuple[str, ...], flag: str) -> str | None:
-    """The value of `--flag=value` in an argv `add_commands` made."""
-    prefix = flag + "="
-    return next((a[len(prefix) :] for a in argv if a.startswith(prefix)), None)
+def memfuses(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The jobs of a Gateway's list that memfuse declared (any schedule's)."""
+    return [j for j in listed if str(j.get("declarationKey") or "").startswith(DECLARATION_PREFIX)]
 
 
 def stale_ids(
@@ -244,38 +172,6 @@ def stale_ids(
         else:
             unusable.append(str(job.get("name")))
     return ids, unusable
-
-
-def exec_command(schedule: Schedule, run: Run) -> str:
-    """The run as one sh command line, its environment as leading NAME=value words."""
-    env = [f"{name}={shlex.quote(value)}" for name, value in schedule.env]
-    return " ".join([*env, shlex.join(run.argv)])
-
-
-def message(schedule: Schedule, run: Run, name: str) -> str:
-    """The agent's prompt: one exact command, nothing to interpret, NO_REPLY when quiet."""
-    return (
-        f"[{name}] Scheduled memfuse maintenance. Run the command on the `exec:` line below"
-        " exactly once with the exec tool on the Gateway host, unchanged and without a"
-        " sandbox. Then reply with exactly what it printed, or NO_REPLY if it printed"
-        " nothing. Do nothing else.\n"
-        f"{EXEC_PREFIX}{exec_command(schedule, run)}"
-    )
-
-
-def _payload(schedule: Schedule, run: Run, name: str, kind: Payload) -> dict[str, Any]:
-    if kind == "command":
-        return {
-            "kind": "command",
-            "argv": list(run.argv),
-            "env": dict(schedule.env),
-            "timeoutSeconds": TIMEOUT_SECONDS,
-        }
-    return {
-        "kind": "agentTurn",
-        "message": message(schedule, run, name),
-        "timeoutSeconds": TIMEOUT_SECONDS,
-    }
 
 
 def workspace_of(schedule: Schedule) -> str | None:
