@@ -99,7 +99,7 @@ class RunContext:
             self.reporter.info(f"transport {gateway.name} ({why})")
             if self.verbose:
                 self.reporter.echo(self.reporter.mask(f"transport: {gateway.name} ({why})"))
-            self._store = StoreClient.over(
+            self._store = StoreClient(
                 gateway,
                 self.reporter,
                 jobs=self.settings.jobs,
@@ -284,7 +284,7 @@ class WarmStore:
             else:
                 gateway = self._gateway or self._open()
         settings = self.run.settings
-        return StoreClient.over(
+        return StoreClient(
             gateway, reporter, jobs=settings.jobs, tz=settings.now.tzinfo,
             server_env=self.run.server_env,
         )  # fmt: skip
