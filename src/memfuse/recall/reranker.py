@@ -47,11 +47,6 @@ class Ranking:
     latency_ms: int
 
 
-def open_reranker(settings: RerankSettings) -> RerankClient:
-    """The reranker's client (httpx is loaded only by runs that rerank)."""
-    return RerankClient(settings)
-
-
 class RerankClient:
     def __init__(self, settings: RerankSettings, client: httpx.Client | None = None) -> None:
         import httpx  # loaded only by runs that rerank: recall without one starts faster
