@@ -105,8 +105,7 @@ class DayRows:
 def _day_rows(journal: Journal, classifier: Classifier) -> DayRows:
     """The rows of a day's union, each under the file its bullet was read from (one pass)."""
     dates = " ".join(doc_tokens(journal.day))
-    origins = journal.origins or (journal.path,) * len(journal.bullets)
-    origin = {id(b): o for b, o in zip(journal.bullets, origins, strict=True)}
+    origin = {id(b): o for b, o in zip(journal.bullets, journal.origins, strict=True)}
     by_file: dict[Path, list[Row]] = {}
     for bullet, own, near1, near2 in _with_neighbours(journal.bullets):
         kind = classifier.classify(bullet.text).type
