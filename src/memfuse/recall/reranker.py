@@ -119,17 +119,16 @@ class RerankClient:
         worker = threading.Thread(target=exchange, name="rerank", daemon=True)
         worker.start()
         worker.join(self.settings.timeout)
+        late = f"{self.endpoint} did not answer within {self.settings.timeout:g}s"
         if worker.is_alive():
             self._client.close()
-            raise RerankError(f"{self.endpoint} did not answer within {self.settings.timeout:g}s")
+            raise RerankError(late)
         if failed:
             exc = failed[0]
             if isinstance(exc, RerankError):
                 raise exc
             if isinstance(exc, httpx.TimeoutException):
-                raise RerankError(
-                    f"{self.endpoint} did not answer within {self.settings.timeout:g}s"
-                ) from None
+                raise RerankError(late) from None
             if isinstance(exc, httpx.HTTPError):
                 raise RerankError(
                     self._mask(f"{self.endpoint}: {type(exc).__name__}: {exc}")
