@@ -136,12 +136,11 @@ class RecallIndex:
         changed = self._refresh(workspace, classifier, warn, given)
         if changed:
             self._vectors = None
-        behind = (
-            changed
-            or self.unembedded
-            or (embedder is not None and (embedder.name != self._embedded_by))
-        )
-        if embedder is not None and behind and budget.count > 0:
+        if (
+            embedder is not None
+            and budget.count > 0
+            and (changed or self.unembedded or embedder.name != self._embedded_by)
+        ):
             self.embed(embedder, budget, warn)
         return changed
 
