@@ -61,7 +61,6 @@ def _look(path: str) -> tuple[int, int, int, int, int]:
 class Source:
     """Where a day's bullets live now: a file, and which form of the journal it is."""
 
-    day: date
     path: Path
     kind: str  # DAILY, ARCHIVED or WEEKLY
 
@@ -224,14 +223,14 @@ class Workspace:
         roll-up (which may hold no section for it). The Markdown in all of them is the truth."""
         found: dict[date, list[Source]] = {}
         for day, paths in self.archived_journals().items():
-            found.setdefault(day, []).extend(Source(day, p, ARCHIVED) for p in paths)
+            found.setdefault(day, []).extend(Source(p, ARCHIVED) for p in paths)
         for day, path in self.daily_journals().items():
-            found.setdefault(day, []).append(Source(day, path, DAILY))
+            found.setdefault(day, []).append(Source(path, DAILY))
         for monday, path in _dated(self.journal_dir / "weekly").items():  # by their Monday
             for offset in range(7):
                 day = monday + timedelta(days=offset)
                 if FIRST_DAY <= day <= LAST_DAY:
-                    found.setdefault(day, []).append(Source(day, path, WEEKLY))
+                    found.setdefault(day, []).append(Source(path, WEEKLY))
         return {day: tuple(found[day]) for day in sorted(found)}
 
     def window(self, first: date, last: date) -> list[date]:
@@ -263,7 +262,7 @@ class Workspace:
             if read is not None and day in read:
                 yield read[day]
                 continue
-            forms = available.get(day, (Source(day, self.journal_path(day), DAILY),))
+            forms = available.get(day, (Source(self.journal_path(day), DAILY),))
             journal = self.read_day(
                 day, forms, warn, weeklies, unreadable=unreadable, passed=passed
             )
