@@ -66,11 +66,9 @@ def in_schedule_zone(state: StateFolder, now: datetime) -> datetime:
     zone is unknown here. The Gateway that starts `serve` may run in another zone (UTC on a
     server), which put a note's `## HH:MM` hours away from the schedule's (issue 47)."""
     from memfuse.schedule.install import recorded
-    from memfuse.schedule.writers import zone_of
 
-    record = recorded(state) or {}
-    name = record.get("zone")
-    zone = zone_of(name) if isinstance(name, str) and name else None
+    schedule = recorded(state)
+    zone = schedule.zone if schedule is not None else None
     return now.astimezone(zone) if zone is not None else now
 
 
