@@ -185,11 +185,8 @@ def _usage_envelope(message: str, exit_code: int) -> None:
     from memfuse.untrusted import printable
 
     words = [a for a in sys.argv[1:] if not a.startswith("-")]
-    command = words[0] if words and words[0] in _command_names() else "memfuse"
+    names = {c.name or c.callback.__name__ for c in app.registered_commands if c.callback}
+    command = words[0] if words and words[0] in names else "memfuse"
     data = {"error": printable(message), "usage": True}
     result = CommandResult(command, data, exit_code=ExitCode(exit_code))
     print_line(json.dumps(result.envelope(0), ensure_ascii=False))
-
-
-def _command_names() -> set[str]:
-    return {c.name or c.callback.__name__ for c in app.registered_commands if c.callback}

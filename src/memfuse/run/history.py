@@ -202,9 +202,9 @@ def assess(
     successes = [r for r in records if r.succeeded]
     if streak >= policy.failed_runs:
         first = outages[-streak]
+        ever = f"last success {stamp(successes[-1].at)}" if successes else "it has never succeeded"
         reason = (
-            f"every store call failed in the last {streak} runs, since {stamp(first.at)}"
-            f"{_last_success(successes)}"
+            f"every store call failed in the last {streak} runs, since {stamp(first.at)}; {ever}"
         )
         return Alarm(name, reason, first.started)
     reference = successes[-1].at if successes else records[0].at
@@ -233,12 +233,6 @@ def _misconfigured(records: list[RunRecord]) -> Alarm:
         " — the next run whose setup holds clears this"
     )
     return Alarm(last.command, reason, first.started)
-
-
-def _last_success(successes: list[RunRecord]) -> str:
-    if not successes:
-        return "; it has never succeeded"
-    return f"; last success {stamp(successes[-1].at)}"
 
 
 def stamp(moment: datetime | str) -> str:

@@ -94,13 +94,10 @@ def _find(ctx: Asking, what: str) -> list[Found]:
             if position is not None:
                 hit = at == position
             elif line is not None:
-                hit = line[1] == location and bullet.line <= int(line[2]) <= _last_line(bullet)
+                last = bullet.line + bullet.text.count("\n")
+                hit = line[1] == location and bullet.line <= int(line[2]) <= last
             else:
                 hit = needle in fold_whitespace(bullet.text).casefold()
             if hit:
                 found.append(Found(at, bullet, where))
     return found
-
-
-def _last_line(bullet: Bullet) -> int:
-    return bullet.line + bullet.text.count("\n")

@@ -39,10 +39,6 @@ def declaration_key(name: str) -> str:
     return DECLARATION_PREFIX + name
 
 
-def jobs_file(schedule: Schedule) -> str:
-    return f"{schedule.label}.openclaw-cron.json"
-
-
 def job_names(schedule: Schedule) -> list[str]:
     """The names this schedule's jobs get: what an installer may remove and nothing else."""
     return [name for run in schedule.runs for name, _ in _exprs(schedule, run)]
@@ -53,7 +49,10 @@ def render(
 ) -> dict[str, str]:
     """{file name: a JSON list of `cron.add` parameters}, one entry per job."""
     listed = jobs(schedule, tz=tz, agent=agent)
-    return {jobs_file(schedule): json.dumps(listed, indent=2, ensure_ascii=False) + "\n"}
+    return {
+        f"{schedule.label}.openclaw-cron.json": json.dumps(listed, indent=2, ensure_ascii=False)
+        + "\n"
+    }
 
 
 def jobs(
