@@ -201,15 +201,3 @@ def next_run(schedule: Recorded, now: datetime) -> tuple[datetime, str] | None:
         if (found := due_between(clock, schedule.zone, now, now + timedelta(days=2)))
     ]
     return min(upcoming) if upcoming else None
-
-
-def alerts_now(fmt: str, env: Mapping[str, str] | None = None) -> str | None:
-    """Where the scheduler `fmt` reports a failed run, read from its configuration now (no
-    process is started); None for a format this memfuse does not know."""
-    if fmt not in registry.names():
-        return None
-    machine = Machine(
-        env=dict(os.environ if env is None else env), home=home(), tool=run_tool,
-        which=shutil.which, backup=lambda _name, _text: "",
-    )  # fmt: skip
-    return registry.get(fmt).alerts(machine)

@@ -20,7 +20,8 @@ from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, st
 from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, ScheduleView, StatusData
-from memfuse.schedule.install import Recorded, alerts_now, next_run, recorded
+from memfuse.schedule import registry
+from memfuse.schedule.install import Recorded, machine_for, next_run, recorded
 from memfuse.schedule.runs import due_between
 from memfuse.state.memo import last_generation
 from memfuse.state.pause import paused_since
@@ -84,7 +85,7 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     }
     data["alarms"] += unreadable_alarms(reader, SHOWN) + _set_aside_alarms(ctx)
     data["alarms"] += unheld_alarms(reader, s.now)
-    data["schedule"] = _schedule_view(schedule, s.now)
+    data["schedule"] = _schedule_view(ctx, schedule)
     paused = _paused(ctx, reader)
     if paused is not None:
         data["paused_since"] = paused
@@ -153,17 +154,22 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
     }
 
 
-def _schedule_view(found: Recorded | None, now: datetime) -> ScheduleView:
+def _schedule_view(ctx: Asking, found: Recorded | None) -> ScheduleView:
     """Which schedule `memfuse cron --install` put in place: where, its next run, and where
-    a failed run is reported as its scheduler says now (a webhook added since counts)."""
+    a failed run is reported as its scheduler says now (read from its configuration, no
+    process started: a webhook added since the install counts)."""
     if found is None or found.format is None:
         return {"installed": False}
-    first = next_run(found, now)
+    first = next_run(found, ctx.settings.now)
+    alerts = None
+    if found.format in registry.names():
+        machine = machine_for(ctx.settings, ctx.workspace.state)
+        alerts = registry.get(found.format).alerts(machine)
     return {"installed": True, "format": found.format, "where": found.where or found.format,
             "zone": found.zone_name[:60] if found.zone_name else None,
             "next_run": first[0].isoformat(timespec="minutes") if first else None,
             "next_command": first[1] if first else None,
-            "alerts": alerts_now(found.format) or found.alerts}  # fmt: skip
+            "alerts": alerts or found.alerts}  # fmt: skip
 
 
 MISSED_AFTER = timedelta(hours=1)  # a scheduled run may wait for the lock, then run a while
