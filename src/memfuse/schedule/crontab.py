@@ -253,20 +253,12 @@ class Crontab(Scheduler):
         return parse(next(iter(files.values())))
 
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        current = _current(machine)
-        try:
-            merged = merge(current, files["crontab"])
-        except ScheduleError as exc:
-            raise MemfuseError(str(exc)) from None
-        return Outcome(schedule, _replace(current, merged, machine))
+        current = _current(machine)  # markers not one block: a ScheduleError, nothing written
+        return Outcome(schedule, _replace(current, merge(current, files["crontab"]), machine))
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         current = _current(machine)
-        try:
-            kept = remove(current, schedule.label)
-        except ScheduleError as exc:
-            raise MemfuseError(str(exc)) from None
-        return _replace(current, kept, machine)
+        return _replace(current, remove(current, schedule.label), machine)
 
     def where(self, schedule: Schedule, machine: Machine) -> str:
         return f"your crontab (`crontab -l`), between the {schedule.label} markers"
