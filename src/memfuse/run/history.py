@@ -151,11 +151,9 @@ class History:
             os.close(fd)
 
     def append(self, record: RunRecord, runs: dict[str, list[RunRecord]]) -> None:
-        """Write `runs` (as just loaded) with `record` added."""
-        self.write({**runs, record.command: [*runs.get(record.command, []), record]})
-
-    def write(self, runs: dict[str, list[RunRecord]]) -> None:
-        """Replace the history atomically: a reader sees the old one or the new one."""
+        """Write `runs` (as just loaded) with `record` added, atomically: a reader sees the
+        old history or the new one."""
+        runs = {**runs, record.command: [*runs.get(record.command, []), record]}
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
         self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
 
