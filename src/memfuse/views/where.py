@@ -66,9 +66,7 @@ def run(ctx: Asking, what: str) -> CommandResult:
         }
         failures = ctx.reporter.guard_failures
         stored = ctx.store.lookup(uri)
-        if stored is None and ctx.reporter.guard_failures > failures:
-            row["in_store"] = None  # not an answer that it is gone: no answer
-        else:
+        if stored is not None or ctx.reporter.guard_failures == failures:  # an answer
             text = fold_whitespace(f.bullet.text)
             row["in_store"] = stored is not None and fold_whitespace(stored.content) == text
         if stored is not None and not row["in_store"]:
