@@ -48,11 +48,8 @@ def render(
     schedule: Schedule, *, tz: str | None = None, agent: str | None = None
 ) -> dict[str, str]:
     """{file name: a JSON list of `cron.add` parameters}, one entry per job."""
-    listed = jobs(schedule, tz=tz, agent=agent)
-    return {
-        f"{schedule.label}.openclaw-cron.json": json.dumps(listed, indent=2, ensure_ascii=False)
-        + "\n"
-    }
+    text = json.dumps(jobs(schedule, tz=tz, agent=agent), indent=2, ensure_ascii=False)
+    return {f"{schedule.label}.openclaw-cron.json": text + "\n"}
 
 
 def jobs(
