@@ -58,14 +58,10 @@ def render(schedule: Schedule, *, failed_runs: int = 3, max_age_hours: float = 2
     ]
     for run in schedule.runs:
         lines += ["", f"# {run.comment}"]
-        lines += [f"{when} {command_line(run.argv)}" for when in cron_times(run.times)]
+        command = " ".join(_word(arg) for arg in run.argv)  # sh words, `%` escaped for cron
+        lines += [f"{when} {command}" for when in cron_times(run.times)]
     lines.append(end_marker(schedule.label))
     return "\n".join(lines) + "\n"
-
-
-def command_line(argv: tuple[str, ...]) -> str:
-    """The argv as one cron command field: sh words, each `%` escaped for cron."""
-    return " ".join(_word(arg) for arg in argv)
 
 
 def _word(arg: str) -> str:
