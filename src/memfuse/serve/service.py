@@ -54,9 +54,6 @@ class Tool:
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, schema(self.args), self.read_only)
 
-    def parse(self, arguments: Mapping[str, Any]) -> Any:
-        return self.request(read(arguments, self.args))
-
 
 @dataclass
 class CallReporter(Reporter):
@@ -133,7 +130,7 @@ class Service:
         reporter = CallReporter()
         reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
         try:
-            request = tool.parse(arguments)
+            request = tool.request(read(arguments, tool.args))
         except BadArguments as exc:
             return _refused(name, exc, reporter)
         call = self._call(reporter)
