@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import takewhile
 from typing import Any
 
 from memfuse.confine import UnsafePath
@@ -192,11 +193,7 @@ def assess(
     if last.succeeded:
         return None
     outages = [r for r in records if r.store != MISCONFIGURED]
-    streak = 0
-    for record in reversed(outages):
-        if record.store != "failed":
-            break
-        streak += 1
+    streak = len(list(takewhile(lambda r: r.store == "failed", reversed(outages))))
     successes = [r for r in records if r.succeeded]
     if streak >= policy.failed_runs:
         first = outages[-streak]
@@ -220,11 +217,8 @@ def _misconfigured(records: list[RunRecord]) -> Alarm:
     """A broken setup needs a person from its first run on (status only: the run itself
     exits 78 with the cause), and until the next run that is not broken (issue 47)."""
     last = records[-1]
-    first = last
-    for record in reversed(records):
-        if record.store != MISCONFIGURED:
-            break
-        first = record
+    broken = list(takewhile(lambda r: r.store == MISCONFIGURED, reversed(records)))
+    first = broken[-1]  # the oldest of the broken runs the last one ends (it is one itself)
     cause = last.error.removeprefix(SETUP_PREFIX) or "`memfuse doctor` names it"
     reason = (
         f"its store's setup is broken (exit 78 since {stamp(first.at)}): {cause}"
