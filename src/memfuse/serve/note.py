@@ -3,10 +3,8 @@ journal (memfuse.workspace.note) and answers where it went and the URI sync will
 
 The agent's turn waits for nothing but the append: a note takes no workspace lock (a long
 sync holds it for minutes, and only reads journals), and reads the journal's tail only, from
-the line of the last note in it on (MARKS, kept in the state folder too; docs/decisions.md
-340, 342). The open
-index notices the journal changed at the next recall (its Markdown stamp), so the note is
-found at once.
+the line of the last note in it on (MARKS, kept in the state folder too). The open index
+notices the journal changed at the next recall (its Markdown stamp): the note is found at once.
 """
 
 from __future__ import annotations
