@@ -48,7 +48,7 @@ def collect(data: Path) -> tuple[list[Asked], str]:
     from memfuse.recall import vectors
     from memfuse.recall.index import RecallIndex
     from memfuse.recall.meaning import with_meaning
-    from memfuse.recall.semantic import describe, installed
+    from memfuse.recall.semantic import best, describe, installed
     from memfuse.state.folder import StateFolder
     from memfuse.text.classify import Classifier
     from memfuse.workspace.layout import Workspace
@@ -69,7 +69,8 @@ def collect(data: Path) -> tuple[list[Asked], str]:
             for question, category, evidence in conv.questions:
                 words = index.search(question, 50, today)
                 vector = model.embed([question], question=True)[0]
-                near = index.nearest(vector, 100, model.name)
+                loaded = index._loaded(model.name)  # its 100 nearest by cosine alone
+                near = index._hits(best(loaded.cosines(vector), 100), loaded)
                 close, _words = index.closest(vector, 100, model.name)
                 fused = with_meaning(index, model, question, words, print)
                 near50, close_of = index.closest(vector, 50, model.name, also=[h.id for h in words])

@@ -19,7 +19,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from memfuse.recall.reranker import Ranking, RerankError, Scored, open_reranker
+from memfuse.recall.reranker import Ranking, RerankClient, RerankError, Scored
 from memfuse.refserver.store import Store, default_caps
 from memfuse.refserver.tools import call_tool, tool_list
 from memfuse.run.context import Seams
@@ -231,7 +231,7 @@ class World:
     @property
     def seams(self) -> Seams:
         """The outside world of each run: the fake store, and the fake or real reranker."""
-        rerank = open_reranker if self.real_reranker else self.rerank_factory
+        rerank = RerankClient if self.real_reranker else self.rerank_factory
         return Seams(
             gateway_factory=self.gateway_factory,
             rerank_factory=rerank,

@@ -39,10 +39,6 @@ class UnsafePath(WorkspaceError):
     """A workspace path memfuse refuses: it leads outside, or it is not a regular file."""
 
 
-def real_root(workspace: Path) -> Path:
-    return Path(os.path.realpath(workspace))
-
-
 def within(root: Path | str, real: Path | str) -> bool:
     """Whether a resolved path is `root` or lies below it (both absolute and normalised, as
     os.path.realpath makes them). Compared as text: pathlib's parsing cost a sync of 100 000
@@ -256,7 +252,7 @@ class WorkspaceFiles:
 
     def __init__(self, workspace: Path, read_cap: int = DEFAULT_READ_CAP) -> None:
         self.workspace = workspace
-        self.root = real_root(workspace)
+        self.root = Path(os.path.realpath(workspace))
         self.read_cap = read_cap
 
     def read(self, path: Path) -> bytes:

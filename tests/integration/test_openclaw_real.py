@@ -57,9 +57,10 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def running_gateway(
-    tmp_path: Path, config: dict[str, object] | None = None
+    tmp_path: Path, config: dict[str, object] | None = None, beside: dict[str, str] | None = None
 ) -> Iterator[dict[str, str]]:
-    """A local Gateway in a HOME of its own (with this configuration), stopped at the end."""
+    """A local Gateway in a HOME of its own (with this configuration, and these files beside
+    it), stopped at the end."""
     openclaw = _openclaw()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -73,6 +74,8 @@ def running_gateway(
     if config is not None:
         (Path(env["HOME"]) / ".openclaw").mkdir()
         (Path(env["HOME"]) / ".openclaw" / "openclaw.json").write_text(json.dumps(config))
+    for name, text in (beside or {}).items():
+        (Path(env["HOME"]) / ".openclaw" / name).write_text(text)
     log = (tmp_path / "gateway.log").open("w")
     process = subprocess.Popen(
         [openclaw, "gateway", "run", "--allow-unconfigured", "--bind", "loopback",
@@ -96,7 +99,8 @@ def running_gateway(
             pytest.fail("the Gateway did not list its dreaming job within three minutes")
         yield env
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # a Gateway that stopped: said above
+            os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -262,3 +266,146 @@ def test_two_agents_each_get_their_jobs_and_only_their_own_recent_md(
         home, work = turn("home"), turn("work")
         assert "MARK-HOME-0815" in home and "MARK-WORK-0815" not in home
         assert "MARK-WORK-0815" in work and "MARK-HOME-0815" not in work
+
+
+def turn(env: dict[str, str], received: Path, agent: str, message: str) -> str:
+    """One turn of `agent`'s main session; what the model received in it (every request)."""
+    before = received.read_text() if received.exists() else ""
+    subprocess.run(
+        ["openclaw", "agent", "--agent", agent, "--message", message], env=env,
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    return received.read_text()[len(before) :]
+
+
+def steps(*calls: tuple[str, dict[str, object]]) -> str:
+    """A message that has the stand-in model make these tool calls, one after another."""
+    said = [{"name": name, "arguments": arguments} for name, arguments in calls]
+    return f"Do this.\nSTUB-STEPS: {json.dumps(said)}"
+
+
+def via_tool_search(tool: str, **arguments: object) -> tuple[str, dict[str, object]]:
+    """An MCP tool's call as a model makes it with Tool Search on: through `tool_call`."""
+    return ("tool_call", {"id": tool, "args": arguments})
+
+
+def tool_results(received: str) -> list[str]:
+    """The tool results the last request of a turn carried, oldest first (its history)."""
+    last = json.loads(received.strip().splitlines()[-1])
+    return [json.dumps(m.get("content")) for m in last["messages"] if m.get("role") == "tool"]
+
+
+def test_a_note_from_one_agent_never_reaches_the_other(
+    tmp_path: Path, model: tuple[int, Path]
+) -> None:
+    """Issue 50: a `memfuse serve` entry per agent in `mcp.servers`, each denied to the other
+    agent by its `tools.deny` (docs/serve.md), on a real Gateway with Tool Search on (the
+    default for a local model: MCP tools are reached through `tool_call`). Agent home notes a
+    phrase: it lands in home's journal only; work can neither call home's server (by name or
+    by its search id) nor find the phrase with its own recall, the CLI's, its RECENT.md or
+    its main session; home's own recall finds it."""
+    from tests.conftest import mcporter_command
+
+    port, received = model
+    spaces = {name: tmp_path / f"{name}-ws" for name in ("home", "work")}
+    for workspace in spaces.values():
+        (workspace / "memory").mkdir(parents=True)
+        (workspace / "AGENTS.md").write_text("# Rules\n")
+    mcporter = mcporter_command()
+    store = tmp_path / "home" / ".mcporter" / "mcporter.json"
+
+    def serve(name: str, *more: str) -> dict[str, object]:
+        flags = ["--mcporter", mcporter, "--mcporter-config", str(store), *more]
+        return {"command": str(MEMFUSE), "args": ["serve", "-w", str(spaces[name]), *flags]}
+
+    config = {
+        "models": {"providers": {"stub": {
+            "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "stub-key",
+            "api": "openai-completions",
+            "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
+                        "maxTokens": 4096}],
+        }}},
+        "agents": {"$include": "./agents.json5"},  # followed by OpenClaw and memfuse alike
+        "mcp": {"servers": {"memfuse-home": serve("home"),
+                            "memfuse-work": serve("work", "--server", "agent-memory-work")}},
+    }  # fmt: skip
+
+    def agent(name: str, other: str) -> str:
+        return (
+            f"{name}: {{ workspace: '{spaces[name]}', tools: {{ deny: ['memfuse-{other}__*'] }} }}"
+        )
+
+    agents = (  # JSON5, as OpenClaw's docs write it
+        "{ defaults: { model: { primary: 'stub/stub-model' }, systemAgent: { agentId: 'home' } },"
+        "\n  ownership: 'explicit',"  # the Gateway migrates it in only when nothing is included
+        f"\n  entries: {{ {agent('home', 'work')},\n    {agent('work', 'home')}, }},\n}}\n"
+    )
+    phrase, words = f"NOTE-{os.getpid()}-{time.time_ns()}", "zebra accordion lighthouse"
+    with running_gateway(tmp_path, config, {"agents.json5": agents}) as env:
+        store.parent.mkdir(parents=True)
+        entry = {"command": sys.executable, "args": ["-m", "memfuse.refserver"],
+                 "env": {"AGENT_MEMORY_DB": str(tmp_path / "agent-memory.db"),
+                         "AGENT_MEMORY_WORKSPACE": str(spaces["home"])}}  # fmt: skip
+        store.write_text(json.dumps({"mcpServers": {"agent-memory": entry}, "imports": []}))
+        done = subprocess.run(
+            [str(MEMFUSE), "cron", "--format", "openclaw", "--install", "--all-agents",
+             "--json"], env=env, capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        ours = [j for j in jobs(env) if str(j.get("declarationKey", "")).startswith("memfuse:")]
+        assert sorted(str(j.get("agentId")) for j in ours) == ["home"] * 3 + ["work"] * 3
+        assert "can call mcp.servers" not in done.stdout + done.stderr  # the denies, read
+
+        noted = turn(env, received, "home", steps(
+            ("tool_search", {"query": "note memory journal"}),
+            via_tool_search("memfuse-home__note", text=f"{phrase} {words} is private"),
+        ))  # fmt: skip
+        found, wrote = tool_results(noted)[-2:]
+        assert "mcp:memfuse-home:memfuse-home__note" in found  # Tool Search offers it
+        assert "memfuse-work" not in found  # and never work's server
+        assert "noted at memory/" in wrote
+        journals = {n: "".join(p.read_text() for p in (ws / "memory").glob("*.md"))
+                    for n, ws in spaces.items()}  # fmt: skip
+        assert phrase in journals["home"] and not journals["work"]
+
+        def cli(name: str, *command: str) -> str:
+            store_of = ["--server", "agent-memory-work"] if name == "work" else []
+            done = subprocess.run(
+                [str(MEMFUSE), *command, "-w", str(spaces[name]), *store_of, "--mcporter",
+                 mcporter, "--mcporter-config", str(store)],
+                env=env, capture_output=True, text=True, timeout=300, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+            return done.stdout + done.stderr
+
+        # The phrase in home's store too, not only in its journal.
+        assert "1 added" in cli("home", "sync")
+        tried = turn(env, received, "work", steps(
+            ("tool_search", {"query": "note memory journal recall"}),
+            via_tool_search("memfuse-home__note", text="WORK-INTO-HOME"),
+            via_tool_search("mcp:memfuse-home:memfuse-home__recall", query=words),
+            via_tool_search("memfuse-work__recall", query=words),
+        ))  # fmt: skip
+        search, by_name, by_id, own = tool_results(tried)[-4:]
+        assert "memfuse-work__note" in search and "memfuse-home" not in search
+        assert "Unknown tool id: memfuse-home__note" in by_name
+        assert "Unknown tool id: mcp:memfuse-home:memfuse-home__recall" in by_id
+        assert "mcp:memfuse-work:memfuse-work__recall" in own and "0 results for" in own
+        assert phrase not in tried
+        assert "WORK-INTO-HOME" not in "".join(
+            p.read_text() for ws in spaces.values() for p in (ws / "memory").glob("*.md")
+        )
+
+        asked = turn(env, received, "home", steps(
+            via_tool_search("memfuse-home__recall", query=words)
+        ))  # fmt: skip
+        assert phrase in tool_results(asked)[-1]
+
+        assert phrase not in cli("work", "recall", words)
+        assert f"{phrase} {words}" in (mine := cli("home", "recall", words))
+        assert "rrf:store+journal" in mine  # home's store has it; work's (its own) had not
+        cli("work", "surface")
+        cli("home", "surface")
+        assert phrase in (spaces["home"] / "RECENT.md").read_text()
+        assert phrase not in (spaces["work"] / "RECENT.md").read_text()
+        assert phrase not in turn(env, received, "work", "hello work")

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.store.gateway import CallFailed, CallTimeout
+from memfuse.store.gateway import CallFailed, CallTimeout, ServerSpec
 from memfuse.store.gateway.session import SessionGateway
-from memfuse.store.gateway.spec import ServerSpec
 
 pytestmark = pytest.mark.integration
 

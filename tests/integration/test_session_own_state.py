@@ -7,9 +7,8 @@ import sys
 
 import pytest
 
-from memfuse.store.gateway import CallFailed, CallTimeout
+from memfuse.store.gateway import CallFailed, CallTimeout, ServerSpec
 from memfuse.store.gateway.session import SessionGateway
-from memfuse.store.gateway.spec import ServerSpec
 from tests.conftest import StoreServer
 from tests.integration.test_outside_answers import gateway
 

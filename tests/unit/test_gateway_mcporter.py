@@ -18,7 +18,12 @@ from memfuse.store.gateway import (
     ServerError,
     ToolMissing,
 )
-from memfuse.store.gateway.mcporter import RunOutcome, build_argv, failure_detail
+from memfuse.store.gateway.mcporter import (
+    OutputTooLarge,
+    RunOutcome,
+    build_argv,
+    failure_detail,
+)
 
 
 @dataclass
@@ -95,6 +100,24 @@ def test_failures_are_typed(outcome: object, error: type[Exception], fragment: s
         McporterGateway("mcporter", "agent-memory", runner=runner).call("forget", {"id": "x"})
 
 
+@pytest.mark.parametrize(
+    ("outcome", "error", "fragment"),
+    [
+        (FileNotFoundError(), ToolMissing, "mcporter not found"),
+        (PermissionError(), ToolMissing, "permission denied"),
+        (subprocess.TimeoutExpired("mcporter", 3), CallTimeout, "listing agent-memory's tools"),
+        (OutputTooLarge("more than 16 MiB"), CallFailed, "more than 16 MiB"),
+    ],
+)  # fmt: skip
+def test_listing_tools_fails_as_a_call_does(
+    outcome: BaseException, error: type[Exception], fragment: str
+) -> None:
+    """Every way mcporter can fail is one typed gateway error when listing tools too (a refused
+    program and an oversized answer escaped as other exceptions before issue 48)."""
+    with pytest.raises(error, match=fragment):
+        McporterGateway("mcporter", "agent-memory", runner=FakeRunner(outcome)).list_tools()
+
+
 def test_text_answers_are_kept_raw_for_callers_that_accept_prose() -> None:
     runner = FakeRunner(RunOutcome(0, b"Sleep cycle complete.\n", b""))
     answer = McporterGateway("m", "s", runner=runner).call("reflect", {"phase": "all"})
@@ -132,7 +155,7 @@ def test_guard_flags_non_json_answers_where_json_is_needed() -> None:
     assert "not JSON" in reporter.warnings[0]
 
 
-def test_call_many_keeps_order_under_concurrency() -> None:
+def test_concurrent_calls_keep_their_index() -> None:
     class Echo:
         name = "echo"
 
@@ -148,8 +171,8 @@ def test_call_many_keeps_order_under_concurrency() -> None:
             pass
 
     guard = Guard(Echo(), Reporter(), jobs=4)  # type: ignore[arg-type]
-    results = guard.call_many([("t", {"n": n}) for n in range(50)])
-    assert [r["n"] for r in results if r] == list(range(50))
+    results = dict(guard.as_completed([("t", {"n": n}) for n in range(50)]))
+    assert [results[i][0]["n"] for i in range(50) if results[i][0]] == list(range(50))
 
 
 def test_breaker_stops_calling_a_dead_store_after_three_failures_in_a_row() -> None:

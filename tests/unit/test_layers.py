@@ -58,7 +58,7 @@ TOOLS = {
     "snapshot", "ingest", "surface", "reindex", "archive",
 }  # fmt: skip
 ANSWER_FIELDS = {"memories", "memoryId", "by_type", "belowThreshold", "found"}
-GUARD_CALLS = {"call", "answer", "attempt", "call_many", "as_completed", "list_tools"}
+GUARD_CALLS = {"call", "answer", "attempt", "as_completed", "list_tools"}
 
 
 def tool_calls(tree: ast.AST) -> list[str]:

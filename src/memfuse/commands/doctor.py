@@ -22,7 +22,8 @@ from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CheckRow, DoctorData, InstallConfigData, PrintConfigData
-from memfuse.schedule import agents
+from memfuse.schedule import agents, registry
+from memfuse.schedule import install as installing
 from memfuse.setup import merge
 from memfuse.setup.checks import Probe, run_checks
 from memfuse.setup.entry import ServerSetup, database_folder, server_entry
@@ -49,6 +50,10 @@ def run(ctx: RunContext, *, show_config: bool = False) -> CommandResult:
     checks, generation = run_checks(probe)
     # recall by meaning: the model the `semantic` extra brings, or that it is not installed
     checks.append(Check("meaning", True, semantic.describe(ctx.embedder), critical=False))
+    machine = installing.machine_for(ctx.settings, ctx.workspace.state)
+    for host in registry.every():  # a host's configuration memfuse cannot read: said
+        if (unread := host.unread(machine)) is not None:
+            checks.append(Check(f"{host.name}-config", False, unread, critical=False))
     return _result(ctx, checks, generation, show_config=show_config)
 
 

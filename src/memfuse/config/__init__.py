@@ -25,8 +25,6 @@ from memfuse.config.options import (
     TRUSTED_KEYS,
     Option,
     Validator,
-    as_number,
-    positive_number,
 )
 from memfuse.errors import ConfigError
 from memfuse.host import workspace_in
@@ -244,11 +242,11 @@ def load_settings(
     )
     now = parse_now(now_text)
 
-    rerank = _rerank_settings(merged, env)
-    session = _session_server(merged)
-    surface = Budget(**{k.split(".", 1)[1]: merged[k] for k in merged if k.startswith("surface.")})
-    for key in [k for k in merged if k.startswith(("rerank.", "session.", "surface."))]:
-        merged.pop(key)
+    tables: dict[str, dict[str, Any]] = {"rerank": {}, "session": {}, "surface": {}}
+    for key in [k for k in merged if "." in k]:
+        table, field = key.split(".", 1)
+        tables[table][field] = merged.pop(key)
+    session = tables["session"]
     if isinstance(merged.get("mcporter_config"), str):
         merged["mcporter_config"] = Path(merged["mcporter_config"]).expanduser().absolute()
     known = {f.name for f in fields(Settings)}
@@ -259,9 +257,9 @@ def load_settings(
         workspace=workspace,
         state_dir=state_dir,
         now=now,
-        rerank=rerank,
-        session_server=session,
-        surface=surface,
+        rerank=_rerank_settings(tables["rerank"], env),
+        session_server=SessionServer(**session) if "command" in session else None,
+        surface=Budget(**tables["surface"]),
         config_files=files,
         config_notices=local.notices,
         config_refused=local.refused,
@@ -279,47 +277,14 @@ def _checked_flag(name: str, value: Any) -> Any:
         raise ConfigError(f"{option.flag[0]} must be {exc}, got {value!r}") from None
 
 
-def _rerank_settings(values: Mapping[str, Any], env: Mapping[str, str]) -> RerankSettings:
-    """AGENT_MEMORY_RERANK_* (with the OPENAI_* fallbacks) over the [rerank] table."""
-    base = RerankSettings()
-    provider = (
-        env.get("AGENT_MEMORY_RERANK_PROVIDER") or values.get("rerank.provider") or base.provider
-    )
-    timeout_text = env.get("AGENT_MEMORY_RERANK_TIMEOUT")
-    timeout = values.get("rerank.timeout", base.timeout)
-    if timeout_text:
-        try:
-            timeout = positive_number(as_number(timeout_text))
-        except TypeError as exc:
-            raise ConfigError(
-                f"environment variable AGENT_MEMORY_RERANK_TIMEOUT must be {exc}"
-            ) from None
-    return RerankSettings(
-        provider=provider.strip().lower(),
-        model=env.get("AGENT_MEMORY_RERANK_MODEL") or values.get("rerank.model") or base.model,
-        api_key=env.get("AGENT_MEMORY_RERANK_API_KEY") or env.get("OPENAI_API_KEY") or None,
-        base_url=(
-            env.get("AGENT_MEMORY_RERANK_BASE_URL")
-            or env.get("OPENAI_BASE_URL")
-            or values.get("rerank.base_url")
-            or base.base_url
-        ),
-        timeout=timeout,
-        surface=values.get("rerank.surface", base.surface),
-        tidy=values.get("rerank.tidy", base.tidy),
-    )
-
-
-def _session_server(values: Mapping[str, Any]) -> SessionServer | None:
-    command = values.get("session.command")
-    if command is None:
-        return None
-    return SessionServer(
-        command=command,
-        args=values.get("session.args", ()),
-        env=values.get("session.env", ()),
-        cwd=values.get("session.cwd"),
-    )
+def _rerank_settings(table: dict[str, Any], env: Mapping[str, str]) -> RerankSettings:
+    """The [rerank] settings (AGENT_MEMORY_RERANK_* over the table, as OPTIONS reads them),
+    the key from the environment alone, and the OPENAI_* fallbacks of the key and endpoint."""
+    table["provider"] = table.get("provider", RerankSettings.provider).strip().lower()
+    table["api_key"] = env.get("AGENT_MEMORY_RERANK_API_KEY") or env.get("OPENAI_API_KEY") or None
+    url = env.get("AGENT_MEMORY_RERANK_BASE_URL") or env.get("OPENAI_BASE_URL")
+    table["base_url"] = url or table.get("base_url", RerankSettings.base_url)
+    return RerankSettings(**table)
 
 
 SECRET_NAMES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")  # a session env value is masked

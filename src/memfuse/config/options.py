@@ -29,31 +29,22 @@ def positive_number(value: Any) -> float:
     return float(value)
 
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TypeError("a whole number ≥ 0")
-    return value
+def _whole(low: int, high: float, words: str) -> Callable[[Any], int]:
+    """The check of a whole number from `low` to `high`; `words` say what it must be."""
 
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise TypeError(words)
+        return value
 
-def _positive_count(value: Any) -> int:
-    if _count(value) < 1:
-        raise TypeError("a whole number ≥ 1")
-    return int(value)
-
-
-def _file_mib(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
-        raise TypeError("a whole number of MiB from 1 to 1024")
-    return value
+    return check
 
 
 JOBS_MAX = 32  # concurrent store calls: each may be a process (mcporter peaks at ~75 MB)
-
-
-def _jobs(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= JOBS_MAX:
-        raise TypeError(f"a whole number from 1 to {JOBS_MAX}")
-    return value
+_count = _whole(0, math.inf, "a whole number ≥ 0")
+_positive_count = _whole(1, math.inf, "a whole number ≥ 1")
+_file_mib = _whole(1, 1024, "a whole number of MiB from 1 to 1024")
+_jobs = _whole(1, JOBS_MAX, f"a whole number from 1 to {JOBS_MAX}")
 
 
 def _fraction(value: Any) -> float:
@@ -181,12 +172,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("consistent_similarity", _fraction, ("tidy", "consistent_similarity")),
     Option("related_similarity", _fraction, ("tidy", "related_similarity")),
     Option("archive_after_days", _positive_count, ("tidy", "archive_after_days")),
-    # The reranker's variables (AGENT_MEMORY_RERANK_*, OPENAI_*) are agent-memory's own names
-    # with fallbacks, read by _rerank_settings.
-    Option("rerank.provider", _string, ("rerank", "provider"), trusted=True),
-    Option("rerank.model", _string, ("rerank", "model"), trusted=True),
+    # The reranker's variables are agent-memory's own names; the key's and the endpoint's, with
+    # their OPENAI_* fallbacks, are read by _rerank_settings.
+    Option("rerank.provider", _string, ("rerank", "provider"), "AGENT_MEMORY_RERANK_PROVIDER",
+           trusted=True),
+    Option("rerank.model", _string, ("rerank", "model"), "AGENT_MEMORY_RERANK_MODEL",
+           trusted=True),
     Option("rerank.base_url", _string, ("rerank", "base_url"), trusted=True),
-    Option("rerank.timeout", positive_number, ("rerank", "timeout"), limit=True),
+    Option("rerank.timeout", positive_number, ("rerank", "timeout"),
+           "AGENT_MEMORY_RERANK_TIMEOUT", numeric=True, limit=True),
     # Whether surface's and tidy's recalls are reranked too (recall's always is): trusted,
     # since it decides whether their memories are sent to the reranker's endpoint.
     Option("rerank.surface", _boolean, ("rerank", "surface"), trusted=True),

@@ -27,10 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from memfuse.ledger.ledger import Entry
+from memfuse.ledger.ledger import HOLDING, Entry
 
-# Outcomes after which the store holds the bullet's text in its memory (HOLDING in reconcile).
-FOLDED = frozenset({"added", "updated", "merged", "skipped"})
 # A memory the store lost (or a rollback undone) is sent again bullet by bullet, not refolded.
 UNSETTLED = frozenset({"lost", "resumed"})
 SEPARATOR_4 = "；"  # 4.x/5.x: `old；new` (full-width semicolon)
@@ -89,7 +87,7 @@ def plan_fold(memory_id: str, members: Sequence[Member]) -> FoldPlan | None:
     members = sorted(members, key=lambda m: m.entry.position)
     if any(m.entry.outcome in UNSETTLED for m in members):
         return None
-    holding = [m for m in members if m.entry.outcome in FOLDED]
+    holding = [m for m in members if m.entry.outcome in HOLDING]
     leave = tuple(m.entry.position for m in holding if m.changed and m.duplicate and m.text)
     anchor = next((m.entry for m in members if m.entry.created and m.entry.uri), None)
     if anchor is None:

@@ -12,14 +12,14 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
-from memfuse.state.pause import paused_since, set_paused
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
 
 SCHEMA_VERSION = 1
@@ -31,28 +31,20 @@ Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns a
 # `lost` is not settled: the store lost it (memfuse.ledger.reconcile); the next sync re-sends it.
 # `resumed` is not settled either: a rollback was undone, so the next sync sends it again.
 SETTLED = {"added", "updated", "merged", "skipped", "rejected", "forgotten", "withdrawn"}
+# Outcomes after which the store holds the bullet's text in some memory.
+HOLDING = frozenset({"added", "updated", "merged", "skipped"})
 ATTEMPTS_KEPT = 5  # the last attempts of each position, for `memfuse where`
-# The setting an older `memfuse rollback` left in the ledger while it was in force. The pause
-# now lives only in the state file `sync-paused` (paused_since): a ledger lost or set aside can
-# never undo it, and the two can never disagree. An old ledger's setting is moved there once.
-PAUSED = "paused"
-_SELECT_ALL = (
-    "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
-    " synced_at FROM entries"
-)
-_SELECT_SOME = (
-    "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
-    " synced_at FROM entries WHERE position IN (SELECT value FROM json_each(?))"
-)
+# An entry's columns, in the order of Entry's fields.
+_COLUMNS = "position, day, content_hash, outcome, uri, memory_type, memory_id, created, synced_at"
+# S608: the SQL below is built of these constants alone.
+_SELECT_ALL = f"SELECT {_COLUMNS} FROM entries"  # noqa: S608
+_SELECT_SOME = f"{_SELECT_ALL} WHERE position IN (SELECT value FROM json_each(?))"  # noqa: S608
 _SELECT_SHARING = (
-    "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
-    " synced_at FROM entries WHERE memory_id IN (SELECT value FROM json_each(?))"
+    f"{_SELECT_ALL} WHERE memory_id IN (SELECT value FROM json_each(?))"  # noqa: S608
     " AND outcome NOT IN ('forgotten', 'withdrawn', 'rejected') ORDER BY position"
 )
-_SELECT_DAY = (
-    "SELECT position, day, content_hash, outcome, uri, memory_type, memory_id, created,"
-    " synced_at FROM entries WHERE day = ?"
-)
+_SELECT_DAY = f"{_SELECT_ALL} WHERE day = ?"
+_INSERT = f"INTO entries ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def content_hash(text: str) -> str:
@@ -75,6 +67,10 @@ class Entry:
         """Whether this entry covers a bullet whose text hashes to `digest`: nothing to send."""
         return self.content_hash == digest and self.outcome in SETTLED
 
+    def row(self, synced_at: str) -> tuple[Any, ...]:
+        """The entry as the ledger's columns hold it, recorded at `synced_at`."""
+        return (*astuple(self)[:-1], synced_at)
+
 
 @dataclass(frozen=True)
 class Attempt:
@@ -93,6 +89,7 @@ class LedgerError(MemfuseError):
 
 # The ledger's schema. Only ever add to it: a file whose objects are not all among these is not
 # memfuse's (memfuse.state.sqlite), and an altered table would make every older ledger so.
+# Nothing reads or writes `files` and `settings` any more; they keep today's ledgers memfuse's.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     position TEXT PRIMARY KEY, day TEXT NOT NULL, content_hash TEXT NOT NULL,
@@ -144,27 +141,6 @@ class Ledger:
         # Not memfuse's, or not usable, the old one was moved aside: the next sync rebuilds
         # what it held from the store, which answers every bullet it has as a duplicate.
         self.fresh = self.fresh or old is not None
-        self._move_pause(state)
-
-    def _move_pause(self, state: StateFolder) -> None:
-        """Move an old ledger's pause into its state file, once (the file wins if both are
-        there). Checked and moved in one write transaction, so that a `rollback --undo` running
-        alongside cannot have its lifted pause put back."""
-        query = "SELECT value FROM settings WHERE key = ?"
-        try:
-            if self.db.execute(query, (PAUSED,)).fetchone() is None:
-                return  # the usual case, settled without taking the write lock
-            with immediate(self.db):
-                row = self.db.execute(query, (PAUSED,)).fetchone()
-                if row is None:
-                    return
-                if paused_since(state) is None:
-                    set_paused(state, str(row[0]))
-                self.db.execute("DELETE FROM settings WHERE key = ?", (PAUSED,))
-        except (sqlite3.Error, OSError, UnsafePath) as exc:
-            raise LedgerError(
-                f"cannot move the rollback's pause out of {self.path}: {exc}"
-            ) from None
 
     @staticmethod
     def _open(state: StateFolder) -> sqlite3.Connection:
@@ -176,6 +152,16 @@ class Ledger:
 
     def close(self) -> None:
         self.db.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction. LedgerError when it fails (a full disk, an I/O error): the
+        run stops, since carrying on would make calls whose results cannot be kept."""
+        try:
+            with immediate(self.db):
+                yield
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
 
     def entries_for(self, days: Iterable[str]) -> dict[str, Entry]:
         found: dict[str, Entry] = {}
@@ -212,20 +198,13 @@ class Ledger:
 
     def mark(self, positions: Iterable[str], outcome: str) -> None:
         """Set the outcome of these positions, keeping their URI, type and memory id."""
-        try:
-            with immediate(self.db):
-                self.db.executemany(
-                    "UPDATE entries SET outcome = ? WHERE position = ?",
-                    [(outcome, p) for p in positions],
-                )
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+        rows = [(outcome, p) for p in positions]
+        self._write("UPDATE entries SET outcome = ? WHERE position = ?", rows)
 
     # --- the files a run covered (a plain sync reads only what changed since) ---------------
     # A file's stamp is (size, mtime_ns, ctime_ns, inode): an editor, `rsync -t` or `git
     # checkout` that puts an old modification time back still changes the status-change time
-    # or the inode. The table `files` (size and mtime alone) is no longer read: after an
-    # upgrade, the first plain sync reads every journal once, and sends what changed.
+    # or the inode.
     def covered(self) -> dict[str, Stamp]:
         """The stamp of every journal file as the last run that covered it saw it."""
         rows = self.db.execute("SELECT path, size, mtime_ns, ctime_ns, inode FROM stamps")
@@ -249,18 +228,15 @@ class Ledger:
     ) -> None:
         """Record the journal files that could not be read (by location, with why; the first
         time kept), and clear those read since and those gone from the workspace."""
-        try:
-            with immediate(self.db):
-                self.db.executemany(
-                    "INSERT INTO unreadable (path, reason, since) VALUES (?, ?, ?)"
-                    " ON CONFLICT (path) DO UPDATE SET reason = excluded.reason",
-                    [(path, reason[:500], at) for path, reason in found.items()],
-                )
-                self.db.executemany(
-                    "DELETE FROM unreadable WHERE path = ?", [(p,) for p in {*read, *gone}]
-                )
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+        with self._writing():
+            self.db.executemany(
+                "INSERT INTO unreadable (path, reason, since) VALUES (?, ?, ?)"
+                " ON CONFLICT (path) DO UPDATE SET reason = excluded.reason",
+                [(path, reason[:500], at) for path, reason in found.items()],
+            )
+            self.db.executemany(
+                "DELETE FROM unreadable WHERE path = ?", [(p,) for p in {*read, *gone}]
+            )
 
     def unreadable_paths(self) -> list[str]:
         return [str(row[0]) for row in self.db.execute("SELECT path FROM unreadable")]
@@ -270,39 +246,25 @@ class Ledger:
         self, position: str, at: str, outcome: str, reason: str, memory_id: str | None, digest: str
     ) -> None:
         """Log one remember's outcome (a failed one too), keeping the last ATTEMPTS_KEPT."""
-        try:
-            with immediate(self.db):
-                self.db.execute(
-                    "INSERT INTO attempts (position, at, outcome, reason, memory_id, content_hash)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (position, at, outcome, reason[:500], memory_id, digest),
-                )
-                self.db.execute(
-                    "DELETE FROM attempts WHERE position = ? AND id NOT IN (SELECT id FROM"
-                    " attempts WHERE position = ? ORDER BY id DESC LIMIT ?)",
-                    (position, position, ATTEMPTS_KEPT),
-                )
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
-
-    def attempts_of(self, position: str) -> list[Attempt]:
-        rows = self.db.execute(
-            "SELECT at, outcome, reason, memory_id, content_hash FROM attempts WHERE position = ?"
-            " ORDER BY id",
-            (position,),
-        )
-        return [Attempt(*row) for row in rows]
+        with self._writing():
+            self.db.execute(
+                "INSERT INTO attempts (position, at, outcome, reason, memory_id, content_hash)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (position, at, outcome, reason[:500], memory_id, digest),
+            )
+            self.db.execute(
+                "DELETE FROM attempts WHERE position = ? AND id NOT IN (SELECT id FROM"
+                " attempts WHERE position = ? ORDER BY id DESC LIMIT ?)",
+                (position, position, ATTEMPTS_KEPT),
+            )
 
     def pending(self) -> list[tuple[str, Attempt]]:
         """Positions whose last attempt failed and whose text no entry settles since."""
         return [(str(row[0]), Attempt(*row[1:])) for row in self.db.execute(_PENDING)]
 
     def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        try:
-            with immediate(self.db):
-                self.db.executemany(sql, rows)
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+        with self._writing():
+            self.db.executemany(sql, rows)
 
     def positions_with(self, outcome: str) -> list[str]:
         rows = self.db.execute("SELECT position FROM entries WHERE outcome = ?", (outcome,))
@@ -320,55 +282,25 @@ class Ledger:
         ).fetchone()
         return int(row[0])
 
-    def days(self) -> list[str]:
-        return [row[0] for row in self.db.execute("SELECT DISTINCT day FROM entries ORDER BY day")]
-
     def adopt(self, entries: Iterable[Entry]) -> int:
         """Add entries of positions the ledger does not know yet (one transaction); how many
         were added: the rebuild from the store's own record (memfuse.sync.repair)."""
-        rows = [
-            (e.position, e.day, e.content_hash, e.outcome, e.uri, e.memory_type, e.memory_id,
-             int(e.created), e.synced_at)
-            for e in entries
-        ]  # fmt: skip
-        try:
-            with immediate(self.db):
-                before = self.db.total_changes
-                self.db.executemany(
-                    "INSERT OR IGNORE INTO entries (position, day, content_hash, outcome, uri,"
-                    " memory_type, memory_id, created, synced_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-                return self.db.total_changes - before
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+        with self._writing():
+            before = self.db.total_changes
+            rows = [e.row(e.synced_at) for e in entries]
+            self.db.executemany(f"INSERT OR IGNORE {_INSERT}", rows)
+            return self.db.total_changes - before
 
     def record(self, entry: Entry, synced_at: str) -> None:
-        """Commit one outcome (its own transaction). A write that fails (disk full, I/O error)
-        stops the run: carrying on would make calls whose results cannot be kept."""
-        try:
+        """Commit one outcome (its own transaction; a failed write stops the run)."""
+        with self._writing():
             self._insert(entry, synced_at)
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
 
     def _insert(self, entry: Entry, synced_at: str) -> None:
-        with immediate(self.db):
-            self.db.execute(
-                "INSERT OR REPLACE INTO entries (position, day, content_hash, outcome, uri,"
-                " memory_type, memory_id, created, synced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    entry.position, entry.day, entry.content_hash, entry.outcome, entry.uri,
-                    entry.memory_type, entry.memory_id, int(entry.created), synced_at,
-                ),
-            )  # fmt: skip
+        self.db.execute(f"INSERT OR REPLACE {_INSERT}", entry.row(synced_at))
 
     def forget(self, position: str) -> None:
-        try:
-            with immediate(self.db):
-                self.db.execute("DELETE FROM entries WHERE position = ?", (position,))
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot write the sync ledger {self.path}: {exc}") from None
+        self._write("DELETE FROM entries WHERE position = ?", [(position,)])
 
 
 # Since when each pending bullet's calls have failed: its first failed attempt after its last

@@ -16,7 +16,6 @@ from memfuse.ledger.ledger import (
     _PENDING,
     _REJECTED,
     _SELECT_SOME,
-    PAUSED,
     SCHEMA,
     Attempt,
     Entry,
@@ -120,14 +119,8 @@ class LedgerReader:
 
     def unreadable(self) -> list[tuple[str, str, str]]:
         """(location, why, since when) of every journal the last syncs could not read."""
-        if not self.rows("SELECT 1 FROM sqlite_master WHERE name = 'unreadable'"):
-            return []  # a ledger from before the table: no sync since has written it
         rows = self.rows("SELECT path, reason, since FROM unreadable ORDER BY path")
         return [(str(p), str(r), str(s)) for p, r, s in rows]
-
-    def holds_old_pause(self) -> bool:
-        """Whether this is an old ledger whose pause is not yet moved to its file."""
-        return bool(self.rows("SELECT 1 FROM settings WHERE key = ?", (PAUSED,)))
 
     def close(self) -> None:
         self.db.close()

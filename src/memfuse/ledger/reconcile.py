@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from memfuse.ledger.ledger import Entry, Ledger, content_hash
+from memfuse.ledger.ledger import HOLDING, Entry, Ledger, content_hash
 from memfuse.report import Reporter
 from memfuse.store.answers import StoredMemory
 from memfuse.store.client import StoreClient
@@ -27,8 +27,7 @@ from memfuse.workspace.position import JOURNAL_PREFIXES
 
 # Outcomes after which the memory sits at its pinned URI (a skip or a merge may sit elsewhere).
 AT_URI = frozenset({"added", "updated", "lost"})
-# Outcomes after which the store holds the bullet's text in some memory.
-HOLDING = frozenset({"added", "updated", "merged", "skipped"})
+PRUNE = "`memfuse sync --prune` forgets them"
 DELETE_BELOW = 0.05  # agent-memory 2.2's reflect deletes P3 memories below this vitality
 DELETED_PRIORITY = 3
 
@@ -49,6 +48,7 @@ class Report:
     lost: tuple[Entry, ...]
     forgotten: tuple[Entry, ...]
     altered: int = 0  # of `lost`, those present but no longer holding their bullet's text
+    stale: int = 0  # gone, and so is their bullet from the journals (memfuse.ledger.stale)
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -57,14 +57,19 @@ class Report:
             "lost": len(self.lost),
             "forgotten": len(self.forgotten),
             "altered": self.altered,
-        }
+        } | ({"stale": self.stale} if self.stale else {})
 
     def line(self) -> str:
-        if not self.lost and not self.forgotten:
+        if not self.lost and not self.forgotten and not self.stale:
             return f"index: all {self.expected} memories memfuse stored are in the store"
         parts = []
+        if self.stale:
+            parts.append(
+                f"{self.stale} stale (no journal holds their bullet any more, so none is"
+                f" re-sent: {PRUNE})"
+            )
         if self.lost:
-            reset = " (the store was reset?)" if self.present == 0 else ""
+            reset = " (the store was reset?)" if self.present == 0 and not self.stale else ""
             parts.append(f"{len(self.lost)} lost{reset}, to be re-sent from the journals")
             if self.altered:
                 parts.append(f"{self.altered} of them still there but no longer holding the text")

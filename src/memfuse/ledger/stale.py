@@ -14,8 +14,6 @@ from memfuse.ledger.reconcile import Report
 from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.weekly import Warn
 
-PRUNE = "`memfuse sync --prune` forgets them"
-
 
 def gone_from_journals(
     workspace: Workspace,
@@ -54,19 +52,6 @@ def gone_from_journals(
 
 def with_stale(report: Report, stale: set[str]) -> tuple[dict[str, int], str]:
     """The index's numbers and line, the stale told apart from the lost."""
-    if not stale:
-        return report.as_dict(), report.line()
-    rest = replace(report, lost=tuple(e for e in report.lost if e.position not in stale))
-    parts = [
-        f"{len(stale)} stale (no journal holds their bullet any more, so none is re-sent: {PRUNE})"
-    ]
-    if rest.lost:
-        parts.append(f"{len(rest.lost)} lost, to be re-sent from the journals")
-    if rest.forgotten:
-        parts.append(f"{len(rest.forgotten)} forgotten by the store's decay, not re-sent")
-    gone = report.expected - report.present
-    line = (
-        f"index: {gone} of {report.expected} memories memfuse stored are gone from the"
-        f" store: {'; '.join(parts)}"
-    )
-    return {**rest.as_dict(), "stale": len(stale)}, line
+    lost = tuple(e for e in report.lost if e.position not in stale)
+    told = replace(report, lost=lost, stale=len(stale))
+    return told.as_dict(), told.line()

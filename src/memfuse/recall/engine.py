@@ -104,8 +104,10 @@ def ask(services: Services, request: Request) -> Answer:
     candidates: dict[str, Candidate] = {}
     sources: list[str] = []
     index = services.index if "index" not in request.without else None
-    if "store" not in request.without and _from_store(services.store, request.query, pool,
-                                                       candidates):  # fmt: skip
+    recalled = services.store(request.query, pool) if "store" not in request.without else None
+    if recalled is not None:  # the store's own recall, ranked
+        for rank, memory in enumerate(recalled, start=1):
+            _add_store(candidates, memory, rank)
         sources.append("agent-memory")
     if index is not None:
         depth = max(LOCAL_CANDIDATES, pool)
@@ -140,18 +142,6 @@ def ask(services: Services, request: Request) -> Answer:
         "query": request.query, "results": rows, "sources": sources,
         "reranked": reranked is not None,
     }  # fmt: skip
-
-
-def _from_store(
-    store: StoreRecall, query: str, pool: int, candidates: dict[str, Candidate]
-) -> bool:
-    """The store's own recall, ranked; False when it did not answer."""
-    recalled = store(query, pool)
-    if recalled is None:
-        return False
-    for rank, memory in enumerate(recalled, start=1):
-        _add_store(candidates, memory, rank)
-    return True
 
 
 def _address(services: Services, candidates: Iterable[Candidate]) -> None:

@@ -49,25 +49,20 @@ from memfuse.workspace.layout import Journal, Workspace
 if TYPE_CHECKING:
     from memfuse.recall.semantic import Matrix
 
-_DOCS = """
-CREATE TABLE IF NOT EXISTS docs (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, day TEXT,
-    type TEXT NOT NULL, content TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
-"""
-_BULLETS = """
-CREATE VIRTUAL TABLE IF NOT EXISTS bullets USING fts5(
-    own, near1, near2, dates, tokenize = 'unicode61'
-);
-"""
 SCHEMA = f"""
 PRAGMA auto_vacuum = INCREMENTAL;
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, size INTEGER,
     days TEXT NOT NULL DEFAULT '', rows INTEGER NOT NULL DEFAULT 0
 );
-{_DOCS}{_BULLETS}
+CREATE TABLE IF NOT EXISTS docs (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, day TEXT,
+    type TEXT NOT NULL, content TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS bullets USING fts5(
+    own, near1, near2, dates, tokenize = 'unicode61'
+);
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
 {vectors.SCHEMA}{tail.SCHEMA}"""
 # What the index's rows were read by: a build that reads the Markdown otherwise (MEMORY.md by
@@ -141,12 +136,11 @@ class RecallIndex:
         changed = self._refresh(workspace, classifier, warn, given)
         if changed:
             self._vectors = None
-        behind = (
-            changed
-            or self.unembedded
-            or (embedder is not None and (embedder.name != self._embedded_by))
-        )
-        if embedder is not None and behind and budget.count > 0:
+        if (
+            embedder is not None
+            and budget.count > 0
+            and (changed or self.unembedded or embedder.name != self._embedded_by)
+        ):
             self.embed(embedder, budget, warn)
         return changed
 
@@ -270,14 +264,6 @@ class RecallIndex:
             Hit(f"{path}:{line}", content, kind, day, rank, float(score), row_id)
             for rank, (path, line, content, kind, day, score, row_id) in enumerate(rows, start=1)
         ]
-
-    def nearest(self, query: Matrix, limit: int, model: str) -> list[Hit]:
-        """The `limit` bullets and facts nearest a question's vector (made by `model`) by
-        cosine, best first; none while the index holds no vector of that model's."""
-        loaded = self._loaded(model)
-        if not loaded.ids:
-            return []
-        return self._hits(best(loaded.cosines(query), limit), loaded)
 
     def closest(
         self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()

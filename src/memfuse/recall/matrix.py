@@ -24,13 +24,11 @@ written again. A new model, or logs grown past DROPPED_MAX, forgets the file.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import mmap
 import os
 import secrets
 import sqlite3
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +45,6 @@ HEADER_MAX = 16 << 20  # the paths of every file of the index, and a few numbers
 DIM_MAX = 4096
 DATA_MAX = 1 << 40  # far past any index: the file's size is checked against what it says
 DROPPED_MAX = 20_000  # ids and texts logged for the file; past it the file is forgotten
-STALE = 600.0  # seconds untouched after which a temp file of the vectors is a killed writer's
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matrix (
@@ -254,7 +251,7 @@ def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows:
         state.check(NAME)
     except UnsafePath as exc:  # a link, a FIFO, a folder planted under its name
         state.quarantine(NAME, str(exc))
-    _swept(state)
+    paged.sweep(state, lambda name: name.startswith(f".{NAME}.") and name.endswith(".tmp"))
 
     def fill(fd: int) -> None:
         fields = {"model": model, "gen": gen, "nonce": nonce, "paths": rows.paths}
@@ -270,15 +267,3 @@ def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows:
             db.execute("DELETE FROM dropped WHERE gen <= ?", (gen,))
             db.execute("DELETE FROM stored WHERE gen <= ?", (gen,))
     return bool(done)
-
-
-def _swept(state: StateFolder) -> None:
-    """Delete the temp files of writers killed mid-write (SIGTERM runs no `finally`): each is
-    as large as the file, and nothing else removes them. One written now is touched every MiB."""
-    now = time.time()
-    with contextlib.suppress(OSError), os.scandir(state.fd) as entries:
-        for entry in entries:
-            if entry.name.startswith(f".{NAME}.") and entry.name.endswith(".tmp"):
-                with contextlib.suppress(OSError):
-                    if now - entry.stat(follow_symlinks=False).st_mtime > STALE:
-                        os.unlink(entry.name, dir_fd=state.fd)

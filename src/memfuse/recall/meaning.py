@@ -31,6 +31,7 @@ of journals as over ten years.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from memfuse.recall.index import Hit, RecallIndex
 from memfuse.recall.semantic import Embedder
@@ -90,11 +91,10 @@ def with_meaning(
     score = with_day(score, {i: hits[i].day or hits[i].location for i in candidates})
     first = max(candidates, key=lambda i: share.get(i, 0.0) + FIRST_WEIGHT * close.get(i, 0.0))
     order = [first, *(i for i in sorted(candidates, key=lambda i: -score[i]) if i != first)]
-    ranked: list[Found] = []
-    for rank, i in enumerate(order, start=1):
-        h = hits[i]
-        ranked.append((Hit(h.location, h.content, h.type, h.day, rank, score[i], i), found[i]))
-    return ranked
+    return [
+        (replace(hits[i], rank=rank, score=score[i]), found[i])
+        for rank, i in enumerate(order, start=1)
+    ]
 
 
 def with_day(score: Mapping[int, float], day_of: Mapping[int, str]) -> dict[int, float]:

@@ -27,7 +27,6 @@ import hashlib
 import importlib.metadata
 import mmap
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,6 @@ FORMAT = 1
 MAGIC = b"memfuse-usem3\x00\x00\x01"  # 16 bytes
 HEADER_MAX = 1 << 20
 DATA_MAX = 1 << 30  # the model's arrays are 82 MB: a file saying more is none memfuse wrote
-STALE_TEMP = 600.0  # seconds: a temp file older than this is a build that died
 
 
 def cache_folder(env: Mapping[str, str]) -> Path:
@@ -190,16 +188,7 @@ class ModelCache:
     def _prune(self) -> None:
         """Remove every other file of ours: an older package's, a dead build's temp file."""
         keep = {self.name, self.name + ".ok"}
-        now = time.time()
-        for name in os.listdir(self.folder.fd):
-            if name in keep or "usem3-" not in name:
-                continue
-            with contextlib.suppress(OSError):
-                if name.endswith(".tmp"):
-                    info = os.stat(name, dir_fd=self.folder.fd, follow_symlinks=False)
-                    if now - info.st_mtime < STALE_TEMP:
-                        continue  # another process is making its file right now
-                self.folder.remove(name)
+        paged.sweep(self.folder, lambda name: name not in keep and "usem3-" in name)
 
 
 def _safe(version: str) -> str:

@@ -7,13 +7,18 @@ then the arrays. Input memfuse did not just make: every bound is checked.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
+import os
+import time
+from collections.abc import Callable
 from typing import Any
 
-from memfuse.state.folder import write_all
+from memfuse.state.folder import StateFolder, write_all
 
 ALIGN = 4096  # each array starts on a page: a mapped array can be told how it is read
+STALE = 600.0  # seconds untouched after which a temp file is a killed writer's
 DTYPES = frozenset({"int8", "uint8", "int32", "uint32", "int64", "float32", "float64"})
 
 
@@ -88,3 +93,15 @@ def chunk(array: Any) -> tuple[memoryview, bytes]:
     flat: Any = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
     data = memoryview(flat)
     return data, bytes(padded(len(data)) - len(data))
+
+
+def sweep(folder: StateFolder, ours: Callable[[str], bool]) -> None:
+    """Delete the entries `ours` names but a temp file written in the last STALE seconds (a
+    writer killed mid-write, SIGTERM running no `finally`, leaves one as large as the file)."""
+    now = time.time()
+    with contextlib.suppress(OSError), os.scandir(folder.fd) as entries:
+        for entry in (e for e in entries if ours(e.name)):
+            with contextlib.suppress(OSError):
+                fresh = now - entry.stat(follow_symlinks=False).st_mtime <= STALE
+                if not (entry.name.endswith(".tmp") and fresh):
+                    os.unlink(entry.name, dir_fd=folder.fd)

@@ -47,11 +47,6 @@ class Ranking:
     latency_ms: int
 
 
-def open_reranker(settings: RerankSettings) -> RerankClient:
-    """The reranker's client (httpx is loaded only by runs that rerank)."""
-    return RerankClient(settings)
-
-
 class RerankClient:
     def __init__(self, settings: RerankSettings, client: httpx.Client | None = None) -> None:
         import httpx  # loaded only by runs that rerank: recall without one starts faster
@@ -124,17 +119,16 @@ class RerankClient:
         worker = threading.Thread(target=exchange, name="rerank", daemon=True)
         worker.start()
         worker.join(self.settings.timeout)
+        late = f"{self.endpoint} did not answer within {self.settings.timeout:g}s"
         if worker.is_alive():
             self._client.close()
-            raise RerankError(f"{self.endpoint} did not answer within {self.settings.timeout:g}s")
+            raise RerankError(late)
         if failed:
             exc = failed[0]
             if isinstance(exc, RerankError):
                 raise exc
             if isinstance(exc, httpx.TimeoutException):
-                raise RerankError(
-                    f"{self.endpoint} did not answer within {self.settings.timeout:g}s"
-                ) from None
+                raise RerankError(late) from None
             if isinstance(exc, httpx.HTTPError):
                 raise RerankError(
                     self._mask(f"{self.endpoint}: {type(exc).__name__}: {exc}")

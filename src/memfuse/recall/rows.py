@@ -104,27 +104,17 @@ class DayRows:
 
 def _day_rows(journal: Journal, classifier: Classifier) -> DayRows:
     """The rows of a day's union, each under the file its bullet was read from (one pass)."""
-    dates = " ".join(doc_tokens(journal.day))
-    origins = journal.origins or (journal.path,) * len(journal.bullets)
-    origin = {id(b): o for b, o in zip(journal.bullets, origins, strict=True)}
+    origin = {id(b): o for b, o in zip(journal.bullets, journal.origins, strict=True)}
     by_file: dict[Path, list[Row]] = {}
-    for bullet, own, near1, near2 in _with_neighbours(journal.bullets):
-        kind = classifier.classify(bullet.text).type
-        by_file.setdefault(origin[id(bullet)], []).append(
-            (bullet.line, journal.day.isoformat(), kind, bullet.text, own, near1, near2, dates)
-        )
+    for bullet, row in _rows(journal.bullets, journal.day, classifier):
+        by_file.setdefault(origin[id(bullet)], []).append(row)
     return DayRows(by_file, frozenset(journal.read))
 
 
 def bullet_rows(bullets: tuple[Bullet, ...], day: date, classifier: Classifier) -> list[Row]:
     """The rows of a day's bullets read from one file alone (memfuse.recall.tail), in the
     order `_day_rows` gives them."""
-    dates = " ".join(doc_tokens(day))
-    return [
-        (bullet.line, day.isoformat(), classifier.classify(bullet.text).type, bullet.text, own,
-         near1, near2, dates)
-        for bullet, own, near1, near2 in _with_neighbours(bullets)
-    ]  # fmt: skip
+    return [row for _bullet, row in _rows(bullets, day, classifier)]
 
 
 def rows_of(
@@ -155,9 +145,12 @@ def rows_of(
     return rows
 
 
-def _with_neighbours(bullets: tuple[Bullet, ...]) -> Iterator[tuple[Bullet, str, str, str]]:
-    """Each bullet with the terms of the bullets one and two away in its section (never
-    across a section: a section is one sitting of the journal)."""
+def _rows(
+    bullets: tuple[Bullet, ...], day: date, classifier: Classifier
+) -> Iterator[tuple[Bullet, Row]]:
+    """Each bullet with its row: its terms, those of the bullets one and two away in its
+    section (never across a section: a section is one sitting of the journal), its day's."""
+    dates = " ".join(doc_tokens(day))
     sections: dict[str, list[Bullet]] = {}
     for bullet in bullets:
         sections.setdefault(bullet.key, []).append(bullet)
@@ -169,7 +162,10 @@ def _with_neighbours(bullets: tuple[Bullet, ...]) -> Iterator[tuple[Bullet, str,
                 near = [members[i] for i in (n - step, n + step) if 0 <= i < len(members)]
                 return " ".join(terms[id(b)] for b in near)
 
-            yield bullet, terms[id(bullet)], around(1), around(2)
+            kind = classifier.classify(bullet.text).type
+            own = terms[id(bullet)]
+            yield bullet, (bullet.line, day.isoformat(), kind, bullet.text, own, around(1),
+                           around(2), dates)  # fmt: skip
 
 
 def to_read_again(

@@ -68,22 +68,9 @@ class Embedder(Protocol):
 class ModelInfo:
     """What `doctor` says of the model, known without loading it."""
 
-    model: str
-    package: str
     version: str
     size: int  # bytes of the model's files (weights and tokenizer)
     path: Path
-
-    def describe(self, cache: Path | None = None, *, where: bool = True) -> str:
-        """Which model, how big, from which package; with `where`, the folders it is read
-        from (doctor's line; a benchmark's figures leave this machine's paths out)."""
-        mb = self.size / 1_000_000
-        kept = f"; mapped from memfuse's cache of it in {cache}" if cache is not None else ""
-        place = f" ({self.path}){kept}" if where else ""
-        return (
-            f"{self.model}, {mb:.1f} MB, from the installed package {self.package}"
-            f" {self.version}{place}; offline, on the CPU"
-        )
 
 
 def info() -> ModelInfo | None:
@@ -97,7 +84,7 @@ def info() -> ModelInfo | None:
     except importlib.metadata.PackageNotFoundError:
         return None
     files = [p for p in (root / "resources").glob("*") if p.is_file()]
-    return ModelInfo(MODEL, PACKAGE, version, sum(p.stat().st_size for p in files), root)
+    return ModelInfo(version, sum(p.stat().st_size for p in files), root)
 
 
 class UniversalSentenceEncoder:
@@ -206,7 +193,11 @@ def describe(embedder: Embedder | None, *, where: bool = True) -> str:
         return embedder.name
     from memfuse.recall.model_cache import cache_folder
 
-    return found.describe(cache_folder(os.environ), where=where)
+    cache = f" ({found.path}); mapped from memfuse's cache of it in {cache_folder(os.environ)}"
+    return (
+        f"{MODEL}, {found.size / 1_000_000:.1f} MB, from the installed package {PACKAGE}"
+        f" {found.version}{cache if where else ''}; offline, on the CPU"
+    )
 
 
 def unpacked(matrix: Matrix) -> Any:

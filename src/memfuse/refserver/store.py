@@ -182,20 +182,11 @@ class Store:
                     "SELECT memory_id FROM paths WHERE agent_id = ? AND uri = ?", (self.agent, uri)
                 ).fetchone()
                 if at_uri is not None:
-                    memory_id = at_uri["memory_id"]
-                    self._snapshot(memory_id, "update", now)
-                    self.db.execute(
-                        "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
-                        (content, digest, now, memory_id),
-                    )
-                    kind = self.db.execute(
-                        "SELECT type FROM memories WHERE id = ?", (memory_id,)
-                    ).fetchone()["type"]
-                    self._index(memory_id, kind, content)
+                    self._rewrite(at_uri["memory_id"], content, "update", now)
                     canonical = " canonical content" if self.generation >= 4 else ""
                     return {
                         "action": "updated",
-                        "memoryId": memory_id,
+                        "memoryId": at_uri["memory_id"],
                         "reason": f"URI {uri} already exists, updating{canonical}",
                     }
             if self.generation >= 4:
@@ -204,13 +195,7 @@ class Store:
                     return semantic
             near = self._near_duplicate(content, memory_type)
             if near is not None and self.generation < 4:
-                self._snapshot(near["id"], "merge", now)
-                merged = f"{near['content']}\n\n[Updated] {content}"
-                self.db.execute(
-                    "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
-                    (merged, content_hash(merged), now, near["id"]),
-                )
-                self._index(near["id"], memory_type, merged)
+                self._rewrite(near["id"], f"{near['content']}\n\n[Updated] {content}", "merge", now)
                 return {
                     "action": "merged",
                     "memoryId": near["id"],
@@ -252,13 +237,7 @@ class Store:
         if near is None:
             return None
         score = similarity(near["content"], content)
-        self._snapshot(near["id"], "merge", now)
-        merged = f"{near['content']}；{content}"
-        self.db.execute(
-            "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
-            (merged, content_hash(merged), now, near["id"]),
-        )
-        self._index(near["id"], memory_type, merged)
+        self._rewrite(near["id"], f"{near['content']}；{content}", "merge", now)
         self._attach(near["id"], uri, now)
         return {
             "action": "merged",
@@ -266,12 +245,19 @@ class Store:
             "reason": f"Semantic near-duplicate detected (score={score:.3f}), applying synthesize",
         }
 
-    def _snapshot(self, memory_id: str, action: str, now: str) -> None:
+    def _rewrite(self, memory_id: str, content: str, action: str, now: str) -> None:
+        """Replace a memory's text (its old one kept as a snapshot) and its indexed terms."""
         self.db.execute(
             "INSERT INTO snapshots (id, memory_id, content, changed_by, action, created_at)"
             " SELECT ?, id, content, 'remember', ?, ? FROM memories WHERE id = ?",
             (str(uuid.uuid4()), action, now, memory_id),
         )
+        self.db.execute(
+            "UPDATE memories SET content = ?, hash = ?, updated_at = ? WHERE id = ?",
+            (content, content_hash(content), now, memory_id),
+        )
+        kind = self.db.execute("SELECT type FROM memories WHERE id = ?", (memory_id,))
+        self._index(memory_id, kind.fetchone()["type"], content)
 
     def _near_duplicate(
         self, content: str, memory_type: str, threshold: float = NEAR_DUPLICATE
@@ -372,17 +358,11 @@ class Store:
                         "INSERT INTO feedback (agent_id, memory_id, created_at) VALUES (?, ?, ?)",
                         (self.agent, row["id"], stamp),
                     )
-        if self.generation >= 3:
-            answer: dict[str, Any] = {"count": len(memories), "memories": memories}
-            if self.generation >= 4:
-                answer["mode"] = "bm25-only"
-            return answer
-        return {
-            "intent": intent,
-            "confidence": confidence,
-            "count": len(memories),
-            "memories": memories,
-        }
+        head = {"intent": intent, "confidence": confidence} if self.generation < 3 else {}
+        answer: dict[str, Any] = {**head, "count": len(memories), "memories": memories}
+        if self.generation >= 4:
+            answer["mode"] = "bm25-only"
+        return answer
 
     # --- recall_path ------------------------------------------------------------------
     def recall_path(self, uri: str, traverse_hops: int = 0) -> dict[str, Any]:
@@ -477,12 +457,12 @@ class Store:
             "DELETE FROM snapshots WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER"
             " (PARTITION BY memory_id ORDER BY created_at DESC) AS n FROM snapshots) WHERE n > 10)"
         ).rowcount
-        if self.generation >= 3:
-            out = {"archived": len(doomed), "orphansCleaned": orphans}
-            if self.generation >= 5:
-                out["staleDecayed"] = 0
-            return out
-        return {"archived": len(doomed), "orphansCleaned": orphans, "snapshotsPruned": pruned}
+        out = {"archived": len(doomed), "orphansCleaned": orphans}
+        if self.generation < 3:
+            out["snapshotsPruned"] = pruned
+        elif self.generation >= 5:
+            out["staleDecayed"] = 0
+        return out
 
     def _govern(self) -> dict[str, int]:
         orphan_paths = self.db.execute(
@@ -502,24 +482,16 @@ class Store:
         ]
         for memory_id in empty:
             self._delete(memory_id)
+        out: dict[str, Any] = {"orphanPaths": orphan_paths}
+        if self.generation < 3:
+            out["orphanLinks"] = orphan_links
+        out["emptyMemories"] = len(empty)
         if self.generation >= 4:
             by_type = self._evict()
-            out: dict[str, Any] = {
-                "orphanPaths": orphan_paths,
-                "emptyMemories": len(empty),
-                "evicted": sum(by_type.values()),
-            }
+            out["evicted"] = sum(by_type.values())
             if self.generation >= 5:
-                out["archived"] = sum(by_type.values())
-                out["evictedByType"] = by_type
-            return out
-        if self.generation == 3:
-            return {"orphanPaths": orphan_paths, "emptyMemories": len(empty)}
-        return {
-            "orphanPaths": orphan_paths,
-            "orphanLinks": orphan_links,
-            "emptyMemories": len(empty),
-        }
+                out |= {"archived": out["evicted"], "evictedByType": by_type}
+        return out
 
     def _evict(self) -> dict[str, int]:
         """4.x/5.x capacity eviction: the least vital memories above a cap go (5.x keeps them

@@ -212,6 +212,14 @@ def call_tool(store: Store, tool: str, arguments: Mapping[str, Any]) -> dict[str
     return _text(json.dumps(answer, ensure_ascii=False, indent=indent))
 
 
+# 3.x's heading and sentence for each phase of reflect.
+PROSE_3 = {
+    "decay": ("Decay（衰减）", "处理 {updated} 条记忆，其中 {decayed} 条 vitality 下降。"),
+    "tidy": ("Tidy（整理）", "归档 {archived} 条，清理孤儿路径 {orphansCleaned} 条。"),
+    "govern": ("Govern（治理）", "清理孤儿路径 {orphanPaths} 条，空记忆 {emptyMemories} 条。"),
+}
+
+
 def reflect_markdown(report: Mapping[str, Any], generation: int, before: int, after: int) -> str:
     """reflect's answer from 3.x on: Chinese prose (3.x), or a heading and a JSON object per
     phase (4.x/5.x), then a summary. Approximates the real servers' layout."""
@@ -220,27 +228,9 @@ def reflect_markdown(report: Mapping[str, Any], generation: int, before: int, af
     phases = [p for p in ("decay", "tidy", "govern") if p in report]
     if generation == 3:
         lines = ["## 🌙 Sleep Cycle 报告", ""]
-        if "decay" in report:
-            d = report["decay"]
-            lines += [
-                "### Decay（衰减）",
-                f"处理 {d['updated']} 条记忆，其中 {d['decayed']} 条 vitality 下降。",
-                "",
-            ]
-        if "tidy" in report:
-            lines += [
-                "### Tidy（整理）",
-                "归档 {archived} 条，清理孤儿路径 {orphansCleaned} 条。".format(**report["tidy"]),
-                "",
-            ]
-        if "govern" in report:
-            lines += [
-                "### Govern（治理）",
-                "清理孤儿路径 {orphanPaths} 条，空记忆 {emptyMemories} 条。".format(
-                    **report["govern"]
-                ),
-                "",
-            ]
+        for phase in phases:
+            heading, prose = PROSE_3[phase]
+            lines += [f"### {heading}", prose.format(**report[phase]), ""]
     else:
         lines = [f"job: {uuid.uuid4()}", ""]
         for phase in phases:

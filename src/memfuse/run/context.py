@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from memfuse.errors import ConfigError, MemfuseError
 from memfuse.ledger.ledger import Ledger
-from memfuse.recall.reranker import open_reranker
+from memfuse.recall.reranker import RerankClient
 from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.recall.semantic import Embedder, installed
 from memfuse.report import Reporter
@@ -62,7 +62,7 @@ class Seams:
     `settings.now`, read once (`--now` replaces it)."""
 
     gateway_factory: GatewayFactory = connect
-    rerank_factory: RerankFactory = open_reranker
+    rerank_factory: RerankFactory = RerankClient
     clock: Callable[[], datetime] = wall_clock
     # recall's model of meaning: the `semantic` extra's when installed, else none
     embedder_factory: Callable[[], Embedder | None] = installed
@@ -99,7 +99,7 @@ class RunContext:
             self.reporter.info(f"transport {gateway.name} ({why})")
             if self.verbose:
                 self.reporter.echo(self.reporter.mask(f"transport: {gateway.name} ({why})"))
-            self._store = StoreClient.over(
+            self._store = StoreClient(
                 gateway,
                 self.reporter,
                 jobs=self.settings.jobs,
@@ -284,7 +284,7 @@ class WarmStore:
             else:
                 gateway = self._gateway or self._open()
         settings = self.run.settings
-        return StoreClient.over(
+        return StoreClient(
             gateway, reporter, jobs=settings.jobs, tz=settings.now.tzinfo,
             server_env=self.run.server_env,
         )  # fmt: skip

@@ -76,7 +76,7 @@ def roster(
     )
     database = Path(os.path.expanduser(str(env.get("AGENT_MEMORY_DB") or store_db_in(home))))
     agents: list[Agent] = []
-    notes: list[str] = []
+    notes = [n for s in hosts if given is None and (n := s.left_out(machine))]
     seen: dict[str, str] = {}
     ids: set[str] = set()
     for agent_id, workspace in listed:

@@ -120,6 +120,10 @@ class Scheduler(abc.ABC):
         """(id, workspace) of every agent the host's configuration lists."""
         return []
 
+    def left_out(self, machine: Machine) -> str | None:
+        """The agents its configuration lists past what `agents` takes, as a warning."""
+        return None
+
     def strays(self, machine: Machine, ids: list[str], *, remove: bool) -> list[str]:
         """memfuse's jobs of agents no longer listed (`ids` are those listed): named, or
         removed when `remove`."""

@@ -16,12 +16,12 @@ from pathlib import Path
 from memfuse.errors import ConfigError, MemfuseError
 from memfuse.host import workspace_in
 from memfuse.ledger.ledger import Ledger
-from memfuse.ledger.reconcile import judge
-from memfuse.ledger.stale import PRUNE, gone_from_journals
+from memfuse.ledger.reconcile import PRUNE, judge
+from memfuse.ledger.stale import gone_from_journals
 from memfuse.report import Reporter
 from memfuse.run.history import History
 from memfuse.settings import Settings, mask_secret
-from memfuse.setup.entry import NOT_INSTALLED, find_server_js, package_version
+from memfuse.setup.entry import find_server_js, not_installed, package_version
 from memfuse.state.memo import note_generation
 from memfuse.store.answers import StoreStatus
 from memfuse.store.client import StoreClient, StoreError
@@ -34,6 +34,7 @@ from memfuse.store.diagnose import (
     missing_program,
     server_detail,
 )
+from memfuse.store.generations import limit_variable
 from memfuse.text.classify import Classifier
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.position import JOURNAL_PREFIXES
@@ -113,7 +114,7 @@ def _installed(settings: Settings) -> Check:
     home = Path(os.environ.get("HOME") or Path.home())
     found = find_server_js(home)
     if found is None:
-        return Check("agent-memory", False, NOT_INSTALLED, critical=False)
+        return Check("agent-memory", False, not_installed(), critical=False)
     version = package_version(found) or "of an unknown version"
     return Check(
         "agent-memory", True,
@@ -199,7 +200,7 @@ def _capacity(probe: Probe, store: StoreClient, status: StoreStatus) -> list[Che
             f" {produced.get(name, 0)}"
             for name in short
         )
-        + f": reflect will evict the rest; raise {store.limit_variables(short)} in the"
+        + f": reflect will evict the rest; raise {', '.join(map(limit_variable, short))} in the"
         " server's env (the mcporter config entry)"
     )
     return [Check("capacity", False, detail, False)]

@@ -33,7 +33,7 @@ SOURCE_JS = "dist/mcp/server.js"
 
 # What to do when no server.js is found: on most machines today the registry has no copy of
 # the package (npm answers E404), so the routes that work come first.
-def not_installed(config: str = "~/.mcporter/mcporter.json") -> str:
+def not_installed(config: Path | None = None) -> str:
     """Why no entry can be made, and the ways out, the last naming `config` (the file the user
     is writing, when there is one)."""
     return (
@@ -41,11 +41,8 @@ def not_installed(config: str = "~/.mcporter/mcporter.json") -> str:
         f" {SOURCE_ROOT}/{SOURCE_JS}). Its npm package {PACKAGE} is missing from most"
         " registries (npm answers E404): build it from its source release (the README's step"
         " 2), or, with a server.js you have, give it: `memfuse doctor --install-config"
-        f" {config} --server-js PATH`"
+        f" {config or '~/.mcporter/mcporter.json'} --server-js PATH`"
     )
-
-
-NOT_INSTALLED = not_installed()
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,7 @@ def server_entry(
     else:
         looked = find_server_js(home)
         if looked is None:
-            raise ConfigError(not_installed(str(target)) if target else NOT_INSTALLED)
+            raise ConfigError(not_installed(target))
         found = looked
     notes: list[str] = []
     version = setup.version or package_version(found)

@@ -1,6 +1,5 @@
 """Whether `memfuse rollback` has sync paused, and since when: one small file in the state
-folder, kept apart from the ledger so that a ledger lost or set aside cannot undo a rollback.
-(An old ledger's own record of the pause is moved here once, when the ledger is opened.)"""
+folder, kept apart from the ledger so that a ledger lost or set aside cannot undo a rollback."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ an MCP session) or, in tests, the scripted fake.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -30,7 +30,7 @@ from memfuse.store.answers import (
     status_of,
 )
 from memfuse.store.gateway import Gateway, GatewayError, Guard
-from memfuse.store.generations import BASELINE, Generation, Tools, generation_of, limit_variable
+from memfuse.store.generations import BASELINE, Generation, Tools, generation_of
 
 T = TypeVar("T")
 
@@ -67,27 +67,17 @@ class AutoIngest:
 class StoreClient:
     """agent-memory, through the guard. Thread-safe as the guard is."""
 
-    @classmethod
-    def over(
-        cls,
+    def __init__(
+        self,
         gateway: Gateway,
         reporter: Reporter,
         *,
         jobs: int,
         tz: tzinfo | None,
         server_env: Callable[[], Mapping[str, str] | None],
-    ) -> StoreClient:
-        """A client of this transport, every call of it guarded and reported to `reporter`."""
-        return cls(Guard(gateway, reporter, jobs=jobs), tz=tz, server_env=server_env)
-
-    def __init__(
-        self,
-        guard: Guard,
-        *,
-        tz: tzinfo | None = None,
-        server_env: Callable[[], Mapping[str, str] | None] = lambda: None,
     ) -> None:
-        self._guard = guard
+        """A client of this transport, every call of it guarded and reported to `reporter`."""
+        self._guard = Guard(gateway, reporter, jobs=jobs)
         self._tz = tz
         self._server_env = server_env  # the server entry's environment; None: not readable
         self._tools: list[str] | None = None
@@ -183,11 +173,6 @@ class StoreClient:
         watched = env.get("AGENT_MEMORY_WORKSPACE") or ""
         return AutoIngest(on, watched)
 
-    @staticmethod
-    def limit_variables(names: Iterable[str]) -> str:
-        """The server variables that raise these limits, for a hint to a person."""
-        return ", ".join(limit_variable(name) for name in names)
-
     # --- reads -------------------------------------------------------------------------
     def status(self) -> StoreStatus | None:
         answer = self._guard.call(self._tool.status, {})
@@ -196,24 +181,24 @@ class StoreClient:
     def recall(self, query: str, limit: int) -> list[StoredMemory] | None:
         """The store's own ranked recall; None when it did not answer a list."""
         answer = self._guard.call(self._tool.recall, {"query": query, "limit": limit})
-        return self._reader().memories(answer, self._tz) if answer is not None else None
+        return self._reader().read_memories(answer, self._tz) if answer is not None else None
 
     def listing(self, prefix: str) -> list[StoredMemory] | None:
         """Every memory under a URI prefix (recall_path has no limit: the caller caps)."""
         answer = self._guard.call(self._tool.recall_path, {"uri": prefix, "traverse_hops": 0})
         if answer is None:
             return None
-        found = self._reader().memories(answer, self._tz)
+        found = self._reader().read_memories(answer, self._tz)
         if found is None and isinstance(answer.get("memory"), dict):
             # a store answering the prefix as one exact URI
-            return self._reader().memories({"memories": [answer["memory"]]}, self._tz)
+            return self._reader().read_memories({"memories": [answer["memory"]]}, self._tz)
         return found
 
     def lookup(self, uri: str) -> StoredMemory | None:
         """The memory at exactly this URI, or None (not there, or no answer)."""
         answer = self._guard.call(self._tool.recall_path, {"uri": uri})
         memory = (answer or {}).get("memory")
-        found = self._reader().memories({"memories": [memory]}, self._tz) if memory else None
+        found = self._reader().read_memories({"memories": [memory]}, self._tz) if memory else None
         return found[0] if found else None
 
     def uris_under(self, prefixes: Sequence[str]) -> set[str] | None:
@@ -279,11 +264,11 @@ class StoreClient:
     def _outcome(self, answer: dict[str, Any] | None, why: str | None = None) -> Outcome:
         if answer is None:
             return Outcome("failed", reason=why or "") if why else FAILED
-        outcome = self._reader().outcome(answer)
+        outcome = self._reader().read_outcome(answer)
         if outcome.unexpected is not None and self._generation is None:
             generation = self.generation()  # a generation memfuse reads differently?
             if generation is not None:
-                outcome = generation.outcome(answer)
+                outcome = generation.read_outcome(answer)
         if outcome.unexpected is not None:
             self._guard.reporter.warn(outcome.unexpected, guard=True)
         return outcome
@@ -300,4 +285,4 @@ class StoreClient:
         answer = self._guard.answer(self._tool.reflect, {"phase": "all"})
         if answer is None:
             return None
-        return self._reader().reflection(answer.value, answer.text)
+        return self._reader().read_reflection(answer.value, answer.text)

@@ -15,9 +15,9 @@ import dataclasses
 import os
 import shlex
 from collections.abc import Callable
-from pathlib import Path
 from typing import TextIO
 
+from memfuse.confine import within
 from memfuse.errors import ConfigError
 from memfuse.settings import Settings
 from memfuse.store.gateway import Gateway, McporterGateway, ServerSpec
@@ -75,17 +75,12 @@ def connect(
     ), why
 
 
-def _within(path: Path | str, root: Path) -> bool:
-    real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
-    return real == top or real.is_relative_to(top)
-
-
 def server_folder(settings: Settings) -> str:
     """The working folder of every process memfuse starts for the store (mcporter, a session
     server without a cwd of its own): the state folder, memfuse's own and out of the agent's
     reach; `/` when it does not exist yet or lies inside the workspace (`--state-dir` there)."""
-    state = settings.state_dir
-    if state is not None and state.is_dir() and not _within(state, settings.workspace):
+    state, top = settings.state_dir, os.path.realpath(settings.workspace)
+    if state is not None and state.is_dir() and not within(top, os.path.realpath(state)):
         return str(state)
     return "/"
 
@@ -95,7 +90,7 @@ def placed(server: ServerSpec, settings: Settings) -> ServerSpec:
     its config says), else the server folder; ConfigError when that lies inside the workspace,
     where the server would load the agent's files (`python -m` imports from it)."""
     cwd = server.cwd or server_folder(settings)
-    if _within(cwd, settings.workspace):
+    if within(os.path.realpath(settings.workspace), os.path.realpath(cwd)):
         raise ConfigError(
             f"the store's server would run in {cwd}, inside the workspace {settings.workspace}:"
             " a server started there may load the agent's files (python -m imports them); give"

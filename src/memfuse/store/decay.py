@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 
-TYPES = ("identity", "emotion", "knowledge", "event")
 PRIORITY = {"identity": 0, "emotion": 1, "knowledge": 2, "event": 3}
 STABILITY_DAYS = {0: math.inf, 1: 365.0, 2: 90.0, 3: 14.0}
 FLOOR = {0: 1.0, 1: 0.3, 2: 0.1, 3: 0.0}

@@ -78,15 +78,6 @@ class Generation:
     eviction: Eviction = "none"
     ingests_by_itself: bool = False  # watches the host's workspace unless told not to (3.x+)
 
-    def outcome(self, answer: Mapping[str, Any]) -> Outcome:
-        return self.read_outcome(answer)
-
-    def reflection(self, value: Any, text: str) -> Reflection:
-        return self.read_reflection(value, text)
-
-    def memories(self, answer: Any, tz: tzinfo | None) -> list[StoredMemory] | None:
-        return self.read_memories(answer, tz)
-
     def limits(self, reported: Mapping[str, int], server_env: Mapping[str, str]) -> dict[str, int]:
         """The capacity limits in force: what status reports, else this generation's defaults
         as the server's environment sets them."""

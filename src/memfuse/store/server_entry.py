@@ -16,7 +16,7 @@ from pathlib import Path
 from memfuse.confine import UnsafePath, read_file
 from memfuse.errors import ConfigError
 from memfuse.settings import SessionServer, Settings
-from memfuse.store.gateway.spec import ServerSpec
+from memfuse.store.gateway.base import ServerSpec
 from memfuse.untrusted import load_json
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

@@ -17,7 +17,10 @@ def fold_whitespace(text: str) -> str:
 
 def profile(text: str) -> Counter[str]:
     """The bigram profile of a text; compute once when comparing one text many times."""
-    return _bigrams(text)
+    folded = _SPACE.sub("", text).casefold()
+    if len(folded) < 2:
+        return Counter([folded]) if folded else Counter()
+    return Counter(folded[i : i + 2] for i in range(len(folded) - 1))
 
 
 def dice(left: Counter[str], right: Counter[str]) -> float:
@@ -28,16 +31,9 @@ def dice(left: Counter[str], right: Counter[str]) -> float:
     return 2 * (left & right).total() / total
 
 
-def _bigrams(text: str) -> Counter[str]:
-    folded = _SPACE.sub("", text).casefold()
-    if len(folded) < 2:
-        return Counter([folded]) if folded else Counter()
-    return Counter(folded[i : i + 2] for i in range(len(folded) - 1))
-
-
 def similarity(a: str, b: str) -> float:
     """1.0 for texts equal up to whitespace and case, 0.0 for nothing in common."""
-    return dice(_bigrams(a), _bigrams(b))
+    return dice(profile(a), profile(b))
 
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
 from memfuse.ledger.alarms import unheld_alarms, unreadable_alarms
-from memfuse.ledger.ledger import Ledger, LedgerError
+from memfuse.ledger.ledger import LedgerError
 from memfuse.ledger.reader import LedgerReader
 from memfuse.run import render
 from memfuse.run.context import Asking
@@ -86,7 +86,7 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     data["alarms"] += unreadable_alarms(reader, SHOWN) + _set_aside_alarms(ctx)
     data["alarms"] += unheld_alarms(reader, s.now)
     data["schedule"] = _schedule_view(ctx, schedule)
-    paused = _paused(ctx, reader)
+    paused = paused_since(ctx.workspace.state)
     if paused is not None:
         data["paused_since"] = paused
         since = _when(paused)
@@ -110,18 +110,6 @@ def _open_ledger(ctx: Asking) -> tuple[LedgerReader | None, str | None]:
     except (LedgerError, UnsafePath) as exc:
         ctx.reporter.warn(str(exc))
         return None, str(exc)
-
-
-def _paused(ctx: Asking, reader: LedgerReader | None) -> str | None:
-    """Since when a rollback has sync paused: its state file alone. An old ledger still holding
-    the pause has it moved there first (once; the only time status opens the ledger to write)."""
-    state = ctx.workspace.state
-    try:
-        if reader is not None and reader.holds_old_pause():
-            Ledger(state).close()  # opening it moves the pause (Ledger._move_pause)
-    except (LedgerError, UnsafePath) as exc:
-        ctx.reporter.warn(f"an old ledger's rollback pause cannot be moved to its file: {exc}")
-    return paused_since(state)
 
 
 def _when(text: str) -> datetime | None:

@@ -1,12 +1,6 @@
 """A journal read by CommonMark's blocks (markdown-it-py): what a viewer shows as a list item is
-a bullet, whatever container holds it. Pure.
-
-A bullet is an outermost list item — one inside no other item, at the top level or in a block
-quote. Its nested items and continuation lines, lazy ones included, belong to it; its text is
-its lines, each stripped, without its marker, its block quotes' `>`, its HTML comments and its
-blank lines. Left out, and tallied: code (fenced or indented) outside every item, the text of
-HTML comments, and the host's dreaming blocks between their own markers
-(memfuse.workspace.comments). A top-level ATX heading keys the section (SPEC §3).
+a bullet, whatever container holds it, as the journal grammar says (memfuse.workspace.journal,
+SPEC §3). Pure.
 
 Every step is linear in the journal's bytes: markdown-it's block pass (its inline pass never
 runs: comments are found by memfuse.workspace.comments; a line costs it once per container it

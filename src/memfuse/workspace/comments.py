@@ -87,8 +87,6 @@ def without(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(kept)
 
 
-# The host's managed dreaming blocks (memfuse.host): each between its own markers.
-_MARKER = DREAMING_MARKER
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 
 
@@ -124,7 +122,7 @@ def dreaming_blocks(lines: list[str]) -> list[tuple[int, int]]:
             fence = "" if fence_closes(line, fence) else fence
         elif (opened := fence_opened(line)) is not None:
             fence = opened
-        elif (marker := _MARKER.fullmatch(line)) is not None:
+        elif (marker := DREAMING_MARKER.fullmatch(line)) is not None:
             markers.append((n, marker[1], marker[2]))
     pairs: list[tuple[int, int]] = []
     unclosed: dict[str, int] = {}  # each kind's first start not yet closed

@@ -61,7 +61,6 @@ def _look(path: str) -> tuple[int, int, int, int, int]:
 class Source:
     """Where a day's bullets live now: a file, and which form of the journal it is."""
 
-    day: date
     path: Path
     kind: str  # DAILY, ARCHIVED or WEEKLY
 
@@ -74,15 +73,14 @@ class Journal:
     day: date
     path: Path  # the first form's file
     bullets: tuple[Bullet, ...]
-    kind: str = DAILY
-    origins: tuple[Path, ...] = ()  # each bullet's file, in step with `bullets` (else `path`)
-    files: tuple[Path, ...] = ()  # every file read for the day (else `path` alone)
+    origins: tuple[Path, ...]  # each bullet's file, in step with `bullets`
+    read: tuple[Path, ...]  # every file read for the day
     # False when a later form could not be read: its bullets are unknown, so none of the
     # day's synced bullets may be taken for gone.
-    complete: bool = True
+    complete: bool
     # What the reading of each form (a roll-up's day section each) took, in the forms' order:
     # its list items and what each exclusion rule left out.
-    tallies: tuple[tuple[Path, Tally], ...] = ()
+    tallies: tuple[tuple[Path, Tally], ...]
 
     def positioned(self) -> Iterator[tuple[JournalPosition, Bullet]]:
         for bullet in self.bullets:
@@ -90,13 +88,8 @@ class Journal:
 
     def located(self) -> Iterator[tuple[JournalPosition, Bullet, Path]]:
         """Each bullet at its position, with the file it is in."""
-        origins = self.origins or (self.path,) * len(self.bullets)
-        for (position, bullet), path in zip(self.positioned(), origins, strict=True):
+        for (position, bullet), path in zip(self.positioned(), self.origins, strict=True):
             yield position, bullet, path
-
-    @property
-    def read(self) -> tuple[Path, ...]:
-        return self.files or (self.path,)
 
 
 class Workspace:
@@ -230,14 +223,14 @@ class Workspace:
         roll-up (which may hold no section for it). The Markdown in all of them is the truth."""
         found: dict[date, list[Source]] = {}
         for day, paths in self.archived_journals().items():
-            found.setdefault(day, []).extend(Source(day, p, ARCHIVED) for p in paths)
+            found.setdefault(day, []).extend(Source(p, ARCHIVED) for p in paths)
         for day, path in self.daily_journals().items():
-            found.setdefault(day, []).append(Source(day, path, DAILY))
+            found.setdefault(day, []).append(Source(path, DAILY))
         for monday, path in _dated(self.journal_dir / "weekly").items():  # by their Monday
             for offset in range(7):
                 day = monday + timedelta(days=offset)
                 if FIRST_DAY <= day <= LAST_DAY:
-                    found.setdefault(day, []).append(Source(day, path, WEEKLY))
+                    found.setdefault(day, []).append(Source(path, WEEKLY))
         return {day: tuple(found[day]) for day in sorted(found)}
 
     def window(self, first: date, last: date) -> list[date]:
@@ -269,14 +262,9 @@ class Workspace:
             if read is not None and day in read:
                 yield read[day]
                 continue
-            forms = available.get(day, (Source(day, self.journal_path(day), DAILY),))
-
-            def passed_over(path: Path, day: date = day) -> None:
-                if passed is not None:
-                    passed(day, path)
-
+            forms = available.get(day, (Source(self.journal_path(day), DAILY),))
             journal = self.read_day(
-                day, forms, warn, weeklies, unreadable=unreadable, passed=passed_over
+                day, forms, warn, weeklies, unreadable=unreadable, passed=passed
             )
             if journal is not None:
                 yield journal
@@ -292,7 +280,7 @@ class Workspace:
         *,
         given: Mapping[Path, bytes] | None = None,
         unreadable: Callable[[Path, str], None] | None = None,
-        passed: Callable[[Path], None] | None = None,
+        passed: Callable[[date, Path], None] | None = None,
     ) -> Journal | None:
         """A day's journal from its forms (`given`: the bytes of forms already read, by path,
         so that what is checked is what is then written elsewhere); None when
@@ -339,13 +327,12 @@ class Workspace:
         if not read:
             if complete and passed is not None:
                 for path in empty:
-                    passed(path)
+                    passed(day, path)
             return None
         merged = union(parts)
-        first = read[0]
         files = tuple(dict.fromkeys([*(s.path for s in read), *empty]))
-        return Journal(day, first.path, merged.bullets, first.kind, merged.origins, files,
-                       complete, tuple(tallies))  # fmt: skip
+        return Journal(day, read[0].path, merged.bullets, merged.origins, files, complete,
+                       tuple(tallies))  # fmt: skip
 
     def read_weekly(
         self, path: Path, warn: Warn, odd: list[str] | None = None

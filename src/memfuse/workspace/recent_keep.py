@@ -23,11 +23,10 @@ from memfuse.workspace.recent_md import KEPT_MAX, foreign_lines, kept_text
 
 @dataclass(frozen=True)
 class Kept:
-    """The lines kept this run: how many, where, and how many old ones gave way."""
+    """The lines kept this run: how many, and where."""
 
     count: int
     copy: Path
-    dropped: int = 0
 
 
 def keep_foreign(
@@ -75,7 +74,7 @@ def keep_foreign(
     if dropped:
         warn(f"{copy} is over {KEPT_MAX // 1024} KiB: its {dropped} oldest line(s) were dropped")
     warn(f"{len(lines)} line(s) of RECENT.md memfuse did not write are kept in {copy}")
-    return Kept(len(lines), copy, dropped)
+    return Kept(len(lines), copy)
 
 
 def note_written(state: StateFolder, text: str, warn: Callable[[str], None]) -> None:

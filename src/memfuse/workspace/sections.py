@@ -18,7 +18,6 @@ from dataclasses import replace
 from datetime import date
 
 from memfuse.workspace.blocks import token_chunks
-from memfuse.workspace.bullets import Bullet
 from memfuse.workspace.comments import fence_closes, fence_opened
 from memfuse.workspace.journal import ParsedJournal, parse, read
 
@@ -90,7 +89,7 @@ def closed(text: str) -> str:
     if closer is None:
         return text
     candidate = f"{text}\n{closer}"
-    if swallows(candidate) or _texts(parse(candidate)) != _texts(parse(text)):
+    if swallows(candidate) or [b.text for b in parse(candidate)] != [b.text for b in parse(text)]:
         return text
     return candidate
 
@@ -119,7 +118,3 @@ def _closer(lines: list[str]) -> str | None:
             if match is not None:
                 return end if end is not None else f"</{match[1].lower()}>"
     return None
-
-
-def _texts(bullets: list[Bullet]) -> list[str]:
-    return [b.text for b in bullets]

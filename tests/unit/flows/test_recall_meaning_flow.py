@@ -126,8 +126,8 @@ def test_vectors_of_texts_no_bullet_holds_are_dropped_and_another_model_starts_a
     (name,) = index.db.execute("SELECT name FROM embedder").fetchone()
     assert name == "another model 2"
     query = other.embed(["first thought"], question=True)[0]
-    assert [h.content for h in index.nearest(query, 5, other.name)] == ["First thought"]
-    assert index.nearest(query, 5, "fake-embedder 1") == []  # not that model's vectors
+    assert [h.content for h in index.closest(query, 5, other.name)[0]] == ["First thought"]
+    assert index.closest(query, 5, "fake-embedder 1")[0] == []  # not that model's vectors
     index.close()
 
 

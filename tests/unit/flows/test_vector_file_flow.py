@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memfuse.recall import matrix, vectors
+from memfuse.recall import matrix, paged, vectors
 from memfuse.recall.index import RecallIndex
 from memfuse.state.folder import StateFolder
 from memfuse.text.classify import Classifier
@@ -315,7 +315,7 @@ def test_a_killed_writers_temp_file_is_deleted_by_the_next_write(tmp_path: Path)
     setup.night()
     setup.state.joinpath(f".{matrix.NAME}.dead0000.tmp").write_bytes(b"\0" * 4096)
     setup.state.joinpath(f".{matrix.NAME}.live0000.tmp").write_bytes(b"\0" * 4096)
-    old = os.stat(setup.state / matrix.NAME).st_mtime - matrix.STALE - 60
+    old = os.stat(setup.state / matrix.NAME).st_mtime - paged.STALE - 60
     os.utime(setup.state / f".{matrix.NAME}.dead0000.tmp", (old, old))
     setup.journal(6, 8, tag="new ")
     setup.night()

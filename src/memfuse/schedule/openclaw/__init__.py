@@ -116,6 +116,9 @@ class OpenClaw(Scheduler):
     def agents(self, machine: Machine) -> list[tuple[str, str]]:
         return host.agents(machine.env)
 
+    def left_out(self, machine: Machine) -> str | None:
+        return host.agents_left_out(machine.env)
+
     def crossings(self, machine: Machine) -> list[str]:
         return serving.leaks(machine.env)
 
@@ -127,19 +130,20 @@ class OpenClaw(Scheduler):
             return [f"the jobs of agents no longer configured were not looked for: {exc}"]
         keyed = [j for j in memfuses(listed) if isinstance(j.get("agentId"), str)]
         strays = [j for j in keyed if j["agentId"] not in ids]
+        past = host.agents_past_cap(machine.env)
         if not remove:
             return [
-                f"agent {j['agentId']} is no longer configured: its job {j.get('name')}"
-                f" ({j.get('id')}) stays; `memfuse cron --format {self.name} --remove"
-                " --all-agents` removes it"
+                f"agent {j['agentId']} is {_why_stray(j['agentId'], past)}: its job"
+                f" {j.get('name')} ({j.get('id')}) stays; `memfuse cron --format {self.name}"
+                " --remove --all-agents` removes it"
                 for j in strays
             ]
         gone = [j for j in strays if isinstance(j.get("id"), str)]
         argvs = [remove_command(str(j["id"])) for j in gone]
         gateway.side_by_side(machine.tool, argvs, "cron rm")
         return [
-            f"agent {j['agentId']} is no longer configured: removed its job {j.get('name')}"
-            f" ({j.get('id')})"
+            f"agent {j['agentId']} is {_why_stray(j['agentId'], past)}: removed its job"
+            f" {j.get('name')} ({j.get('id')})"
             for j in gone
         ]
 
@@ -153,3 +157,11 @@ class OpenClaw(Scheduler):
 
 
 SCHEDULER = OpenClaw()
+
+
+def _why_stray(agent: str, past: set[str]) -> str:
+    """Why an agent's job is not one memfuse keeps: gone from the configuration, or past the
+    agents memfuse takes (host.AGENTS_MAX)."""
+    if agent in past:
+        return f"past the first {host.AGENTS_MAX} agents memfuse takes"
+    return "no longer configured"

@@ -1,4 +1,5 @@
-"""OpenClaw's configuration file, `openclaw.json`, as memfuse reads it: JSON5.
+"""OpenClaw's configuration file, `openclaw.json`, as memfuse reads it: JSON5, with the other
+files its `$include`s name.
 
 OpenClaw's own docs write it with unquoted keys, single quotes, comments and trailing commas,
 and a hand-edited file is likely to have them; memfuse reads its agents, dreaming's zone, the
@@ -8,14 +9,21 @@ followed out, no FIFO waited on), at most CONFIG_LIMIT bytes, strict JSON (and J
 the fast, common case, which OpenClaw's own `config set` writes — and the `json5` parser only
 for a file within JSON5_LIMIT bytes (it is pure Python: ~30 KB a second on a loaded machine),
 its nesting bounded by the interpreter's recursion limit. A file that cannot be read at all is
-said (`problem`), never taken silently for "OpenClaw's defaults". A reading is kept for the
-process while the file is unchanged (its size, time and inode), since one command asks it
-several things.
+said (`problem`), never taken silently for "OpenClaw's defaults".
+
+`$include` is followed as OpenClaw 2026.9.6 follows it (dist/includes-*.mjs): a path or a
+list of paths, relative to the including file; one file replaces the object, a list is
+deep-merged in order, sibling keys are merged over it (objects by key, lists joined, the rest
+replaced); never outside the configuration's folder or an `OPENCLAW_INCLUDE_ROOTS` folder (a
+link out included), never a file twice on one chain, at most INCLUDE_DEPTH deep. memfuse adds
+its own bounds — INCLUDE_FILES files and INCLUDE_BYTES bytes in all, only a file of this user
+with one name — and an include it does not follow is the whole file's problem, as it is
+OpenClaw's (docs/decisions.md 542). A reading is kept for the process while every file it
+read is unchanged (size, time, inode), since one command asks it several things.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Mapping
@@ -25,11 +33,16 @@ from typing import Any
 
 import json5
 
-from memfuse.confine import UnsafePath, read_file
+from memfuse.confine import UnsafePath, read_file, within
 from memfuse.store.server_entry import strip_jsonc
 
-CONFIG_LIMIT = 1 << 20  # bytes of openclaw.json read at all
+CONFIG_LIMIT = 1 << 20  # bytes of openclaw.json (or one included file) read at all
 JSON5_LIMIT = 256 << 10  # bytes the (slow, pure Python) JSON5 parser is given
+INCLUDE = "$include"
+INCLUDE_DEPTH = 10  # OpenClaw's own limit of nested includes
+INCLUDE_FILES = 32  # files included in all: a diamond of lists would read one 2**10 times
+INCLUDE_BYTES = 4 << 20  # bytes of included files read in all
+PATH_LIMIT = 4096  # OpenClaw's limit of an include's path, as given and resolved
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,10 @@ class Reading:
 
     settings: dict[str, Any] | None = field(default=None)
     problem: str | None = None
+
+
+class _Unread(Exception):
+    """Why a file of the configuration (or one of its includes) was not read: said whole."""
 
 
 def state_dir(env: Mapping[str, str]) -> Path:
@@ -49,52 +66,191 @@ def config_path(env: Mapping[str, str]) -> Path:
     return Path(env.get("OPENCLAW_CONFIG_PATH") or state_dir(env) / "openclaw.json")
 
 
+Stamp = tuple[int, int, int, int, int] | None
+_KEPT: dict[tuple[str, str], tuple[list[tuple[str, Stamp]], Reading]] = {}
+
+
 def reading(env: Mapping[str, str]) -> Reading:
-    """OpenClaw's configuration as this environment names it ({} with a `problem` when the
-    file is there but cannot be read)."""
-    path = config_path(env).absolute()
+    """OpenClaw's configuration as this environment names it, its includes followed ({} with
+    a `problem` when the file is there but it, or a file it includes, cannot be read)."""
+    path = str(config_path(env).absolute())
+    key = (path, "\0".join([env.get("OPENCLAW_INCLUDE_ROOTS") or "", env.get("HOME") or ""]))
+    kept = _KEPT.get(key)
+    if kept is not None and all(_stamp(p) == stamp for p, stamp in kept[0]):
+        return kept[1]
+    follow = _Follow(path, env)
     try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return Reading()
-    except OSError as exc:
-        return Reading({}, f"{path} cannot be read: {exc.strerror or exc}")
-    return _read(str(path), info.st_size, info.st_mtime_ns, info.st_ino)
+        found = follow.whole()
+    except _Unread as exc:
+        found = Reading({}, str(exc))
+    if len(_KEPT) >= 8:
+        _KEPT.clear()
+    _KEPT[key] = (follow.read, found)
+    return found
 
 
-@functools.lru_cache(maxsize=8)
-def _read(path: str, _size: int, _mtime: int, _inode: int) -> Reading:
+def _stamp(path: str) -> Stamp:
+    """What changes when the file at `path` does: its content, its owner, its links."""
     try:
-        raw = read_file(Path("/"), Path(path), CONFIG_LIMIT)
-    except FileNotFoundError:
-        return Reading()
-    except UnsafePath as exc:
-        return Reading({}, f"{path} was not read: {exc}")
-    except OSError as exc:
-        return Reading({}, f"{path} cannot be read: {exc.strerror or exc}")
-    if len(raw) >= CONFIG_LIMIT:
-        return Reading({}, f"{path} is over {CONFIG_LIMIT >> 10} KiB: not read")
-    text = raw.decode("utf-8", "replace")
-    try:
-        found = json.loads(strip_jsonc(text))
-    except (ValueError, RecursionError):
-        found = _json5(path, text)
-        if isinstance(found, Reading):
-            return found
-    if not isinstance(found, dict):
-        return Reading({}, f"{path} is not a JSON5 object")
-    return Reading(found)
+        named, info = os.lstat(path), os.stat(path)
+    except OSError:
+        return None
+    return (named.st_ino, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def _json5(path: str, text: str) -> Any:
-    if len(text.encode("utf-8")) > JSON5_LIMIT:
-        return Reading({}, f"{path} is not JSON, and over {JSON5_LIMIT >> 10} KiB to read as JSON5")
-    try:
-        return json5.loads(text)
-    except RecursionError:
-        return Reading({}, f"{path} nests too deep to read")
-    except ValueError as exc:  # json5 says where: "<string>:3 Unexpected …"
-        return Reading({}, f"{path} is not JSON5: {str(exc)[:200]}")
+class _Follow:
+    """One reading of a configuration: its file, then each include it names, within bounds."""
+
+    def __init__(self, path: str, env: Mapping[str, str]) -> None:
+        self.path, self.env = os.path.normpath(path), env
+        self.read: list[tuple[str, Stamp]] = []  # every file read, with its stamp before
+        self.included = 0  # files included so far
+        self.size = 0  # their bytes
+        self.json5 = 0  # bytes given to the JSON5 parser, the configuration's file's too
+
+    def whole(self) -> Reading:
+        self.read.append((self.path, _stamp(self.path)))
+        try:
+            found = self._parse(self.path, self._bytes(Path("/"), self.path, one_link=False))
+        except FileNotFoundError:
+            return Reading()
+        if not isinstance(found, dict):
+            return Reading({}, f"{self.path} is not a JSON5 object")
+        try:
+            if INCLUDE not in json.dumps(found):  # the common case: nothing to follow
+                return Reading(found)
+            return Reading(self._resolve(found, (self.path,)))
+        except RecursionError:
+            raise _Unread(f"{self.path} nests too deep to read") from None
+
+    def _bytes(self, root: Path, path: str, *, one_link: bool) -> bytes:
+        try:
+            raw = read_file(root, Path(path), CONFIG_LIMIT, one_link=one_link)
+        except FileNotFoundError:
+            raise
+        except UnsafePath as exc:
+            raise _Unread(f"{path} was not read: {exc}") from None
+        except OSError as exc:
+            raise _Unread(f"{path} cannot be read: {exc.strerror or exc}") from None
+        if len(raw) >= CONFIG_LIMIT:
+            raise _Unread(f"{path} is over {CONFIG_LIMIT >> 10} KiB: not read")
+        return raw
+
+    def _parse(self, path: str, raw: bytes) -> Any:
+        text = raw.decode("utf-8", "replace")
+        try:
+            return json.loads(strip_jsonc(text))
+        except (ValueError, RecursionError):
+            pass
+        if len(raw) > JSON5_LIMIT:
+            raise _Unread(f"{path} is not JSON, and over {JSON5_LIMIT >> 10} KiB to read as JSON5")
+        self.json5 += len(raw)
+        if self.json5 > JSON5_LIMIT:  # the budget is the configuration's, includes and all
+            raise _Unread(f"{path} is not JSON, and the JSON5 read for its configuration in all"
+                          f" would pass {JSON5_LIMIT >> 10} KiB")  # fmt: skip
+        try:
+            return json5.loads(text)
+        except RecursionError:
+            raise _Unread(f"{path} nests too deep to read") from None
+        except ValueError as exc:  # json5 says where: "<string>:3 Unexpected …"
+            raise _Unread(f"{path} is not JSON5: {str(exc)[:200]}") from None
+
+    def _resolve(self, value: Any, chain: tuple[str, ...]) -> Any:
+        """`value` with every `$include` in it replaced as OpenClaw replaces it; `chain`: the
+        files that led here, the one holding `value` last."""
+        if isinstance(value, list):
+            return [self._resolve(v, chain) for v in value]
+        if not isinstance(value, dict):
+            return value
+        rest = {k: self._resolve(v, chain) for k, v in value.items() if k != INCLUDE}
+        if INCLUDE not in value:
+            return rest
+        named = value[INCLUDE]
+        if isinstance(named, str):
+            included = self._file(named, chain)
+        elif isinstance(named, list) and all(isinstance(n, str) for n in named):
+            included = {}
+            for each in named:
+                included = _merge(included, self._file(each, chain))
+        else:
+            raise _Unread(f"{chain[-1]} has a {INCLUDE} that is not a path or a list of paths")
+        if not rest:
+            return included
+        if not isinstance(included, dict):
+            raise _Unread(
+                f"{chain[-1]}: {INCLUDE} {_shown(named)} beside other keys is not an object"
+            )
+        return _merge(included, rest)
+
+    def _file(self, named: str, chain: tuple[str, ...]) -> Any:
+        """The value of one included file, its own includes followed."""
+        said = f"{chain[-1]} includes {_shown(named)}"
+        if "\0" in named or len(named) >= PATH_LIMIT:
+            raise _Unread(f"{said}: not a path OpenClaw takes")
+        target = os.path.normpath(os.path.join(os.path.dirname(chain[-1]), named))
+        self.read.append((target, _stamp(target)))
+        if target in chain:
+            raise _Unread(f"{said}, which includes itself: {' -> '.join([*chain, target])}")
+        if len(chain) > INCLUDE_DEPTH:
+            raise _Unread(f"{said}: more than {INCLUDE_DEPTH} includes deep")
+        self.included += 1
+        if self.included > INCLUDE_FILES:
+            raise _Unread(f"{said}: more than {INCLUDE_FILES} included files in all")
+        root = self._root(target, said)
+        try:
+            info = os.stat(target)
+        except FileNotFoundError:
+            raise _Unread(f"{said}: there is no {target}") from None
+        except OSError as exc:
+            raise _Unread(f"{said}: {target} cannot be read: {exc.strerror or exc}") from None
+        if info.st_uid != os.geteuid():
+            raise _Unread(f"{said}: {target} belongs to another user")
+        self.size += info.st_size
+        if self.size > INCLUDE_BYTES:
+            raise _Unread(f"{said}: more than {INCLUDE_BYTES >> 20} MiB included in all")
+        try:
+            raw = self._bytes(root, target, one_link=True)
+        except FileNotFoundError:
+            raise _Unread(f"{said}: there is no {target}") from None
+        return self._resolve(self._parse(target, raw), (*chain, target))
+
+    def _root(self, target: str, said: str) -> Path:
+        """The folder an include may lie in that holds `target` (its real path too): the
+        configuration's own, or one `OPENCLAW_INCLUDE_ROOTS` names."""
+        home = self.env.get("HOME") or "/nonexistent"
+        roots = [os.path.dirname(self.path)]
+        for given in (self.env.get("OPENCLAW_INCLUDE_ROOTS") or "").split(os.pathsep):
+            entry = given.strip()
+            entry = home + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+            if os.path.isabs(entry):
+                roots.append(os.path.normpath(entry))
+        holding = [root for root in roots if within(root, target)]
+        if not holding:
+            raise _Unread(
+                f"{said}: {target} lies outside {roots[0]}, the configuration's folder, and"
+                " every folder OPENCLAW_INCLUDE_ROOTS names"
+            )
+        real = os.path.realpath(target)
+        for root in map(os.path.realpath, roots):  # the link may lead into another of them
+            if within(root, real):
+                return Path(root)
+        raise _Unread(f"{said}: it is a link out of {holding[0]}")
+
+
+def _merge(base: Any, over: Any) -> Any:
+    """OpenClaw's deep merge of includes: objects by key, lists joined, the rest replaced."""
+    if isinstance(base, list) and isinstance(over, list):
+        return [*base, *over]
+    if not isinstance(base, dict) or not isinstance(over, dict):
+        return over
+    merged = dict(base)
+    for key, value in over.items():
+        merged[key] = _merge(merged[key], value) if key in merged else value
+    return merged
+
+
+def _shown(named: object) -> str:
+    return json.dumps(named)[:200]
 
 
 def dig(value: object, *keys: str) -> object:

@@ -133,16 +133,52 @@ def _path(value: object, home: str) -> str | None:
     return os.path.realpath(value) if len(value) <= PATH_MAX else os.path.normpath(value)
 
 
-AGENTS_MAX = 64  # agents read from a roster; the rest are said, not served
+AGENTS_MAX = 64  # agents served from a roster; the rest are said (agents_left_out)
 
 
 def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
     """Every configured agent (`agents.entries.<id>`, then the older `agents.list[]` roster,
-    an id once) and its workspace: its own `workspace`, else the one OpenClaw gives it
-    (`agents.defaults.workspace`/<id>, else `<state>/workspace-<id>`), real paths."""
+    an id once), the first AGENTS_MAX, and its workspace: its own `workspace`, else the one
+    OpenClaw gives it (`agents.defaults.workspace`/<id>, else `<state>/workspace-<id>`), real
+    paths."""
     settings = read_config(env) or {}
     home = env.get("HOME") or "/nonexistent"
-    root = dig(settings, "agents", "defaults", "workspace")
+    base = _path(dig(settings, "agents", "defaults", "workspace"), home)
+    found: list[tuple[str, str]] = []
+    for agent, entry in _roster(settings)[:AGENTS_MAX]:
+        own = _path(entry.get("workspace"), home)
+        if own is None:  # OpenClaw's own rule for an entry without one
+            own = (
+                os.path.join(base, agent) if base
+                else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
+            )  # fmt: skip
+        found.append((agent, own))
+    return found
+
+
+def agents_left_out(env: Mapping[str, str]) -> str | None:
+    """The agents past AGENTS_MAX, as a warning (how many, the first few ids); None when
+    there are none."""
+    roster = _roster(read_config(env) or {})
+    extra = [agent for agent, _ in roster[AGENTS_MAX:]]
+    if not extra:
+        return None
+    named = ", ".join(one_line(agent[:80]) for agent in extra[:5])
+    return (
+        f"OpenClaw's configuration lists {len(roster)} agents; memfuse takes the first"
+        f" {AGENTS_MAX} and leaves {len(extra)} out, unscheduled and unchecked: {named}"
+        f"{', …' if len(extra) > 5 else ''}"
+    )
+
+
+def agents_past_cap(env: Mapping[str, str]) -> set[str]:
+    """The ids of configured agents past AGENTS_MAX: configured, but not memfuse's to serve."""
+    return {agent for agent, _ in _roster(read_config(env) or {})[AGENTS_MAX:]}
+
+
+def _roster(settings: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(id, entry) of every configured agent: `agents.entries`, then `agents.list[]`, an id
+    once."""
     listed = dig(settings, "agents", "list")
     entries = dig(settings, "agents", "entries")
     pairs: list[tuple[object, object]] = list(entries.items()) if isinstance(entries, dict) else []
@@ -150,19 +186,11 @@ def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
         (e.get("id"), e) for e in (listed if isinstance(listed, list) else [])
         if isinstance(e, dict)
     ]  # fmt: skip
-    found: dict[str, str] = {}
-    base = _path(root, home)
+    found: dict[str, dict[str, Any]] = {}
     for agent, entry in pairs:
-        if not isinstance(agent, str) or not agent.strip() or not isinstance(entry, dict):
-            continue
-        own = _path(entry.get("workspace"), home)
-        if own is None:  # OpenClaw's own rule for an entry without one
-            own = (
-                os.path.join(base, agent) if base
-                else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
-            )  # fmt: skip
-        found.setdefault(agent, own)
-    return list(found.items())[:AGENTS_MAX]
+        if isinstance(agent, str) and agent.strip() and isinstance(entry, dict):
+            found.setdefault(agent, entry)
+    return list(found.items())
 
 
 def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
@@ -176,7 +204,10 @@ def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
 def alert_route(env: Mapping[str, str]) -> str | None:
     """Where OpenClaw delivers a failure alert (its `cron.failureAlert` webhook or channel, or
     a configured channel), None when it has nowhere to: delivery then fails with
-    "Channel is required"."""
+    "Channel is required"; when the configuration cannot be read, that it is unknown."""
+    problem = config.reading(env).problem
+    if problem is not None:
+        return f"where OpenClaw announces them is unknown: its configuration {problem}"
     settings = read_config(env) or {}
     alert = dig(settings, "cron", "failureAlert")
     if dig(alert, "mode") == "webhook" and isinstance(dig(alert, "to"), str):

@@ -12,11 +12,11 @@ from memfuse.store.gateway.base import (
     Gateway,
     GatewayError,
     ServerError,
+    ServerSpec,
     ToolMissing,
 )
 from memfuse.store.gateway.guard import Guard
 from memfuse.store.gateway.mcporter import McporterGateway
-from memfuse.store.gateway.spec import ServerSpec
 
 __all__ = [
     "Answer",

@@ -161,13 +161,6 @@ class Guard:
             self.reporter.warn(str(exc), guard=True)
             return None, str(exc)
 
-    def call_many(self, calls: Sequence[Call]) -> list[dict[str, Any] | None]:
-        """Independent calls, run concurrently on up to `jobs` workers; results in order."""
-        results: list[dict[str, Any] | None] = [None] * len(calls)
-        for index, (result, _why) in self.as_completed(calls):
-            results[index] = result
-        return results
-
     def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, Tried]]:
         """Yield (index, (result, why it failed)) as each call finishes, so the caller can
         record progress in its own thread while the other calls are still running."""

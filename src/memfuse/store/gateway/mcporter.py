@@ -208,14 +208,29 @@ class McporterGateway:
             timeout_ms=int(self.timeout * 1000),
         )
         where = f"{self.server}.{tool}"
+        outcome = self._mcporter(argv, where, encode_arguments(arguments))
+        stdout = outcome.stdout.decode("utf-8", errors="replace")
+        if outcome.returncode != 0:
+            stderr = outcome.stderr.decode("utf-8", errors="replace")
+            detail = failure_detail(stdout, stderr)
+            if outcome.returncode == EXIT_NOT_FOUND:
+                # The shell's "command not found": mcporter's `#!/usr/bin/env node` found no
+                # node. No retry can fix that, so it trips the breaker at once.
+                raise ToolMissing(
+                    f"mcporter could not start (exit 127): {detail}; is node on PATH"
+                    f" ({(self._env or os.environ).get('PATH', '')})?"
+                )
+            raise CallFailed(f"{where} failed (mcporter exit {outcome.returncode}): {detail}")
+        return parse_answer(tool, stdout)
+
+    def _mcporter(self, argv: list[str], where: str, stdin: bytes = b"") -> RunOutcome:
+        """Run one mcporter command within the timeout; a gateway error when it cannot start,
+        does not finish in time or answers too much (its process group killed)."""
         try:
-            outcome = self._run(
-                argv,
-                stdin=encode_arguments(arguments),
-                timeout=self.timeout + GRACE_SECONDS,
-                env=self._env,
+            return self._run(
+                argv, stdin=stdin, timeout=self.timeout + GRACE_SECONDS, env=self._env,
                 cwd=self._cwd,
-            )
+            )  # fmt: skip
         except FileNotFoundError:
             raise ToolMissing(
                 f"mcporter not found ({argv[0]!r}); install it or set --mcporter / MEMFUSE_MCPORTER"
@@ -230,19 +245,6 @@ class McporterGateway:
             ) from None
         except OutputTooLarge as exc:
             raise CallFailed(f"{where} answered {exc}; the call was killed") from None
-        stdout = outcome.stdout.decode("utf-8", errors="replace")
-        if outcome.returncode != 0:
-            stderr = outcome.stderr.decode("utf-8", errors="replace")
-            detail = failure_detail(stdout, stderr)
-            if outcome.returncode == EXIT_NOT_FOUND:
-                # The shell's "command not found": mcporter's `#!/usr/bin/env node` found no
-                # node. No retry can fix that, so it trips the breaker at once.
-                raise ToolMissing(
-                    f"mcporter could not start (exit 127): {detail}; is node on PATH"
-                    f" ({(self._env or os.environ).get('PATH', '')})?"
-                )
-            raise CallFailed(f"{where} failed (mcporter exit {outcome.returncode}): {detail}")
-        return parse_answer(tool, stdout)
 
     def close(self) -> None:
         """Nothing is held between calls."""
@@ -268,18 +270,7 @@ class McporterGateway:
         if self.config is not None:
             argv += ["--config", str(self.config)]
         argv += ["list", self.server, "--json"]
-        try:
-            outcome = self._run(
-                argv,
-                stdin=b"",
-                timeout=self.timeout + GRACE_SECONDS,
-                env=self._env,
-                cwd=self._cwd,
-            )
-        except FileNotFoundError:
-            raise ToolMissing(f"mcporter not found ({argv[0]!r})") from None
-        except subprocess.TimeoutExpired:
-            raise CallTimeout(f"listing {self.server}'s tools timed out") from None
+        outcome = self._mcporter(argv, f"listing {self.server}'s tools")
         text = outcome.stdout.decode("utf-8", errors="replace")
         try:
             listing = json.loads(text)

@@ -28,12 +28,19 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from typing import IO, Any, TextIO
 
 from memfuse import __version__
 from memfuse.errors import MemfuseError
-from memfuse.store.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
-from memfuse.store.gateway.spec import ServerSpec
+from memfuse.store.gateway.base import (
+    Answer,
+    CallFailed,
+    CallTimeout,
+    ServerSpec,
+    ToolMissing,
+    parse_answer,
+)
 
 ErrlogOpener = Callable[[], TextIO]
 
@@ -62,17 +69,6 @@ class _RpcError(Exception):
     """The server answered a request with a JSON-RPC error."""
 
 
-class _Slot:
-    """Where the reader leaves the answer to one request."""
-
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.result: Any = None
-        self.error: Exception | None = None
-
-
 class _Conversation:
     """One server process and the JSON-RPC spoken with it."""
 
@@ -93,7 +89,7 @@ class _Conversation:
         self._stdin = self.process.stdin.fileno()
         os.set_blocking(self._stdin, False)  # every write is bounded (`_write_all`)
         self._ids = itertools.count(1)
-        self._pending: dict[int, _Slot] = {}
+        self._pending: dict[int, Future[Any]] = {}  # the answer each request waits for
         self._lock = threading.Lock()  # the pending table and `ended`
         self._write = threading.Lock()  # one message at a time on stdin
         self._reader = threading.Thread(target=self._read, name="mcp-session", daemon=True)
@@ -147,10 +143,9 @@ class _Conversation:
         if error is not None:
             code = error.get("code") if isinstance(error, dict) else None
             text = str(error.get("message", "")) if isinstance(error, dict) else str(error)
-            slot.error = _RpcError(f"MCP error {code}: {text[:300]}")
+            slot.set_exception(_RpcError(f"MCP error {code}: {text[:300]}"))
         else:
-            slot.result = message.get("result")
-        slot.done.set()
+            slot.set_result(message.get("result"))
 
     def _answer_request(self, ident: int | str, method: object) -> None:
         """The server asked memfuse something: a ping is answered, anything else refused. The
@@ -177,8 +172,7 @@ class _Conversation:
                 self.ended = why
             waiting, self._pending = list(self._pending.values()), {}
         for slot in waiting:
-            slot.error = _Ended(why)
-            slot.done.set()
+            slot.set_exception(_Ended(why))
 
     # --- memfuse's side ---------------------------------------------------------------
     def _send(self, message: Mapping[str, Any]) -> None:
@@ -215,7 +209,7 @@ class _Conversation:
 
     def request(self, method: str, params: Mapping[str, Any]) -> Any:
         """The result of one request; _Ended, _RpcError or TimeoutError."""
-        slot = _Slot()
+        slot: Future[Any] = Future()
         with self._lock:
             if self.ended is not None:
                 raise _Ended(self.ended)
@@ -223,14 +217,10 @@ class _Conversation:
             self._pending[ident] = slot
         try:
             self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": dict(params)})
-            if not slot.done.wait(self.timeout):
-                raise TimeoutError(method)
+            return slot.result(self.timeout)  # its exception raised; TimeoutError past the wait
         finally:
             with self._lock:
                 self._pending.pop(ident, None)
-        if slot.error is not None:
-            raise slot.error
-        return slot.result
 
     def close(self) -> None:
         """Close the server's input, give it EXIT_GRACE to leave, then end its whole process
@@ -252,23 +242,13 @@ class _Conversation:
     def _stop(self) -> None:
         """End the server's process group (the server and whatever it started): TERM, a
         moment, then KILL. A group already gone is nothing to do."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
+        for sig, grace in ((signal.SIGTERM, EXIT_GRACE), (signal.SIGKILL, 1.0)):
             try:
                 os.killpg(self.process.pid, sig)
             except OSError:
-                break  # no such group left
+                return  # no such group left
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=EXIT_GRACE if sig == signal.SIGTERM else 1.0)
-            if sig == signal.SIGTERM and not _group_alive(self.process.pid):
-                break
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except OSError:
-        return False
-    return True
+                self.process.wait(timeout=grace)
 
 
 class SessionGateway:
