@@ -84,13 +84,6 @@ _CONTEXT = inspect.Parameter(
 )
 
 
-def _seams(context: typer.Context) -> Seams:
-    """The outside world the run reaches: the Seams a caller handed the command line as its
-    object (`CliRunner().invoke(app, argv, obj=Seams(...))`), else the real one."""
-    given = context.find_root().obj
-    return given if isinstance(given, Seams) else Seams()
-
-
 def with_common_options(*takes: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Add the common options every command takes, and those it `takes` besides, to it; the
     command receives them as `common: Common`, an option it does not take as unset."""
@@ -114,7 +107,8 @@ def with_common_options(*takes: str) -> Callable[[Callable[..., None]], Callable
                 settings["workspace"] = given[0] if given else None
             run = {name: kwargs.pop(name, _RUN_DEFAULTS.get(name)) for name in _RUN_NAMES}
             run["json"] = run.pop("json_output")
-            seams = _seams(kwargs.pop(_CONTEXT.name))
+            handed = kwargs.pop(_CONTEXT.name).find_root().obj  # tests hand fakes in
+            seams = handed if isinstance(handed, Seams) else Seams()
             workspaces = tuple(given or ())
             func(**kwargs, common=Common(settings, **run, seams=seams, workspaces=workspaces))
 
@@ -185,11 +179,8 @@ def _usage_envelope(message: str, exit_code: int) -> None:
     from memfuse.untrusted import printable
 
     words = [a for a in sys.argv[1:] if not a.startswith("-")]
-    command = words[0] if words and words[0] in _command_names() else "memfuse"
+    names = {c.name or c.callback.__name__ for c in app.registered_commands if c.callback}
+    command = words[0] if words and words[0] in names else "memfuse"
     data = {"error": printable(message), "usage": True}
     result = CommandResult(command, data, exit_code=ExitCode(exit_code))
     print_line(json.dumps(result.envelope(0), ensure_ascii=False))
-
-
-def _command_names() -> set[str]:
-    return {c.name or c.callback.__name__ for c in app.registered_commands if c.callback}

@@ -16,7 +16,7 @@ from typing import Any
 
 from memfuse import __version__
 from memfuse.recall import engine
-from memfuse.recall.engine import QUESTION_MAX, STORE_DOWN, Request
+from memfuse.recall.engine import QUESTION_MAX, Request
 from memfuse.recall.reranking import Reranking
 from memfuse.run.context import Call, RunContext
 from memfuse.run.mcp_server import serve_stdio
@@ -62,7 +62,7 @@ def service(
 ) -> Service:
     """The serve engine with memfuse's tools: the commands' own flows behind each."""
     return Service(
-        ctx, TOOLS, warm_up=_warm_up, store_down=STORE_DOWN,
+        ctx, TOOLS, warm_up=_warm_up,
         pinned_now=pinned_now, clock=clock, retry_after=retry_after,
     )  # fmt: skip
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from operator import attrgetter
 from pathlib import Path
 
 from memfuse.confine import UnsafePath
@@ -47,13 +48,8 @@ def _records(memories: list[StoredMemory] | None, now: datetime) -> list[Record]
 
 def _newest(records: list[Record], keep: int) -> list[Record]:
     """recall_path has no limit argument: cap client-side, most recent first, timeless last."""
-    dated = sorted((r for r in records if r.when is not None), key=_when, reverse=True)
+    dated = sorted((r for r in records if r.when is not None), key=attrgetter("when"), reverse=True)
     return (dated + [r for r in records if r.when is None])[:keep]
-
-
-def _when(record: Record) -> datetime:
-    assert record.when is not None
-    return record.when
 
 
 def from_store(ctx: RunContext) -> list[Record]:

@@ -16,6 +16,7 @@ from memfuse.ledger.reconcile import verify_index
 from memfuse.ledger.stale import gone_from_journals, with_stale
 from memfuse.recall.index import refresh_index
 from memfuse.recall.reranking import candidates
+from memfuse.recall.semantic import Embedder
 from memfuse.recall.vectors import NIGHT
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -153,10 +154,6 @@ class Archival:
     raw: bytes  # what was checked is what is rolled up
     unsynced: int | None  # bullets the ledger has not settled; None: their places are unknown
 
-    @property
-    def ready(self) -> bool:
-        return self.unsynced == 0
-
 
 def unsynced(known: Mapping[str, Entry], journal: Journal | None, daily: Path) -> int | None:
     """Bullets of a daily whose current text the ledger (`known`: the day's entries) has not
@@ -208,7 +205,7 @@ def archive(ctx: RunContext) -> ArchiveData:
         name, iso = old.path.name, old.day.isoformat()
         if old.unsynced is None:
             ctx.reporter.warn(f"not archiving {name}: an archived copy of its day cannot be read")
-        elif not old.ready:
+        elif old.unsynced:
             refused.append({"date": iso, "unsynced": old.unsynced})
             ctx.reporter.warn(f"not archiving {name}: {old.unsynced} bullet(s) not synced yet"
                               f" (run memfuse sync --date {iso})")  # fmt: skip
@@ -251,18 +248,16 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     if do_archive:
         data["archive"] = archive(ctx)
     data["counts"] = _counts(data)
-    if not ctx.dry_run and ctx.embedder is not None:
-        ctx.afterwards.append(lambda: embed(ctx, data))
+    embedder = ctx.embedder
+    if not ctx.dry_run and embedder is not None:
+        ctx.afterwards.append(lambda: embed(ctx, embedder, data))
     return CommandResult("tidy", data, tuple(render.tidy(data)))
 
 
-def embed(ctx: RunContext, data: TidyData) -> None:
+def embed(ctx: RunContext, embedder: Embedder, data: TidyData) -> None:
     """The night's embedding, once the run let go of the workspace lock: the
     recall index brought up to date and the vectors of what the questions left, bounded by
     vectors.NIGHT. No note, sync or question waits for the model."""
-    embedder = ctx.embedder
-    if embedder is None:
-        return
     done = refresh_index(ctx.workspace, ctx.classifier, ctx.reporter.warn, embedder, NIGHT)
     if done is not None:
         data["recall_index_embedded"] = done[1]

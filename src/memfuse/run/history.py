@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import takewhile
 from typing import Any
 
 from memfuse.confine import UnsafePath
@@ -151,11 +152,9 @@ class History:
             os.close(fd)
 
     def append(self, record: RunRecord, runs: dict[str, list[RunRecord]]) -> None:
-        """Write `runs` (as just loaded) with `record` added."""
-        self.write({**runs, record.command: [*runs.get(record.command, []), record]})
-
-    def write(self, runs: dict[str, list[RunRecord]]) -> None:
-        """Replace the history atomically: a reader sees the old one or the new one."""
+        """Write `runs` (as just loaded) with `record` added, atomically: a reader sees the
+        old history or the new one."""
+        runs = {**runs, record.command: [*runs.get(record.command, []), record]}
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
         self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
 
@@ -194,17 +193,13 @@ def assess(
     if last.succeeded:
         return None
     outages = [r for r in records if r.store != MISCONFIGURED]
-    streak = 0
-    for record in reversed(outages):
-        if record.store != "failed":
-            break
-        streak += 1
+    streak = len(list(takewhile(lambda r: r.store == "failed", reversed(outages))))
     successes = [r for r in records if r.succeeded]
     if streak >= policy.failed_runs:
         first = outages[-streak]
+        ever = f"last success {stamp(successes[-1].at)}" if successes else "it has never succeeded"
         reason = (
-            f"every store call failed in the last {streak} runs, since {stamp(first.at)}"
-            f"{_last_success(successes)}"
+            f"every store call failed in the last {streak} runs, since {stamp(first.at)}; {ever}"
         )
         return Alarm(name, reason, first.started)
     reference = successes[-1].at if successes else records[0].at
@@ -222,23 +217,14 @@ def _misconfigured(records: list[RunRecord]) -> Alarm:
     """A broken setup needs a person from its first run on (status only: the run itself
     exits 78 with the cause), and until the next run that is not broken (issue 47)."""
     last = records[-1]
-    first = last
-    for record in reversed(records):
-        if record.store != MISCONFIGURED:
-            break
-        first = record
+    broken = list(takewhile(lambda r: r.store == MISCONFIGURED, reversed(records)))
+    first = broken[-1]  # the oldest of the broken runs the last one ends (it is one itself)
     cause = last.error.removeprefix(SETUP_PREFIX) or "`memfuse doctor` names it"
     reason = (
         f"its store's setup is broken (exit 78 since {stamp(first.at)}): {cause}"
         " — the next run whose setup holds clears this"
     )
     return Alarm(last.command, reason, first.started)
-
-
-def _last_success(successes: list[RunRecord]) -> str:
-    if not successes:
-        return "; it has never succeeded"
-    return f"; last success {stamp(successes[-1].at)}"
 
 
 def stamp(moment: datetime | str) -> str:

@@ -10,7 +10,6 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Callable
 from types import TracebackType
 
 from memfuse.confine import UnsafePath
@@ -21,21 +20,11 @@ POLL_SECONDS = 0.1
 
 
 class WorkspaceLock:
-    def __init__(
-        self,
-        state: StateFolder,
-        command: str,
-        wait: float | None = None,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, state: StateFolder, command: str, wait: float | None = None) -> None:
         self.state = state
         self.path = state.lock
         self.command = command
         self.wait = wait or 0.0
-        self._sleep = sleep
-        self._monotonic = monotonic
         self._fd: int | None = None
 
     def __enter__(self) -> WorkspaceLock:
@@ -45,13 +34,13 @@ class WorkspaceLock:
             raise WorkspaceError(
                 f"cannot create the lock file {self.path}: {exc.strerror}"
             ) from None
-        deadline = self._monotonic() + self.wait
+        deadline = time.monotonic() + self.wait
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if self._monotonic() >= deadline:
+                if time.monotonic() >= deadline:
                     holder = _read_holder(fd)
                     os.close(fd)
                     waited = f" after waiting {self.wait:g}s" if self.wait else ""
@@ -59,7 +48,7 @@ class WorkspaceLock:
                         f"another memfuse run holds {self.path}{waited} ({holder});"
                         " use --wait SECONDS to queue"
                     ) from None
-                self._sleep(POLL_SECONDS)
+                time.sleep(POLL_SECONDS)
         # Who holds the lock is only informational: a full disk must not stop the run here.
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)

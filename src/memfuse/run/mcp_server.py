@@ -215,11 +215,10 @@ def serve_stdio(
     close: Callable[[], None] | None = None,
     request_max: int = 256 * 1024,
     pending_max: int = 16,
-    warm_wait: float = WARM_WAIT,
 ) -> int:
     """Serve `tools` over stdin/stdout until stdin closes; the number of calls answered.
     `warm` runs first on the worker thread, before the handshake is answered (start-up pays
-    for it, not the first question) for at most `warm_wait` seconds, after which serving
+    for it, not the first question) for at most WARM_WAIT seconds, after which serving
     starts and the first call waits for the rest; `close` runs last, on the same thread
     (what it holds belongs to that thread)."""
     import importlib
@@ -236,7 +235,7 @@ def serve_stdio(
     try:
         with _claimed_stdio() as (stdin, stdout):
             if warm is not None:  # with fd 0 and 1 claimed: a child it starts cannot take them
-                warmed(worker, _logged(warm, log, mask), warm_wait)
+                warmed(worker, _logged(warm, log, mask), WARM_WAIT)
             server = _server(
                 tools, handle, name, version, instructions, worker, counts,
                 log=log, mask=mask, pending_max=pending_max, limit=request_max,

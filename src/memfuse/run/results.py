@@ -390,9 +390,7 @@ class CronData(TypedDict):
     files: dict[str, str]  # file name -> text, as the scheduler has them
     text: str  # the payload: as the scheduler prints it (by default each file under a header)
     notes: list[str]
-    changes: list[
-        str
-    ]  # with --install/--remove: what was done (a diff where the scheduler shows one)
+    changes: list[str]  # --install/--remove: what was done (a diff where the scheduler has one)
 
 
 class CronJobCheck(TypedDict):

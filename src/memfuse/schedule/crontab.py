@@ -58,14 +58,10 @@ def render(schedule: Schedule, *, failed_runs: int = 3, max_age_hours: float = 2
     ]
     for run in schedule.runs:
         lines += ["", f"# {run.comment}"]
-        lines += [f"{when} {command_line(run.argv)}" for when in cron_times(run.times)]
+        command = " ".join(_word(arg) for arg in run.argv)  # sh words, `%` escaped for cron
+        lines += [f"{when} {command}" for when in cron_times(run.times)]
     lines.append(end_marker(schedule.label))
     return "\n".join(lines) + "\n"
-
-
-def command_line(argv: tuple[str, ...]) -> str:
-    """The argv as one cron command field: sh words, each `%` escaped for cron."""
-    return " ".join(_word(arg) for arg in argv)
 
 
 def _word(arg: str) -> str:
@@ -253,20 +249,12 @@ class Crontab(Scheduler):
         return parse(next(iter(files.values())))
 
     def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        current = _current(machine)
-        try:
-            merged = merge(current, files["crontab"])
-        except ScheduleError as exc:
-            raise MemfuseError(str(exc)) from None
-        return Outcome(schedule, _replace(current, merged, machine))
+        current = _current(machine)  # markers not one block: a ScheduleError, nothing written
+        return Outcome(schedule, _replace(current, merge(current, files["crontab"]), machine))
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         current = _current(machine)
-        try:
-            kept = remove(current, schedule.label)
-        except ScheduleError as exc:
-            raise MemfuseError(str(exc)) from None
-        return _replace(current, kept, machine)
+        return _replace(current, remove(current, schedule.label), machine)
 
     def where(self, schedule: Schedule, machine: Machine) -> str:
         return f"your crontab (`crontab -l`), between the {schedule.label} markers"

@@ -7,13 +7,14 @@ not write, other jobs); every change is said.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
+from datetime import datetime, time, timedelta, tzinfo
 from pathlib import Path
 
 from memfuse.confine import UnsafePath
@@ -77,8 +78,8 @@ def place(
     state.ensure()
     if remove:
         changes = scheduler.remove(schedule, files, machine)
-        kept = (recorded(state) or {}).get("format")
-        if kept == scheduler.name or not isinstance(kept, str):
+        kept = recorded(state)
+        if kept is None or kept.format in (None, scheduler.name):
             state.remove(SCHEDULE_FILE)  # another format's schedule still runs: kept
         return Placed(schedule, files, changes + left_behind(state, recent))
     if scheduler.program and machine.which(scheduler.program) is None:
@@ -139,69 +140,64 @@ def left_behind(state: StateFolder, recent: Path) -> list[str]:
     ]
 
 
-def recorded(state: StateFolder) -> dict[str, object] | None:
-    """The recorded schedule; None when there is none or it cannot be read."""
-    try:
-        record = load_json(state.read(SCHEDULE_FILE, 64 * 1024), limit=64 * 1024)
-    except (OSError, UnsafePath, UntrustedJSON, MemfuseError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
 @dataclass(frozen=True)
-class Described:
-    """The installed schedule as `status` shows it."""
+class Recorded:
+    """The schedule `memfuse cron --install` recorded: its format (None: the record names
+    none), the daily times by command, the zone the scheduler reads them in (`zone` None:
+    this machine's local rules), when it was put in place (None for a record older than the
+    field), where it lives and where a failed run was reported, as written then."""
 
-    format: str
-    where: str
-    zone: str | None
-    next_command: str | None
-    next_run: datetime | None
+    format: str | None
+    times: dict[str, tuple[time, ...]]
+    zone_name: str | None
+    zone: tzinfo | None
+    since: datetime | None
+    where: str | None
     alerts: str | None
 
 
-def describe(
-    state: StateFolder, now: datetime, env: Mapping[str, str] | None = None
-) -> Described | None:
-    """Which schedule is installed, where, its next run, and where a failed run is reported
-    as its scheduler says now (read when asked: a webhook added since the install counts);
-    None when none is recorded."""
-    record = recorded(state)
-    if record is None or not isinstance(record.get("format"), str):
+def recorded(state: StateFolder, warn: Callable[[str], None] = lambda _m: None) -> Recorded | None:
+    """The recorded schedule, read as untrusted state; None when there is none or it cannot
+    be read (said to `warn`, as is a zone this machine does not know)."""
+    try:
+        record = load_json(state.read(SCHEDULE_FILE, 64 * 1024), limit=64 * 1024)
+    except FileNotFoundError:
         return None
-    zone_name = record.get("zone") if isinstance(record.get("zone"), str) else None
-    zone = writers.zone_of(str(zone_name) if zone_name else None)
+    except (OSError, UnsafePath, UntrustedJSON, MemfuseError, ValueError) as exc:
+        warn(f"the installed schedule cannot be read ({exc}): missed runs unchecked")
+        return None
+    if not isinstance(record, dict):
+        return None
     runs = record.get("runs")
-    upcoming: list[tuple[datetime, str]] = []
-    for name, times in runs.items() if isinstance(runs, dict) else ():
-        clock = [
-            time(int(t[:2]), int(t[3:]))
-            for t in (times if isinstance(times, list) else [])[:48]
-            if isinstance(t, str) and _HHMM.fullmatch(t)
-        ]
-        found = due_between(tuple(clock), zone, now, now + timedelta(days=2))
-        upcoming += [(found[0], str(name))] if found else []
-    first = min(upcoming) if upcoming else None
+    times: dict[str, tuple[time, ...]] = {}
+    for name, listed in runs.items() if isinstance(runs, dict) else ():
+        if isinstance(listed, list):
+            found = [m for t in listed[:48] if isinstance(t, str) and (m := _HHMM.fullmatch(t))]
+            times[str(name)] = tuple(time(int(m[1]), int(m[2])) for m in found)
+    zone_name = record["zone"] if isinstance(record.get("zone"), str) else None
+    zone = writers.zone_of(zone_name)
+    if zone_name and zone is None:
+        warn(f"the installed schedule's zone {zone_name[:60]!r} is unknown")
+    since = None
+    with contextlib.suppress(TypeError, ValueError):
+        since = datetime.fromisoformat(record["installed"]) if "installed" in record else None
 
-    def text(key: str) -> str | None:
+    def text(key: str, most: int = 500) -> str | None:
         value = record.get(key)
-        return value[:500] if isinstance(value, str) else None
+        return value[:most] if isinstance(value, str) else None
 
-    return Described(
-        format=str(record["format"])[:40], where=text("where") or str(record["format"])[:40],
-        zone=str(zone_name)[:60] if zone_name else None,
-        next_command=first[1] if first else None, next_run=first[0] if first else None,
-        alerts=alerts_now(str(record["format"]), env) or text("alerts"),
+    return Recorded(
+        format=text("format", 40), times=times, zone_name=zone_name, zone=zone,
+        since=since if since is not None and since.utcoffset() is not None else None,
+        where=text("where"), alerts=text("alerts"),
     )  # fmt: skip
 
 
-def alerts_now(fmt: str, env: Mapping[str, str] | None = None) -> str | None:
-    """Where the scheduler `fmt` reports a failed run, read from its configuration now (no
-    process is started); None for a format this memfuse does not know."""
-    if fmt not in registry.names():
-        return None
-    machine = Machine(
-        env=dict(os.environ if env is None else env), home=home(), tool=run_tool,
-        which=shutil.which, backup=lambda _name, _text: "",
-    )  # fmt: skip
-    return registry.get(fmt).alerts(machine)
+def next_run(schedule: Recorded, now: datetime) -> tuple[datetime, str] | None:
+    """The next of the schedule's runs within two days, and its command."""
+    upcoming = [
+        (found[0], name)
+        for name, clock in schedule.times.items()
+        if (found := due_between(clock, schedule.zone, now, now + timedelta(days=2)))
+    ]
+    return min(upcoming) if upcoming else None

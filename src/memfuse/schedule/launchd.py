@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import plistlib
-import re
 import shlex
 import sys
 from collections.abc import Mapping
@@ -27,27 +26,17 @@ from xml.parsers.expat import ExpatError
 
 from memfuse.schedule import base
 from memfuse.schedule.base import Machine, Outcome, Scheduler
-from memfuse.schedule.runs import Job, ParseError, Run, Schedule, ScheduleError
+from memfuse.schedule.runs import Job, ParseError, Schedule, ScheduleError
 
 DOMAIN = "org.memfuse"
 _NOT_A_PLIST = (plistlib.InvalidFileException, ValueError, ExpatError)
-_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 
 
-def job_label(schedule: Schedule, run: Run, domain: str = DOMAIN) -> str:
-    """The reverse-DNS Label of a run's job, also its file name without `.plist`."""
-    if not _DOMAIN.fullmatch(domain):
-        raise ScheduleError(f"not a reverse-DNS domain: {domain!r}")
-    return f"{domain}.{schedule.label}.{run.name}"
-
-
-def render(
-    schedule: Schedule, *, domain: str = DOMAIN, output_path: str | None = None
-) -> dict[str, str]:
-    """{file name: XML property list} for each run."""
+def render(schedule: Schedule, *, output_path: str | None = None) -> dict[str, str]:
+    """{file name: XML property list} for each run, named by its job's reverse-DNS Label."""
     files = {}
     for run in schedule.runs:
-        label = job_label(schedule, run, domain)
+        label = f"{DOMAIN}.{schedule.label}.{run.name}"
         job: dict[str, Any] = {
             "Label": label,
             "ProgramArguments": list(run.argv),
@@ -64,7 +53,7 @@ def render(
     return files
 
 
-def is_generated(content: str | bytes, file_name: str, domain: str = DOMAIN) -> bool:
+def is_generated(content: str | bytes, file_name: str) -> bool:
     """Whether an existing agent file is one memfuse wrote: a property list whose Label is
     its file name and starts with memfuse's domain (plists have no room for a marker)."""
     try:
@@ -73,7 +62,7 @@ def is_generated(content: str | bytes, file_name: str, domain: str = DOMAIN) -> 
         return False
     label = job.get("Label") if isinstance(job, dict) else None
     return (
-        isinstance(label, str) and f"{label}.plist" == file_name and label.startswith(f"{domain}.")
+        isinstance(label, str) and f"{label}.plist" == file_name and label.startswith(f"{DOMAIN}.")
     )
 
 

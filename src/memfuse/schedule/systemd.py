@@ -143,7 +143,8 @@ def parse(files: Mapping[str, str]) -> list[Job]:
     calendars: dict[str, list[str]] = {}
     for name, sections in units.items():
         if name.endswith(".timer"):
-            target = _last(sections, "Timer", "Unit") or name.removesuffix(".timer") + ".service"
+            named = [v for k, v in sections.get("Timer", []) if k == "Unit"]  # the last counts
+            target = (named or [""])[-1] or name.removesuffix(".timer") + ".service"
             calendars.setdefault(target, []).extend(_values(sections, "Timer", "OnCalendar"))
     jobs = []
     for name, sections in units.items():
@@ -200,11 +201,6 @@ def _values(sections: dict[str, list[tuple[str, str]]], section: str, key: str) 
         if k == key:
             values = [*values, v] if v else []
     return values
-
-
-def _last(sections: dict[str, list[tuple[str, str]]], section: str, key: str) -> str | None:
-    found = [v for k, v in sections.get(section, []) if k == key]
-    return found[-1] if found else None
 
 
 def parse_exec(value: str, where: str) -> tuple[str, ...]:

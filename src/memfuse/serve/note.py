@@ -3,10 +3,8 @@ journal (memfuse.workspace.note) and answers where it went and the URI sync will
 
 The agent's turn waits for nothing but the append: a note takes no workspace lock (a long
 sync holds it for minutes, and only reads journals), and reads the journal's tail only, from
-the line of the last note in it on (MARKS, kept in the state folder too; docs/decisions.md
-340, 342). The open
-index notices the journal changed at the next recall (its Markdown stamp), so the note is
-found at once.
+the line of the last note in it on (MARKS, kept in the state folder too). The open index
+notices the journal changed at the next recall (its Markdown stamp): the note is found at once.
 """
 
 from __future__ import annotations
@@ -66,11 +64,9 @@ def in_schedule_zone(state: StateFolder, now: datetime) -> datetime:
     zone is unknown here. The Gateway that starts `serve` may run in another zone (UTC on a
     server), which put a note's `## HH:MM` hours away from the schedule's (issue 47)."""
     from memfuse.schedule.install import recorded
-    from memfuse.schedule.writers import zone_of
 
-    record = recorded(state) or {}
-    name = record.get("zone")
-    zone = zone_of(name) if isinstance(name, str) and name else None
+    schedule = recorded(state)
+    zone = schedule.zone if schedule is not None else None
     return now.astimezone(zone) if zone is not None else now
 
 

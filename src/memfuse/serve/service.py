@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memfuse.ledger.uris import UriBook
+from memfuse.recall.engine import STORE_DOWN
 from memfuse.recall.index import RecallIndex, catch_up, open_index
 from memfuse.report import Reporter
 from memfuse.run.context import Call, RunContext, WarmStore
@@ -53,9 +54,6 @@ class Tool:
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, schema(self.args), self.read_only)
 
-    def parse(self, arguments: Mapping[str, Any]) -> Any:
-        return self.request(read(arguments, self.args))
-
 
 @dataclass
 class CallReporter(Reporter):
@@ -84,7 +82,6 @@ class Service:
         tools: Sequence[Tool],
         *,
         warm_up: Callable[[Service, Call], None],
-        store_down: str,
         pinned_now: bool,
         clock: Callable[[], float] = time.monotonic,
         retry_after: float = RETRY_AFTER,
@@ -93,7 +90,6 @@ class Service:
         self.tools = {tool.name: tool for tool in tools}
         self.pinned_now = pinned_now
         self._warm_up = warm_up
-        self._store_down = store_down
         self.store = WarmStore(ctx, retry_after=retry_after, clock=clock)
         self.index: RecallIndex | None = None
         self.uris = UriBook(ctx.workspace.state)  # read again only after a sync wrote the ledger
@@ -134,7 +130,7 @@ class Service:
         reporter = CallReporter()
         reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
         try:
-            request = tool.parse(arguments)
+            request = tool.request(read(arguments, tool.args))
         except BadArguments as exc:
             return _refused(name, exc, reporter)
         call = self._call(reporter)
@@ -150,8 +146,8 @@ class Service:
         self._notices = []
         if reporter.store_said:
             cause = reporter.store_said[0]
-            if self._store_down in warnings:
-                warnings[warnings.index(self._store_down)] = f"{self._store_down} ({cause})"
+            if STORE_DOWN in warnings:
+                warnings[warnings.index(STORE_DOWN)] = f"{STORE_DOWN} ({cause})"
             else:
                 warnings.append(f"the store did not answer: {cause}")
         result = replace(result, warnings=tuple(warnings), guard_failures=reporter.guard_failures)

@@ -6,12 +6,8 @@ Exits ESCALATED when something needs a person, so `memfuse status -q` is a monit
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import datetime, timedelta
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import ExitCode
@@ -24,12 +20,11 @@ from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, st
 from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, ScheduleView, StatusData
-from memfuse.schedule.install import SCHEDULE_FILE
-from memfuse.schedule.install import describe as describe_schedule
+from memfuse.schedule import registry
+from memfuse.schedule.install import Recorded, machine_for, next_run, recorded
 from memfuse.schedule.runs import due_between
 from memfuse.state.memo import last_generation
 from memfuse.state.pause import paused_since
-from memfuse.untrusted import UntrustedJSON, load_json
 
 
 def run(ctx: Asking) -> CommandResult:
@@ -48,7 +43,7 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     lost = [problem] if problem else []  # the history itself cannot be read: an alarm
     alarms: list[Alarm] = []
     commands: dict[str, CommandView] = {}
-    schedule = _installed_schedule(ctx)
+    schedule = recorded(state, ctx.reporter.warn)
     stopped: list[str] = []
     for name in LIFECYCLE:
         records = runs.get(name, [])
@@ -90,7 +85,7 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     }
     data["alarms"] += unreadable_alarms(reader, SHOWN) + _set_aside_alarms(ctx)
     data["alarms"] += unheld_alarms(reader, s.now)
-    data["schedule"] = _schedule_view(ctx)
+    data["schedule"] = _schedule_view(ctx, schedule)
     paused = paused_since(ctx.workspace.state)
     if paused is not None:
         data["paused_since"] = paused
@@ -147,72 +142,36 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
     }
 
 
-def _schedule_view(ctx: Asking) -> ScheduleView:
-    """Which schedule `memfuse cron --install` put in place: where, its next run, its alerts."""
-    found = describe_schedule(ctx.workspace.state, ctx.settings.now)
-    if found is None:
+def _schedule_view(ctx: Asking, found: Recorded | None) -> ScheduleView:
+    """Which schedule `memfuse cron --install` put in place: where, its next run, and where
+    a failed run is reported as its scheduler says now (read from its configuration, no
+    process started: a webhook added since the install counts)."""
+    if found is None or found.format is None:
         return {"installed": False}
-    at = found.next_run.isoformat(timespec="minutes") if found.next_run else None
-    return {"installed": True, "format": found.format, "where": found.where, "zone": found.zone,
-            "next_run": at, "next_command": found.next_command, "alerts": found.alerts}  # fmt: skip
+    first = next_run(found, ctx.settings.now)
+    alerts = None
+    if found.format in registry.names():
+        machine = machine_for(ctx.settings, ctx.workspace.state)
+        alerts = registry.get(found.format).alerts(machine)
+    return {"installed": True, "format": found.format, "where": found.where or found.format,
+            "zone": found.zone_name[:60] if found.zone_name else None,
+            "next_run": first[0].isoformat(timespec="minutes") if first else None,
+            "next_command": first[1] if first else None,
+            "alerts": alerts or found.alerts}  # fmt: skip
 
 
 MISSED_AFTER = timedelta(hours=1)  # a scheduled run may wait for the lock, then run a while
 MISSED_ALARM = 2  # scheduled runs of a command missed in a row: the schedule has stopped
 LOOKBACK = timedelta(days=8)  # how far back missed runs are counted (enough to pass the alarm)
-_TIME = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
-
-
-@dataclass(frozen=True)
-class Installed:
-    """The schedule `memfuse cron --install` recorded: the daily times by command, the zone
-    the scheduler reads them in (None: this machine's local rules) and when it was put in
-    place (None for a record older than the field)."""
-
-    times: dict[str, tuple[time, ...]] = field(default_factory=dict)
-    zone: tzinfo | None = None
-    since: datetime | None = None
-
-
-def _installed_schedule(ctx: Asking) -> Installed:
-    """What `memfuse cron --install` recorded (nothing when none was, or the file is not
-    memfuse's: it is state, read as untrusted all the same)."""
-    try:
-        raw = ctx.workspace.state.read(SCHEDULE_FILE, 64 * 1024)
-        record = load_json(raw, limit=64 * 1024)
-    except FileNotFoundError:
-        return Installed()
-    except (OSError, UnsafePath, UntrustedJSON) as exc:
-        ctx.reporter.warn(f"the installed schedule cannot be read ({exc}): missed runs unchecked")
-        return Installed()
-    record = record if isinstance(record, dict) else {}
-    runs = record.get("runs")
-    found: dict[str, tuple[time, ...]] = {}
-    for name, times in runs.items() if isinstance(runs, dict) else ():
-        if name in LIFECYCLE and isinstance(times, list):
-            matched = [m for t in times[:48] if isinstance(t, str) and (m := _TIME.fullmatch(t))]
-            found[name] = tuple(time(int(m[1]), int(m[2])) for m in matched)
-    zone: tzinfo | None = None
-    if isinstance(record.get("zone"), str):
-        try:
-            zone = ZoneInfo(record["zone"])
-        except (ValueError, OSError, ZoneInfoNotFoundError):
-            ctx.reporter.warn(f"the installed schedule's zone {record['zone'][:60]!r} is unknown")
-    since = None
-    with contextlib.suppress(TypeError, ValueError):
-        since = datetime.fromisoformat(record["installed"]) if "installed" in record else None
-    if since is not None and since.utcoffset() is None:
-        since = None
-    return Installed(found, zone, since)
 
 
 def _missed(
-    schedule: Installed, name: str, records: list[RunRecord], now: datetime
+    schedule: Recorded | None, name: str, records: list[RunRecord], now: datetime
 ) -> list[datetime]:
     """The scheduled moments of `name`, at least MISSED_AFTER ago, that no run followed:
     counted from the last run, and never from before the schedule was installed."""
-    times = schedule.times.get(name, ())
-    if not times:
+    times = schedule.times.get(name, ()) if schedule is not None else ()
+    if schedule is None or not times:
         return []
     starts = [now - LOOKBACK, *(r.at for r in records[-1:])]
     if schedule.since is not None:

@@ -66,9 +66,7 @@ def run(ctx: Asking, what: str) -> CommandResult:
         }
         failures = ctx.reporter.guard_failures
         stored = ctx.store.lookup(uri)
-        if stored is None and ctx.reporter.guard_failures > failures:
-            row["in_store"] = None  # not an answer that it is gone: no answer
-        else:
+        if stored is not None or ctx.reporter.guard_failures == failures:  # an answer
             text = fold_whitespace(f.bullet.text)
             row["in_store"] = stored is not None and fold_whitespace(stored.content) == text
         if stored is not None and not row["in_store"]:
@@ -94,13 +92,10 @@ def _find(ctx: Asking, what: str) -> list[Found]:
             if position is not None:
                 hit = at == position
             elif line is not None:
-                hit = line[1] == location and bullet.line <= int(line[2]) <= _last_line(bullet)
+                last = bullet.line + bullet.text.count("\n")
+                hit = line[1] == location and bullet.line <= int(line[2]) <= last
             else:
                 hit = needle in fold_whitespace(bullet.text).casefold()
             if hit:
                 found.append(Found(at, bullet, where))
     return found
-
-
-def _last_line(bullet: Bullet) -> int:
-    return bullet.line + bullet.text.count("\n")

@@ -352,6 +352,33 @@ def test_without_an_installed_schedule_nothing_is_missed(world: World) -> None:
     assert all(view["missed"] is None for view in out.data["commands"].values())
 
 
+def test_status_reads_an_odd_schedule_record_once_and_says_what_it_cannot_use(
+    world: World,
+) -> None:
+    """The record is state, read as untrusted: an unknown zone is said and the local rules
+    count the missed runs; a time that is not HH:MM is skipped; a record that is not JSON is
+    said, and nothing is counted from it."""
+    assert world.run("tidy", "-q", "--now", "2026-12-01T03:00").code == 0
+    record = {
+        "format": "crontab", "zone": "Mars/Olympus", "installed": "2026-11-30T12:00:00+00:00",
+        "runs": {"tidy": ["03:00", "25:00", 7], "sync": "14:00"}, "where": "w" * 600,
+    }  # fmt: skip
+    (world.state / SCHEDULE_FILE).write_text(json.dumps(record))
+    out = world.json("status", "--now", "2026-12-03T09:00")
+    warnings = out.envelope["warnings"]
+    assert any("zone 'Mars/Olympus' is unknown" in w for w in warnings)
+    assert out.data["commands"]["tidy"]["missed_runs"] == 2  # 12-02 and 12-03 at 03:00
+    assert out.data["commands"]["sync"]["missed"] is None
+    schedule = out.data["schedule"]
+    assert schedule["zone"] == "Mars/Olympus" and len(schedule["where"]) == 500
+    assert schedule["next_command"] == "tidy"
+    (world.state / SCHEDULE_FILE).write_text("{not json")
+    out = world.json("status", "--now", "2026-12-03T09:00")
+    assert any("schedule cannot be read" in w for w in out.envelope["warnings"])
+    assert all(view["missed"] is None for view in out.data["commands"].values())
+    assert out.data["schedule"] == {"installed": False}
+
+
 def test_check_never_runs_a_program_that_is_only_named_memfuse(
     world: World, tmp_path: Path
 ) -> None:

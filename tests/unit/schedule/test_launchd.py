@@ -44,11 +44,6 @@ def test_a_control_character_a_plist_cannot_hold_is_refused() -> None:
         launchd.render(schedule)
 
 
-def test_a_domain_that_is_not_reverse_dns_is_refused() -> None:
-    with pytest.raises(ScheduleError, match="reverse-DNS"):
-        launchd.render(memfuse_schedule(), domain="memfuse")
-
-
 def test_only_memfuses_own_agents_are_recognised_as_generated() -> None:
     files = launchd.render(memfuse_schedule())
     assert all(launchd.is_generated(text, name) for name, text in files.items())

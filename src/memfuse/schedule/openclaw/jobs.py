@@ -39,10 +39,6 @@ def declaration_key(name: str) -> str:
     return DECLARATION_PREFIX + name
 
 
-def jobs_file(schedule: Schedule) -> str:
-    return f"{schedule.label}.openclaw-cron.json"
-
-
 def job_names(schedule: Schedule) -> list[str]:
     """The names this schedule's jobs get: what an installer may remove and nothing else."""
     return [name for run in schedule.runs for name, _ in _exprs(schedule, run)]
@@ -52,8 +48,8 @@ def render(
     schedule: Schedule, *, tz: str | None = None, agent: str | None = None
 ) -> dict[str, str]:
     """{file name: a JSON list of `cron.add` parameters}, one entry per job."""
-    listed = jobs(schedule, tz=tz, agent=agent)
-    return {jobs_file(schedule): json.dumps(listed, indent=2, ensure_ascii=False) + "\n"}
+    text = json.dumps(jobs(schedule, tz=tz, agent=agent), indent=2, ensure_ascii=False)
+    return {f"{schedule.label}.openclaw-cron.json": text + "\n"}
 
 
 def jobs(
