@@ -642,14 +642,22 @@ def test_removal_unsets_the_switch_before_the_entry_and_keeps_the_users_other_ho
     }
 
 
-def test_a_config_that_includes_others_is_asked_of_openclaw(world: World, gateway: Gateway) -> None:
-    """Review of issues 47 and 50: memfuse reads the hook's settings itself, but does not
-    follow OpenClaw's `$include`; an included file may turn internal hooks off, so such a
-    config is asked of `openclaw config get` as before, and a refusal stays one."""
+def test_hooks_turned_off_in_an_included_file_are_read_and_an_unread_include_asked(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 50: memfuse follows OpenClaw's `$include`, so internal hooks turned off in an
+    included file are read without asking `openclaw config get`; a config whose include it
+    cannot read is asked of OpenClaw, as before, and a refusal stays one."""
     config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
     config.parent.mkdir(parents=True, exist_ok=True)
+    (config.parent / "more.json5").write_text("{ internal: { enabled: false } }")
+    config.write_text("{ hooks: { $include: './more.json5' } }")
+    out = world.json("cron", "--format", "openclaw", "--install")
+    assert out.code == 0, out.stdout
+    assert gateway.calls("config", "get") == [] and gateway.calls("hooks") == []
+    assert any("internal hooks are turned off" in c for c in out.data["changes"])
     # The stand-in's `config get` reads the one file; OpenClaw's would read the included one.
-    config.write_text(json.dumps({"$include": "./more.json5",
+    config.write_text(json.dumps({"$include": "./gone.json5",
                                   "hooks": {"internal": {"enabled": False}}}))  # fmt: skip
     out = world.json("cron", "--format", "openclaw", "--install")
     assert out.code == 0, out.stdout

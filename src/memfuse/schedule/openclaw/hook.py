@@ -190,12 +190,11 @@ def _write(where: Path) -> list[str]:
 
 
 def _internal(machine: Machine) -> Any:
-    """OpenClaw's `hooks.internal` as memfuse reads openclaw.json (no process), or as `openclaw
-    config get` says when memfuse cannot read the file or the file includes others (`$include`,
-    which memfuse does not follow): either may say `enabled: false`."""
-    settings = host.read_config(machine.env) or {}
-    if host.config_problem(machine.env) is None and "$include" not in json.dumps(settings):
-        return host.dig(settings, "hooks", "internal")
+    """OpenClaw's `hooks.internal` as memfuse reads openclaw.json and what it includes (no
+    process), or as `openclaw config get` says when memfuse cannot read them: either may say
+    `enabled: false`."""
+    if host.config_problem(machine.env) is None:
+        return host.dig(host.read_config(machine.env) or {}, "hooks", "internal")
     return _config(machine, "hooks.internal")
 
 
