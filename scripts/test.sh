@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
+# Every example of every property (a developer's own `pytest tests/unit` tries a quarter):
+# tests/conftest.py, docs/decisions.md 550.
+export MEMFUSE_TEST_THOROUGH=1
 
 echo "==> ruff check";          ruff check src tests benchmarks
 echo "==> ruff format --check"; ruff format --check src tests benchmarks

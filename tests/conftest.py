@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +37,33 @@ def _in_memory(folder: Path = Path("/dev/shm"), room: int = 1 << 30) -> None:
 
 
 _in_memory()
+
+# How thorough a run is: a developer's own loop (`pytest tests/unit`) tries a quarter of each
+# property's examples, CI and scripts/test.sh (MEMFUSE_TEST_THOROUGH=1, or CI=true) every one
+# (docs/decisions.md 550). A seeded property in the loop tries a prefix of what CI tries.
+THOROUGH = os.environ.get("MEMFUSE_TEST_THOROUGH") == "1" or os.environ.get("CI") == "true"
+hypothesis.settings.register_profile("thorough")
+hypothesis.settings.register_profile("quick", max_examples=25)
+hypothesis.settings.load_profile("thorough" if THOROUGH else "quick")
+
+
+def examples(count: int) -> int:
+    """How many of a property's `count` examples this run tries (all of them in CI)."""
+    return count if THOROUGH else max(10, count // 4)
+
+
+def _build_each_app_once() -> None:
+    """Build the click command of a typer app once, not at each `CliRunner.invoke`: a build
+    reads every option of every subcommand (~5 ms), and the unit tier invokes ~1 000 times.
+    click reuses one command across invocations (its own tests do); typer's runner rebuilds
+    only because it takes the app."""
+    import typer.main
+    import typer.testing
+
+    typer.testing._get_command = functools.cache(typer.main.get_command)
+
+
+_build_each_app_once()
 
 
 @pytest.fixture(scope="session")
@@ -208,6 +237,25 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for fault in FAULTS:
         cells = [FAULT_MATRIX.get((c, fault.name), "-") for c in COMMANDS]
         write(f"  {fault.name:<{width}}  " + "  ".join(f"{cell:<8}" for cell in cells))
+
+
+@pytest.fixture
+def dry_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """`cron --check`'s dry run of each job, recorded and not run (its argv, in order): for a
+    test whose point is which jobs a check finds and how it reads them, not what a run says.
+    Each run is a memfuse process, and a store's, ~0.4 s of CPU; real runs stay where the run
+    is the point (test_cron_flow's clean schedule, missing config and program only named
+    memfuse; the OpenClaw install flow's checks)."""
+    from memfuse.schedule import check
+
+    ran: list[list[str]] = []
+
+    def record(argv: list[str], _env: Mapping[str, str], _timeout: float, _home: Path) -> list[str]:
+        ran.append(list(argv))
+        return []
+
+    monkeypatch.setattr(check, "_dry_run", record)
+    return ran
 
 
 @pytest.fixture

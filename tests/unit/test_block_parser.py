@@ -9,6 +9,7 @@ import random
 from markdown_it import MarkdownIt
 
 from memfuse.workspace.block_parser import NESTING, block_parser
+from tests.conftest import examples
 from tests.reader.journals import journal
 
 # Thematic breaks and their near misses, alone, in containers and after a paragraph.
@@ -43,8 +44,8 @@ def test_breaks_and_their_near_misses_make_markdown_its_tokens() -> None:
 
 def test_generated_journals_and_fragments_make_markdown_its_tokens() -> None:
     rng = random.Random(320)
-    texts = [journal(rng) for _ in range(300)]
-    texts += ["".join(rng.choices(PIECES, k=rng.randint(1, 40))) for _ in range(3000)]
+    texts = [journal(rng) for _ in range(examples(300))]
+    texts += ["".join(rng.choices(PIECES, k=rng.randint(1, 40))) for _ in range(examples(3000))]
     stock = stock_parser()
     for text in texts:
         assert _tokens(block_parser(), text) == _tokens(stock, text), text

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memfuse.text import hidden
+from tests.conftest import examples
 
 PIECES = ["<", ">", "/", "!", "?", "-", "&", "#", ";", "=", '"', "'", " ", "\n", "a", "x", "1",
           "span", "hidden", "style", "amp", "x202E", "shy", "[", "]", "CDATA", "DOCTYPE", "@", ":",
@@ -25,7 +26,7 @@ def by_markdown_it(text: str) -> list[tuple[str, str, str]]:
     ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
 def test_the_bare_patterns_find_what_markdown_it_finds(text: str) -> None:
     if any(span in text for span in hidden._SPANS):
@@ -64,7 +65,7 @@ ENDS = ["<", ">", "!", "?", "-", "--", "-->", "<!--", "<![CDATA[", "]]>", "<?", 
         "a", " ", '"', "'", "=", "/", "&amp;", "&#x202E;"]  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(ENDS), max_size=30).map("".join))
 def test_the_linear_scan_finds_what_the_pattern_finds(text: str) -> None:
     from markdown_it.common.html_re import HTML_TAG_RE

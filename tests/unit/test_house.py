@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests import source
+
 SRC = Path(__file__).resolve().parents[2] / "src" / "memfuse"
 COMMAND_MAX = 300  # lines of a command module: parse, call an engine, return its data
 MODULE_MAX = 450  # lines of any module…
@@ -20,7 +22,7 @@ def module_name(path: Path) -> str:
 def imports(path: Path, known: set[str]) -> set[str]:
     """The memfuse modules a file imports (a `from package import module` names the module)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in source.nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("memfuse"):
             for alias in node.names:
                 child = f"{node.module}.{alias.name}"

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from memfuse.workspace.bullets import Bullet, section_key
 from memfuse.workspace.journal import decode, parse, parse_bytes
+from tests.conftest import examples
 
 
 def keys(text: str) -> list[tuple[str, int, str]]:
@@ -86,7 +87,7 @@ journal_lines = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(journal_lines, max_size=40))
 def test_parsing_never_raises_and_positions_are_unique(lines: list[str]) -> None:
     bullets = parse("\n".join(lines))
@@ -95,7 +96,7 @@ def test_parsing_never_raises_and_positions_are_unique(lines: list[str]) -> None
     assert all(b.text and b.text == b.text.strip() for b in bullets)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(journal_lines, max_size=30), st.lists(st.text(min_size=1, max_size=30), max_size=5))
 def test_appending_a_section_never_changes_earlier_uris(lines: list[str], extra: list[str]) -> None:
     text = "\n".join(lines)

@@ -14,6 +14,7 @@ from memfuse.workspace.blocks import read_blocks
 from memfuse.workspace.bullets import Bullet
 from memfuse.workspace.journal import parse
 from memfuse.workspace.plain import read_plain
+from tests.conftest import examples
 
 # Lines as journals hold them, and the lines that border on something else: an indented
 # marker, a heading with a closing sequence, text that would open a block of its own, Unicode
@@ -60,7 +61,7 @@ def _seen(bullets: list[Bullet]) -> list[tuple[str, int, str, int]]:
     return [(b.key, b.n, b.text, b.line) for b in bullets]
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(journal_line, max_size=30))
 def test_the_plain_reading_equals_markdown_it_on_any_journal_it_takes(lines: list[str]) -> None:
     _same("\n".join(lines))
@@ -130,8 +131,8 @@ def _nesting(rng: random.Random) -> str:
 
 
 def test_nested_items_at_any_indentation_read_the_same_either_way() -> None:
-    rng = random.Random(35)
-    assert sum(_same(_nesting(rng)) for _ in range(3000)) > 2000
+    rng, count = random.Random(35), examples(3000)
+    assert sum(_same(_nesting(rng)) for _ in range(count)) > count * 2 // 3
 
 
 def _agent_journal(rng: random.Random) -> str:
@@ -150,7 +151,7 @@ def _agent_journal(rng: random.Random) -> str:
 
 def test_journals_as_agents_write_them_are_all_read_plain_and_equal() -> None:
     rng = random.Random(32)
-    for _ in range(500):
+    for _ in range(examples(500)):
         text = _agent_journal(rng)
         assert _same(text), text
 
@@ -158,19 +159,20 @@ def test_journals_as_agents_write_them_are_all_read_plain_and_equal() -> None:
 def test_agent_journals_with_border_lines_read_the_same_either_way() -> None:
     """Long journals, each with a few of the lines that border on another block put anywhere:
     the plain reading takes about half of them, and agrees with markdown-it on every one."""
-    rng = random.Random(34)
+    rng, count = random.Random(34), examples(1500)
     taken = 0
-    for _ in range(1500):
+    for _ in range(count):
         lines = _agent_journal(rng).split("\n")
         for _ in range(rng.choice([0, 1, 1, 2, 3])):
             lines.insert(rng.randint(0, len(lines)), _line(rng.choice))
         taken += _same("\n".join(lines))
-    assert taken > 300
+    assert taken > count // 5
 
 
 def test_the_property_compares_many_journals_not_a_few() -> None:
     """The property above is not vacuous: of journals drawn from its lines, a fair share is
     plain and compared (the rest are markdown-it's alone)."""
     rng = random.Random(33)
-    texts = ["\n".join(_line(rng.choice) for _ in range(rng.randint(0, 12))) for _ in range(2000)]
-    assert sum(_same(text) for text in texts) > 200
+    count = examples(2000)
+    texts = ["\n".join(_line(rng.choice) for _ in range(rng.randint(0, 12))) for _ in range(count)]
+    assert sum(_same(text) for text in texts) > count // 10

@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from tests.conftest import examples
 from tests.reader.journals import COMMONMARK, commonmark_js, differences, divergence, journal
 
 pytestmark = pytest.mark.skipif(
@@ -43,7 +44,7 @@ def test_the_issues_constructs_read_as_commonmark_js_reads_them() -> None:
 
 def test_generated_journals_read_as_commonmark_js_reads_them() -> None:
     rng = random.Random(39)
-    texts = [journal(rng) for _ in range(3000)]
+    texts = [journal(rng) for _ in range(examples(3000))]
     allowed: dict[str, int] = {}
     for text, theirs in zip(texts, commonmark_js(texts), strict=True):
         found = differences(text, theirs)

@@ -17,6 +17,7 @@ from memfuse.workspace.journal import parse, parse_bytes, read
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.rollup import roll_up
 from memfuse.workspace.weekly import weekly_sections
+from tests.conftest import examples
 
 
 def seen(text: str) -> list[tuple[str, str]]:
@@ -184,7 +185,7 @@ PIECES = ["- ", "* ", "1. ", "> ", ">", "  ", "\t", "\n", "\n\n", "<!--", "-->",
           "<!-- openclaw:dreaming:rem:start -->\n", "<!-- openclaw:dreaming:rem:end -->\n"]  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=60))
 def test_any_mix_of_containers_comments_and_markers_reads_and_adds_up(pieces: list[str]) -> None:
     text = "".join(pieces)

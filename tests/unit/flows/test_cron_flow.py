@@ -219,7 +219,7 @@ def test_a_broken_marker_pair_is_refused_not_guessed(world: World, tools: Path) 
 
 
 def test_systemd_timers_are_written_beside_the_users_units_and_enabled(
-    world: World, tools: Path, tmp_path: Path
+    world: World, tools: Path, tmp_path: Path, dry_runs: list[list[str]]
 ) -> None:
     tool(tools, "systemctl", "exit 0")
     units = tmp_path / "config" / "systemd" / "user"
@@ -242,6 +242,7 @@ def test_systemd_timers_are_written_beside_the_users_units_and_enabled(
     assert [j["job"] for j in checked.data["jobs"] if j["job"] != "systemd-analyze verify"] == [
         f"{label}-{run}.service" for run in ("surface", "sync", "tidy")
     ]
+    assert [subcommand(tuple(argv))[0] for argv in dry_runs] == ["surface", "sync", "tidy"]
     assert world.json("cron", "--format", "systemd", "--remove").code == 0
     assert sorted(p.name for p in units.iterdir()) == ["backup.timer"]
 
@@ -261,14 +262,20 @@ def test_a_unit_memfuse_did_not_write_is_never_overwritten(
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
-def test_the_generated_units_pass_systemd_analyze_verify(world: World) -> None:
+def test_the_generated_units_pass_systemd_analyze_verify(
+    world: World, dry_runs: list[list[str]]
+) -> None:
     out = world.json("cron", "--format", "systemd", "--check")
     verify = next(j for j in out.data["jobs"] if j["job"] == "systemd-analyze verify")
     assert verify["ok"], verify["problems"]
 
 
 def test_launchd_agents_are_property_lists_with_the_runs_times(
-    world: World, tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    world: World,
+    tools: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dry_runs: list[list[str]],
 ) -> None:
     monkeypatch.setattr(launchd, "agents_dir", lambda _machine: tmp_path / "LaunchAgents")
     tool(tools, "launchctl", "exit 0")
@@ -282,7 +289,7 @@ def test_launchd_agents_are_property_lists_with_the_runs_times(
     assert all(f"{job['Label']}.plist" in plists for job in plists.values())
     assert "bootstrap" in (tools / "calls").read_text()
     checked = world.json("cron", "--format", "launchd", "--check", str(tmp_path / "LaunchAgents"))
-    assert len(checked.data["jobs"]) == 3
+    assert len(checked.data["jobs"]) == len(dry_runs) == 3
 
 
 def test_openclaw_jobs_printed_are_cron_add_parameters(world: World) -> None:
@@ -485,7 +492,7 @@ def test_check_runs_nothing_the_job_names_and_reports_what_it_would_change(
 
 
 def test_check_reports_what_a_unit_or_an_agent_sets_beside_the_command(
-    world: World, tmp_path: Path
+    world: World, tmp_path: Path, dry_runs: list[list[str]]
 ) -> None:
     ours = plan.memfuse_command()
     units = tmp_path / "units"
@@ -507,6 +514,7 @@ def test_check_reports_what_a_unit_or_an_agent_sets_beside_the_command(
     (tmp_path / "x.plist").write_bytes(plistlib.dumps(plist))
     out = world.json("cron", "--format", "launchd", "--check", str(tmp_path / "x.plist"))
     assert f"MEMFUSE_MCPORTER={world.workspace}/m, inside" in out.data["jobs"][0]["findings"][0]
+    assert [subcommand(tuple(argv))[0] for argv in dry_runs] == ["sync", "tidy"]
 
 
 def test_the_printed_schedule_checks_without_a_finding(world: World) -> None:
@@ -618,7 +626,7 @@ def test_no_crontab_and_no_user_manager_names_the_ways_on(
 
 
 def test_check_of_a_file_takes_the_workspace_from_the_file(
-    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dry_runs: list[list[str]]
 ) -> None:
     """Issue 40: `cron --check FILE` without -w exited 66 (the default workspace is absent)
     though every job in the file names its workspace."""
@@ -638,6 +646,7 @@ def test_check_of_a_file_takes_the_workspace_from_the_file(
     assert data["source"] == str(table)
     assert [job["findings"] for job in data["jobs"]] == [[], [], []]
     assert all(str(world.workspace) in job["command"] for job in data["jobs"])
+    assert len(dry_runs) == 3 and all(str(world.workspace) in argv for argv in dry_runs)
 
 
 def test_a_job_naming_its_own_store_setup_is_said_not_tried_not_failed(

@@ -16,6 +16,7 @@ from memfuse.workspace.journal import parse_bytes
 from memfuse.workspace.layout import Workspace
 from memfuse.workspace.note import NoteRefused, append_note
 from memfuse.workspace.note_file import Marks
+from tests.conftest import examples
 from tests.fakes import World, state_of
 from tests.unit.flows.test_serve_flow import DAY, JOURNAL
 
@@ -300,7 +301,8 @@ def test_the_tail_reading_answers_as_the_whole_reading_whatever_the_agent_append
     journal, workspace, marks = journal_of(world), workspace_of(world), Marks()
     world.journal(DAY, "# Journal\n\n## 22:00\n- first\n")
     taken = refused = tails = 0
-    for step in range(200):
+    steps = examples(200)
+    for step in range(steps):
         lines = [
             rng.choice(LINES).format(i=step, d=rng.randrange(10)) for _ in range(rng.randrange(4))
         ]
@@ -323,7 +325,7 @@ def test_the_tail_reading_answers_as_the_whole_reading_whatever_the_agent_append
         taken += 1
         tails += counted.bytes < size
         assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet, step
-    assert taken > 50 and refused > 5 and tails > taken // 2  # mostly read on the tail
+    assert taken > steps // 4 and refused > steps // 40 and tails > taken // 2  # mostly the tail
 
 
 def test_a_new_process_reads_the_tail_from_the_mark_the_state_folder_keeps(world: World) -> None:

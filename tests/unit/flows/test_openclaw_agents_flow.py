@@ -160,7 +160,7 @@ def test_a_crontab_gets_one_block_per_agent_each_its_own_store(
 
 
 def test_check_tries_every_agents_jobs_with_its_own_store(
-    world: World, gateway: Gateway, tmp_path: Path
+    world: World, gateway: Gateway, tmp_path: Path, dry_runs: list[list[str]]
 ) -> None:
     work = tmp_path / "work-ws"
     (work / "memory").mkdir(parents=True)
@@ -173,6 +173,8 @@ def test_check_tries_every_agents_jobs_with_its_own_store(
     assert not any(job.get("unchecked") or job["findings"] for job in out.data["jobs"])
     work_jobs = [job for job in out.data["jobs"] if job["job"].startswith("work: ")]
     assert all("--server agent-memory-work" in job["command"] for job in work_jobs)
+    tried = [" ".join(argv) for argv in dry_runs]
+    assert len(tried) == 6 and sum("--server agent-memory-work" in t for t in tried) == 3
 
 
 def test_status_all_agents_is_one_table_and_the_worst_exit(

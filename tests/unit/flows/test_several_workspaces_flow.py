@@ -82,7 +82,7 @@ def test_several_w_give_a_crontab_block_per_workspace_each_its_own_store(
 
 
 def test_several_w_give_systemd_units_per_workspace_and_check_each(
-    world: World, tools: Path, tmp_path: Path
+    world: World, tools: Path, tmp_path: Path, dry_runs: list[list[str]]
 ) -> None:
     tool(tools, "systemctl", "exit 0")
     store_entry(world)
@@ -99,6 +99,8 @@ def test_several_w_give_systemd_units_per_workspace_and_check_each(
     work_jobs = [job for job in checked.data["jobs"] if job["job"].startswith("work-")]
     assert all("--server agent-memory-work-" in job["command"] for job in work_jobs
                if job["job"].endswith(".service"))  # fmt: skip
+    tried = [argv for argv in dry_runs if str(work) in argv]
+    assert len(tried) == 3 and all("agent-memory-work-" in " ".join(a) for a in tried)
 
 
 def test_nested_repeated_or_openclaw_workspaces_are_refused(

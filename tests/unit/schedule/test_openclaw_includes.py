@@ -149,7 +149,10 @@ def test_a_link_out_a_hard_link_or_another_users_file_is_not_followed(
     assert "belongs to another user" in str(host.config_problem(env_for(folder)))
 
 
-def test_json5_is_read_within_one_budget_for_the_file_and_its_includes(tmp_path: Path) -> None:
+def test_json5_is_read_within_one_budget_for_the_file_and_its_includes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(config, "JSON5_LIMIT", 4 << 10)  # 256 KiB of JSON5: 2.6 s of the tier
     part = "{ x: '" + "y" * (config.JSON5_LIMIT // 2) + "' }"
     files(tmp_path, **{"openclaw.json": "{ a: { $include: ['p.json5', 'q.json5'] } }",
                        "p.json5": part, "q.json5": part})  # fmt: skip
