@@ -20,7 +20,8 @@ from typing import Any
 from memfuse.state.sqlite import immediate
 from memfuse.store.decay import STABILITY_DAYS, priority_of, vitality, weighted
 from memfuse.store.generations import CAPACITY_5, GEN4_LIMITS, limit_variable
-from memfuse.text.similarity import CJK, dice, profile, search_terms, similarity
+from memfuse.text.similarity import CJK, dice, profile, similarity
+from memfuse.text.similarity import search_terms as tokens
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
 URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
@@ -67,7 +68,6 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 """
 
-_CJK = CJK
 _STOPWORDS = {"the", "and", "for", "are", "was", "but", "not", "you", "with", "this", "that"}
 
 
@@ -89,12 +89,9 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.strip().encode("utf-8")).hexdigest()[:16]
 
 
-tokens = search_terms
-
-
 def effective_length(content: str) -> int:
     """4.x/5.x's measure of a memory's length: a CJK character counts 3."""
-    return sum(3 if _CJK.match(c) else 1 for c in content)
+    return sum(3 if CJK.match(c) else 1 for c in content)
 
 
 def gate_failures(content: str, memory_type: str, generation: int = 2) -> list[str]:
@@ -109,12 +106,12 @@ def gate_failures(content: str, memory_type: str, generation: int = 2) -> list[s
     elif len(content) < minimum:
         failures.append(f"specificity (too short: {len(content)} < {minimum} chars)")
     meaningful = [
-        t for t in tokens(content) if _CJK.match(t[0]) or (len(t) >= 2 and t not in _STOPWORDS)
+        t for t in tokens(content) if CJK.match(t[0]) or (len(t) >= 2 and t not in _STOPWORDS)
     ]
     if not meaningful:
         failures.append("novelty (no meaningful content)")
     has_topic = (
-        bool(_CJK.search(content))
+        bool(CJK.search(content))
         or re.search(r"\b[A-Z][a-zA-Z]+", content) is not None
         or re.search(r"\d", content) is not None
         or "://" in content
@@ -153,7 +150,6 @@ class Store:
         self.agent = agent_id
         self.clock = clock
         self.gate = gate
-        self._index_missing_terms()
 
     # --- remember ---------------------------------------------------------------------
     def remember(
@@ -299,17 +295,6 @@ class Store:
             (memory_id, self.agent, memory_type, " ".join(tokens(content))),
         )
 
-    def _index_missing_terms(self) -> None:
-        """Index memories written before the term index existed (or by an older server)."""
-        missing = self.db.execute(
-            "SELECT id, type, content FROM memories WHERE id NOT IN"
-            " (SELECT memory_id FROM memory_terms)"
-        ).fetchall()
-        if missing:
-            with immediate(self.db):
-                for row in missing:
-                    self._index(row["id"], row["type"], row["content"])
-
     # --- recall -----------------------------------------------------------------------
     def recall(self, query: str, limit: int = 10) -> dict[str, Any]:
         intent, confidence = classify_intent(query)
@@ -365,7 +350,7 @@ class Store:
         return answer
 
     # --- recall_path ------------------------------------------------------------------
-    def recall_path(self, uri: str, traverse_hops: int = 0) -> dict[str, Any]:
+    def recall_path(self, uri: str) -> dict[str, Any]:
         exact = self.db.execute(
             "SELECT m.* FROM paths p JOIN memories m ON m.id = p.memory_id"
             " WHERE p.agent_id = ? AND p.uri = ?",
@@ -730,7 +715,3 @@ def bm25(
         if score > 0:
             out.append((row, score))
     return out
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)

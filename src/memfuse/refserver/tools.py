@@ -180,7 +180,7 @@ def handlers(store: Store) -> dict[str, Callable[[dict[str, Any]], dict[str, Any
             a["content"], a["type"], a.get("uri"), a["emotion_val"], a.get("source")
         ),
         "recall": lambda a: store.recall(a["query"], int(a["limit"])),
-        "recall_path": lambda a: store.recall_path(a["uri"], int(a["traverse_hops"])),
+        "recall_path": lambda a: store.recall_path(a["uri"]),
         "reflect": lambda a: store.reflect(a["phase"]),
         "status": lambda _a: store.status(),
         "forget": lambda a: store.forget(a["id"], a["hard"]),
