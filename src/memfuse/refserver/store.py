@@ -424,25 +424,30 @@ class Store:
             below += new < LOW_VITALITY
         return {"updated": updated, "decayed": decayed, "belowThreshold": below}
 
-    def _tidy(self) -> dict[str, int]:
-        doomed = [
-            r["id"]
-            for r in self.db.execute(
-                "SELECT id FROM memories WHERE agent_id = ? AND priority = 3 AND vitality < ?",
-                (self.agent, TIDY_THRESHOLD),
-            )
-        ]
-        for memory_id in doomed:
-            self._delete(memory_id)
-        orphans = self.db.execute(
+    def _delete_where(self, condition: str, *args: Any) -> int:
+        """Delete this agent's memories that meet `condition` (a constant); how many."""
+        found = self.db.execute(
+            f"SELECT id FROM memories WHERE agent_id = ? AND {condition}",  # noqa: S608
+            (self.agent, *args),
+        ).fetchall()
+        for row in found:
+            self._delete(row["id"])
+        return len(found)
+
+    def _orphan_paths(self) -> int:
+        return self.db.execute(
             "DELETE FROM paths WHERE agent_id = ? AND memory_id NOT IN (SELECT id FROM memories)",
             (self.agent,),
         ).rowcount
+
+    def _tidy(self) -> dict[str, int]:
+        doomed = self._delete_where("priority = 3 AND vitality < ?", TIDY_THRESHOLD)
+        orphans = self._orphan_paths()
         pruned = self.db.execute(
             "DELETE FROM snapshots WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER"
             " (PARTITION BY memory_id ORDER BY created_at DESC) AS n FROM snapshots) WHERE n > 10)"
         ).rowcount
-        out = {"archived": len(doomed), "orphansCleaned": orphans}
+        out = {"archived": doomed, "orphansCleaned": orphans}
         if self.generation < 3:
             out["snapshotsPruned"] = pruned
         elif self.generation >= 5:
@@ -450,27 +455,17 @@ class Store:
         return out
 
     def _govern(self) -> dict[str, int]:
-        orphan_paths = self.db.execute(
-            "DELETE FROM paths WHERE agent_id = ? AND memory_id NOT IN (SELECT id FROM memories)",
-            (self.agent,),
-        ).rowcount
+        orphan_paths = self._orphan_paths()
         orphan_links = self.db.execute(
             "DELETE FROM links WHERE agent_id = ? AND (source_id NOT IN (SELECT id FROM memories)"
             " OR target_id NOT IN (SELECT id FROM memories))",
             (self.agent,),
         ).rowcount
-        empty = [
-            r["id"]
-            for r in self.db.execute(
-                "SELECT id FROM memories WHERE agent_id = ? AND trim(content) = ''", (self.agent,)
-            )
-        ]
-        for memory_id in empty:
-            self._delete(memory_id)
+        empty = self._delete_where("trim(content) = ''")
         out: dict[str, Any] = {"orphanPaths": orphan_paths}
         if self.generation < 3:
             out["orphanLinks"] = orphan_links
-        out["emptyMemories"] = len(empty)
+        out["emptyMemories"] = empty
         if self.generation >= 4:
             by_type = self._evict()
             out["evicted"] = sum(by_type.values())

@@ -164,15 +164,15 @@ def _tool_checks(probe: Probe, store: StoreClient, status: StoreStatus) -> tuple
         offered = store.tools()
     except StoreError as exc:
         return [Check("tools", False, str(exc))], 0
-    needed = store.needed_tools()
+    generation = store.generation()
+    assert generation is not None  # its tools were listed just now
+    needed = generation.tools.needed()
     missing = [t for t in needed if t not in offered]
     checks = [
         Check("tools", not missing,
               "all of " + ", ".join(needed) if not missing
               else "missing: " + ", ".join(missing))
     ]  # fmt: skip
-    generation = store.generation()
-    assert generation is not None  # its tools were listed just now
     state = probe.workspace.state
     if state.exists():
         with contextlib.suppress(OSError, MemfuseError):

@@ -30,7 +30,7 @@ from memfuse.store.answers import (
     status_of,
 )
 from memfuse.store.gateway import Gateway, GatewayError, Guard
-from memfuse.store.generations import BASELINE, Generation, Tools, generation_of
+from memfuse.store.generations import Generation, Tools, generation_of
 
 T = TypeVar("T")
 
@@ -149,11 +149,6 @@ class StoreClient:
     @property
     def _tool(self) -> Tools:
         return self._reader().tools
-
-    def needed_tools(self) -> tuple[str, ...]:
-        """The tools this store's generation must offer for memfuse to work."""
-        generation = self.generation()
-        return (generation or BASELINE).tools.needed()
 
     def limits(self, status: StoreStatus) -> dict[str, int]:
         """The capacity limits in force, by "total" or type (empty: no limit)."""
