@@ -15,10 +15,10 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from memfuse.store.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
 
@@ -33,19 +33,9 @@ class RunOutcome:
     stderr: bytes
 
 
-class Runner(Protocol):
-    """Runs argv with stdin and a wall-clock limit. Raises OSError when it cannot start, and
-    subprocess.TimeoutExpired (after killing the whole process group) when time runs out."""
-
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        stdin: bytes,
-        timeout: float,
-        env: Mapping[str, str] | None,
-        cwd: str | None = None,
-    ) -> RunOutcome: ...
+# Runs argv as run_in_process_group does (its keywords): OSError when it cannot start,
+# subprocess.TimeoutExpired (the whole process group killed) when time runs out.
+Runner = Callable[..., RunOutcome]
 
 
 # What one call may answer: far above any agent-memory answer (a year of journal memories is a
