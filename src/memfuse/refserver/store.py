@@ -357,13 +357,14 @@ class Store:
             (self.agent, uri),
         ).fetchone()
         if exact is not None:
-            memory = {k: exact[k] for k in exact.keys()}  # noqa: SIM118 (sqlite3.Row)
+            memory = dict(exact)
             if self.generation >= 3:
                 return {"found": True, "memory": memory}
             return {"found": True, "memory": memory, "related": self._related(exact["id"])}
         escaped = uri.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        vitality = ", m.vitality" if self.generation >= 3 else ""  # prefix items carry it from 3.x
         rows = self.db.execute(
-            "SELECT p.uri, m.content, m.type, m.priority, m.vitality FROM paths p"
+            f"SELECT p.uri, m.content, m.type, m.priority{vitality} FROM paths p"  # noqa: S608
             " JOIN memories m ON m.id = p.memory_id"
             " WHERE p.agent_id = ? AND p.uri LIKE ? ESCAPE '\\' ORDER BY p.uri",
             (self.agent, escaped + "%"),
@@ -374,14 +375,8 @@ class Store:
             "found": True,
             "prefix": uri,
             "count": len(rows),
-            "memories": [self._prefix_item(r) for r in rows],
+            "memories": [dict(r) for r in rows],
         }
-
-    def _prefix_item(self, row: sqlite3.Row) -> dict[str, Any]:
-        item = dict(zip(row.keys(), tuple(row), strict=True))
-        if self.generation < 3:
-            item.pop("vitality")  # prefix items carry vitality from 3.x on
-        return item
 
     def _related(self, memory_id: str) -> list[dict[str, Any]]:
         rows = self.db.execute(

@@ -5,10 +5,8 @@ Commands ask it for what they need — `status()`, `remember(memory)`, `recall(q
 values back (memfuse.store.answers). Only this module knows agent-memory's tool names and
 argument shapes; only it and the generations (memfuse.store.generations) read its answers.
 
-Every call goes through the best-effort guard beneath (memfuse.store.gateway.guard): a call
-that fails is one warning and `None` (or a failed `Outcome`), never an exception, and the
-caller goes on with what it has. The transport beneath the guard is the real one (mcporter or
-an MCP session) or, in tests, the scripted fake.
+Every call goes through the best-effort guard (memfuse.store.gateway.guard): a call that
+fails is one warning and `None` (or a failed `Outcome`), never an exception.
 """
 
 from __future__ import annotations

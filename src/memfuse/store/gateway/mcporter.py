@@ -146,11 +146,6 @@ def build_argv(
     return argv
 
 
-def encode_arguments(arguments: Mapping[str, Any]) -> bytes:
-    """The stdin payload: one JSON object, UTF-8, text kept byte-exact."""
-    return json.dumps(dict(arguments), ensure_ascii=False).encode("utf-8")
-
-
 def failure_detail(stdout: str, stderr: str, limit: int = 300) -> str:
     """The useful part of a failed mcporter run: its error line, not the server's noise."""
     lines = [line.strip() for line in (stderr + "\n" + stdout).splitlines() if line.strip()]
@@ -198,7 +193,8 @@ class McporterGateway:
             timeout_ms=int(self.timeout * 1000),
         )
         where = f"{self.server}.{tool}"
-        outcome = self._mcporter(argv, where, encode_arguments(arguments))
+        payload = json.dumps(dict(arguments), ensure_ascii=False).encode("utf-8")  # byte-exact
+        outcome = self._mcporter(argv, where, payload)
         stdout = outcome.stdout.decode("utf-8", errors="replace")
         if outcome.returncode != 0:
             stderr = outcome.stderr.decode("utf-8", errors="replace")
