@@ -22,7 +22,6 @@ from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
 
-SCHEMA_VERSION = 1
 Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns and inode
 
 # Outcomes that settle a position until its text changes.
@@ -147,7 +146,6 @@ class Ledger:
         db = open_private_db(state, state.LEDGER, SCHEMA)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return db
 
     def close(self) -> None:
