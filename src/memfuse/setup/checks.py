@@ -22,7 +22,7 @@ from memfuse.report import Reporter
 from memfuse.run.history import History
 from memfuse.settings import Settings, mask_secret
 from memfuse.setup.entry import find_server_js, not_installed, package_version
-from memfuse.state.memo import note_generation
+from memfuse.state.folder import note_generation
 from memfuse.store.answers import StoreStatus
 from memfuse.store.client import StoreClient, StoreError
 from memfuse.store.connect import Server

@@ -27,8 +27,7 @@ from memfuse.run.results import CommandView, LedgerView, RecentView, ScheduleVie
 from memfuse.schedule.install import SCHEDULE_FILE
 from memfuse.schedule.install import describe as describe_schedule
 from memfuse.schedule.runs import due_between
-from memfuse.state.memo import last_generation
-from memfuse.state.pause import paused_since
+from memfuse.state.folder import last_generation, paused_since
 from memfuse.untrusted import UntrustedJSON, load_json
 
 
