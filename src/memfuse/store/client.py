@@ -275,7 +275,7 @@ class StoreClient:
 
     def reflect(self) -> Reflection | None:
         """The sleep cycle (decay, tidy, govern); None when it failed."""
-        answer = self._guard.answer(self._tool.reflect, {"phase": "all"})
+        answer, _why = self._guard.answer(self._tool.reflect, {"phase": "all"})
         if answer is None:
             return None
         return self._reader().read_reflection(answer.value, answer.text)
