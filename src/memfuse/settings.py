@@ -6,7 +6,6 @@ receives these and never resolves them itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -80,13 +79,12 @@ class RerankSettings:
 
 
 @dataclass(frozen=True)
-class ServerSpec:
-    """How to start a stdio MCP server: memfuse's `[session]` table, or the server's mcporter
-    entry as memfuse.store.server_entry reads it into this shape for the session transport."""
+class SessionServer:
+    """How to start the MCP server for the session transport, when given in memfuse's config."""
 
     command: str
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
 
 
@@ -112,7 +110,7 @@ class Settings:
     related_similarity: float = 0.3
     archive_after_days: int = 7
     rerank: RerankSettings = field(default_factory=RerankSettings)
-    session_server: ServerSpec | None = None
+    session_server: SessionServer | None = None
     max_file_mib: int = 16
     # when a failing run stops being a warning and exits ESCALATED (see memfuse.run.history)
     alert_failed_runs: int = 3
@@ -143,8 +141,8 @@ class Settings:
                         shown = mask_url(str(shown))
                     rows.append((f"{f.name}.{sub.name}", str(shown)))
                 continue
-            if isinstance(value, ServerSpec):  # its env is where a server's token lives
-                env = {name: mask_secret(v) for name, v in value.env.items()}
+            if isinstance(value, SessionServer):  # its env is where a server's token lives
+                env = {name: mask_secret(v) for name, v in value.env}
                 args = " ".join(mask_args(value.args))  # a key or a URL password, too
                 value = f"{value.command} {args} env={env} cwd={value.cwd}"
             if isinstance(value, tuple) and value and isinstance(value[0], str | Path):

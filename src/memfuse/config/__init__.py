@@ -29,7 +29,7 @@ from memfuse.config.options import (
 from memfuse.errors import ConfigError
 from memfuse.host import workspace_in
 from memfuse.report import arg_secrets
-from memfuse.settings import Budget, RerankSettings, ServerSpec, Settings
+from memfuse.settings import Budget, RerankSettings, SessionServer, Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.workspace.layout import Workspace
 
@@ -258,7 +258,7 @@ def load_settings(
         state_dir=state_dir,
         now=now,
         rerank=_rerank_settings(tables["rerank"], env),
-        session_server=ServerSpec(**session) if "command" in session else None,
+        session_server=SessionServer(**session) if "command" in session else None,
         surface=Budget(**tables["surface"]),
         config_files=files,
         config_notices=local.notices,
@@ -297,10 +297,11 @@ def secrets_in(settings: Settings, env: Mapping[str, str] | None = None) -> list
     found = {v for k, v in env.items() if k.upper().endswith(("_API_KEY", "_TOKEN")) and v}
     if settings.rerank.api_key:
         found.add(settings.rerank.api_key)
-    server = settings.session_server
-    if server is not None:  # a server's token is passed in its env
-        found.update(v for name, v in server.env.items() if name.upper().endswith(SECRET_NAMES))
-        found.update(arg_secrets(server.args))  # `--api-key=…`, a DSN's
+    if settings.session_server is not None:  # a server's token is passed in its env
+        found.update(
+            v for name, v in settings.session_server.env if name.upper().endswith(SECRET_NAMES)
+        )
+        found.update(arg_secrets(settings.session_server.args))  # `--api-key=…`, a DSN's
     url = urlsplit(settings.rerank.base_url)
     found.update(v for v in (url.password, *(v for _k, v in parse_qsl(url.query))) if v)
     return sorted((s for s in found if len(s) >= 6), key=len, reverse=True)

@@ -85,10 +85,10 @@ def _string_list(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _string_table(value: Any) -> dict[str, str]:
+def _string_table(value: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise TypeError("a table of strings")
-    return dict(sorted(value.items()))
+    return tuple(sorted(value.items()))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from memfuse.confine import UnsafePath, read_file
 from memfuse.errors import ConfigError
-from memfuse.settings import ServerSpec, Settings
+from memfuse.settings import SessionServer, Settings
+from memfuse.store.gateway.base import ServerSpec
 from memfuse.untrusted import load_json
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -88,12 +89,12 @@ def mcporter_config_path(settings: Settings, env: Mapping[str, str]) -> Path | N
 def server_spec(settings: Settings, env: Mapping[str, str] | None = None) -> ServerSpec:
     """Where the session transport's server comes from: [session] config, else mcporter's."""
     env = os.environ if env is None else env
-    own = settings.session_server
+    own: SessionServer | None = settings.session_server
     if own is not None:
         cwd = str(Path(own.cwd).expanduser()) if own.cwd else None
         if cwd is not None and not os.path.isabs(cwd):
             raise ConfigError(f"[session] cwd must be an absolute path, not {own.cwd!r}")
-        return ServerSpec(own.command, own.args, own.env, cwd)
+        return ServerSpec(own.command, own.args, dict(own.env), cwd)
     path = mcporter_config_path(settings, env)
     if path is None:
         raise ConfigError(

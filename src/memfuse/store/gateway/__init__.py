@@ -4,7 +4,6 @@ The gateway knows nothing of memfuse's settings: `memfuse.store.connect` builds 
 
 from __future__ import annotations
 
-from memfuse.settings import ServerSpec
 from memfuse.store.gateway.base import (
     Answer,
     BadOutput,
@@ -13,6 +12,7 @@ from memfuse.store.gateway.base import (
     Gateway,
     GatewayError,
     ServerError,
+    ServerSpec,
     ToolMissing,
 )
 from memfuse.store.gateway.guard import Guard

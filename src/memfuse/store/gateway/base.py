@@ -1,4 +1,5 @@
-"""The gateway interface every transport implements, and the typed failures it raises."""
+"""The gateway interface every transport implements, the typed failures it raises, and how a
+stdio server is started (what the session transport is given)."""
 
 from __future__ import annotations
 
@@ -79,6 +80,16 @@ def parse_answer(tool: str, text: str) -> Answer:
     if isinstance(value, dict) and "error" in value and len(value) <= 2:
         raise ServerError(f"{tool} answered an error: {value['error']}")
     return Answer(tool=tool, text=text, value=value)
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """How to start a stdio MCP server."""
+
+    command: str
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: str | None
 
 
 class Gateway(Protocol):

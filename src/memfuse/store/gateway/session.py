@@ -29,11 +29,11 @@ from typing import IO, Any, TextIO
 
 from memfuse import __version__
 from memfuse.errors import MemfuseError
-from memfuse.settings import ServerSpec
 from memfuse.store.gateway.base import (
     Answer,
     CallFailed,
     CallTimeout,
+    ServerSpec,
     ToolMissing,
     parse_answer,
 )
