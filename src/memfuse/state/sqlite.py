@@ -78,9 +78,11 @@ def connect_bounded(
     clock: Callable[[], float] = time.monotonic,
     **options: Any,
 ) -> BoundedConnection:
-    """Connect to SQLite in autocommit, every statement bounded to `seconds` of `clock`."""
+    """Connect to SQLite in autocommit, every statement bounded to `seconds` of `clock`, and
+    nothing a file's schema holds (a view's function, a trigger's) run as trusted."""
     db = sqlite3.connect(target, isolation_level=None, factory=BoundedConnection, **options)
     db.bound(seconds, clock)
+    db.execute("PRAGMA trusted_schema = OFF")
     return db
 
 
@@ -133,7 +135,6 @@ def open_private_db(
     assert path is not None  # created
     db = connect_bounded(path, timeout=30)
     try:
-        db.execute("PRAGMA trusted_schema = OFF")
         if check_schema(db, schema, version) and version is not None:
             # One transaction: another process never sees some tables, or all without their
             # version (it would take them for another build's and remove them under this one).
@@ -160,7 +161,6 @@ def open_read_only(state: StateFolder, name: str, schema: str) -> sqlite3.Connec
     uri = f"file:{path}?mode=ro"
     db = connect_bounded(uri, uri=True, timeout=5)
     try:
-        db.execute("PRAGMA trusted_schema = OFF")
         check_schema(db, schema)
     except BaseException:
         db.close()
