@@ -42,7 +42,6 @@ _SELECT_SHARING = (
     f"{_SELECT_ALL} WHERE memory_id IN (SELECT value FROM json_each(?))"  # noqa: S608
     " AND outcome NOT IN ('forgotten', 'withdrawn', 'rejected') ORDER BY position"
 )
-_SELECT_DAY = f"{_SELECT_ALL} WHERE day = ?"
 _INSERT = f"INTO entries ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
@@ -164,7 +163,7 @@ class Ledger:
     def entries_for(self, days: Iterable[str]) -> dict[str, Entry]:
         found: dict[str, Entry] = {}
         for day in days:
-            rows = self.db.execute(_SELECT_DAY, (day,))
+            rows = self.db.execute(f"{_SELECT_ALL} WHERE day = ?", (day,))
             found.update((row[0], _entry(row)) for row in rows)
         return found
 

@@ -188,12 +188,19 @@ def _capacity(probe: Probe, store: StoreClient, status: StoreStatus) -> list[Che
     limits = store.limits(status)
     if not limits:
         return []
-    produced = _window_types(probe)
+    s = probe.settings
+    start = s.now.date() - timedelta(days=s.surface.window_days - 1)
+    window = probe.workspace.window(start, s.now.date())
+    produced: Counter[str] = Counter(
+        probe.classifier.classify(bullet.text).type
+        for journal in probe.workspace.journals(window, probe.reporter.warn)
+        for bullet in journal.bullets
+    )
     produced["total"] = sum(produced.values())
     short = [name for name in limits if produced.get(name, 0) > limits[name]]
     if not short:
         return [Check("capacity", True, f"limits {limits} hold the surface window", False)]
-    days = probe.settings.surface.window_days
+    days = s.surface.window_days
     detail = (
         "; ".join(
             f"{name}: keeps {limits[name]}, the journals of the last {days} days hold"
@@ -204,18 +211,6 @@ def _capacity(probe: Probe, store: StoreClient, status: StoreStatus) -> list[Che
         " server's env (the mcporter config entry)"
     )
     return [Check("capacity", False, detail, False)]
-
-
-def _window_types(probe: Probe) -> dict[str, int]:
-    s = probe.settings
-    start = s.now.date() - timedelta(days=s.surface.window_days - 1)
-    window = probe.workspace.window(start, s.now.date())
-    counts: Counter[str] = Counter(
-        probe.classifier.classify(bullet.text).type
-        for journal in probe.workspace.journals(window, probe.reporter.warn)
-        for bullet in journal.bullets
-    )
-    return dict(counts)
 
 
 def _auto_ingest(probe: Probe, store: StoreClient, generation: int) -> list[Check]:

@@ -38,8 +38,6 @@ from memfuse.store.gateway.base import (
     parse_answer,
 )
 
-ErrlogOpener = Callable[[], TextIO]
-
 # One JSON-RPC line from the server may hold at most this many bytes: past it the session is
 # closed (a server answering an endless line must not cost memfuse its memory).
 LINE_LIMIT = 16 << 20
@@ -253,7 +251,7 @@ class SessionGateway:
         self,
         spec: ServerSpec,
         timeout: float = 30.0,
-        errlog: ErrlogOpener | None = None,
+        errlog: Callable[[], TextIO] | None = None,
         name: str | None = None,
     ) -> None:
         self.spec = spec
