@@ -173,7 +173,7 @@ def open_or_set_aside(
 ) -> tuple[sqlite3.Connection, str | None]:
     """Open a private database; one memfuse cannot use is made afresh: the connection, and
     what became of the old file (None: it was used as it was; "outdated": memfuse's own from
-    before, removed; "set aside": moved aside, with its notice, by `quarantine_db`). A moment's
+    before, removed; "set aside": moved aside with its sidecars, and said). A moment's
     trouble (a full disk, a lock held too long: sqlite3.OperationalError) is raised, the file
     left as it is; so is whatever the second open raises."""
     try:
@@ -185,16 +185,9 @@ def open_or_set_aside(
             state.remove(f"{name}{suffix}")
         return open_db(), "outdated"
     except (sqlite3.DatabaseError, UnsafePath) as exc:
-        quarantine_db(state, name, str(exc))
+        for suffix in SIDECARS:
+            state.quarantine(f"{name}{suffix}", str(exc))
     return open_db(), "set aside"
-
-
-def quarantine_db(state: StateFolder, name: str, why: str) -> str:
-    """Move a database memfuse cannot use aside, with its sidecars; the notice."""
-    notice = state.quarantine(name, why)
-    for suffix in SIDECARS[1:]:
-        state.quarantine(f"{name}{suffix}", why)
-    return notice
 
 
 @contextmanager
