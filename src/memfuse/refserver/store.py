@@ -89,18 +89,13 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.strip().encode("utf-8")).hexdigest()[:16]
 
 
-def effective_length(content: str) -> int:
-    """4.x/5.x's measure of a memory's length: a CJK character counts 3."""
-    return sum(3 if CJK.match(c) else 1 for c in content)
-
-
 def gate_failures(content: str, memory_type: str, generation: int = 2) -> list[str]:
     """The write gate's failed checks, in agent-memory's wording; empty when it passes."""
     failures: list[str] = []
     minimum = 4 if memory_type in ("identity", "emotion") else 8
     if generation >= 4:
         minimum = 4 if memory_type in ("identity", "emotion") else GATE_EFFECTIVE
-        effective = effective_length(content)
+        effective = sum(3 if CJK.match(c) else 1 for c in content)  # a CJK character counts 3
         if effective < minimum:
             failures.append(f"specificity (too short: effective {effective} < {minimum} chars)")
     elif len(content) < minimum:
