@@ -354,7 +354,12 @@ class Store:
             memory = dict(exact)
             if self.generation >= 3:
                 return {"found": True, "memory": memory}
-            return {"found": True, "memory": memory, "related": self._related(exact["id"])}
+            related = self.db.execute(
+                "SELECT target_id AS id, relation, weight FROM links"
+                " WHERE agent_id = ? AND source_id = ?",
+                (self.agent, exact["id"]),
+            ).fetchall()
+            return {"found": True, "memory": memory, "related": [dict(r) for r in related]}
         escaped = uri.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         vitality = ", m.vitality" if self.generation >= 3 else ""  # prefix items carry it from 3.x
         rows = self.db.execute(
@@ -371,15 +376,6 @@ class Store:
             "count": len(rows),
             "memories": [dict(r) for r in rows],
         }
-
-    def _related(self, memory_id: str) -> list[dict[str, Any]]:
-        rows = self.db.execute(
-            "SELECT target_id, relation, weight FROM links WHERE agent_id = ? AND source_id = ?",
-            (self.agent, memory_id),
-        ).fetchall()
-        return [
-            {"id": r["target_id"], "relation": r["relation"], "weight": r["weight"]} for r in rows
-        ]
 
     # --- reflect ----------------------------------------------------------------------
     def reflect(self, phase: str) -> dict[str, Any]:

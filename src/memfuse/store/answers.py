@@ -50,9 +50,6 @@ class Outcome:
     unexpected: str | None = None  # an answer that was there but said none of the above
 
 
-FAILED = Outcome("failed")
-
-
 @dataclass(frozen=True)
 class Reflection:
     """What reflect did: per-phase counts when the store gave them (2.x JSON, 4.x/5.x a JSON

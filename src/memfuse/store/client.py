@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 from memfuse.errors import MemfuseError
 from memfuse.report import Reporter
 from memfuse.store.answers import (
-    FAILED,
     Outcome,
     Reflection,
     StoredMemory,
@@ -256,7 +255,7 @@ class StoreClient:
 
     def _outcome(self, answer: dict[str, Any] | None, why: str | None = None) -> Outcome:
         if answer is None:
-            return Outcome("failed", reason=why or "") if why else FAILED
+            return Outcome("failed", reason=why or "")
         outcome = self._reader().read_outcome(answer)
         if outcome.unexpected is not None and self._generation is None:
             generation = self.generation()  # a generation memfuse reads differently?
