@@ -27,7 +27,7 @@ from memfuse.store.answers import (
     status_of,
 )
 from memfuse.store.gateway import Gateway, GatewayError, Guard
-from memfuse.store.generations import Generation, Tools, generation_of
+from memfuse.store.generations import BASELINE, Generation, Tools, generation_of
 
 T = TypeVar("T")
 
@@ -149,9 +149,7 @@ class StoreClient:
 
     def limits(self, status: StoreStatus) -> dict[str, int]:
         """The capacity limits in force, by "total" or type (empty: no limit)."""
-        generation = self.generation()
-        if generation is None:
-            return dict(status.limits)
+        generation = self.generation() or BASELINE  # the baseline has no default limits
         return generation.limits(status.limits, self._server_env() or {})
 
     def auto_ingest(self) -> AutoIngest | None:
