@@ -209,26 +209,6 @@ def write_atomic(
     return real
 
 
-def move_into(root: Path, source: Path, folder: Path) -> Path:
-    """Move `source` into `folder` (created if missing), never over an existing file.
-
-    A link at `source` is moved as a link; the name gets `.1`, `.2`… when taken.
-    """
-    with (
-        open_folder(root, source.parent) as src,
-        open_folder(root, folder, create=True) as dst,
-    ):
-        stem, suffix = os.path.splitext(source.name)
-        name, counter = source.name, 1
-        while _exists(name, dst):
-            name = f"{stem}.{counter}{suffix}"
-            counter += 1
-        os.rename(source.name, name, src_dir_fd=src, dst_dir_fd=dst)
-        with contextlib.suppress(OSError):
-            os.fsync(dst)
-    return inside(root, folder) / name
-
-
 def _exists(name: str, folder: int) -> bool:
     try:
         os.stat(name, dir_fd=folder, follow_symlinks=False)
@@ -262,4 +242,20 @@ class WorkspaceFiles:
         return write_atomic(self.root, path, data, **options)
 
     def move_into(self, source: Path, folder: Path) -> Path:
-        return move_into(self.root, source, folder)
+        """Move `source` into `folder` (created if missing), never over an existing file.
+
+        A link at `source` is moved as a link; the name gets `.1`, `.2`… when taken.
+        """
+        with (
+            open_folder(self.root, source.parent) as src,
+            open_folder(self.root, folder, create=True) as dst,
+        ):
+            stem, suffix = os.path.splitext(source.name)
+            name, counter = source.name, 1
+            while _exists(name, dst):
+                name = f"{stem}.{counter}{suffix}"
+                counter += 1
+            os.rename(source.name, name, src_dir_fd=src, dst_dir_fd=dst)
+            with contextlib.suppress(OSError):
+                os.fsync(dst)
+        return inside(self.root, folder) / name

@@ -29,8 +29,7 @@ from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import RollbackData, RollbackRow
-from memfuse.state.folder import StateFolder, default_state_dir
-from memfuse.state.pause import paused_since, set_paused
+from memfuse.state.folder import StateFolder, default_state_dir, paused_since, set_paused
 from memfuse.store.answers import StoredMemory
 from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX
 

@@ -39,12 +39,6 @@ __all__ = [
 ]  # fmt: skip
 
 
-def config_paths(workspace: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
-    """The workspace config file and the user config file."""
-    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
-    return Workspace(workspace).config_file, Path(xdg) / "memfuse" / "config.toml"
-
-
 # The workspace is written by the agent, so its config file may not set TRUSTED_KEYS: only
 # flags, the environment and the user's own config file can. The rest are behaviour tunables.
 WORKSPACE_CONFIG_LIMIT = 1 << 20
@@ -209,7 +203,8 @@ def load_settings(
                 raise ConfigError(f"environment variable {option.env} must be {exc}") from None
 
     home = Path(env.get("HOME") or Path.home())
-    user_file = config_paths(Path("."), env)[1]
+    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    user_file = Path(xdg) / "memfuse" / "config.toml"
     user_values = read_config_file(user_file) if user_file.is_file() else {}
     workspace_text = (
         flags.get("workspace")
@@ -225,7 +220,7 @@ def load_settings(
             f" workspace: give -w {meant} (or MEMFUSE_WORKSPACE={meant}); memfuse reads"
             f" {Workspace(meant).journal_dir}/YYYY-MM-DD.md itself"
         )
-    workspace_file = config_paths(workspace, env)[0]
+    workspace_file = Workspace(workspace).config_file
     local = _lowered_only(read_workspace_config(workspace, workspace_file, user_file), user_values)
     files = tuple(
         p for p, used in ((user_file, user_values), (workspace_file, local.values)) if used

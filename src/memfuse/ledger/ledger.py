@@ -22,7 +22,6 @@ from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
 
-SCHEMA_VERSION = 1
 Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns and inode
 
 # Outcomes that settle a position until its text changes.
@@ -43,7 +42,6 @@ _SELECT_SHARING = (
     f"{_SELECT_ALL} WHERE memory_id IN (SELECT value FROM json_each(?))"  # noqa: S608
     " AND outcome NOT IN ('forgotten', 'withdrawn', 'rejected') ORDER BY position"
 )
-_SELECT_DAY = f"{_SELECT_ALL} WHERE day = ?"
 _INSERT = f"INTO entries ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
@@ -147,7 +145,6 @@ class Ledger:
         db = open_private_db(state, state.LEDGER, SCHEMA)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return db
 
     def close(self) -> None:
@@ -166,7 +163,7 @@ class Ledger:
     def entries_for(self, days: Iterable[str]) -> dict[str, Entry]:
         found: dict[str, Entry] = {}
         for day in days:
-            rows = self.db.execute(_SELECT_DAY, (day,))
+            rows = self.db.execute(f"{_SELECT_ALL} WHERE day = ?", (day,))
             found.update((row[0], _entry(row)) for row in rows)
         return found
 

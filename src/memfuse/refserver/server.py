@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from memfuse import __version__
 from memfuse.host import WORKSPACE
-from memfuse.refserver.store import Store, default_caps, utc_now
+from memfuse.refserver.store import Store, default_caps, parse_iso
 from memfuse.refserver.tools import call_tool, tool_list
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -37,8 +37,8 @@ SERVER_INFO = {
 def make_clock(env: Mapping[str, str]) -> Callable[[], datetime]:
     fixed = env.get("AGENT_MEMORY_NOW")
     if not fixed:
-        return utc_now
-    moment = datetime.fromisoformat(fixed.replace("Z", "+00:00"))
+        return lambda: datetime.now(UTC)
+    moment = parse_iso(fixed)
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return lambda: moment
 

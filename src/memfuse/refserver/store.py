@@ -20,7 +20,8 @@ from typing import Any
 from memfuse.state.sqlite import immediate
 from memfuse.store.decay import STABILITY_DAYS, priority_of, vitality, weighted
 from memfuse.store.generations import CAPACITY_5, GEN4_LIMITS, limit_variable
-from memfuse.text.similarity import CJK, dice, profile, search_terms, similarity
+from memfuse.text.similarity import CJK, dice, profile, similarity
+from memfuse.text.similarity import search_terms as tokens
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
 URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
@@ -67,7 +68,6 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 """
 
-_CJK = CJK
 _STOPWORDS = {"the", "and", "for", "are", "was", "but", "not", "you", "with", "this", "that"}
 
 
@@ -89,32 +89,24 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.strip().encode("utf-8")).hexdigest()[:16]
 
 
-tokens = search_terms
-
-
-def effective_length(content: str) -> int:
-    """4.x/5.x's measure of a memory's length: a CJK character counts 3."""
-    return sum(3 if _CJK.match(c) else 1 for c in content)
-
-
 def gate_failures(content: str, memory_type: str, generation: int = 2) -> list[str]:
     """The write gate's failed checks, in agent-memory's wording; empty when it passes."""
     failures: list[str] = []
     minimum = 4 if memory_type in ("identity", "emotion") else 8
     if generation >= 4:
         minimum = 4 if memory_type in ("identity", "emotion") else GATE_EFFECTIVE
-        effective = effective_length(content)
+        effective = sum(3 if CJK.match(c) else 1 for c in content)  # a CJK character counts 3
         if effective < minimum:
             failures.append(f"specificity (too short: effective {effective} < {minimum} chars)")
     elif len(content) < minimum:
         failures.append(f"specificity (too short: {len(content)} < {minimum} chars)")
     meaningful = [
-        t for t in tokens(content) if _CJK.match(t[0]) or (len(t) >= 2 and t not in _STOPWORDS)
+        t for t in tokens(content) if CJK.match(t[0]) or (len(t) >= 2 and t not in _STOPWORDS)
     ]
     if not meaningful:
         failures.append("novelty (no meaningful content)")
     has_topic = (
-        bool(_CJK.search(content))
+        bool(CJK.search(content))
         or re.search(r"\b[A-Z][a-zA-Z]+", content) is not None
         or re.search(r"\d", content) is not None
         or "://" in content
@@ -146,14 +138,12 @@ class Store:
         self.caps = caps if caps is not None else default_caps(generation)
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA busy_timeout = 30000")
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.executescript(SCHEMA)
         self.agent = agent_id
         self.clock = clock
         self.gate = gate
-        self._index_missing_terms()
 
     # --- remember ---------------------------------------------------------------------
     def remember(
@@ -299,17 +289,6 @@ class Store:
             (memory_id, self.agent, memory_type, " ".join(tokens(content))),
         )
 
-    def _index_missing_terms(self) -> None:
-        """Index memories written before the term index existed (or by an older server)."""
-        missing = self.db.execute(
-            "SELECT id, type, content FROM memories WHERE id NOT IN"
-            " (SELECT memory_id FROM memory_terms)"
-        ).fetchall()
-        if missing:
-            with immediate(self.db):
-                for row in missing:
-                    self._index(row["id"], row["type"], row["content"])
-
     # --- recall -----------------------------------------------------------------------
     def recall(self, query: str, limit: int = 10) -> dict[str, Any]:
         intent, confidence = classify_intent(query)
@@ -365,20 +344,26 @@ class Store:
         return answer
 
     # --- recall_path ------------------------------------------------------------------
-    def recall_path(self, uri: str, traverse_hops: int = 0) -> dict[str, Any]:
+    def recall_path(self, uri: str) -> dict[str, Any]:
         exact = self.db.execute(
             "SELECT m.* FROM paths p JOIN memories m ON m.id = p.memory_id"
             " WHERE p.agent_id = ? AND p.uri = ?",
             (self.agent, uri),
         ).fetchone()
         if exact is not None:
-            memory = {k: exact[k] for k in exact.keys()}  # noqa: SIM118 (sqlite3.Row)
+            memory = dict(exact)
             if self.generation >= 3:
                 return {"found": True, "memory": memory}
-            return {"found": True, "memory": memory, "related": self._related(exact["id"])}
+            related = self.db.execute(
+                "SELECT target_id AS id, relation, weight FROM links"
+                " WHERE agent_id = ? AND source_id = ?",
+                (self.agent, exact["id"]),
+            ).fetchall()
+            return {"found": True, "memory": memory, "related": [dict(r) for r in related]}
         escaped = uri.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        vitality = ", m.vitality" if self.generation >= 3 else ""  # prefix items carry it from 3.x
         rows = self.db.execute(
-            "SELECT p.uri, m.content, m.type, m.priority, m.vitality FROM paths p"
+            f"SELECT p.uri, m.content, m.type, m.priority{vitality} FROM paths p"  # noqa: S608
             " JOIN memories m ON m.id = p.memory_id"
             " WHERE p.agent_id = ? AND p.uri LIKE ? ESCAPE '\\' ORDER BY p.uri",
             (self.agent, escaped + "%"),
@@ -389,23 +374,8 @@ class Store:
             "found": True,
             "prefix": uri,
             "count": len(rows),
-            "memories": [self._prefix_item(r) for r in rows],
+            "memories": [dict(r) for r in rows],
         }
-
-    def _prefix_item(self, row: sqlite3.Row) -> dict[str, Any]:
-        item = dict(zip(row.keys(), tuple(row), strict=True))
-        if self.generation < 3:
-            item.pop("vitality")  # prefix items carry vitality from 3.x on
-        return item
-
-    def _related(self, memory_id: str) -> list[dict[str, Any]]:
-        rows = self.db.execute(
-            "SELECT target_id, relation, weight FROM links WHERE agent_id = ? AND source_id = ?",
-            (self.agent, memory_id),
-        ).fetchall()
-        return [
-            {"id": r["target_id"], "relation": r["relation"], "weight": r["weight"]} for r in rows
-        ]
 
     # --- reflect ----------------------------------------------------------------------
     def reflect(self, phase: str) -> dict[str, Any]:
@@ -439,25 +409,30 @@ class Store:
             below += new < LOW_VITALITY
         return {"updated": updated, "decayed": decayed, "belowThreshold": below}
 
-    def _tidy(self) -> dict[str, int]:
-        doomed = [
-            r["id"]
-            for r in self.db.execute(
-                "SELECT id FROM memories WHERE agent_id = ? AND priority = 3 AND vitality < ?",
-                (self.agent, TIDY_THRESHOLD),
-            )
-        ]
-        for memory_id in doomed:
-            self._delete(memory_id)
-        orphans = self.db.execute(
+    def _delete_where(self, condition: str, *args: Any) -> int:
+        """Delete this agent's memories that meet `condition` (a constant); how many."""
+        found = self.db.execute(
+            f"SELECT id FROM memories WHERE agent_id = ? AND {condition}",  # noqa: S608
+            (self.agent, *args),
+        ).fetchall()
+        for row in found:
+            self._delete(row["id"])
+        return len(found)
+
+    def _orphan_paths(self) -> int:
+        return self.db.execute(
             "DELETE FROM paths WHERE agent_id = ? AND memory_id NOT IN (SELECT id FROM memories)",
             (self.agent,),
         ).rowcount
+
+    def _tidy(self) -> dict[str, int]:
+        doomed = self._delete_where("priority = 3 AND vitality < ?", TIDY_THRESHOLD)
+        orphans = self._orphan_paths()
         pruned = self.db.execute(
             "DELETE FROM snapshots WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER"
             " (PARTITION BY memory_id ORDER BY created_at DESC) AS n FROM snapshots) WHERE n > 10)"
         ).rowcount
-        out = {"archived": len(doomed), "orphansCleaned": orphans}
+        out = {"archived": doomed, "orphansCleaned": orphans}
         if self.generation < 3:
             out["snapshotsPruned"] = pruned
         elif self.generation >= 5:
@@ -465,27 +440,17 @@ class Store:
         return out
 
     def _govern(self) -> dict[str, int]:
-        orphan_paths = self.db.execute(
-            "DELETE FROM paths WHERE agent_id = ? AND memory_id NOT IN (SELECT id FROM memories)",
-            (self.agent,),
-        ).rowcount
+        orphan_paths = self._orphan_paths()
         orphan_links = self.db.execute(
             "DELETE FROM links WHERE agent_id = ? AND (source_id NOT IN (SELECT id FROM memories)"
             " OR target_id NOT IN (SELECT id FROM memories))",
             (self.agent,),
         ).rowcount
-        empty = [
-            r["id"]
-            for r in self.db.execute(
-                "SELECT id FROM memories WHERE agent_id = ? AND trim(content) = ''", (self.agent,)
-            )
-        ]
-        for memory_id in empty:
-            self._delete(memory_id)
+        empty = self._delete_where("trim(content) = ''")
         out: dict[str, Any] = {"orphanPaths": orphan_paths}
         if self.generation < 3:
             out["orphanLinks"] = orphan_links
-        out["emptyMemories"] = len(empty)
+        out["emptyMemories"] = empty
         if self.generation >= 4:
             by_type = self._evict()
             out["evicted"] = sum(by_type.values())
@@ -730,7 +695,3 @@ def bm25(
         if score > 0:
             out.append((row, score))
     return out
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)

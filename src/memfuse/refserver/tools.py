@@ -16,8 +16,10 @@ from memfuse.refserver.store import Store, ToolError
 TYPES = ["identity", "emotion", "knowledge", "event"]
 PHASES = ["decay", "tidy", "govern", "all"]
 
-SCHEMAS: dict[str, dict[str, Any]] = {
-    "remember": {
+# Each tool with the generation that added it (reference/agent-memory-versions.md): the
+# reference server lists a generation's own, so that memfuse can tell it from the tool list.
+TOOLS: dict[str, tuple[int, dict[str, Any]]] = {
+    "remember": (2, {
         "description": "Store a memory (dedup, URI update, merge, write gate).",
         "properties": {
             "content": {"type": "string", "description": "Memory content"},
@@ -27,42 +29,39 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "source": {"type": "string"},
         },
         "required": ["content"],
-    },
-    "recall": {
+    }),
+    "recall": (2, {
         "description": "Search memories (BM25) with priority/recency/vitality weighting.",
         "properties": {
             "query": {"type": "string"},
             "limit": {"type": "number", "default": 10},
         },
         "required": ["query"],
-    },
-    "recall_path": {
+    }),
+    "recall_path": (2, {
         "description": "Read a memory by exact URI, or list memories under a URI prefix.",
         "properties": {
             "uri": {"type": "string"},
             "traverse_hops": {"type": "number", "default": 0},
         },
         "required": ["uri"],
-    },
-    "reflect": {
+    }),
+    "reflect": (2, {
         "description": "Run the sleep cycle: decay, tidy, govern, or all.",
         "properties": {"phase": {"type": "string", "enum": PHASES}},
         "required": ["phase"],
-    },
-    "status": {"description": "Counts of memories, paths, links and snapshots.", "properties": {}},
-    "forget": {
+    }),
+    "status": (2, {
+        "description": "Counts of memories, paths, links and snapshots.", "properties": {},
+    }),
+    "forget": (2, {
         "description": "Decay a memory to vitality 0.1, or delete it with hard=true.",
         "properties": {
             "id": {"type": "string"},
             "hard": {"type": "boolean", "default": False},
         },
         "required": ["id"],
-    },
-}
-
-# Added by later generations (reference/agent-memory-versions.md); the reference server lists
-# them so that memfuse can tell the generation from the tool list, and they work.
-LATER: dict[str, tuple[int, dict[str, Any]]] = {
+    }),
     "ingest": (3, {
         "description": "Ingest Markdown text: each bullet becomes an event memory.",
         "properties": {"text": {"type": "string"}},
@@ -87,9 +86,7 @@ PRETTY = {"remember", "recall", "recall_path", "reflect", "status"}
 
 def schemas(generation: int = 2) -> dict[str, dict[str, Any]]:
     """The tools a generation offers."""
-    found = dict(SCHEMAS)
-    found.update({name: spec for name, (since, spec) in LATER.items() if generation >= since})
-    return found
+    return {name: spec for name, (since, spec) in TOOLS.items() if generation >= since}
 
 
 def tool_list(generation: int = 2) -> list[dict[str, Any]]:
@@ -180,7 +177,7 @@ def handlers(store: Store) -> dict[str, Callable[[dict[str, Any]], dict[str, Any
             a["content"], a["type"], a.get("uri"), a["emotion_val"], a.get("source")
         ),
         "recall": lambda a: store.recall(a["query"], int(a["limit"])),
-        "recall_path": lambda a: store.recall_path(a["uri"], int(a["traverse_hops"])),
+        "recall_path": lambda a: store.recall_path(a["uri"]),
         "reflect": lambda a: store.reflect(a["phase"]),
         "status": lambda _a: store.status(),
         "forget": lambda a: store.forget(a["id"], a["hard"]),

@@ -22,7 +22,7 @@ from memfuse.report import Reporter
 from memfuse.run.history import History
 from memfuse.settings import Settings, mask_secret
 from memfuse.setup.entry import find_server_js, not_installed, package_version
-from memfuse.state.memo import note_generation
+from memfuse.state.folder import note_generation
 from memfuse.store.answers import StoreStatus
 from memfuse.store.client import StoreClient, StoreError
 from memfuse.store.connect import Server
@@ -164,15 +164,15 @@ def _tool_checks(probe: Probe, store: StoreClient, status: StoreStatus) -> tuple
         offered = store.tools()
     except StoreError as exc:
         return [Check("tools", False, str(exc))], 0
-    needed = store.needed_tools()
+    generation = store.generation()
+    assert generation is not None  # its tools were listed just now
+    needed = generation.tools.needed()
     missing = [t for t in needed if t not in offered]
     checks = [
         Check("tools", not missing,
               "all of " + ", ".join(needed) if not missing
               else "missing: " + ", ".join(missing))
     ]  # fmt: skip
-    generation = store.generation()
-    assert generation is not None  # its tools were listed just now
     state = probe.workspace.state
     if state.exists():
         with contextlib.suppress(OSError, MemfuseError):
@@ -188,12 +188,19 @@ def _capacity(probe: Probe, store: StoreClient, status: StoreStatus) -> list[Che
     limits = store.limits(status)
     if not limits:
         return []
-    produced = _window_types(probe)
+    s = probe.settings
+    start = s.now.date() - timedelta(days=s.surface.window_days - 1)
+    window = probe.workspace.window(start, s.now.date())
+    produced: Counter[str] = Counter(
+        probe.classifier.classify(bullet.text).type
+        for journal in probe.workspace.journals(window, probe.reporter.warn)
+        for bullet in journal.bullets
+    )
     produced["total"] = sum(produced.values())
     short = [name for name in limits if produced.get(name, 0) > limits[name]]
     if not short:
         return [Check("capacity", True, f"limits {limits} hold the surface window", False)]
-    days = probe.settings.surface.window_days
+    days = s.surface.window_days
     detail = (
         "; ".join(
             f"{name}: keeps {limits[name]}, the journals of the last {days} days hold"
@@ -204,18 +211,6 @@ def _capacity(probe: Probe, store: StoreClient, status: StoreStatus) -> list[Che
         " server's env (the mcporter config entry)"
     )
     return [Check("capacity", False, detail, False)]
-
-
-def _window_types(probe: Probe) -> dict[str, int]:
-    s = probe.settings
-    start = s.now.date() - timedelta(days=s.surface.window_days - 1)
-    window = probe.workspace.window(start, s.now.date())
-    counts: Counter[str] = Counter(
-        probe.classifier.classify(bullet.text).type
-        for journal in probe.workspace.journals(window, probe.reporter.warn)
-        for bullet in journal.bullets
-    )
-    return dict(counts)
 
 
 def _auto_ingest(probe: Probe, store: StoreClient, generation: int) -> list[Check]:

@@ -101,8 +101,7 @@ def server_entry(
             "agent-memory's version is unknown (no package.json beside server.js, no"
             " --server-version): the entry sets no capacity; doctor checks it once it runs"
         )
-    environ = os.environ
-    node = pick_node(found, home=home, workspace=settings.workspace, env=environ, run=run)
+    node = pick_node(found, home=home, workspace=settings.workspace, env=os.environ, run=run)
     if node.note:
         notes.append(node.note)
     entry = {"command": node.node, "args": [str(found)], "env": env}

@@ -13,10 +13,9 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 PROBE_SECONDS = 20.0  # a Node that has not loaded one module by then is not the one
 NATIVE_LOOKED_AT = 400  # packages of the server's node_modules looked into, at most
@@ -32,10 +31,7 @@ MANAGED = (
 )
 
 
-class Runner(Protocol):
-    def __call__(
-        self, argv: Sequence[str], *, timeout: float, env: Mapping[str, str], cwd: str
-    ) -> int: ...
+Runner = Callable[..., int]  # runs argv as run_quietly does (its keywords): the exit status
 
 
 def run_quietly(argv: Sequence[str], *, timeout: float, env: Mapping[str, str], cwd: str) -> int:

@@ -1,7 +1,8 @@
 """memfuse's own state folder: where it is, the files it holds, and how each is opened.
 
 It holds the sync ledger, the run history, the lock, the log, the recall index, the note of
-the store's generation and the server's stderr. It lives outside the workspace by default
+the store's generation, the rollback's pause (kept apart from the ledger, so that a ledger lost
+cannot undo it) and the server's stderr. It lives outside the workspace by default
 (docs/security.md), in the user's state folder keyed by the workspace's real path:
 `$XDG_STATE_HOME/memfuse/<name>-<hash>/` (`~/.local/state/…` without the variable), or where
 `--state-dir` says.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from memfuse.confine import PRIVATE_DIR, PRIVATE_FILE, UnsafePath, kind_of
 from memfuse.errors import WorkspaceError
+from memfuse.untrusted import load_json
 
 # O_NONBLOCK: a FIFO planted under a state file name must not hang the open.
 _OPEN_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -267,6 +270,48 @@ class StateFolder:
         )
         self.notices.append(notice)
         return notice
+
+
+def note_generation(state: StateFolder, generation: int, when: datetime) -> None:
+    """Remember the agent-memory generation `doctor` saw, and when."""
+    data = json.dumps({"generation": generation, "seen": when.isoformat(timespec="seconds")})
+    state.write(state.STORE_MEMO, data.encode())
+
+
+def last_generation(state: StateFolder) -> tuple[int, str] | None:
+    """(generation, when) as `doctor` last saw it, or None."""
+    if not state.exists():
+        return None
+    try:
+        value = load_json(state.read(state.STORE_MEMO, 4096), limit=4096)
+        return int(value["generation"]), str(value["seen"])
+    except (OSError, UnsafePath, ValueError, TypeError, KeyError):
+        return None
+
+
+def paused_since(state: StateFolder) -> str | None:
+    """Since when `memfuse rollback` has sync paused, from the file kept apart from the ledger
+    (so that a ledger lost or set aside cannot undo it); None when sync is not paused."""
+    try:
+        raw = state.read(state.PAUSED, 64)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, UnsafePath):
+        return "an unknown time (its record cannot be read)"
+    text = raw.decode("ascii", errors="replace").strip()
+    try:
+        return datetime.fromisoformat(text).isoformat(timespec="seconds")
+    except ValueError:
+        return "an unknown time (its record is not a date)"
+
+
+def set_paused(state: StateFolder, since: str | None) -> None:
+    """Record the pause (None: lift it), atomically. A text that is not a date is kept all
+    the same (the pause holds, since an unknown time): lifting it is a person's decision."""
+    if since is None:
+        state.remove(state.PAUSED)
+    else:
+        state.write(state.PAUSED, since.encode("ascii", errors="replace")[:64])
 
 
 def write_all(fd: int, data: bytes | memoryview) -> None:

@@ -78,9 +78,11 @@ def connect_bounded(
     clock: Callable[[], float] = time.monotonic,
     **options: Any,
 ) -> BoundedConnection:
-    """Connect to SQLite in autocommit, every statement bounded to `seconds` of `clock`."""
+    """Connect to SQLite in autocommit, every statement bounded to `seconds` of `clock`, and
+    nothing a file's schema holds (a view's function, a trigger's) run as trusted."""
     db = sqlite3.connect(target, isolation_level=None, factory=BoundedConnection, **options)
     db.bound(seconds, clock)
+    db.execute("PRAGMA trusted_schema = OFF")
     return db
 
 
@@ -133,7 +135,6 @@ def open_private_db(
     assert path is not None  # created
     db = connect_bounded(path, timeout=30)
     try:
-        db.execute("PRAGMA trusted_schema = OFF")
         if check_schema(db, schema, version) and version is not None:
             # One transaction: another process never sees some tables, or all without their
             # version (it would take them for another build's and remove them under this one).
@@ -160,7 +161,6 @@ def open_read_only(state: StateFolder, name: str, schema: str) -> sqlite3.Connec
     uri = f"file:{path}?mode=ro"
     db = connect_bounded(uri, uri=True, timeout=5)
     try:
-        db.execute("PRAGMA trusted_schema = OFF")
         check_schema(db, schema)
     except BaseException:
         db.close()
@@ -173,7 +173,7 @@ def open_or_set_aside(
 ) -> tuple[sqlite3.Connection, str | None]:
     """Open a private database; one memfuse cannot use is made afresh: the connection, and
     what became of the old file (None: it was used as it was; "outdated": memfuse's own from
-    before, removed; "set aside": moved aside, with its notice, by `quarantine_db`). A moment's
+    before, removed; "set aside": moved aside with its sidecars, and said). A moment's
     trouble (a full disk, a lock held too long: sqlite3.OperationalError) is raised, the file
     left as it is; so is whatever the second open raises."""
     try:
@@ -185,16 +185,9 @@ def open_or_set_aside(
             state.remove(f"{name}{suffix}")
         return open_db(), "outdated"
     except (sqlite3.DatabaseError, UnsafePath) as exc:
-        quarantine_db(state, name, str(exc))
+        for suffix in SIDECARS:
+            state.quarantine(f"{name}{suffix}", str(exc))
     return open_db(), "set aside"
-
-
-def quarantine_db(state: StateFolder, name: str, why: str) -> str:
-    """Move a database memfuse cannot use aside, with its sidecars; the notice."""
-    notice = state.quarantine(name, why)
-    for suffix in SIDECARS[1:]:
-        state.quarantine(f"{name}{suffix}", why)
-    return notice
 
 
 @contextmanager

@@ -49,13 +49,6 @@ class Outcome:
     reason: str = ""
     unexpected: str | None = None  # an answer that was there but said none of the above
 
-    @property
-    def stored(self) -> bool:
-        return self.action not in ("rejected", "failed")
-
-
-FAILED = Outcome("failed")
-
 
 @dataclass(frozen=True)
 class Reflection:

@@ -5,10 +5,8 @@ Commands ask it for what they need — `status()`, `remember(memory)`, `recall(q
 values back (memfuse.store.answers). Only this module knows agent-memory's tool names and
 argument shapes; only it and the generations (memfuse.store.generations) read its answers.
 
-Every call goes through the best-effort guard beneath (memfuse.store.gateway.guard): a call
-that fails is one warning and `None` (or a failed `Outcome`), never an exception, and the
-caller goes on with what it has. The transport beneath the guard is the real one (mcporter or
-an MCP session) or, in tests, the scripted fake.
+Every call goes through the best-effort guard (memfuse.store.gateway.guard): a call that
+fails is one warning and `None` (or a failed `Outcome`), never an exception.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from typing import Any, TypeVar
 from memfuse.errors import MemfuseError
 from memfuse.report import Reporter
 from memfuse.store.answers import (
-    FAILED,
     Outcome,
     Reflection,
     StoredMemory,
@@ -150,16 +147,9 @@ class StoreClient:
     def _tool(self) -> Tools:
         return self._reader().tools
 
-    def needed_tools(self) -> tuple[str, ...]:
-        """The tools this store's generation must offer for memfuse to work."""
-        generation = self.generation()
-        return (generation or BASELINE).tools.needed()
-
     def limits(self, status: StoreStatus) -> dict[str, int]:
         """The capacity limits in force, by "total" or type (empty: no limit)."""
-        generation = self.generation()
-        if generation is None:
-            return dict(status.limits)
+        generation = self.generation() or BASELINE  # the baseline has no default limits
         return generation.limits(status.limits, self._server_env() or {})
 
     def auto_ingest(self) -> AutoIngest | None:
@@ -263,7 +253,7 @@ class StoreClient:
 
     def _outcome(self, answer: dict[str, Any] | None, why: str | None = None) -> Outcome:
         if answer is None:
-            return Outcome("failed", reason=why or "") if why else FAILED
+            return Outcome("failed", reason=why or "")
         outcome = self._reader().read_outcome(answer)
         if outcome.unexpected is not None and self._generation is None:
             generation = self.generation()  # a generation memfuse reads differently?
@@ -282,7 +272,7 @@ class StoreClient:
 
     def reflect(self) -> Reflection | None:
         """The sleep cycle (decay, tidy, govern); None when it failed."""
-        answer = self._guard.answer(self._tool.reflect, {"phase": "all"})
+        answer, _why = self._guard.answer(self._tool.reflect, {"phase": "all"})
         if answer is None:
             return None
         return self._reader().read_reflection(answer.value, answer.text)

@@ -11,6 +11,7 @@ pass for a store that is not set up.
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import os
 import re
@@ -66,50 +67,48 @@ def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
         return None
     path = mcporter_config_path(s, env)
     fix = f"`memfuse doctor --install-config {path or '~/.mcporter/mcporter.json'}`"
+    failed = functools.partial(Check, "mcporter-config", False)
     if path is None:
-        return Check(
-            "mcporter-config", False,
+        return failed(
             f"none given or found (~/.mcporter/mcporter.json): {fix} writes one with the"
-            f" {s.server} entry", critical=False,
-        )  # fmt: skip
+            f" {s.server} entry",
+            critical=False,
+        )
     try:
         raw = read_config(path)
     except FileNotFoundError:
         near = _close_file(path)
         if near is not None:  # a typo: writing a config at the mistyped path is no fix
-            return Check("mcporter-config", False, f"{path} does not exist; did you mean {near}?")
-        return Check("mcporter-config", False, f"{path} does not exist; {fix} writes it")
+            return failed(f"{path} does not exist; did you mean {near}?")
+        return failed(f"{path} does not exist; {fix} writes it")
     except (OSError, ConfigError) as exc:
-        return Check("mcporter-config", False, f"{path} cannot be read: {exc}; {fix}")
+        return failed(f"{path} cannot be read: {exc}; {fix}")
     if not raw.strip():
-        return Check("mcporter-config", False, f"{path} is empty; {fix} writes the entry")
+        return failed(f"{path} is empty; {fix} writes the entry")
     try:
         data = load_json(strip_jsonc(raw), limit=CONFIG_MAX)
     except ValueError as exc:
-        return Check("mcporter-config", False, f"{path} is not JSON ({exc}); fix it, or {fix}")
+        return failed(f"{path} is not JSON ({exc}); fix it, or {fix}")
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict) or not isinstance(servers.get(s.server), dict):
         named = sorted(servers)[:20] if isinstance(servers, dict) else []
         base = next((str(n) for n in named if s.server.startswith(f"{n}-")), None)
         if base is not None:  # an agent's own entry, made from `base` (schedule/agents.py)
-            return Check(
-                "mcporter-config", False,
+            return failed(
                 f"{path} has no server {s.server!r}, one agent's own entry: `memfuse cron"
-                " --install --all-agents` writes it from"
-                f" {printable(base)[:100]!r}, with a database of the agent's own",
-            )  # fmt: skip
+                f" --install --all-agents` writes it from {printable(base)[:100]!r}, with a"
+                " database of the agent's own"
+            )
         meant = difflib.get_close_matches(s.server, [str(n) for n in named], n=1, cutoff=0.75)
         if meant:
-            return Check(
-                "mcporter-config", False,
+            return failed(
                 f"{path} has no server {s.server!r}; did you mean {meant[0]!r}?"
-                f" (--server {printable(meant[0])[:100]})",
-            )  # fmt: skip
-        return Check(
-            "mcporter-config", False,
+                f" (--server {printable(meant[0])[:100]})"
+            )
+        return failed(
             f"{path} has no server {s.server!r} (it has {named or 'none'}); {fix} adds it"
-            " beside the others",
-        )  # fmt: skip
+            " beside the others"
+        )
     entry = servers[s.server]
     args = entry.get("args") if isinstance(entry.get("args"), list) else []
     script = next((str(a) for a in args if str(a).endswith("server.js")), None)

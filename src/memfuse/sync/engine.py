@@ -16,7 +16,7 @@ from memfuse.ledger.refolds import refold_writes
 from memfuse.ledger.stale import with_stale
 from memfuse.report import Reporter
 from memfuse.run.results import AccountingData, SyncData
-from memfuse.state.pause import paused_since
+from memfuse.state.folder import paused_since
 from memfuse.store.client import StoreClient
 from memfuse.sync import accounting
 from memfuse.sync.apply import Applied, Applier, Progress, note_files

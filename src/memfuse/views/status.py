@@ -23,8 +23,7 @@ from memfuse.run.results import CommandView, LedgerView, RecentView, ScheduleVie
 from memfuse.schedule import registry
 from memfuse.schedule.install import Recorded, machine_for, next_run, recorded
 from memfuse.schedule.runs import due_between
-from memfuse.state.memo import last_generation
-from memfuse.state.pause import paused_since
+from memfuse.state.folder import last_generation, paused_since
 
 
 def run(ctx: Asking) -> CommandResult:

@@ -49,7 +49,7 @@ def monday_of(day: date) -> date:
 # moved to memory/archive/ by `tidy --archive`, the day's section of its weekly roll-up.
 DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
 # An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
-# (`YYYY-MM-DD.1.md`, memfuse.confine.move_into's name for a taken one).
+# (`YYYY-MM-DD.1.md`, WorkspaceFiles.move_into's name for a taken one).
 # Any number of digits (`.99999999999999999999.md` is read, in number order); a zero-padded
 # or zero number (`.01.md`, `.0.md`) is a look-alike, named and never read.
 ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]*))?\.md")

@@ -17,13 +17,9 @@ class GatewayError(MemfuseError):
     """A call to the store that did not produce a usable answer. The guard catches every one;
     one that escapes a command is still a one-line error, never a traceback."""
 
-    kind = "failed"
-
 
 class ToolMissing(GatewayError):
     """The bridge (mcporter) or the server command cannot be started at all."""
-
-    kind = "missing"
 
 
 class CallFailed(GatewayError):
@@ -33,19 +29,13 @@ class CallFailed(GatewayError):
 class CallTimeout(GatewayError):
     """No answer within the wall-clock limit; the process group was killed."""
 
-    kind = "timeout"
-
 
 class ServerError(GatewayError):
     """The server answered `{"error": …}` (agent-memory's handler errors, exit code 0)."""
 
-    kind = "server-error"
-
 
 class BadOutput(GatewayError):
     """The answer is not the JSON object the caller needs. `text` keeps it raw."""
-
-    kind = "bad-output"
 
     def __init__(self, message: str, text: str) -> None:
         super().__init__(message)

@@ -82,15 +82,9 @@ class Guard:
 
     def answer(
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
-    ) -> Answer | None:
-        """Any answer, JSON or text; None (and a warning) when the call failed. Server errors
-        whose message holds one of `tolerate` are expected answers, returned as JSON."""
-        return self._answer(tool, arguments, tolerate)[0]
-
-    def _answer(
-        self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
     ) -> tuple[Answer | None, str | None]:
-        """The answer, or None and why (the warning given)."""
+        """Any answer, JSON or text; or None and why, the warning given. Server errors whose
+        message holds one of `tolerate` are expected answers, returned as JSON."""
         if self.tripped:
             with self._lock:
                 self.skipped += 1
@@ -152,7 +146,7 @@ class Guard:
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
     ) -> Tried:
         """A JSON object answer, or None and why the call failed (the warning given)."""
-        answer, why = self._answer(tool, arguments, tolerate)
+        answer, why = self.answer(tool, arguments, tolerate)
         if answer is None:
             return None, why or "no answer"
         try:

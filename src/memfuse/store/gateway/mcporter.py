@@ -15,10 +15,10 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from memfuse.store.gateway.base import Answer, CallFailed, CallTimeout, ToolMissing, parse_answer
 
@@ -33,19 +33,9 @@ class RunOutcome:
     stderr: bytes
 
 
-class Runner(Protocol):
-    """Runs argv with stdin and a wall-clock limit. Raises OSError when it cannot start, and
-    subprocess.TimeoutExpired (after killing the whole process group) when time runs out."""
-
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        stdin: bytes,
-        timeout: float,
-        env: Mapping[str, str] | None,
-        cwd: str | None = None,
-    ) -> RunOutcome: ...
+# Runs argv as run_in_process_group does (its keywords): OSError when it cannot start,
+# subprocess.TimeoutExpired (the whole process group killed) when time runs out.
+Runner = Callable[..., RunOutcome]
 
 
 # What one call may answer: far above any agent-memory answer (a year of journal memories is a
@@ -156,11 +146,6 @@ def build_argv(
     return argv
 
 
-def encode_arguments(arguments: Mapping[str, Any]) -> bytes:
-    """The stdin payload: one JSON object, UTF-8, text kept byte-exact."""
-    return json.dumps(dict(arguments), ensure_ascii=False).encode("utf-8")
-
-
 def failure_detail(stdout: str, stderr: str, limit: int = 300) -> str:
     """The useful part of a failed mcporter run: its error line, not the server's noise."""
     lines = [line.strip() for line in (stderr + "\n" + stdout).splitlines() if line.strip()]
@@ -208,7 +193,8 @@ class McporterGateway:
             timeout_ms=int(self.timeout * 1000),
         )
         where = f"{self.server}.{tool}"
-        outcome = self._mcporter(argv, where, encode_arguments(arguments))
+        payload = json.dumps(dict(arguments), ensure_ascii=False).encode("utf-8")  # byte-exact
+        outcome = self._mcporter(argv, where, payload)
         stdout = outcome.stdout.decode("utf-8", errors="replace")
         if outcome.returncode != 0:
             stderr = outcome.stderr.decode("utf-8", errors="replace")

@@ -1,19 +1,15 @@
 """The session transport: one stdio MCP session per run, spoken directly.
 
 mcporter starts a fresh server for every call (~0.3-0.7 s each); one session pays the start-up
-once and then ~2 ms per call. memfuse needs four messages of MCP (initialize, the initialized
-notification, tools/list, tools/call), so it speaks them itself — newline-delimited JSON-RPC
-over the server's stdin and stdout — instead of importing the SDK, whose import alone cost a
-run more than half a second. One reader thread hands each answer to
-the call waiting for its id; calls from several threads run side by side.
+once and then ~2 ms per call. memfuse speaks the four messages of MCP it needs (initialize,
+the initialized notification, tools/list, tools/call) itself: the SDK's import alone cost a run
+more than half a second (docs/performance.md). One reader thread hands each answer to the call
+waiting for its id; calls from several threads run side by side.
 
 Everything the server says is untrusted: a line is read only up to LINE_LIMIT bytes (a longer
 one ends the session), an answer that is not JSON-RPC is passed over, every wait is bounded by
 the timeout, and a request the server makes of memfuse is answered (ping) or refused. The
 server runs in a process group of its own, ended whole when the session closes.
-
-The server's command, args, env and cwd come as a `ServerSpec` (memfuse.store.server_entry
-resolves it from memfuse's `[session]` table or mcporter's config entry).
 """
 
 from __future__ import annotations
@@ -41,8 +37,6 @@ from memfuse.store.gateway.base import (
     ToolMissing,
     parse_answer,
 )
-
-ErrlogOpener = Callable[[], TextIO]
 
 # One JSON-RPC line from the server may hold at most this many bytes: past it the session is
 # closed (a server answering an endless line must not cost memfuse its memory).
@@ -175,7 +169,7 @@ class _Conversation:
             slot.set_exception(_Ended(why))
 
     # --- memfuse's side ---------------------------------------------------------------
-    def _send(self, message: Mapping[str, Any]) -> None:
+    def send(self, message: Mapping[str, Any]) -> None:
         """Write one message whole within the timeout; TimeoutError when the server does not
         take it (a part written leaves the conversation unusable: it is ended), _Ended when
         the pipe is closed."""
@@ -204,9 +198,6 @@ class _Conversation:
             except (OSError, ValueError):
                 raise _Ended(self.ended or self._gone("the server closed its input")) from None
 
-    def notify(self, method: str) -> None:
-        self._send({"jsonrpc": "2.0", "method": method})
-
     def request(self, method: str, params: Mapping[str, Any]) -> Any:
         """The result of one request; _Ended, _RpcError or TimeoutError."""
         slot: Future[Any] = Future()
@@ -216,7 +207,7 @@ class _Conversation:
             ident = next(self._ids)
             self._pending[ident] = slot
         try:
-            self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": dict(params)})
+            self.send({"jsonrpc": "2.0", "id": ident, "method": method, "params": dict(params)})
             return slot.result(self.timeout)  # its exception raised; TimeoutError past the wait
         finally:
             with self._lock:
@@ -260,7 +251,7 @@ class SessionGateway:
         self,
         spec: ServerSpec,
         timeout: float = 30.0,
-        errlog: ErrlogOpener | None = None,
+        errlog: Callable[[], TextIO] | None = None,
         name: str | None = None,
     ) -> None:
         self.spec = spec
@@ -299,7 +290,7 @@ class SessionGateway:
             version = answer.get("protocolVersion") if isinstance(answer, dict) else None
             if version not in PROTOCOL_VERSIONS:
                 raise _Ended(f"it speaks MCP protocol {str(version)[:40]!r}, not one memfuse knows")
-            session.notify("notifications/initialized")
+            session.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         except TimeoutError:
             session.close()
             raise CallTimeout(
