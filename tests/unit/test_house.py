@@ -4,6 +4,7 @@ through others (no circle), commands are thin, and no module outgrows what one r
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests import source
@@ -103,3 +104,19 @@ def test_no_command_imports_another_command() -> None:
         if other.startswith("memfuse.commands.")
     }
     assert edges == set()  # move the shared flow down
+
+
+# The decisions log is history and renumbers nothing, but a comment that sends a reader to
+# "decision 96" of ~600 asks them to read history to understand the present (issue 48): the
+# code says why in its own words, docs/architecture.md says what is true now.
+CITATION = re.compile(r"decisions?(?:\.md)?\s*\(?\d+|\bdecision\s+\d+", re.IGNORECASE)
+
+
+def test_no_source_sends_its_reader_to_a_numbered_decision() -> None:
+    cited = {
+        f"{p.relative_to(SRC).as_posix()}:{n}"
+        for p in SRC.rglob("*.py")
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if CITATION.search(line)
+    }
+    assert cited == set()

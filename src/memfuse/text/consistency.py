@@ -1,6 +1,5 @@
 """Is a store memory the same statement as a MEMORY.md fact, the same one changed, or only
 related? Pure: tidy's consistency check (`check`) and its verdict rule (`changed_slot`).
-Rule and limits: docs/decisions.md (65).
 
 A *conflict* is the same statement with one slot changed: a negation on one side only, an
 opposite word (dark/light, 喜欢/讨厌), a different number or date, or a different name in the

@@ -18,7 +18,7 @@ replaced); never outside the configuration's folder or an `OPENCLAW_INCLUDE_ROOT
 link out included), never a file twice on one chain, at most INCLUDE_DEPTH deep. memfuse adds
 its own bounds — INCLUDE_FILES files and INCLUDE_BYTES bytes in all, only a file of this user
 with one name — and an include it does not follow is the whole file's problem, as it is
-OpenClaw's (docs/decisions.md 542). A reading is kept for the process while every file it
+OpenClaw's. A reading is kept for the process while every file it
 read is unchanged (size, time, inode), since one command asks it several things.
 """
 

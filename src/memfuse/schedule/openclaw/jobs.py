@@ -8,7 +8,7 @@ and `CronPayload` types of src/cron/types.ts in the same repository:
 `{name, description?, enabled?, schedule: {kind: "cron", expr, tz?}, sessionTarget: "isolated",
 wakeMode, payload, delivery: {mode, bestEffort?}}`. The payload is a `command` one, which runs
 an argv on the Gateway host with no model in between (`{kind: "command", argv, env?}`, as
-src/cli/cron-cli/register.cron-add.ts stores `--command-argv`; decision 96). An agent-turn
+src/cli/cron-cli/register.cron-add.ts stores `--command-argv`). An agent-turn
 job (`exec: <sh command>` as a line of the agent's prompt) is read back, never written.
 
 A job is declared by its declaration key (`declare_params`; gateway.py makes the calls), which
