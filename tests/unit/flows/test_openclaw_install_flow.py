@@ -245,7 +245,7 @@ def test_with_openclaw_here_the_crontabs_tidy_leaves_the_dreaming_minute(
 
 
 def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
-    world: World, tmp_path: Path
+    world: World, tmp_path: Path, dry_runs: list[list[str]]
 ) -> None:
     tidy = openclaw.jobs(
         plan.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
@@ -259,6 +259,7 @@ def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
     assert by_job["Memory Dreaming Promotion"]["when"] == "03:00"
     problems = by_job[tidy["name"]]["problems"]
     assert any("the minute 'Memory Dreaming Promotion' rewrites MEMORY.md" in p for p in problems)
+    assert [argv[1] for argv in dry_runs] == ["tidy"]  # ours tried, the dreaming job not
 
 
 # --- issue 40: zone, agent, names, the dreaming clash in instants, alerts, the hook ---------
@@ -310,7 +311,11 @@ NEW_YORK_DREAMING = {**DREAMING, "schedule": {"kind": "cron", "expr": "0 22 * * 
 
 
 def test_dreaming_in_its_own_zone_is_compared_as_an_instant(
-    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    world: World,
+    gateway: Gateway,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    dry_runs: list[list[str]],
 ) -> None:
     """Issue 40: dreaming at 22:00 New York and tidy at 03:00 UTC run in the same minute
     (in winter); install said `unchanged` and --check said ok."""
@@ -333,6 +338,7 @@ def test_dreaming_in_its_own_zone_is_compared_as_an_instant(
     assert checked.code == 1
     problems = {j["job"]: j for j in checked.data["jobs"]}[at_three["name"]]["problems"]
     assert any("rewrites MEMORY.md (its 22:00 America/New_York)" in p for p in problems)
+    assert [argv[1] for argv in dry_runs] == ["tidy"]
 
 
 def test_install_says_failures_reach_nobody_without_a_channel_and_where_with_one(
