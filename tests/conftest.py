@@ -249,7 +249,7 @@ def dry_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     test whose point is which jobs a check finds and how it reads them, not what a run says.
     Each run is a memfuse process, and a store's, ~0.4 s of CPU; real runs stay where the run
     is the point (test_cron_flow's clean schedule, missing config and program only named
-    memfuse; the OpenClaw install flow's checks)."""
+    memfuse)."""
     from memfuse.schedule import check
 
     ran: list[list[str]] = []

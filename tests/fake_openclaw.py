@@ -11,7 +11,8 @@ before `--` is an option, and an unknown one is refused. State is a JSON file be
 (`FAKE_OPENCLAW_STATE`); every argv is appended to `calls.jsonl` there. `FAKE_OPENCLAW_PAGE`
 makes `cron list` print one page only, as a CLI before 2026.9 did, and the Gateway's pages
 that small; `FAKE_OPENCLAW_FAIL` is
-printed on stderr with exit 1 instead of any answer."""
+printed on stderr with exit 1 instead of any answer. `respond` is the same call in-process
+(the unit tier's flows: a process a call was ~33 ms of CPU, ~300 calls)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 # json5 and uuid are imported where they are used: each `openclaw` call is a process of its
 # own (~200 in the unit tier), and the two were a third of its start (~10 of ~33 ms of CPU).
 
-STATE = Path(os.environ["FAKE_OPENCLAW_STATE"])
 FLAGS = {
     "--json", "--all", "--exact", "--announce", "--best-effort-deliver", "--no-deliver",
     "--failure-alert",
@@ -57,9 +58,20 @@ def parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
     return opts, positional
 
 
-def fail(message: str) -> None:
-    print(message, file=sys.stderr)
-    sys.exit(1)
+class Refused(Exception):
+    """The call exits 1, having printed these."""
+
+    def __init__(self, stderr: str, stdout: str = "") -> None:
+        super().__init__(stderr)
+        self.stderr, self.stdout = stderr, stdout
+
+
+def fail(message: str) -> NoReturn:
+    raise Refused(message + "\n")
+
+
+def state_file() -> Path:
+    return Path(os.environ["FAKE_OPENCLAW_STATE"])
 
 
 def page(jobs: list[dict[str, object]], offset: int, limit: int) -> dict[str, object]:
@@ -98,8 +110,8 @@ def config_command(command: str, path: str) -> object:
         node = node.get(key) if isinstance(node, dict) else None
     if command == "get":
         if not isinstance(node, dict) or last not in node:
-            print(json.dumps({"ok": False, "error": f"Config path not found: {path}"}))
-            sys.exit(1)
+            said = json.dumps({"ok": False, "error": f"Config path not found: {path}"})
+            raise Refused("", said + "\n")
         return node[last]
     if isinstance(node, dict):
         node.pop(last, None)
@@ -121,13 +133,24 @@ def hooks_command(command: str, name: str) -> object:
     return {"ok": True, "hook": name, "enabled": command == "enable"}
 
 
-def main(argv: list[str]) -> None:
+def respond(argv: list[str]) -> tuple[int, str, str]:
+    """One call: its exit code, stdout and stderr."""
     # `FAKE_OPENCLAW_DELAY` seconds stand for Node starting the CLI (benchmarks only); then,
     # calls may come side by side: one at a time here, as the Gateway serializes its store.
     time.sleep(float(os.environ.get("FAKE_OPENCLAW_DELAY") or 0))
-    with (STATE.parent / "openclaw.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        serve(argv)
+    with (state_file().parent / "openclaw.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # each open its own lock: threads exclude each other too
+        try:
+            return 0, serve(argv), ""
+        except Refused as refused:
+            return 1, refused.stdout, refused.stderr
+
+
+def main(argv: list[str]) -> None:
+    code, out, err = respond(argv)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    sys.exit(code)
 
 
 def declare(jobs: list[dict[str, object]], spec: dict[str, object]) -> dict[str, object]:
@@ -152,25 +175,22 @@ RPC_ADD = {
 }  # fmt: skip  # CronAddParamsSchema: a closed object
 
 
-def serve(argv: list[str]) -> None:
-    with (STATE.parent / "calls.jsonl").open("a") as calls:
+def serve(argv: list[str]) -> str:
+    saved = state_file()
+    with (saved.parent / "calls.jsonl").open("a") as calls:
         calls.write(json.dumps(argv) + "\n")
     if os.environ.get("FAKE_OPENCLAW_FAIL"):
         fail(os.environ["FAKE_OPENCLAW_FAIL"])
-    state = json.loads(STATE.read_text()) if STATE.exists() else {"jobs": []}
+    state = json.loads(saved.read_text()) if saved.exists() else {"jobs": []}
     jobs: list[dict[str, object]] = state["jobs"]
     group, command, *args = argv
     opts, positional = parse(args)
     one = {k: v[-1] for k, v in opts.items()}
     size = int(os.environ.get("FAKE_OPENCLAW_PAGE") or 200)
     if group == "config" and command in ("get", "unset"):
-        answer = config_command(command, positional[0])
-        print(json.dumps(answer, indent=2))
-        return
+        return json.dumps(config_command(command, positional[0]), indent=2) + "\n"
     if group == "hooks" and command in ("enable", "disable"):
-        answer = hooks_command(command, positional[0])
-        print(json.dumps(answer, indent=2))
-        return
+        return json.dumps(hooks_command(command, positional[0]), indent=2) + "\n"
     if (group, command) == ("cron", "list"):
         answer: object = page(jobs, 0, size)
     elif (group, command) == ("gateway", "call") and positional == ["cron.list"]:
@@ -209,8 +229,8 @@ def serve(argv: list[str]) -> None:
         answer = {"ok": True, "removed": True}
     else:
         fail(f"error: unknown command '{group} {command}'")
-    STATE.write_text(json.dumps(state))
-    print(json.dumps(answer, indent=2))
+    saved.write_text(json.dumps(state))
+    return json.dumps(answer, indent=2) + "\n"
 
 
 if __name__ == "__main__":

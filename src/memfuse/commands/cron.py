@@ -61,7 +61,7 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
             raise ConfigError("--all-agents checks every agent's own schedule, not a FILE")
         given = agents.named(request.workspaces, scheduler.name) if request.workspaces else None
         return _every_agent(ctx, scheduler, request, given)
-    machine = installing.machine_for(s, ctx.workspace.state)
+    machine = installing.machine_for(s, ctx.workspace.state, tool=ctx.seams.tool)
     schedule, files, busy = _planned(scheduler, s, machine, request)
     for unread in sorted({each.unread(machine) or "" for each in registry.every()} - {""}):
         ctx.reporter.warn(unread)  # its host's settings: taken as its defaults
@@ -172,7 +172,7 @@ def _every_agent(
     failed = unchecked = 0
     for agent in roster:
         mine, state = agent.settings(s), agent.state()
-        machine = installing.machine_for(mine, state)
+        machine = installing.machine_for(mine, state, tool=ctx.seams.tool)
         schedule, printed, _ = _planned(scheduler, mine, machine, request)
         said = f"agent {agent.id} ({one_line(str(agent.workspace))})"
         if request.check:
@@ -208,7 +208,7 @@ def _every_agent(
             ctx.reporter.warn(note)
         every = checking.Checked(tried, failed, len(tried), unchecked)
         return _verdict(scheduler, "every agent's schedule", every, "no agent to check")
-    machine = installing.machine_for(s, ctx.workspace.state)
+    machine = installing.machine_for(s, ctx.workspace.state, tool=ctx.seams.tool)
     if (install or remove) and given is None:
         changes += scheduler.strays(machine, [a.id for a in roster], remove=remove)
     for host in registry.every():

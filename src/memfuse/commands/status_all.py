@@ -62,7 +62,9 @@ def run(ctx: RunContext) -> CommandResult:
             ctx.reporter.warn(f"agent {one_line(agent.id)}: {warning}")
         codes.append(done.exit_code)
         rows.append(row)
-    machine = installing.machine_for(ctx.settings, StateFolder(Path("/nonexistent")))
+    machine = installing.machine_for(
+        ctx.settings, StateFolder(Path("/nonexistent")), tool=ctx.seams.tool
+    )
     for host in registry.every():
         for crossing in host.crossings(machine):
             ctx.reporter.warn(crossing)  # another agent's memory within reach

@@ -26,6 +26,7 @@ from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.recall.semantic import Embedder, installed
 from memfuse.report import Reporter
 from memfuse.run.server_log import ServerLog
+from memfuse.schedule.base import Tool, run_tool
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store.client import StoreClient
@@ -66,6 +67,8 @@ class Seams:
     clock: Callable[[], datetime] = wall_clock
     # recall's model of meaning: the `semantic` extra's when installed, else none
     embedder_factory: Callable[[], Embedder | None] = installed
+    # how a scheduler runs its own program (schedule.base.run_tool: bounded in time)
+    tool: Tool = run_tool
 
 
 @dataclass

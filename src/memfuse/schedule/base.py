@@ -167,11 +167,16 @@ def system_zone(localtime: Path = Path("/etc/localtime")) -> str | None:
 
 
 def run_tool(
-    argv: list[str], *, stdin: str | None = None, check: bool = True
+    argv: list[str],
+    *,
+    stdin: str | None = None,
+    check: bool = True,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
 ) -> subprocess.CompletedProcess[str]:
-    """A scheduler's own command, bounded in time."""
+    """A scheduler's own command, bounded in time. `run` starts it (tests: a stand-in that
+    answers in-process, as `subprocess.run` would)."""
     try:
-        done = subprocess.run(
+        done = run(
             argv, input=stdin, capture_output=True, text=True, timeout=TOOL_TIMEOUT,
             stdin=None if stdin is not None else subprocess.DEVNULL, check=False,
         )  # fmt: skip

@@ -20,7 +20,7 @@ from pathlib import Path
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.schedule import registry, writers
-from memfuse.schedule.base import Machine, Scheduler, Writer, run_tool
+from memfuse.schedule.base import Machine, Scheduler, Tool, Writer, run_tool
 from memfuse.schedule.plan import home
 from memfuse.schedule.runs import Schedule, due_between
 from memfuse.settings import Settings
@@ -32,7 +32,11 @@ _HHMM = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
 
 
 def machine_for(
-    settings: Settings, state: StateFolder, env: Mapping[str, str] | None = None
+    settings: Settings,
+    state: StateFolder,
+    env: Mapping[str, str] | None = None,
+    *,
+    tool: Tool = run_tool,
 ) -> Machine:
     """This machine, for a scheduler: the environment, the home, bounded tools, and a backup
     kept in the workspace's state folder."""
@@ -44,7 +48,7 @@ def machine_for(
         return str(state.path / f"{name}.before-{stamp}")
 
     return Machine(
-        env=dict(os.environ if env is None else env), home=home(), tool=run_tool,
+        env=dict(os.environ if env is None else env), home=home(), tool=tool,
         which=shutil.which, backup=backup, state_dir=settings.state_dir,
         alert_failed_runs=settings.alert_failed_runs,
         alert_max_age_hours=settings.alert_max_age_hours,

@@ -23,8 +23,8 @@ from tests.unit.flows.test_openclaw_install_flow import Gateway, stand_in
 
 
 @pytest.fixture
-def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
-    return stand_in(tmp_path, monkeypatch)
+def gateway(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
+    return stand_in(tmp_path, monkeypatch, world)
 
 
 def setup(world: World, agents: dict[str, Path], *, store: bool = True) -> tuple[Path, Path]:

@@ -4,21 +4,26 @@ the list read past its first page; tidy clear of OpenClaw's dreaming sweep; fail
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
+import traceback
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memfuse.schedule import plan
+from memfuse.schedule.base import run_tool
 from memfuse.schedule.install import SCHEDULE_FILE
 from memfuse.schedule.openclaw import jobs as openclaw
 from memfuse.settings import Settings
+from tests import fake_openclaw
 from tests.conftest import ROOT
 from tests.fakes import World
 
@@ -41,9 +46,20 @@ USERS = {"id": "j-user", "name": "morning-brief", "enabled": True,
 
 
 class Gateway:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, script: Path) -> None:
         self.state = folder / "openclaw-state.json"
         self.calls_file = folder / "calls.jsonl"
+        self.script = script
+
+    def run(self, argv: list[str], **how: Any) -> subprocess.CompletedProcess[str]:
+        """`subprocess.run`, but the stand-in answers in-process where `openclaw` is it."""
+        if argv[0] != "openclaw" or shutil.which("openclaw") != str(self.script):
+            return subprocess.run(argv, **how)  # noqa: PLW1510 - run_tool passes check
+        try:
+            code, out, err = fake_openclaw.respond(argv[1:])
+        except Exception:  # a process of its own would exit 1 with the traceback
+            code, out, err = 1, "", traceback.format_exc()
+        return subprocess.CompletedProcess(argv, code, out, err)
 
     def put(self, *jobs: dict[str, object]) -> None:
         self.state.write_text(json.dumps({"jobs": list(jobs)}))
@@ -63,12 +79,13 @@ class Gateway:
 
 
 @pytest.fixture
-def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
-    return stand_in(tmp_path, monkeypatch)
+def gateway(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
+    return stand_in(tmp_path, monkeypatch, world)
 
 
-def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
-    """tests/fake_openclaw.py as `openclaw` on PATH, its state empty."""
+def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world: World) -> Gateway:
+    """tests/fake_openclaw.py as `openclaw` on PATH, its state empty; `world`'s runs call it
+    in-process while it is the `openclaw` on PATH."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "openclaw"
@@ -78,8 +95,9 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     monkeypatch.setenv("FAKE_OPENCLAW_STATE", str(tmp_path / "openclaw-state.json"))
-    made = Gateway(tmp_path)
+    made = Gateway(tmp_path, script)
     made.put()
+    world.tool = functools.partial(run_tool, run=made.run)
     return made
 
 
@@ -92,6 +110,7 @@ def ours(gateway: Gateway, world: World) -> list[dict[str, object]]:
 
 
 def test_a_second_install_changes_nothing_and_keeps_the_ids(world: World, gateway: Gateway) -> None:
+    world.tool = run_tool  # the stand-in a process of its own each call, as OpenClaw's CLI is
     gateway.put(USERS)
     first = world.json("cron", "--format", "openclaw", "--install")
     assert first.code == 0, first.stdout
@@ -226,7 +245,7 @@ def test_with_openclaw_here_the_crontabs_tidy_leaves_the_dreaming_minute(
 
 
 def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
-    world: World, tmp_path: Path
+    world: World, tmp_path: Path, dry_runs: list[list[str]]
 ) -> None:
     tidy = openclaw.jobs(
         plan.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
@@ -240,6 +259,7 @@ def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
     assert by_job["Memory Dreaming Promotion"]["when"] == "03:00"
     problems = by_job[tidy["name"]]["problems"]
     assert any("the minute 'Memory Dreaming Promotion' rewrites MEMORY.md" in p for p in problems)
+    assert [argv[1] for argv in dry_runs] == ["tidy"]  # ours tried, the dreaming job not
 
 
 # --- issue 40: zone, agent, names, the dreaming clash in instants, alerts, the hook ---------
@@ -291,7 +311,11 @@ NEW_YORK_DREAMING = {**DREAMING, "schedule": {"kind": "cron", "expr": "0 22 * * 
 
 
 def test_dreaming_in_its_own_zone_is_compared_as_an_instant(
-    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    world: World,
+    gateway: Gateway,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    dry_runs: list[list[str]],
 ) -> None:
     """Issue 40: dreaming at 22:00 New York and tidy at 03:00 UTC run in the same minute
     (in winter); install said `unchanged` and --check said ok."""
@@ -314,6 +338,7 @@ def test_dreaming_in_its_own_zone_is_compared_as_an_instant(
     assert checked.code == 1
     problems = {j["job"]: j for j in checked.data["jobs"]}[at_three["name"]]["problems"]
     assert any("rewrites MEMORY.md (its 22:00 America/New_York)" in p for p in problems)
+    assert [argv[1] for argv in dry_runs] == ["tidy"]
 
 
 def test_install_says_failures_reach_nobody_without_a_channel_and_where_with_one(

@@ -17,8 +17,8 @@ from tests.unit.flows.test_openclaw_install_flow import Gateway, stand_in
 
 
 @pytest.fixture
-def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
-    return stand_in(tmp_path, monkeypatch)
+def gateway(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gateway:
+    return stand_in(tmp_path, monkeypatch, world)
 
 
 def test_agents_past_the_cap_are_said_by_cron_status_and_doctor(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import examples
 from tests.fakes import World
 
 DAY1, DAY2 = "2026-11-28", "2026-11-29"
@@ -15,6 +16,9 @@ SHARP = f"{NINE} sharp"
 TEN = "Maria prefers the weekly sync meeting on Tuesday mornings at ten sharp"
 ROUTINE = "Checked the backup logs and rotated the nightly snapshots as usual"
 EDITED = "Checked the backup logs; the nightly snapshot of the billing database failed"
+# Issue 39's many copies of one note: its 600 in CI, a quarter in the developer's loop (each
+# bar is relative to the count; docs/decisions.md 590).
+COPIES = examples(600)
 
 
 def _at(world: World, position: str) -> str:
@@ -86,7 +90,7 @@ def test_a_merged_bullet_edited_back_to_its_twin_leaves_one_text(world: World) -
     _settled(world)
 
 
-def _copies(world: World, generation: int, count: int = 600) -> list[str]:
+def _copies(world: World, generation: int, count: int = COPIES) -> list[str]:
     world.gateway.generation = generation
     lines = [f"- {ROUTINE}\n"] * count
     world.journal(DAY2, "".join(lines))
@@ -98,14 +102,14 @@ def _copies(world: World, generation: int, count: int = 600) -> list[str]:
 @pytest.mark.parametrize("generation", [2, 4, 5])
 def test_one_of_many_identical_notes_edited_costs_one_call(world: World, generation: int) -> None:
     lines = _copies(world, generation)
-    lines[299] = f"- {EDITED}\n"
+    lines[COPIES // 2 - 1] = f"- {EDITED}\n"
     world.journal(DAY2, "".join(lines))
     edited = world.json("sync", "--now", NOW)
     assert edited.code == 0, edited.stderr
     assert edited.data["calls"] == 2  # the probe and the edited copy, sent on its own
     assert edited.data.get("resent", 0) == 0
-    assert EDITED in _at(world, f"{DAY2}#0000-300")
-    assert _at(world, f"{DAY2}#0000-1") == ROUTINE  # the 599 others' memory was not touched
+    assert EDITED in _at(world, f"{DAY2}#0000-{COPIES // 2}")
+    assert _at(world, f"{DAY2}#0000-1") == ROUTINE  # the others' memory was not touched
     _settled(world)
 
 
@@ -144,7 +148,7 @@ def test_copies_of_a_memory_memfuse_did_not_make_edited_leave_it_untouched(
 def test_the_first_sync_of_many_copies_asks_nothing_of_the_copies(world: World) -> None:
     """A copy answered `skipped` onto a memory the ledger knows memfuse made elsewhere needs
     no lookup to tell it from a memory a killed run made (one call per copy before)."""
-    world.journal(DAY2, f"- {ROUTINE}\n" * 600)
+    world.journal(DAY2, f"- {ROUTINE}\n" * COPIES)
     first = world.json("sync", "--jobs", "1", "--now", NOW)
-    assert (first.data["counts"]["added"], first.data["counts"]["skipped"]) == (1, 599)
-    assert first.data["calls"] == 601  # the probe and 600 remembers
+    assert (first.data["counts"]["added"], first.data["counts"]["skipped"]) == (1, COPIES - 1)
+    assert first.data["calls"] == COPIES + 1  # the probe and a remember a copy
