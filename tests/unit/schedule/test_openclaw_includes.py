@@ -157,3 +157,12 @@ def test_json5_is_read_within_one_budget_for_the_file_and_its_includes(
     files(tmp_path, **{"openclaw.json": "{ a: { $include: ['p.json5', 'q.json5'] } }",
                        "p.json5": part, "q.json5": part})  # fmt: skip
     assert "JSON5 read for its configuration in all" in str(host.config_problem(env_for(tmp_path)))
+
+
+@pytest.mark.parametrize("named", ["\\ud800", "parts/\\udfff.json5"])
+def test_an_include_no_file_system_can_name_is_said_not_raised(tmp_path: Path, named: str) -> None:
+    # a lone surrogate is valid JSON5 text but no path: os.stat raised UnicodeEncodeError
+    files(tmp_path, **{"openclaw.json": f'{{ "agents": {{ "$include": ["{named}"] }} }}'})
+    problem = host.config_problem(env_for(tmp_path))
+    assert problem is not None and "not a path OpenClaw takes" in problem
+
