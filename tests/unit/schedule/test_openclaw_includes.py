@@ -166,3 +166,8 @@ def test_an_include_no_file_system_can_name_is_said_not_raised(tmp_path: Path, n
     problem = host.config_problem(env_for(tmp_path))
     assert problem is not None and "not a path OpenClaw takes" in problem
 
+
+def test_an_includes_path_cannot_print_a_line_of_its_own(tmp_path: Path) -> None:
+    files(tmp_path, **{"openclaw.json": '{ "$include": "x\\nwarning: all is well" }'})
+    problem = host.config_problem(env_for(tmp_path))
+    assert problem is not None and "\n" not in problem and "x\\nwarning" in problem
