@@ -185,7 +185,7 @@ class _Follow:
     def _file(self, named: str, chain: tuple[str, ...]) -> Any:
         """The value of one included file, its own includes followed."""
         said = f"{chain[-1]} includes {_shown(named)}"
-        if "\0" in named or len(named) >= PATH_LIMIT:
+        if "\0" in named or len(named) >= PATH_LIMIT or not nameable(named):
             raise _Unread(f"{said}: not a path OpenClaw takes")
         target = os.path.normpath(os.path.join(os.path.dirname(chain[-1]), named))
         self.read.append((target, _stamp(target)))
@@ -235,6 +235,16 @@ class _Follow:
             if within(root, real):
                 return Path(root)
         raise _Unread(f"{said}: it is a link out of {holding[0]}")
+
+
+def nameable(path: str) -> bool:
+    """Whether the file system can take `path` at all (JSON may hold a lone surrogate, which
+    no file name encodes: os.stat raises UnicodeEncodeError, not OSError)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _merge(base: Any, over: Any) -> Any:

@@ -130,7 +130,9 @@ def _path(value: object, home: str) -> str | None:
         return None
     if value == "~" or value.startswith("~/"):
         value = home + value[1:]
-    return os.path.realpath(value) if len(value) <= PATH_MAX else os.path.normpath(value)
+    if len(value) > PATH_MAX or not config.nameable(value):  # a lone surrogate names no file
+        return os.path.normpath(value)
+    return os.path.realpath(value)
 
 
 AGENTS_MAX = 64  # agents served from a roster; the rest are said (agents_left_out)
