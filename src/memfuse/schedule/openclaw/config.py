@@ -35,6 +35,7 @@ import json5
 
 from memfuse.confine import UnsafePath, read_file, within
 from memfuse.store.server_entry import strip_jsonc
+from memfuse.untrusted import one_line
 
 CONFIG_LIMIT = 1 << 20  # bytes of openclaw.json (or one included file) read at all
 JSON5_LIMIT = 256 << 10  # bytes the (slow, pure Python) JSON5 parser is given
@@ -81,8 +82,8 @@ def reading(env: Mapping[str, str]) -> Reading:
     follow = _Follow(path, env)
     try:
         found = follow.whole()
-    except _Unread as exc:
-        found = Reading({}, str(exc))
+    except _Unread as exc:  # it names the configuration's paths: one line, whatever they hold
+        found = Reading({}, one_line(str(exc)))
     if len(_KEPT) >= 8:
         _KEPT.clear()
     _KEPT[key] = (follow.read, found)
