@@ -108,3 +108,15 @@ def test_a_roster_in_an_included_file_is_installed_and_a_bad_include_said_by_doc
     assert "memfuse read none of its settings there" in row["detail"]
     printed = world.run("cron", "--format", "openclaw")
     assert "lies outside" in printed.stderr
+
+
+def test_a_workspace_no_file_system_can_name_is_shown_not_a_traceback(
+    world: World, gateway: Gateway
+) -> None:
+    """A lone surrogate is valid JSON5 text but no file name: shown as an escape, never
+    written raw to a UTF-8 stream (UnicodeEncodeError: a traceback, exit 1)."""
+    setup(world, {"home": world.workspace, "work": Path("/tmp/\\ud800")}, store=False)
+    for command in (("status", "--all-agents"), ("status", "--all-agents", "--json")):
+        out = world.run(*command)
+        assert out.code in (0, 2, 3, 4), (command, out)
+        assert "\\ud800" in out.stdout + out.stderr, command
