@@ -121,3 +121,21 @@ def test_a_workspace_no_file_system_can_name_is_shown_not_a_traceback(
         out = world.run(*command)
         assert out.code == ExitCode.NO_WORKSPACE, (command, out)  # the worst row's, as ever
         assert "/tmp/\\ud800" in out.stdout + out.stderr, command
+
+
+def test_an_agent_whose_workspace_no_file_system_can_name_is_left_out_and_said(
+    world: World, gateway: Gateway
+) -> None:
+    """Its state folder and its jobs' arguments cannot be named: each --all-agents command
+    ended in "internal error: UnicodeEncodeError", the other agents unscheduled with it."""
+    setup(world, {"home": world.workspace, "work": Path("/tmp/\\ud800")})
+    for command in (
+        ("cron", "--format", "openclaw", "--install", "--all-agents"),
+        ("cron", "--format", "openclaw", "--check", "--all-agents"),
+        ("doctor", "--all-agents"),
+    ):
+        out = world.json(*command)
+        assert "internal error" not in out.stderr, (command, out)
+        said = out.warnings_text + json.dumps(out.data)
+        assert "agent work: its workspace" in said and "left out" in said, (command, out)
+    assert {str(j.get("agentId")) for j in gateway.jobs if j.get("agentId")} == {"home"}
