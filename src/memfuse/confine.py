@@ -47,6 +47,16 @@ def within(root: Path | str, real: Path | str) -> bool:
     return found == top or found.startswith(top.rstrip("/") + "/")
 
 
+def nameable(path: str) -> bool:
+    """Whether the file system can take `path` at all (JSON may hold a lone surrogate, which
+    no file name encodes: os.stat raises UnicodeEncodeError, not OSError)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def inside(root: Path, path: Path) -> Path:
     """`path` with every link resolved, when that lies inside `root` (itself resolved)."""
     real = os.path.realpath(path)

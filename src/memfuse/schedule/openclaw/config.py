@@ -33,7 +33,7 @@ from typing import Any
 
 import json5
 
-from memfuse.confine import UnsafePath, read_file, within
+from memfuse.confine import UnsafePath, nameable, read_file, within
 from memfuse.store.server_entry import strip_jsonc
 from memfuse.untrusted import one_line
 
@@ -236,16 +236,6 @@ class _Follow:
             if within(root, real):
                 return Path(root)
         raise _Unread(f"{said}: it is a link out of {holding[0]}")
-
-
-def nameable(path: str) -> bool:
-    """Whether the file system can take `path` at all (JSON may hold a lone surrogate, which
-    no file name encodes: os.stat raises UnicodeEncodeError, not OSError)."""
-    try:
-        os.fsencode(path)
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _merge(base: Any, over: Any) -> Any:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from memfuse.confine import nameable
 from memfuse.schedule.base import Writer, system_zone
 from memfuse.schedule.cronexpr import daily_times
 from memfuse.schedule.openclaw import config
@@ -130,7 +131,7 @@ def _path(value: object, home: str) -> str | None:
         return None
     if value == "~" or value.startswith("~/"):
         value = home + value[1:]
-    if len(value) > PATH_MAX or not config.nameable(value):  # a lone surrogate names no file
+    if len(value) > PATH_MAX or not nameable(value):  # a lone surrogate names no file
         return os.path.normpath(value)
     return os.path.realpath(value)
 
