@@ -124,9 +124,9 @@ class _Follow:
         except RecursionError:
             raise _Unread(f"{self.path} nests too deep to read") from None
 
-    def _bytes(self, root: Path, path: str, *, one_link: bool) -> bytes:
+    def _bytes(self, root: Path, path: str, *, one_link: bool, owner: int | None = None) -> bytes:
         try:
-            raw = read_file(root, Path(path), CONFIG_LIMIT, one_link=one_link)
+            raw = read_file(root, Path(path), CONFIG_LIMIT, one_link=one_link, owner=owner)
         except FileNotFoundError:
             raise
         except UnsafePath as exc:
@@ -210,7 +210,7 @@ class _Follow:
         if self.size > INCLUDE_BYTES:
             raise _Unread(f"{said}: more than {INCLUDE_BYTES >> 20} MiB included in all")
         try:
-            raw = self._bytes(root, target, one_link=True)
+            raw = self._bytes(root, target, one_link=True, owner=os.geteuid())
         except FileNotFoundError:
             raise _Unread(f"{said}: there is no {target}") from None
         return self._resolve(self._parse(target, raw), (*chain, target))
