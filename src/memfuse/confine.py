@@ -47,6 +47,16 @@ def within(root: Path | str, real: Path | str) -> bool:
     return found == top or found.startswith(top.rstrip("/") + "/")
 
 
+def nameable(path: str) -> bool:
+    """Whether the file system can take `path` at all (JSON may hold a lone surrogate, which
+    no file name encodes: os.stat raises UnicodeEncodeError, not OSError)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def inside(root: Path, path: Path) -> Path:
     """`path` with every link resolved, when that lies inside `root` (itself resolved)."""
     real = os.path.realpath(path)
@@ -88,11 +98,17 @@ def kind_of(mode: int) -> str:
 
 
 def read_file(
-    root: Path, path: Path, cap: int = DEFAULT_READ_CAP, *, one_link: bool = False
+    root: Path,
+    path: Path,
+    cap: int = DEFAULT_READ_CAP,
+    *,
+    one_link: bool = False,
+    owner: int | None = None,
 ) -> bytes:
     """The bytes of a regular file inside `root`, at most `cap` of them; with `one_link`, only
     of a file with no other name (a hard link passes every path check: its other name may be
-    a file outside `root` that whoever wrote the link could not read).
+    a file outside `root` that whoever wrote the link could not read); with `owner`, only of
+    a file that user owns (checked on the open file: a swap after a check by path is seen).
 
     Raises FileNotFoundError when there is no such file, UnsafePath for everything memfuse
     refuses to read (the message names the file and says why).
@@ -115,6 +131,8 @@ def read_file(
                 f"{path} has {info.st_nlink} hard links, so it may be a file from outside the"
                 " workspace; memfuse reads only a file with one name"
             )
+        if owner is not None and info.st_uid != owner:
+            raise UnsafePath(f"{path} belongs to another user")
         _check_open(root, fd, real, path)
         if info.st_size > cap:
             raise UnsafePath(_too_big(path, info.st_size, cap))

@@ -58,8 +58,11 @@ def nesting(data: str | bytes) -> int:
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional embeddings,
 # overrides and isolates (U+202A–U+202E, U+2066–U+2069), plus the line and paragraph
-# separators a terminal may take as a new line.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# separators a terminal may take as a new line, and lone surrogates (valid in JSON, no
+# stream encodes them: a raw one in output is a traceback).
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def printable(text: str) -> str:

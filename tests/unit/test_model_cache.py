@@ -145,6 +145,12 @@ def test_a_later_process_maps_the_file_and_loads_nothing(
             lambda p: p.write_bytes(model_cache.MAGIC + (2**62).to_bytes(8, "little")),
             id="header-out-of-bounds",
         ),
+        pytest.param(  # json.loads raises RecursionError, no ValueError
+            lambda p: p.write_bytes(
+                model_cache.MAGIC + (400_000).to_bytes(8, "little") + b"[" * 400_000
+            ),
+            id="header-nested-past-the-recursion-limit",
+        ),
     ],
 )
 def test_a_spoiled_cache_file_is_found_and_made_again(
@@ -292,6 +298,9 @@ def _with_header(path: Path, change: Any) -> None:
         pytest.param(lambda h: h["backend"]["numbers"].update(sp=1), id="the-tokenizer-replaced"),
         pytest.param(lambda h: h["arrays"]["b.table"].__setitem__(0, "object"), id="a-dtype"),
         pytest.param(lambda h: h["arrays"]["b.table"].__setitem__(2, 10**12), id="past-the-end"),
+        pytest.param(  # np.prod raises OverflowError, no ValueError
+            lambda h: h["arrays"]["b.table"].__setitem__(1, [2**70]), id="a-shape-past-int64"
+        ),
         pytest.param(lambda h: h.update(package="0.0.1"), id="another-package"),
         pytest.param(lambda h: h["tokenizer"].update(vocab=5), id="ids-past-the-scores"),
     ],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import mmap
 import os
 import time
@@ -51,7 +52,7 @@ def header(
     at = len(magic) + 8
     try:
         found = json.loads(mapped[at : at + length].decode())
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise ValueError("its header is not JSON") from None
     if not isinstance(found, dict) or not isinstance(found.get("arrays"), dict):
         raise ValueError("its header is not one memfuse writes")
@@ -72,7 +73,7 @@ def arrays(found: dict[str, Any], mapped: mmap.mmap, start: int) -> dict[str, An
         dtype, shape, offset, nbytes = spec
         if dtype not in DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
             raise ValueError(f"its array {name!r} is not one memfuse writes")
-        count = int(np.prod(shape, dtype=np.int64))
+        count = math.prod(shape)  # Python's ints: numpy's int64 overflows on a planted shape
         if count * np.dtype(dtype).itemsize != nbytes or offset < 0 or offset % ALIGN:
             raise ValueError(f"its array {name!r} does not add up")
         if start + offset + nbytes > len(mapped):

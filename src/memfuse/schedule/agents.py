@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from memfuse.confine import nameable
 from memfuse.errors import ConfigError
 from memfuse.host import store_db_in, workspace_in
 from memfuse.schedule import registry
@@ -85,6 +86,12 @@ def roster(
             notes.append(f"agent {agent_id[:80]!r}: an id memfuse cannot name files by: left out")
             continue
         ids.add(agent_id.lower())
+        if not nameable(workspace):  # a lone surrogate: its state folder could not be named
+            notes.append(
+                f"agent {agent_id}: its workspace ({one_line(workspace[:200])}) is no name a"
+                " file system takes: left out"
+            )
+            continue
         outer = _around(workspace, listed)
         if outer is not None:
             notes.append(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memfuse.errors import ExitCode
 from memfuse.schedule.openclaw import host
 from tests.fakes import World
 from tests.unit.flows.test_openclaw_agents_flow import setup
@@ -108,3 +109,33 @@ def test_a_roster_in_an_included_file_is_installed_and_a_bad_include_said_by_doc
     assert "memfuse read none of its settings there" in row["detail"]
     printed = world.run("cron", "--format", "openclaw")
     assert "lies outside" in printed.stderr
+
+
+def test_a_workspace_no_file_system_can_name_is_shown_not_a_traceback(
+    world: World, gateway: Gateway
+) -> None:
+    """A lone surrogate is valid JSON5 text but no file name: shown as an escape, never
+    written raw to a UTF-8 stream (UnicodeEncodeError: a traceback, exit 1)."""
+    setup(world, {"home": world.workspace, "work": Path("/tmp/\\ud800")}, store=False)
+    for command in (("status", "--all-agents"), ("status", "--all-agents", "--json")):
+        out = world.run(*command)
+        assert out.code == ExitCode.OK, (command, out)  # left out, and said
+        assert "/tmp/\\ud800" in out.stdout + out.stderr, command
+
+
+def test_an_agent_whose_workspace_no_file_system_can_name_is_left_out_and_said(
+    world: World, gateway: Gateway
+) -> None:
+    """Its state folder and its jobs' arguments cannot be named: each --all-agents command
+    ended in "internal error: UnicodeEncodeError", the other agents unscheduled with it."""
+    setup(world, {"home": world.workspace, "work": Path("/tmp/\\ud800")})
+    for command in (
+        ("cron", "--format", "openclaw", "--install", "--all-agents"),
+        ("cron", "--format", "openclaw", "--check", "--all-agents"),
+        ("doctor", "--all-agents"),
+    ):
+        out = world.json(*command)
+        assert "internal error" not in out.stderr, (command, out)
+        said = out.warnings_text + json.dumps(out.data)
+        assert "agent work: its workspace" in said and "left out" in said, (command, out)
+    assert {str(j.get("agentId")) for j in gateway.jobs if j.get("agentId")} == {"home"}

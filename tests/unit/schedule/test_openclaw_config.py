@@ -92,3 +92,21 @@ def test_a_path_too_long_to_name_a_folder_is_not_resolved(
     host.serve_entries(env_for(path), str(tmp_path))
     assert found["home"] == long and found["a1"] == f"{long}/a1"
     assert resolved and max(resolved) <= host.PATH_MAX
+
+
+def test_a_path_no_file_system_can_name_is_not_resolved(tmp_path: Path) -> None:
+    """A lone surrogate is valid JSON text but no path: resolving it raised
+    UnicodeEncodeError out of every command that reads the agents. The agent is still listed,
+    its workspace one that does not exist."""
+    path = tmp_path / "openclaw.json"
+    odd = "/tmp/\ud800"
+    path.write_text(json.dumps({
+        "agents": {"defaults": {"workspace": odd}, "entries": {"home": {"workspace": odd},
+                                                                "work": {}}},
+        "mcp": {"servers": {"m": {"command": "memfuse", "args": ["serve", "-w", odd]}}},
+    }))  # fmt: skip
+    found = dict(host.agents(env_for(path)))
+    assert found == {"home": odd, "work": f"{odd}/work"}
+    assert host.agent_for(str(tmp_path), env_for(path)) is None
+    serving.serve_servers(env_for(path))
+    host.serve_entries(env_for(path), str(tmp_path))

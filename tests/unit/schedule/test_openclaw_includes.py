@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +158,43 @@ def test_json5_is_read_within_one_budget_for_the_file_and_its_includes(
     files(tmp_path, **{"openclaw.json": "{ a: { $include: ['p.json5', 'q.json5'] } }",
                        "p.json5": part, "q.json5": part})  # fmt: skip
     assert "JSON5 read for its configuration in all" in str(host.config_problem(env_for(tmp_path)))
+
+
+@pytest.mark.parametrize("named", ["\\ud800", "parts/\\udfff.json5"])
+def test_an_include_no_file_system_can_name_is_said_not_raised(tmp_path: Path, named: str) -> None:
+    # a lone surrogate is valid JSON5 text but no path: os.stat raised UnicodeEncodeError
+    files(tmp_path, **{"openclaw.json": f'{{ "agents": {{ "$include": ["{named}"] }} }}'})
+    problem = host.config_problem(env_for(tmp_path))
+    assert problem is not None and "not a path OpenClaw takes" in problem
+
+
+def test_an_includes_path_cannot_print_a_line_of_its_own(tmp_path: Path) -> None:
+    files(tmp_path, **{"openclaw.json": '{ "$include": "x\\nwarning: all is well" }'})
+    problem = host.config_problem(env_for(tmp_path))
+    assert problem is not None and "\n" not in problem and "x\\nwarning" in problem
+
+
+def test_an_include_swapped_for_another_users_file_after_its_check_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The owner was checked on the path before the open: a file swapped in between (here:
+    the check shown this user's file, the open finding another's) was read. It is checked on
+    the open descriptor too."""
+    files(tmp_path, **{"openclaw.json": "{ agents: { $include: './a.json5' } }",
+                       "a.json5": "{ entries: { home: {} } }"})  # fmt: skip
+    target, real_stat, me = str(tmp_path / "a.json5"), os.stat, os.getuid() + 1
+
+    def as_checked(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        found = real_stat(path, *args, **kwargs)
+        if str(path) != target:
+            return found
+        fields = list(found)
+        fields[4] = me  # st_uid, as the check saw it
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "geteuid", lambda: me)
+    monkeypatch.setattr(os, "stat", as_checked)
+    config._KEPT.clear()
+    env = env_for(tmp_path)
+    assert host.agents(env) == []
+    assert "belongs to another user" in str(host.config_problem(env))

@@ -33,8 +33,9 @@ from typing import Any
 
 import json5
 
-from memfuse.confine import UnsafePath, read_file, within
+from memfuse.confine import UnsafePath, nameable, read_file, within
 from memfuse.store.server_entry import strip_jsonc
+from memfuse.untrusted import one_line
 
 CONFIG_LIMIT = 1 << 20  # bytes of openclaw.json (or one included file) read at all
 JSON5_LIMIT = 256 << 10  # bytes the (slow, pure Python) JSON5 parser is given
@@ -81,8 +82,8 @@ def reading(env: Mapping[str, str]) -> Reading:
     follow = _Follow(path, env)
     try:
         found = follow.whole()
-    except _Unread as exc:
-        found = Reading({}, str(exc))
+    except _Unread as exc:  # it names the configuration's paths: one line, whatever they hold
+        found = Reading({}, one_line(str(exc)))
     if len(_KEPT) >= 8:
         _KEPT.clear()
     _KEPT[key] = (follow.read, found)
@@ -123,9 +124,9 @@ class _Follow:
         except RecursionError:
             raise _Unread(f"{self.path} nests too deep to read") from None
 
-    def _bytes(self, root: Path, path: str, *, one_link: bool) -> bytes:
+    def _bytes(self, root: Path, path: str, *, one_link: bool, owner: int | None = None) -> bytes:
         try:
-            raw = read_file(root, Path(path), CONFIG_LIMIT, one_link=one_link)
+            raw = read_file(root, Path(path), CONFIG_LIMIT, one_link=one_link, owner=owner)
         except FileNotFoundError:
             raise
         except UnsafePath as exc:
@@ -185,7 +186,7 @@ class _Follow:
     def _file(self, named: str, chain: tuple[str, ...]) -> Any:
         """The value of one included file, its own includes followed."""
         said = f"{chain[-1]} includes {_shown(named)}"
-        if "\0" in named or len(named) >= PATH_LIMIT:
+        if "\0" in named or len(named) >= PATH_LIMIT or not nameable(named):
             raise _Unread(f"{said}: not a path OpenClaw takes")
         target = os.path.normpath(os.path.join(os.path.dirname(chain[-1]), named))
         self.read.append((target, _stamp(target)))
@@ -209,7 +210,7 @@ class _Follow:
         if self.size > INCLUDE_BYTES:
             raise _Unread(f"{said}: more than {INCLUDE_BYTES >> 20} MiB included in all")
         try:
-            raw = self._bytes(root, target, one_link=True)
+            raw = self._bytes(root, target, one_link=True, owner=os.geteuid())
         except FileNotFoundError:
             raise _Unread(f"{said}: there is no {target}") from None
         return self._resolve(self._parse(target, raw), (*chain, target))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from memfuse.confine import nameable
 from memfuse.schedule.base import Writer, system_zone
 from memfuse.schedule.cronexpr import daily_times
 from memfuse.schedule.openclaw import config
@@ -130,7 +131,9 @@ def _path(value: object, home: str) -> str | None:
         return None
     if value == "~" or value.startswith("~/"):
         value = home + value[1:]
-    return os.path.realpath(value) if len(value) <= PATH_MAX else os.path.normpath(value)
+    if len(value) > PATH_MAX or not nameable(value):  # a lone surrogate names no file
+        return os.path.normpath(value)
+    return os.path.realpath(value)
 
 
 AGENTS_MAX = 64  # agents served from a roster; the rest are said (agents_left_out)
