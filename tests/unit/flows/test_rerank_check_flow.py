@@ -91,8 +91,9 @@ def test_a_broken_provider_exits_non_zero_and_never_leaks_the_key(
     http_world: World, mode: str
 ) -> None:
     with serve(mode) as server:
-        server.stall_seconds = 3.0  # beyond the run's 1 s timeout
-        result = run(http_world, base_url(server), "q", "a", "b", "--json")
+        server.stall_seconds = 3.0  # beyond the run's timeout (1 s; 0.3 s where it stalls)
+        timeout = {"AGENT_MEMORY_RERANK_TIMEOUT": "0.3"} if mode == "stall" else {}
+        result = run(http_world, base_url(server), "q", "a", "b", "--json", **timeout)
     assert result.code == 1
     assert result.envelope["status"] == "failed"
     assert result.data["checks"][0]["ok"] is False
@@ -160,7 +161,8 @@ def test_a_hostile_reranker_costs_recall_and_surface_one_warning(
     now = "2026-11-29T22:00"
     assert http_world.run("sync", "--now", now).code == 0
     with serve(mode) as server:
-        env = rerank_env(base_url(server))
+        # a trickle is cut at the timeout: a third of a second is as telling as 1 s
+        env = rerank_env(base_url(server), AGENT_MEMORY_RERANK_TIMEOUT="0.3")
         found = http_world.json("recall", "billing", "--now", now, env=env)
         written = http_world.json("surface", "--now", now, env=env)
     assert found.code == 0, found.stderr
