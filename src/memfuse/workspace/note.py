@@ -104,8 +104,10 @@ def append_note(
                 journal.append(planned.suffix, write)
                 if not journal.landed_in_place(planned.suffix):
                     # An editor's rename (or another appender) came between: what the file
-                    # the note went into holds of it is what the next try looks for.
-                    expected = note_file.count_lines(journal.read(read, 0, 1 << 62), value)
+                    # the note went into holds of it is what the next try looks for (read
+                    # under the cap: another appender may still be making the file grow).
+                    held = journal.read(read, 0, files.read_cap)
+                    expected = note_file.count_lines(held, value)
                     continue
                 start = journal.size + len(planned.suffix) - len(planned.line)
                 marks.keep(journal.real, planned.mark(journal, start))
