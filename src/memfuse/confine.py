@@ -91,6 +91,7 @@ def kind_of(mode: int) -> str:
         (stat.S_ISSOCK, "a socket"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),  # lstat'ed: one put there since the path resolved
     ):
         if test(mode):
             return name
