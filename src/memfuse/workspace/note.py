@@ -20,7 +20,6 @@ memory through memfuse, and the Markdown stays the truth (docs/security.md, "The
 
 from __future__ import annotations
 
-import functools
 import os
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -146,17 +145,11 @@ def _create(workspace: Workspace, path: Path, value: str, now: datetime, shown: 
     """A journal made for the note: written whole, only while there is still none."""
     planned = plan(None, value, now, shown)
     try:
-        workspace.files.write(path, planned.suffix, create_parents=True,
-                              before_replace=functools.partial(_absent, path))  # fmt: skip
+        workspace.files.write(path, planned.suffix, create_parents=True, new_only=True)
     except FileChanged:
         raise _Changed from None
     bullet = planned.bullet
     return Noted(path, bullet, JournalPosition(now.date(), bullet.key, bullet.n), planned.made)
-
-
-def _absent(path: Path) -> None:
-    if os.path.lexists(path):
-        raise _Changed
 
 
 def _landed(
