@@ -91,6 +91,7 @@ def kind_of(mode: int) -> str:
         (stat.S_ISSOCK, "a socket"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),  # lstat'ed: one put there since the path resolved
     ):
         if test(mode):
             return name
@@ -180,15 +181,15 @@ def write_atomic(
     mode: int | None = None,
     create_parents: bool = False,
     write: Writer = os.write,
-    before_replace: Callable[[], None] | None = None,
+    new_only: bool = False,
 ) -> Path:
     """Replace `path` (or the file a link inside the workspace points to) with `data`.
 
     Readers see the old file or the whole new one: a temp file in the same folder is written,
     fsynced and renamed over the target, then the folder is fsynced. On any error the temp file
     is removed and the old file is left byte-identical. Returns the real path written.
-    `before_replace` runs last before the rename: what it raises (another writer changed the
-    file since it was read) leaves the old file as it is.
+    With `new_only`, the file is put in place only while the name is free, in one step (a link,
+    which no file made meanwhile can be under: FileChanged then, and nothing written).
     """
     real = inside(root, path)
     with open_folder(root, real.parent, create=create_parents) as folder:
@@ -213,9 +214,14 @@ def write_atomic(
             os.fsync(fd)
             os.close(fd)
             fd = -1
-            if before_replace is not None:
-                before_replace()
-            os.replace(tmp, real.name, src_dir_fd=folder, dst_dir_fd=folder)
+            if new_only:
+                try:
+                    os.link(tmp, real.name, src_dir_fd=folder, dst_dir_fd=folder)
+                except FileExistsError:
+                    raise FileChanged(f"{path} was made meanwhile") from None
+                os.unlink(tmp, dir_fd=folder)
+            else:
+                os.replace(tmp, real.name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
             if fd >= 0:
                 os.close(fd)

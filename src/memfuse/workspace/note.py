@@ -20,7 +20,6 @@ memory through memfuse, and the Markdown stays the truth (docs/security.md, "The
 
 from __future__ import annotations
 
-import functools
 import os
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -104,8 +103,10 @@ def append_note(
                 journal.append(planned.suffix, write)
                 if not journal.landed_in_place(planned.suffix):
                     # An editor's rename (or another appender) came between: what the file
-                    # the note went into holds of it is what the next try looks for.
-                    expected = note_file.count_lines(journal.read(read, 0, 1 << 62), value)
+                    # the note went into holds of it is what the next try looks for (read
+                    # under the cap: another appender may still be making the file grow).
+                    held = journal.read(read, 0, files.read_cap)
+                    expected = note_file.count_lines(held, value)
                     continue
                 start = journal.size + len(planned.suffix) - len(planned.line)
                 marks.keep(journal.real, planned.mark(journal, start))
@@ -144,17 +145,11 @@ def _create(workspace: Workspace, path: Path, value: str, now: datetime, shown: 
     """A journal made for the note: written whole, only while there is still none."""
     planned = plan(None, value, now, shown)
     try:
-        workspace.files.write(path, planned.suffix, create_parents=True,
-                              before_replace=functools.partial(_absent, path))  # fmt: skip
+        workspace.files.write(path, planned.suffix, create_parents=True, new_only=True)
     except FileChanged:
         raise _Changed from None
     bullet = planned.bullet
     return Noted(path, bullet, JournalPosition(now.date(), bullet.key, bullet.n), planned.made)
-
-
-def _absent(path: Path) -> None:
-    if os.path.lexists(path):
-        raise _Changed
 
 
 def _landed(
@@ -231,12 +226,12 @@ class ReadWhole(Exception):
     """A tail whose counts only the whole file's reading gets right: read it whole."""
 
 
-def _restart(old: str) -> tuple[_Frame, str]:
+def _restart(old: str, bullets: list[Bullet]) -> tuple[_Frame, str]:
     """The whole text read once, then the frame from its last bullet that opens a line with
     `-`, `*` or `+` at column 0, with the text from there on: such a line closed every block
     open before it but its list, so the note is read back on the tail alone.
-    The whole text when no bullet is such, or a dreaming marker follows it."""
-    bullets = parse(old)
+    The whole text when no bullet is such, or a dreaming marker follows it. `bullets`: the
+    whole text's."""
     lines = old.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for index in range(len(bullets) - 1, max(len(bullets) - RESTART_LOOK, 0) - 1, -1):
         bullet = bullets[index]
@@ -267,22 +262,32 @@ def plan(view: View | None, text: str, now: datetime, shown: str) -> Planned:
     if mark is not None:  # ReadWhole goes to the caller: it has the tail alone
         return _planned_on(_Frame(mark.key, mark.base, mark.line), old, old, text, now, shown,
                            encoding)  # fmt: skip
-    frame, tail = _restart(old)
+    whole = parse(old)  # read once: the frame, and the bullets before the note when whole
+    frame, tail = _restart(old, whole)
     try:
-        return _planned_on(frame, old, tail, text, now, shown, encoding)
+        return _planned_on(frame, old, tail, text, now, shown, encoding,
+                           whole if frame.key is None else None)  # fmt: skip
     except ReadWhole:
-        return _planned_on(_Frame(), old, old, text, now, shown, encoding)
+        return _planned_on(_Frame(), old, old, text, now, shown, encoding, whole)
 
 
 def _planned_on(
-    frame: _Frame, old: str, tail: str, text: str, now: datetime, shown: str, encoding: str
+    frame: _Frame,
+    old: str,
+    tail: str,
+    text: str,
+    now: datetime,
+    shown: str,
+    encoding: str,
+    read: list[Bullet] | None = None,
 ) -> Planned:
-    """`plan`'s work on a journal's text `old`, read back on `tail` (its end) in `frame`."""
+    """`plan`'s work on a journal's text `old`, read back on `tail` (its end) in `frame`
+    (`read`: the tail's bullets in it, when already read)."""
     heading, key = f"## {now:%H:%M}", f"{now:%H%M}"
     newline = "\r\n" if "\r\n" in old else "\n"
     line = f"- {text}{newline}"
     ending = "" if not old or old.endswith(("\n", "\r")) else newline
-    before = frame.bullets(tail) if tail else []  # read once: both read-backs and the counts
+    before = read if read is not None else frame.bullets(tail) if tail else []  # read once
     if old.strip():
         # Under the section the journal ends in, when it is of this hour, not ahead of the clock.
         hour = tuple(f"{now:%H}{m:02d}" for m in range(now.minute + 1))

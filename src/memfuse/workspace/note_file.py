@@ -147,9 +147,8 @@ class View:
 class Journal:
     """An open journal: regular, of one name, inside the workspace, under the read cap."""
 
-    def __init__(self, fd: int, folder: int, name: str, real: Path) -> None:
+    def __init__(self, fd: int, folder: int, name: str, real: Path, info: os.stat_result) -> None:
         self.fd, self.folder, self.name, self.real = fd, folder, name, real
-        info = os.fstat(fd)
         self.dev, self.ino, self.size = info.st_dev, info.st_ino, info.st_size
 
     def view(self, marks: Marks, read: Reader) -> View:
@@ -263,7 +262,7 @@ def opened(root: Path, path: Path, cap: int) -> Iterator[Journal | None]:
                     f"{path} is {info.st_size / 1048576:.1f} MiB, above the"
                     f" {cap / 1048576:g} MiB read limit"
                 )
-            yield Journal(fd, folder, real.name, real)
+            yield Journal(fd, folder, real.name, real, info)  # as checked: one fstat
         finally:
             os.close(fd)
 
