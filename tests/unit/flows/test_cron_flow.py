@@ -156,15 +156,6 @@ def tool(bin_dir: Path, name: str, script: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
-@pytest.fixture
-def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    return bin_dir
-
-
 def fake_crontab(bin_dir: Path, current: str | None) -> Path:
     table = bin_dir / "table"
     if current is not None:
@@ -649,21 +640,27 @@ def test_check_of_a_file_takes_the_workspace_from_the_file(
     assert len(dry_runs) == 3 and all(str(world.workspace) in argv for argv in dry_runs)
 
 
+def jobs_naming(world: World, tmp_path: Path, config: Path) -> Path:
+    """A crontab of two memfuse jobs naming this mcporter config: by flag, then by env."""
+    ours = shlex.join(plan.memfuse_command())
+    jobs = tmp_path / "mine.cron"
+    jobs.write_text(
+        f"0 1 * * * {ours} sync -q -w {world.workspace} --mcporter-config {config}\n"
+        f"0 2 * * * MCPORTER_CONFIG={config} {ours} surface -q -w {world.workspace}\n"
+    )
+    return jobs
+
+
 def test_a_job_naming_its_own_store_setup_is_said_not_tried_not_failed(
     world: World, tmp_path: Path
 ) -> None:
     """Issue 47: a line naming a mcporter config other than the operator's was tried with
     the operator's own and reported "would fail" though it runs as written. It is now not
     tried, says why and how to try it, and exits 5 (neither a pass nor a failure)."""
-    ours = shlex.join(plan.memfuse_command())
     other = tmp_path / "elsewhere" / "mcporter.json"
     other.parent.mkdir()
     other.write_text('{"mcpServers": {}}')
-    jobs = tmp_path / "mine.cron"
-    jobs.write_text(
-        f"0 1 * * * {ours} sync -q -w {world.workspace} --mcporter-config {other}\n"
-        f"0 2 * * * MCPORTER_CONFIG={other} {ours} surface -q -w {world.workspace}\n"
-    )
+    jobs = jobs_naming(world, tmp_path, other)
     out = world.json("cron", "--check", str(jobs))
     assert out.code == 5, out.stdout
     assert [job["ok"] for job in out.data["jobs"]] == [True, True]
@@ -684,13 +681,8 @@ def test_a_job_naming_a_config_that_is_not_there_would_fail_not_unchecked(
     """Review of issues 47 and 50: a line naming a mcporter config that does not exist (the
     issue's own `mcporter.jsn` typo) fails at every run (exit 78), but was said "NOT CHECKED"
     (exit 5, ok) as if it might run as written: the check hid a failure. It would fail."""
-    ours = shlex.join(plan.memfuse_command())
     typo = tmp_path / "elsewhere" / "mcporter.jsn"
-    jobs = tmp_path / "mine.cron"
-    jobs.write_text(
-        f"0 1 * * * {ours} sync -q -w {world.workspace} --mcporter-config {typo}\n"
-        f"0 2 * * * MCPORTER_CONFIG={typo} {ours} surface -q -w {world.workspace}\n"
-    )
+    jobs = jobs_naming(world, tmp_path, typo)
     out = world.json("cron", "--check", str(jobs))
     assert out.code == 1, out.stdout
     assert [job["ok"] for job in out.data["jobs"]] == [False, False]

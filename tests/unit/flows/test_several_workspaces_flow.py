@@ -8,23 +8,11 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from memfuse.schedule import plan
 from memfuse.state.folder import default_state_dir
 from tests.fakes import World
 from tests.unit.flows.test_cron_flow import fake_crontab, tool
 from tests.unit.flows.test_openclaw_agents_flow import setup
-
-
-@pytest.fixture
-def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Stand-ins for crontab and systemctl on PATH; systemd's units under the test's own."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    return bin_dir
 
 
 def store_entry(world: World) -> Path:
