@@ -17,8 +17,8 @@ from typing import Any
 
 from memfuse.errors import ExitCode
 from memfuse.recall import semantic
-from memfuse.report import Reporter
 from memfuse.run import render
+from memfuse.run.apart import as_agent
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CheckRow, DoctorData, InstallConfigData, PrintConfigData
@@ -118,13 +118,7 @@ def run_all(ctx: RunContext) -> CommandResult:
     rows: list[dict[str, Any]] = []
     codes: list[ExitCode] = []
     for agent in roster:
-        reporter = Reporter()
-        reporter.begin(ctx.reporter.mask, ctx.reporter.logger)
-        sub = RunContext(agent.settings(s), reporter, seams=ctx.seams)
-        try:
-            done = run(sub)
-        finally:
-            sub.close()
+        done, _ = as_agent(ctx, agent, run)
         data = done.data
         failed = [f"{c['name']}: {c['detail']}" for c in data["checks"]
                   if not c["ok"] and c["critical"]]  # fmt: skip
@@ -138,8 +132,6 @@ def run_all(ctx: RunContext) -> CommandResult:
                      "server": agent.server, "exit_code": int(done.exit_code),
                      "failed": failed, "generation": data.get("generation"),
                      "doctor": dict(data)})  # fmt: skip
-        for warning in reporter.warnings:
-            ctx.reporter.warn(f"agent {agent.id}: {warning}")
         codes.append(done.exit_code)
     code = next((c for c in _WORST if c in codes), ExitCode.OK)
     if any(c not in _WORST for c in codes):

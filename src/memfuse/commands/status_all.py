@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memfuse.errors import ExitCode
-from memfuse.report import Reporter
+from memfuse.run.apart import as_agent
 from memfuse.run.context import RunContext
 from memfuse.run.history import LIFECYCLE
 from memfuse.run.output import CommandResult
@@ -42,24 +42,16 @@ def run(ctx: RunContext) -> CommandResult:
             codes.append(ExitCode.NO_WORKSPACE)
             rows.append(row)
             continue
-        reporter = Reporter()
-        reporter.begin(ctx.reporter.mask, ctx.reporter.logger)
-        sub = RunContext(agent.settings(ctx.settings), reporter, seams=ctx.seams)
-        try:
-            done = status.run(sub)
-        finally:
-            sub.close()  # its ledger reader: one agent's file at a time, not 64 held open
+        done, warnings = as_agent(ctx, agent, status.run)
         data = done.data
         row.update(
             exit_code=int(done.exit_code),
             last={name: _last(data["commands"][name]) for name in LIFECYCLE},
             pending=data["ledger"].get("pending_retry", 0),
             alarms=list(data["alarms"]),
-            warnings=list(reporter.warnings),
+            warnings=warnings,
             status=dict(data),
         )
-        for warning in reporter.warnings:
-            ctx.reporter.warn(f"agent {one_line(agent.id)}: {warning}")
         codes.append(done.exit_code)
         rows.append(row)
     machine = installing.machine_for(
