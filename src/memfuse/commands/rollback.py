@@ -142,7 +142,10 @@ def _others(ctx: RunContext, workspaces: Sequence[Path]) -> set[str]:
                 f"--shared-with {real}: it has no sync ledger here, so nothing can tell its"
                 " memories apart; name only workspaces memfuse synced"
             )
-        rows = reader.rows("SELECT memory_id FROM entries WHERE memory_id IS NOT NULL")
+        try:
+            rows = reader.rows("SELECT memory_id FROM entries WHERE memory_id IS NOT NULL")
+        finally:
+            reader.close()  # one other ledger open at a time, as ledger.reader's own reads
         held |= {str(memory_id) for (memory_id,) in rows}
     return held
 
