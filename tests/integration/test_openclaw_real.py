@@ -173,6 +173,16 @@ def model(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         process.wait(timeout=60)
 
 
+def stub_models(port: int) -> dict[str, object]:
+    """openclaw.json's `models`: one provider, the stub model served on `port`."""
+    return {"providers": {"stub": {
+        "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "stub-key",
+        "api": "openai-completions",
+        "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
+                    "maxTokens": 4096}],
+    }}}  # fmt: skip
+
+
 def test_recent_md_reaches_what_the_model_receives_in_a_main_session(
     tmp_path: Path, model: tuple[int, Path]
 ) -> None:
@@ -185,12 +195,7 @@ def test_recent_md_reaches_what_the_model_receives_in_a_main_session(
     (workspace / "RECENT.md").write_text(f"# Recent\n{line}\n")
     (workspace / "AGENTS.md").write_text("# Rules\n")
     config = {
-        "models": {"providers": {"stub": {
-            "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "stub-key",
-            "api": "openai-completions",
-            "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
-                        "maxTokens": 4096}],
-        }}},
+        "models": stub_models(port),
         "agents": {"defaults": {"model": {"primary": "stub/stub-model"},
                                 "workspace": str(workspace)}},
     }  # fmt: skip
@@ -228,12 +233,7 @@ def test_two_agents_each_get_their_jobs_and_only_their_own_recent_md(
         (workspace / "RECENT.md").write_text(f"# Recent\n- MARK-{name.upper()}-0815 private\n")
         (workspace / "AGENTS.md").write_text("# Rules\n")
     config = {
-        "models": {"providers": {"stub": {
-            "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "stub-key",
-            "api": "openai-completions",
-            "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
-                        "maxTokens": 4096}],
-        }}},
+        "models": stub_models(port),
         # With several agents an agent-less job (dreaming's) needs an owner, else the Gateway
         # logs "Agent-less cron job has no resolvable owner" and never makes it.
         "agents": {"defaults": {"model": {"primary": "stub/stub-model"},
@@ -319,12 +319,7 @@ def test_a_note_from_one_agent_never_reaches_the_other(
         return {"command": str(MEMFUSE), "args": ["serve", "-w", str(spaces[name]), *flags]}
 
     config = {
-        "models": {"providers": {"stub": {
-            "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "stub-key",
-            "api": "openai-completions",
-            "models": [{"id": "stub-model", "name": "stub", "contextWindow": 128000,
-                        "maxTokens": 4096}],
-        }}},
+        "models": stub_models(port),
         "agents": {"$include": "./agents.json5"},  # followed by OpenClaw and memfuse alike
         "mcp": {"servers": {"memfuse-home": serve("home"),
                             "memfuse-work": serve("work", "--server", "agent-memory-work")}},

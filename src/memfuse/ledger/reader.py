@@ -43,26 +43,6 @@ def uris_of(state: StateFolder, memory_ids: Iterable[str]) -> dict[str, str]:
     return {str(memory_id): str(uri) for memory_id, uri in rows or ()}
 
 
-def entries_of(state: StateFolder, positions: Iterable[str]) -> dict[str, Entry]:
-    """The entries of these positions, read-only (for `memfuse where`)."""
-    rows = _read_only(state, _SELECT_SOME, [json.dumps(sorted(set(positions)))])
-    return {row[0]: _entry(row) for row in rows or ()}
-
-
-def attempts_of(state: StateFolder, positions: Iterable[str]) -> dict[str, list[Attempt]]:
-    """The last attempts of these positions, oldest first, read-only."""
-    rows = _read_only(
-        state,
-        "SELECT position, at, outcome, reason, memory_id, content_hash FROM attempts"
-        " WHERE position IN (SELECT value FROM json_each(?)) ORDER BY id",
-        [json.dumps(sorted(set(positions)))],
-    )
-    found: dict[str, list[Attempt]] = {}
-    for row in rows or ():
-        found.setdefault(str(row[0]), []).append(Attempt(*row[1:]))
-    return found
-
-
 class LedgerReader:
     """The ledger opened read-only once, for every read of a run that must not create, migrate
     or lock it for writing (`memfuse status`). Each read raises LedgerError when it fails."""
@@ -90,6 +70,23 @@ class LedgerReader:
             raise LedgerError(
                 f"the sync ledger {self.state.ledger} cannot be read ({exc})"
             ) from None
+
+    def entries_of(self, positions: Iterable[str]) -> dict[str, Entry]:
+        """The entries of these positions (for `memfuse where`)."""
+        rows = self.rows(_SELECT_SOME, [json.dumps(sorted(set(positions)))])
+        return {row[0]: _entry(row) for row in rows}
+
+    def attempts_of(self, positions: Iterable[str]) -> dict[str, list[Attempt]]:
+        """The last attempts of these positions, oldest first."""
+        rows = self.rows(
+            "SELECT position, at, outcome, reason, memory_id, content_hash FROM attempts"
+            " WHERE position IN (SELECT value FROM json_each(?)) ORDER BY id",
+            [json.dumps(sorted(set(positions)))],
+        )
+        found: dict[str, list[Attempt]] = {}
+        for row in rows:
+            found.setdefault(str(row[0]), []).append(Attempt(*row[1:]))
+        return found
 
     def outcome_counts(self) -> dict[str, int]:
         """How many positions have each outcome."""

@@ -3,8 +3,9 @@ journal (memfuse.workspace.note) and answers where it went and the URI sync will
 
 The agent's turn waits for nothing but the append: a note takes no workspace lock (a long
 sync holds it for minutes, and only reads journals), and reads the journal's tail only, from
-the line of the last note in it on (MARKS, kept in the state folder too). The open index
-notices the journal changed at the next recall (its Markdown stamp): the note is found at once.
+the line of the last note in it on (Service.marks, kept in the state folder too). The open
+index notices the journal changed at the next recall (its Markdown stamp): the note is found
+at once.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ from memfuse.serve.arguments import BadArguments, text
 from memfuse.serve.service import Service, Tool, ToolRefused
 from memfuse.state.folder import StateFolder
 from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
-from memfuse.workspace.note_file import Marks
-
-MARKS: dict[str, Marks] = {}  # by state folder: where the last notes in its journals went
 
 
 def _checked(given: Any) -> str:
@@ -35,12 +33,11 @@ def _checked(given: Any) -> str:
         raise BadArguments(str(exc)) from None
 
 
-def answer(_service: Service, call: Call, text: str) -> CommandResult:
+def answer(service: Service, call: Call, text: str) -> CommandResult:
     workspace = call.workspace
     now = in_schedule_zone(workspace.state, call.settings.now)
     try:
-        marks = MARKS.setdefault(str(workspace.state.path), Marks(workspace.state))
-        noted = append_note(workspace, text, now, marks=marks)
+        noted = append_note(workspace, text, now, marks=service.marks)
     except NoteRefused as exc:
         raise ToolRefused(str(exc)) from None
     memory_type = call.classifier.classify(noted.bullet.text).type

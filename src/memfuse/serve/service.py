@@ -27,6 +27,7 @@ from memfuse.run.output import CommandResult
 from memfuse.serve.answers import bounded, masked, text_of
 from memfuse.serve.arguments import Arg, BadArguments, read, schema
 from memfuse.untrusted import json_printable
+from memfuse.workspace.note_file import Marks
 
 RETRY_AFTER = 30.0  # seconds a store that did not answer is left alone before a new session
 
@@ -93,6 +94,7 @@ class Service:
         self.store = WarmStore(ctx, retry_after=retry_after, clock=clock)
         self.index: RecallIndex | None = None
         self.uris = UriBook(ctx.workspace.state)  # read again only after a sync wrote the ledger
+        self.marks = Marks(ctx.workspace.state)  # where the last notes in its journals went
         # The Markdown as the index last caught up with it: an unchanged stamp spares the
         # refresh its look at every journal (a `stat` and a path each, ~5 ms at a year).
         self._stamp: object = None

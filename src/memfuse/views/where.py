@@ -9,12 +9,13 @@ weekly roll-up) and the ledger read-only, and asks the store one `recall_path` p
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
 from memfuse.confine import UnsafePath
-from memfuse.ledger.ledger import LedgerError
-from memfuse.ledger.reader import attempts_of, entries_of
+from memfuse.ledger.ledger import Attempt, Entry, LedgerError
+from memfuse.ledger.reader import LedgerReader
 from memfuse.run import render
 from memfuse.run.context import Asking
 from memfuse.run.output import CommandResult
@@ -36,10 +37,14 @@ class Found:
 
 def run(ctx: Asking, what: str) -> CommandResult:
     found = _find(ctx, what.strip())
-    state = ctx.workspace.state
-    try:
-        entries = entries_of(state, [f.position.key for f in found[:FOUND_AT_MOST]])
-        attempts = attempts_of(state, [f.position.key for f in found[:FOUND_AT_MOST]])
+    keys = [f.position.key for f in found[:FOUND_AT_MOST]]
+    entries: dict[str, Entry] = {}
+    attempts: dict[str, list[Attempt]] = {}
+    try:  # the ledger opened once for both reads (a serve call pays each open)
+        reader = LedgerReader.open(ctx.workspace.state)
+        if reader is not None:
+            with contextlib.closing(reader):
+                entries, attempts = reader.entries_of(keys), reader.attempts_of(keys)
     except (LedgerError, UnsafePath) as exc:
         ctx.reporter.warn(f"{exc}; what memfuse sent is not known")
         entries, attempts = {}, {}

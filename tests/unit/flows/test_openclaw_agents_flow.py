@@ -177,15 +177,21 @@ def test_check_tries_every_agents_jobs_with_its_own_store(
     assert len(tried) == 6 and sum("--server agent-memory-work" in t for t in tried) == 3
 
 
-def test_status_all_agents_is_one_table_and_the_worst_exit(
-    world: World, gateway: Gateway, tmp_path: Path
-) -> None:
-    """Issue 50: one row per agent (its last runs, pending bullets, alarms), one exit code."""
+def home_synced_beside_work(world: World, tmp_path: Path) -> Path:
+    """Two agents, no store; home has synced one journal. Returns work's workspace."""
     work = tmp_path / "work-ws"
     (work / "memory").mkdir(parents=True)
     setup(world, {"home": world.workspace, "work": work}, store=False)
     world.journal("2026-12-01", "## 09:00\n- Home: booked the plumber for Tuesday morning\n")
     assert world.run("sync").code == 0
+    return work
+
+
+def test_status_all_agents_is_one_table_and_the_worst_exit(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Issue 50: one row per agent (its last runs, pending bullets, alarms), one exit code."""
+    work = home_synced_beside_work(world, tmp_path)
     (work / "memory" / "2026-12-01.md").write_text(
         "## 09:00\n- Work: the quarterly review slides\n"
     )
@@ -212,11 +218,7 @@ def test_status_all_agents_is_one_table_and_the_worst_exit(
 def test_status_all_agents_closes_each_agents_ledger_before_the_next(
     world: World, gateway: Gateway, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    work = tmp_path / "work-ws"
-    (work / "memory").mkdir(parents=True)
-    setup(world, {"home": world.workspace, "work": work}, store=False)
-    world.journal("2026-12-01", "## 09:00\n- Home: booked the plumber for Tuesday morning\n")
-    assert world.run("sync").code == 0
+    home_synced_beside_work(world, tmp_path)
     opened: list[LedgerReader] = []
     real_open = LedgerReader.open
 

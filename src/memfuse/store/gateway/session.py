@@ -264,6 +264,7 @@ class SessionGateway:
         self._errlog: TextIO | None = None
         self._reopens_left = 1
         self._dead: str | None = None
+        self._listed: tuple[_Conversation, list[str]] | None = None  # the session's tools
 
     # --- lifecycle ----------------------------------------------------------------------
     def _open(self) -> _Conversation:
@@ -361,6 +362,15 @@ class SessionGateway:
         return parse_answer(tool, text)
 
     def list_tools(self) -> list[str]:
+        """The server's tool names, listed once a session: a long-lived command (serve) makes
+        a client per call, and each would otherwise ask the warm session again."""
+        session = self._session_or_open()
+        listed = self._listed
+        if listed is None or listed[0] is not session:
+            listed = self._listed = (session, self._list_tools())
+        return list(listed[1])
+
+    def _list_tools(self) -> list[str]:
         names: list[str] = []
         cursor: object = None
         for _ in range(LIST_PAGES_MAX):
