@@ -179,24 +179,23 @@ def _installed() -> Embedder | None:
     return UniversalSentenceEncoder(found)
 
 
-def describe(embedder: Embedder | None, *, where: bool = True) -> str:
-    """What `doctor` says of recall's model of meaning: which, how big, from where (`where`:
-    the folders too)."""
+def describe(embedder: Embedder | None) -> str:
+    """What `doctor` says of recall's model of meaning: which, how big, from where."""
     if embedder is None:
         return (
             "none: recall ranks by words (the `semantic` extra, installed into the Python"
             f" memfuse runs from — `{sys.executable} -m pip install '/path/to/memfuse[semantic]'`"
             " — adds a multilingual model that runs offline)"
         )
-    found = embedder.found if isinstance(embedder, UniversalSentenceEncoder) else None
-    if found is None:
+    if not isinstance(embedder, UniversalSentenceEncoder):
         return embedder.name
+    found = embedder.found
     from memfuse.recall.model_cache import cache_folder
 
     cache = f" ({found.path}); mapped from memfuse's cache of it in {cache_folder(os.environ)}"
     return (
         f"{MODEL}, {found.size / 1_000_000:.1f} MB, from the installed package {PACKAGE}"
-        f" {found.version}{cache if where else ''}; offline, on the CPU"
+        f" {found.version}{cache}; offline, on the CPU"
     )
 
 
