@@ -36,7 +36,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from recall_fusion import former
-from sections import replace_section
+from sections import publish
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "benchmarks" / "recall_bilingual"
@@ -138,10 +138,8 @@ def main() -> None:
         f" {datetime.now():%Y-%m-%d %H:%M}:\n",
         *tables,
     ]
-    print("\n".join(text))
-    if not options.no_write:
-        replace_section(ROOT / "docs" / "recall-quality.md", SECTION, "\n".join(text),
-                        before="## What a question asks the index")  # fmt: skip
+    publish(text, ROOT / "docs" / "recall-quality.md", SECTION, write=not options.no_write,
+            before="## What a question asks the index")  # fmt: skip
 
 
 if __name__ == "__main__":

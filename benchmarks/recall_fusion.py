@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall_locomo import CATEGORIES, build
-from sections import replace_section
+from sections import publish
 
 if TYPE_CHECKING:
     from memfuse.recall.index import Hit
@@ -193,10 +193,8 @@ def main() -> None:
         *lines,
         "",
     ]
-    print("\n".join(text))
-    if not options.no_write:
-        replace_section(ROOT / "docs" / "recall-quality.md", SECTION, "\n".join(text),
-                        before="## The bilingual example set")  # fmt: skip
+    publish(text, ROOT / "docs" / "recall-quality.md", SECTION, write=not options.no_write,
+            before="## The bilingual example set")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from sections import replace_section
+from sections import publish
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## What the fusion costs a question (issue 49)"
@@ -97,10 +97,8 @@ def main() -> None:
         " holds a CJK character (docs/decisions.md 370).",
         "",
     ]
-    print("\n".join(text))
-    if not options.no_write:
-        replace_section(ROOT / "docs" / "recall-quality.md", SECTION, "\n".join(text),
-                        before="## What a question asks the index")  # fmt: skip
+    publish(text, ROOT / "docs" / "recall-quality.md", SECTION, write=not options.no_write,
+            before="## What a question asks the index")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -22,3 +22,14 @@ def replace_section(path: Path, title: str, block: str, *, before: str | None = 
         text = text.rstrip("\n") + "\n\n" + block
     path.write_text(text, encoding="utf-8")
     print(f"\nupdated {path}")
+
+
+def publish(
+    lines: list[str], path: Path, title: str, *, write: bool, before: str | None = None
+) -> None:
+    """Print a benchmark's section and, when `write`, put it in place in `path`
+    (`replace_section`)."""
+    text = "\n".join(lines)
+    print(text)
+    if write:
+        replace_section(path, title, text, before=before)

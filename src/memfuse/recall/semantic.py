@@ -92,8 +92,9 @@ class UniversalSentenceEncoder:
     the once the cache is made: a run that embeds nothing pays nothing) and kept for the
     process."""
 
-    def __init__(self, version: str) -> None:
-        self.name = f"{PACKAGE} {version}"
+    def __init__(self, found: ModelInfo) -> None:
+        self.found = found  # what `_installed` found: loading it does not look again
+        self.name = f"{PACKAGE} {found.version}"
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -103,7 +104,7 @@ class UniversalSentenceEncoder:
 
         with self._lock, one_thread():
             if self._model is None:
-                self._model = load()
+                self._model = load(self.found)
             rows = [
                 self._model.encode([t[:TEXT_MAX] for t in texts[at : at + BATCH]])
                 for at in range(0, len(texts), BATCH)
@@ -112,17 +113,16 @@ class UniversalSentenceEncoder:
         return quantize(vectors)
 
 
-def load() -> Any:
-    """The model, ready to `encode` a list of texts: the package's backend with its arrays
-    mapped from memfuse's cache (made by the first process that needs it: model_cache.py),
-    or, when that cannot be had, loaded the package's own way (slower, the same vectors)."""
-    found = info()
-    if found is not None:
-        from memfuse.recall.model_cache import ModelCache, cache_folder
+def load(found: ModelInfo) -> Any:
+    """The model `found`, ready to `encode` a list of texts: the package's backend with its
+    arrays mapped from memfuse's cache (made by the first process that needs it:
+    model_cache.py), or, when that cannot be had, loaded the package's own way (slower, the
+    same vectors)."""
+    from memfuse.recall.model_cache import ModelCache, cache_folder
 
-        model = ModelCache(cache_folder(os.environ), found.version, found.path).load()
-        if model is not None:
-            return model
+    model = ModelCache(cache_folder(os.environ), found.version, found.path).load()
+    if model is not None:
+        return model
     return importlib.import_module(MODULE).USE(threads=1)  # a CLI on a shared machine: one core
 
 
@@ -176,27 +176,26 @@ def _installed() -> Embedder | None:
         return None
     if importlib.util.find_spec("numpy") is None:  # found, not imported: a run may not need it
         return None
-    return UniversalSentenceEncoder(found.version)
+    return UniversalSentenceEncoder(found)
 
 
-def describe(embedder: Embedder | None, *, where: bool = True) -> str:
-    """What `doctor` says of recall's model of meaning: which, how big, from where (`where`:
-    the folders too)."""
+def describe(embedder: Embedder | None) -> str:
+    """What `doctor` says of recall's model of meaning: which, how big, from where."""
     if embedder is None:
         return (
             "none: recall ranks by words (the `semantic` extra, installed into the Python"
             f" memfuse runs from — `{sys.executable} -m pip install '/path/to/memfuse[semantic]'`"
             " — adds a multilingual model that runs offline)"
         )
-    found = info() if isinstance(embedder, UniversalSentenceEncoder) else None
-    if found is None:
+    if not isinstance(embedder, UniversalSentenceEncoder):
         return embedder.name
+    found = embedder.found
     from memfuse.recall.model_cache import cache_folder
 
     cache = f" ({found.path}); mapped from memfuse's cache of it in {cache_folder(os.environ)}"
     return (
         f"{MODEL}, {found.size / 1_000_000:.1f} MB, from the installed package {PACKAGE}"
-        f" {found.version}{cache if where else ''}; offline, on the CPU"
+        f" {found.version}{cache}; offline, on the CPU"
     )
 
 
