@@ -42,6 +42,13 @@ WEIGHT = 0.5  # what the closest bullet adds past the first, where the words' be
 FIRST_WEIGHT = 0.2  # … and in choosing the first
 DAY_WEIGHT = 0.2  # what the day of the best candidates adds
 DAY_BEST = 3  # a day is scored by its best three candidates
+# Meaning is trusted where the words found little of the question and the model is sure:
+# the words' best scores under LITTLE of what a bullet holding all its terms would, and the
+# closest stands CLEAR (in spreads of the cosines) above the next. Its weight, first and
+# rest alike, then rises towards CONFIDENT as the words' share of the question falls to 0.
+LITTLE = 0.3
+CLEAR = 0.5
+CONFIDENT = 3.0
 
 Found = tuple[Hit, tuple[str, ...]]  # a candidate, with what found it: "journal" (words), "meaning"
 
@@ -68,11 +75,14 @@ def with_meaning(
     near, close_of = index.closest(vector[0], DEPTH, embedder.name, also=[h.id for h in words])
     if not near:
         return by_words(words)
-    top = max((h.score for h in words), default=0.0)
-    top = top if top > 0 else 1.0
-    if has_cjk(question):
-        top = max(top, full_match_in(index, question))
+    best_words = max((h.score for h in words), default=0.0)
+    full = full_match_in(index, question)
+    top = max(best_words, full if has_cjk(question) else 0.0) or 1.0
     closest = near[0].score if near[0].score > 0 else 1.0
+    clear = len(near) < 2 or near[0].score - near[1].score >= CLEAR
+    little = max(0.0, 1.0 - best_words / (full * LITTLE)) if full > 0 and clear else 0.0
+    weight = WEIGHT + (CONFIDENT - WEIGHT) * little
+    first_weight = FIRST_WEIGHT + (CONFIDENT - FIRST_WEIGHT) * little
     share = {h.id: max(h.score, 0.0) / top for h in words}
     hits = {h.id: h for h in words}
     found = {h.id: ("journal",) for h in words}
@@ -87,10 +97,13 @@ def with_meaning(
     candidates = list(dict.fromkeys([*share, *close]))  # the words' order first: ties keep it
     if not candidates:
         return []
-    score = {i: share.get(i, 0.0) + WEIGHT * close.get(i, 0.0) for i in candidates}
+    score = {i: share.get(i, 0.0) + weight * close.get(i, 0.0) for i in candidates}
     score = with_day(score, {i: hits[i].day or hits[i].location for i in candidates})
-    first = max(candidates, key=lambda i: share.get(i, 0.0) + FIRST_WEIGHT * close.get(i, 0.0))
-    order = [first, *(i for i in sorted(candidates, key=lambda i: -score[i]) if i != first)]
+    # a bullet of a day the question names (RecallIndex.search) stays ahead, as in the words'
+    first = max(candidates, key=lambda i: (hits[i].dated, share.get(i, 0.0) + first_weight *
+                                           close.get(i, 0.0)))  # fmt: skip
+    rest = sorted(candidates, key=lambda i: (not hits[i].dated, -score[i]))
+    order = [first, *(i for i in rest if i != first)]
     return [
         (replace(hits[i], rank=rank, score=score[i]), found[i])
         for rank, i in enumerate(order, start=1)
