@@ -15,6 +15,9 @@ greatest closeness, and ordered in two steps:
   day's three best candidates score against the best day's (a question's evidence sits
   together in one sitting of the journal): meaning pulls into the top ten what words miss.
 
+Where the words found little of the question and the model is sure (issue 56: one shared
+everyday word, "tooth", made the words' first), both weights rise towards CONFIDENT (the
+knobs' comment says when). A bullet of a day the question names stays ahead in both steps.
 A Chinese (Japanese, Korean) question is matched by characters and their pairs
 (memfuse.recall.terms), so its words' best may share one everyday character with it (做, 天)
 and nothing else. Its BM25 is then taken over the greater of the words' best and what a bullet
@@ -42,10 +45,9 @@ WEIGHT = 0.5  # what the closest bullet adds past the first, where the words' be
 FIRST_WEIGHT = 0.2  # … and in choosing the first
 DAY_WEIGHT = 0.2  # what the day of the best candidates adds
 DAY_BEST = 3  # a day is scored by its best three candidates
-# Meaning is trusted where the words found little of the question and the model is sure:
-# the words' best scores under LITTLE of what a bullet holding all its terms would, and the
-# closest stands CLEAR (in spreads of the cosines) above the next. Its weight, first and
-# rest alike, then rises towards CONFIDENT as the words' share of the question falls to 0.
+# Meaning is trusted where the words' best scores under LITTLE of what a bullet holding every
+# term of the question would (terms.full_match) and the closest stands CLEAR (in spreads of
+# the cosines) above the next: its weight rises towards CONFIDENT as that share falls to 0.
 LITTLE = 0.3
 CLEAR = 0.5
 CONFIDENT = 3.0
