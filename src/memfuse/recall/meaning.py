@@ -16,8 +16,8 @@ greatest closeness, and ordered in two steps:
   together in one sitting of the journal): meaning pulls into the top ten what words miss.
 
 Where the words found little of the question and the model is sure (issue 56: one shared
-everyday word, "tooth", made the words' first), both weights rise towards CONFIDENT (the
-knobs' comment says when). A bullet of a day the question names stays ahead in both steps.
+everyday word, "tooth", made the words' first), both weights are CONFIDENT (the knobs'
+comment says when). A bullet of a day the question names stays ahead in both steps.
 A Chinese (Japanese, Korean) question is matched by characters and their pairs
 (memfuse.recall.terms), so its words' best may share one everyday character with it (做, 天)
 and nothing else. Its BM25 is then taken over the greater of the words' best and what a bullet
@@ -47,10 +47,10 @@ DAY_WEIGHT = 0.2  # what the day of the best candidates adds
 DAY_BEST = 3  # a day is scored by its best three candidates
 # Meaning is trusted where the words' best scores under LITTLE of what a bullet holding every
 # term of the question would (terms.full_match) and the closest stands CLEAR (in spreads of
-# the cosines) above the next: its weight rises towards CONFIDENT as that share falls to 0.
+# the cosines) above the next: both its weights are then CONFIDENT.
 LITTLE = 0.3
-CLEAR = 0.5
-CONFIDENT = 3.0
+CLEAR = 0.75
+CONFIDENT = 2.0
 
 Found = tuple[Hit, tuple[str, ...]]  # a candidate, with what found it: "journal" (words), "meaning"
 
@@ -82,9 +82,8 @@ def with_meaning(
     top = max(best_words, full if has_cjk(question) else 0.0) or 1.0
     closest = near[0].score if near[0].score > 0 else 1.0
     clear = len(near) < 2 or near[0].score - near[1].score >= CLEAR
-    little = max(0.0, 1.0 - best_words / (full * LITTLE)) if full > 0 and clear else 0.0
-    weight = WEIGHT + (CONFIDENT - WEIGHT) * little
-    first_weight = FIRST_WEIGHT + (CONFIDENT - FIRST_WEIGHT) * little
+    sure = clear and best_words < LITTLE * full
+    weight, first_weight = (CONFIDENT, CONFIDENT) if sure else (WEIGHT, FIRST_WEIGHT)
     share = {h.id: max(h.score, 0.0) / top for h in words}
     hits = {h.id: h for h in words}
     found = {h.id: ("journal",) for h in words}
