@@ -33,7 +33,14 @@ def test_a_day_said_as_people_say_it_is_that_day(question: str, day: str) -> Non
 
 
 @pytest.mark.parametrize(
-    "question", ["以后每周三不开会吗", "周末去哪里玩", "下周五有什么安排", "I swim on Tuesdays"]
+    "question",
+    [
+        "以后每周三不开会吗",
+        "周末去哪里玩",
+        "下周五有什么安排",
+        "一周一次的例会",
+        "I swim on Tuesdays",
+    ],
 )
 def test_a_habit_a_weekend_or_a_day_to_come_names_no_past_day(question: str) -> None:
     assert query_tokens(question, TODAY) == []

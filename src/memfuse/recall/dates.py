@@ -37,7 +37,9 @@ _LAST_WEEKDAY = re.compile(
         n for n in _WEEKDAYS if len(n) > 4) + r"))\b", re.I)  # fmt: skip
 _DAYS_AGO = re.compile(r"\b(\d{1,3})\s+days?\s+ago\b", re.I)
 _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
-_ZH_WEEKDAY_NAMED = re.compile(r"(上|下|每)?(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_WEEKDAY_NAMED = re.compile(
+    r"(?<![一二三四五六七八九十两几\d])(上|下|每)?(?:周|星期|礼拜)([一二三四五六日天])"
+)
 # A day said by an event: "the day after the outage", "停电的第二天" (the event, its shift).
 _AROUND = (
     re.compile(r"\bthe day (after|before) (?!yesterday|today|tomorrow)(?:the |my |our |that )?"
