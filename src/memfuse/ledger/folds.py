@@ -1,6 +1,6 @@
 """How the store folds several bullets into one memory, and what an edit does to such a fold.
 
-agent-memory keeps one memory for several bullets in two ways (reference/agent-memory-*.md):
+agent-memory keeps one memory for several bullets in two ways (docs/reference.md, agent-memory):
 - an exact duplicate is answered `skipped` with the existing memory's id, and its URI is not
   created: the bullet is held while that memory's text is its text;
 - a near duplicate is answered `merged` into an existing memory whose text becomes

@@ -1,5 +1,5 @@
 """agent-memory's generations, 2.x to 5.x: how each is recognised, what it answers differently,
-and its capacity rules. Facts in reference/agent-memory-versions.md.
+and its capacity rules. Facts in docs/reference.md.
 
 `serverInfo.version` is stale in every release, so a generation is recognised by the first
 tool it added. Each `Generation` is one entry of GENERATIONS carrying everything memfuse must
