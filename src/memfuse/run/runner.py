@@ -123,7 +123,7 @@ def run(
     common: Common,
     body: Callable[[RunContext], CommandResult],
     *,
-    lock: bool = True,
+    lock: bool,  # the workspace lock: the commands that write (sync, surface, tidy, rollback)
     dry_run: bool = False,
     workspace: bool = True,
 ) -> None:
