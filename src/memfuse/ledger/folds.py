@@ -31,13 +31,6 @@ from memfuse.ledger.ledger import HOLDING, Entry
 
 # A memory the store lost (or a rollback undone) is sent again bullet by bullet, not refolded.
 UNSETTLED = frozenset({"lost", "resumed"})
-SEPARATOR_4 = "；"  # 4.x/5.x: `old；new` (full-width semicolon)
-SEPARATOR_2 = "\n\n[Updated] "  # 2.x/3.x: `old\n\n[Updated] new`
-
-
-def separator(generation: int | None) -> str:
-    """How the store joins a merged text to the one it holds; 4.x's when it is not known."""
-    return SEPARATOR_2 if generation is not None and generation < 4 else SEPARATOR_4
 
 
 @dataclass(frozen=True)
