@@ -239,6 +239,8 @@ class NoStore:
     on the first); a CallFailed while a long-lived command waits to try it again (the guard
     makes it the call's warning, instead of waiting out a timeout)."""
 
+    costly_listing = False
+
     def __init__(self, name: str, why: str, error: type[GatewayError]) -> None:
         self.name = name
         self.why = why
@@ -252,6 +254,9 @@ class NoStore:
 
     def close(self) -> None:
         """Nothing is held."""
+
+    def version(self) -> None:
+        """No bridge is run."""
 
 
 class WarmStore:

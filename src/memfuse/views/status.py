@@ -1,5 +1,5 @@
 """The flow of `memfuse status` (and serve's `status` tool): the lifecycle at a glance, from
-`.memfuse/` alone (no store call, no lock).
+the state folder alone (no store call, no lock).
 
 Exits ESCALATED when something needs a person, so `memfuse status -q` is a monitoring probe.
 """

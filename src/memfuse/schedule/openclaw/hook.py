@@ -3,7 +3,7 @@ its schedule and removes with it.
 
 OpenClaw loads only AGENTS.md, SOUL.md, IDENTITY.md, USER.md, BOOTSTRAP.md and MEMORY.md as
 bootstrap files; a hook may extend `bootstrapFiles` on `agent:bootstrap` (OpenClaw 2026.9.6,
-tried on a Gateway: /work/shared/reference/openclaw-2026.9.md §3–5). The handler adds the
+tried on a Gateway: docs/reference.md, "OpenClaw 2026.9"). The handler adds the
 workspace's RECENT.md as one more record in main and direct sessions, never in group,
 channel, cron or subagent ones (a digest of private memory stays out of shared rooms); the
 Gateway's own per-file and total budgets still apply. It reads, writes nothing, and touches
