@@ -158,3 +158,14 @@ SRC_LINES_MAX = 24_625
 def test_src_holds_no_more_lines_than_before_the_turn() -> None:
     lines = sum(len(p.read_bytes().splitlines()) for p in SRC.parent.rglob("*") if p.is_file())
     assert lines <= SRC_LINES_MAX
+
+
+def test_the_scheduler_recipe_names_every_part_a_scheduler_may_set() -> None:
+    from memfuse.schedule.base import Scheduler
+
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    recipe = doc.split("**A scheduler.**")[1].split("\n\n")[0]
+    parts = {name for name in vars(Scheduler) if not name.startswith("_")}
+    parts |= set(Scheduler.__annotations__)
+    assert len(parts) > 20
+    assert {p for p in parts if f"`{p}`" not in recipe} == set()
