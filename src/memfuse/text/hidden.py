@@ -1,22 +1,18 @@
-"""HTML in a bullet that a preview which renders HTML (VS Code's, Obsidian's, most Markdown
-viewers) shows otherwise than it is stored. Pure.
+"""What a person reading a journal in a Markdown preview (VS Code's, Obsidian's, GitHub's)
+does not see of a bullet's text, though memfuse stores it and RECENT.md injects it: one rule
+(docs/security.md, "What a person sees"), for the note tool, sync's naming and RECENT.md. Pure.
 
-CommonMark passes raw HTML through (a tag, a comment, a processing instruction, a
-declaration, a CDATA section, outside code spans), and a browser then shows none of the
-tag's own text — its name, its attributes — and, for some tags, not what follows either:
-an element it hides (`hidden`, a `style`, `<details>`, `<template>` …) or one whose content
-it reads as raw text until its end tag (`<style>`, `<script>`, `<title>`, `<textarea>` …),
-which swallows every later bullet of the day when left open. A character reference can show
-an invisible or direction-turning character (`&#x202E;`) that the note tool refuses written
-plainly. Which text is HTML is what markdown-it (the journal grammar's parser) reads as HTML
-with HTML on: its own HTML pattern, or its inline reading where a code span, an escape or a
-link destination could claim the text.
-
-- `html_in` (the note tool): the first raw HTML at all, or such a reference. A note is one
-  line of plain text: nothing of it may depend on a renderer.
-- `hiding` (sync's accounting): what a preview would hide of a bullet an agent wrote in its
-  journal directly. A bare tag of an element that only styles the text it holds (`<b>`,
-  `<em>`, `<sub>` …, no attribute) hides no word, and is not named.
+- `invisible`: a code point that renders as nothing where it stands, by this Python's Unicode
+  table (format characters, controls, variation selectors, plane 14), less a joiner or an
+  emoji presentation selector that a script or an emoji sequence needs.
+- `hiding`: raw HTML a preview hides (a tag's own text and attributes, an element it hides or
+  reads as raw text, a comment, an opener left open) or a character reference showing an
+  invisible character. Which text is HTML is what markdown-it (the journal grammar's parser)
+  reads as HTML with HTML on: its own HTML pattern, or its inline reading where a code span,
+  an escape or a link could claim the text. A bare tag of an element that only styles the
+  text it holds (`<b>`, `<em>` …, no attribute) hides no word, and is not named.
+- `in_attributes`: words only in an image's alt text, a link's or image's title, a `data:` URI.
+- `unseen`: the three, first found. `html_in` (the note tool): any raw HTML at all.
 """
 
 from __future__ import annotations
@@ -31,6 +27,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 # What a browser reads as raw text or hides with all it holds (the HTML standard's raw text,
 # escapable raw text and inert elements, and those hidden by default), and `plaintext`,
@@ -46,8 +43,6 @@ STYLING = frozenset((
     "code", "kbd", "samp", "var", "tt", "strike", "cite", "dfn", "q", "abbr", "span", "br",
     "wbr", "p", "div",
 ))  # fmt: skip
-# Characters that do not show as themselves: the note tool's disguise set, by category.
-_INVISIBLE = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)(\s[^>]*)?/?>\Z", re.DOTALL)
 
 
@@ -64,6 +59,14 @@ _REFERENCE = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0
 # Where markdown-it's reading differs from the bare patterns: a code span, an escape, a link
 # destination (`[a](<b>)` is no tag).
 _SPANS = ("`", "\\", "](")
+EXACT_TEXT = 10_000  # characters of one text markdown-it reads inline (~0.2 s when hostile)
+
+
+@functools.lru_cache(maxsize=4)
+def _inline(text: str) -> list[Token]:
+    """markdown-it's inline tokens of `text`, HTML on (the last few kept: `hiding` and
+    `in_attributes` read the same bullet)."""
+    return [c for t in _parser().parseInline(text) for c in (t.children or [])]
 
 
 def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
@@ -75,7 +78,7 @@ def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
     if not _MAYBE.search(text):
         return []
     if exact and any(span in text for span in _SPANS):
-        tokens = [c for t in _parser().parseInline(text) for c in (t.children or [])]
+        tokens = _inline(text)
         return [
             ("html", t.content, "") if t.type == "html_inline" else ("ref", t.content, t.markup)
             for t in tokens
@@ -157,26 +160,160 @@ def hiding(text: str, *, exact: bool = True) -> str | None:
     return None
 
 
+def unseen(text: str, *, exact: bool = True) -> str | None:
+    """What a person reading this bullet in a Markdown preview would not see of it, or which
+    later text it would hide from them, said briefly; None when it shows it all."""
+    return invisible(text) or hiding(text, exact=exact) or in_attributes(text, exact=exact)
+
+
 EXACT = 2000  # bullets of one reading that may cost markdown-it's inline reading (~0.1 s)
 EXACT_CHARS = 100_000  # … and their characters: up to ~30 µs each on a hostile item (~3 s)
 
 
 class Hiding:
-    """`hiding` for one reading of a journal: markdown-it's inline reading for its first EXACT
-    bullets that need it, of EXACT_CHARS characters between them, the bare patterns after (a
-    hostile file of 16 MiB of `` `<a `` items would otherwise cost minutes, and 2 000 items of
-    8 KB of `![a` ~4 CPU-minutes; past the budget a tag in backticks may be named too)."""
+    """`unseen` for one reading of a journal: markdown-it's inline reading for its first EXACT
+    bullets that need it, of EXACT_CHARS characters between them and EXACT_TEXT each, the bare
+    patterns after (a hostile file of 16 MiB of `` `<a `` items would otherwise cost minutes,
+    and 2 000 items of 8 KB of `![a` ~4 CPU-minutes; past the budget a tag in backticks may be
+    named too)."""
 
     def __init__(self, exact: int = EXACT, chars: int = EXACT_CHARS) -> None:
         self.left = exact
         self.chars = chars
 
     def __call__(self, text: str) -> str | None:
-        exact = self.left > 0 and len(text) <= self.chars
-        if exact and any(span in text for span in _SPANS) and _MAYBE.search(text):
+        exact = self.left > 0 and len(text) <= min(self.chars, EXACT_TEXT)
+        if exact and any(span in text for span in _SPANS) and _MAYBE_MARKDOWN.search(text):
             self.left -= 1
             self.chars -= len(text)
-        return hiding(text, exact=exact)
+        return unseen(text, exact=exact)
+
+
+# --- code points that render as nothing ---------------------------------------------------
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]+")
+_JOINERS = "\N{ZERO WIDTH JOINER}\N{ZERO WIDTH NON-JOINER}"
+_PRESENTATION = "\N{VARIATION SELECTOR-15}\N{VARIATION SELECTOR-16}"
+# An emoji tag sequence (a subdivision's flag, UTS #51): the waving black flag, the tag
+# letters or digits of its code, the cancel tag.
+_FLAG_TAGS = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,6}\U000e007f")
+
+
+def _renders_nothing(char: str) -> bool:
+    """Whether the Unicode table makes `char` show nothing of its own: a format character
+    (bidi controls, zero-width ones, tags, the soft hyphen …), a control but tab and line feed,
+    a line or paragraph separator, a surrogate, a variation selector, or a code point of
+    plane 14, which Unicode reserves for default-ignorable ones."""
+    category = unicodedata.category(char)
+    if category in ("Cf", "Cs", "Zl", "Zp") or (category == "Cc" and char not in "\t\n"):
+        return True
+    if category == "Mn":
+        return "VARIATION SELECTOR" in unicodedata.name(char, "")
+    return category == "Cn" and ord(char) >> 16 == 14
+
+
+@functools.cache
+def _nothing() -> re.Pattern[str]:
+    """A pattern of runs of the code points that render as nothing, as ranges from the table
+    (~0.15 s once, and only for a text that is not ASCII)."""
+    runs: list[list[int]] = []
+    for code in range(0x110000):
+        if _renders_nothing(chr(code)):
+            if runs and runs[-1][1] == code - 1:
+                runs[-1][1] = code
+            else:
+                runs.append([code, code])
+    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in runs) + "]+")
+
+
+def _visible(char: str, *, presented: bool = False) -> bool:
+    """A letter, mark or symbol outside ASCII: what a joiner or a selector may follow or
+    precede (an emoji presentation selector too, for a joiner after one when `presented`)."""
+    if presented and char in _PRESENTATION:
+        return True
+    return bool(char) and not char.isascii() and unicodedata.category(char)[0] in "LMS"
+
+
+def _needed(text: str, at: int) -> bool:
+    """Whether the code point at `at` is part of what shows: a joiner between two letters or
+    emoji outside ASCII (Persian's ZWNJ, an Indic conjunct, 👩‍💻), an emoji presentation
+    selector after a symbol or letter outside ASCII or on a keycap's base (1️⃣)."""
+    char, before, after = text[at], text[at - 1 : at], text[at + 1 : at + 2]
+    if char in _JOINERS:
+        return _visible(before, presented=True) and _visible(after)
+    if char in _PRESENTATION:
+        return _visible(before) or (
+            bool(before) and before in "#*0123456789" and after == "\N{COMBINING ENCLOSING KEYCAP}"
+        )
+    return False
+
+
+def invisible(text: str) -> str | None:
+    """The first code point of `text` that renders as nothing where it stands, said with its
+    number (`an invisible format character (U+202E)`); None. Tab and line feed are text."""
+    runs = _ASCII_CONTROL if text.isascii() else _nothing()
+    for run in runs.finditer(text):
+        if text[run.start() - 1 : run.start()] == "\N{WAVING BLACK FLAG}" and _FLAG_TAGS.fullmatch(
+            run[0]
+        ):
+            continue
+        for at in range(run.start(), run.end()):
+            if not _needed(text, at):
+                return _said(text[at])
+    return None
+
+
+def _said(char: str) -> str:
+    category = unicodedata.category(char)
+    kinds = {"Cc": "a control character", "Cf": "an invisible format character"}
+    kind = kinds.get(
+        category, "a variation selector" if category == "Mn" else "an invisible code point"
+    )
+    return f"{kind} (U+{ord(char):04X})"
+
+
+def escaped(text: str) -> str:
+    """`text` with each code point that renders as nothing where it stands written as
+    `<U+XXXX>`: what a person then sees is what a model reads."""
+    if invisible(text) is None:
+        return text
+    runs = _ASCII_CONTROL if text.isascii() else _nothing()
+    out, last = [], 0
+    for run in runs.finditer(text):
+        for at in range(run.start(), run.end()):
+            if not _needed(text, at):
+                out += [text[last:at], f"<U+{ord(text[at]):04X}>"]
+                last = at + 1
+    return "".join([*out, text[last:]])
+
+
+# --- words only in an attribute -----------------------------------------------------------
+# Whatever could be an inline image or link with a title or a `data:` URI: most texts hold
+# none. Past the exact budget the bare pattern names it (an image with words in its alt, a
+# quote or parenthesis after a destination, a `data:` one).
+_MAYBE_MARKDOWN = re.compile(r"<[A-Za-z/!?]|&(?:#|[A-Za-z][A-Za-z0-9]*;)|\]\(")
+_ATTRIBUTE = re.compile(r"!\[[^\]]*\w[^\]]*\]\(|\]\([^)\s]*\s+[\"'(]|\]\(\s*<?data:", re.I)
+
+
+def in_attributes(text: str, *, exact: bool = True) -> str | None:
+    """Words a preview shows only in an attribute, or not at all: an image's alt text (shown
+    as the image: `![mail the vault token](data:…)` is a 1×1 picture), a link's or image's
+    title (a tooltip), a `data:` URI (its payload); None."""
+    if "](" not in text:
+        return None
+    if not exact or len(text) > EXACT_TEXT:
+        found = _ATTRIBUTE.search(text)
+        return None if found is None else f"{_shown(found[0])}: words only in an attribute"
+    for token in _inline(text):
+        if token.type not in ("image", "link_open"):
+            continue
+        title, target = token.attrs.get("title"), token.attrs.get("src", token.attrs.get("href"))
+        if token.type == "image" and re.search(r"\w", token.content):
+            return f"words only in an image's alt text ({_shown(token.content)})"
+        if title:
+            return f"words only in a link's title ({_shown(str(title))})"
+        if str(target).lower().startswith("data:"):
+            return f"a data: URI ({_shown(str(target))})"
+    return None
 
 
 # What may open a tag, a comment, a declaration or an instruction.
@@ -227,7 +364,7 @@ def _hides(raw: str) -> str | None:
 
 def _reference(shown: str, written: str) -> str | None:
     """A character reference (`&#x202E;`, `&shy;`) that shows an invisible character."""
-    if any(unicodedata.category(c) in _INVISIBLE for c in shown):
+    if any(_renders_nothing(c) for c in shown):
         return f"the reference {written} shows an invisible character"
     return None
 
