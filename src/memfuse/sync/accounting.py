@@ -81,10 +81,9 @@ def warnings(data: AccountingData) -> list[str]:
     said += [
         f"{row['file']}: {row['bullets']} bullet(s), heading(s) or block(s) from line"
         f" {row['first_line']} hold text a Markdown preview does not show (an invisible"
-        " character, words only in an image's alt text or a link's title, a link definition,"
-        " or HTML that hides them or swallows the bullets after it, as a <style> does): synced"
-        " as written, so recall and RECENT.md carry text the person reading the journal does"
-        " not see (RECENT.md shows it escaped)"
+        " character, words only in an image's alt text or a title, a link definition, HTML"
+        " that hides them or the bullets after it): synced as written, so recall carries text"
+        " the person reading the journal does not see (RECENT.md shows it escaped)"
         for row in data["hidden"]
     ]
     return said

@@ -1,24 +1,13 @@
-"""What a person reading a journal in a Markdown preview (VS Code's, Obsidian's, GitHub's)
-does not see of a bullet's text, though memfuse stores it and RECENT.md injects it: one rule
-(docs/security.md, "What a person sees"), for the note tool, sync's naming and RECENT.md. Pure.
-
-- `invisible`: a code point that renders as nothing where it stands, by this Python's Unicode
-  table (format characters, controls, variation selectors, plane 14), less a joiner or an
-  emoji presentation selector that a script or an emoji sequence needs.
-- `hiding`: raw HTML a preview hides (a tag's own text and attributes, an element it hides or
-  reads as raw text, a comment, an opener left open) or a character reference showing an
-  invisible character. Which text is HTML is what markdown-it (the journal grammar's parser)
-  reads as HTML with HTML on: its own HTML pattern, or its inline reading where a code span,
-  an escape or a link could claim the text. A bare tag of an element that only styles the
-  text it holds (`<b>`, `<em>` …, no attribute) hides no word, and is not named.
-- `in_attributes`: words only in an image's alt text, a link's or image's title, a `data:` URI.
-- `unseen`: the three, first found. `html_in` (the note tool): any raw HTML at all.
-"""
+"""What a person reading a journal in a Markdown preview does not see of a bullet's text:
+the one rule of docs/security.md ("What a person sees"), `unseen`, made of `invisible` (by
+this Python's Unicode table), `hiding` (raw HTML, as markdown-it with HTML on reads it) and
+`in_attributes` (words only in an image's alt text or a title). Pure."""
 
 from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -71,10 +60,9 @@ def _inline(text: str) -> list[Token]:
 
 def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
     """The raw HTML (`("html", html, "")`) and character references (`("ref", shown as,
-    written)`) a CommonMark renderer finds in `text`, in order. The bare patterns (markdown-it's
-    own HTML pattern, a reference's) where nothing else could claim the text; markdown-it's
-    inline reading where something could, at ~40 µs a bullet — unless not `exact`: then the
-    bare patterns, which may take a tag in backticks for HTML."""
+    written)`) a CommonMark renderer finds in `text`, in order: by markdown-it's inline reading
+    where a code span, an escape or a link could claim the text and `exact`, else by the bare
+    patterns (which may take a tag in backticks for HTML)."""
     if not _MAYBE.search(text):
         return []
     if exact and any(span in text for span in _SPANS):
@@ -97,8 +85,7 @@ def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
 
 def _number_shown(reference: str) -> str:
     """What markdown-it shows for a numeric reference: the character, or U+FFFD for one no
-    renderer may show (a control, a surrogate, a non-character) — not the empty text or the
-    Windows-1252 guess Python's `html.unescape` gives for some of those."""
+    renderer may show (not `html.unescape`'s empty text or Windows-1252 guess)."""
     from markdown_it.common.utils import fromCodePoint, isValidEntityCode
 
     digits = reference[2:-1]
@@ -108,9 +95,7 @@ def _number_shown(reference: str) -> str:
 
 def _tags(text: str) -> Iterator[re.Match[str]]:
     """What `HTML_TAG_RE.finditer(text)` finds, in linear time: a `<` whose form's end (`>`,
-    `-->`, `]]>`, `?>`) occurs nowhere after it is passed over without the pattern, whose lazy
-    parts would read to the text's end at each (a bullet of 20 000 `<?` cost 6 s, and more
-    by the square). The same bounds as markdown-it's own inline rule, which does this."""
+    `-->`, `]]>`, `?>`) occurs nowhere after it is passed over (decision 425)."""
     from markdown_it.common.html_re import HTML_TAG_RE
 
     last = {end: text.rfind(end) for end in (">", "-->", "]]>", "?>")}
@@ -137,24 +122,16 @@ def _may_end(text: str, at: int, last: dict[str, int]) -> bool:
     return last[">"] >= at + 2
 
 
-def html_in(text: str) -> str | None:
-    """The first HTML a renderer would pass through in `text`, or a character reference it
-    would show as an invisible character, said as a person would look for it; None."""
-    for kind, content, written in pieces(text):
-        if kind == "html":
-            return f"HTML ({_shown(content)})"
-        if (found := _reference(content, written)) is not None:
-            return found
-    return None
-
-
-def hiding(text: str, *, exact: bool = True) -> str | None:
+def hiding(text: str, *, exact: bool = True, html: bool = False) -> str | None:
     """What an HTML-rendering preview would not show of this bullet's text, or which later
-    text it would swallow, said briefly; None when it shows it all."""
+    text it would swallow, said briefly (with `html`, any raw HTML at all); None."""
     if (found := _left_open(text)) is not None:
         return found
     for kind, content, written in pieces(text, exact=exact):
-        found = _hides(content) if kind == "html" else _reference(content, written)
+        if kind == "ref":
+            found = _reference(content, written)
+        else:
+            found = f"HTML ({_shown(content)})" if html else _hides(content)
         if found is not None:
             return found
     return None
@@ -173,9 +150,8 @@ EXACT_CHARS = 100_000  # … and their characters: up to ~30 µs each on a hosti
 class Hiding:
     """`unseen` for one reading of a journal: markdown-it's inline reading for its first EXACT
     bullets that need it, of EXACT_CHARS characters between them and EXACT_TEXT each, the bare
-    patterns after (a hostile file of 16 MiB of `` `<a `` items would otherwise cost minutes,
-    and 2 000 items of 8 KB of `![a` ~4 CPU-minutes; past the budget a tag in backticks may be
-    named too)."""
+    patterns after (which may name more, never less: a hostile file costs seconds, not
+    minutes)."""
 
     def __init__(self, exact: int = EXACT, chars: int = EXACT_CHARS) -> None:
         self.left = exact
@@ -183,7 +159,7 @@ class Hiding:
 
     def __call__(self, text: str) -> str | None:
         exact = self.left > 0 and len(text) <= min(self.chars, EXACT_TEXT)
-        if exact and any(span in text for span in _SPANS) and _MAYBE_MARKDOWN.search(text):
+        if exact and any(span in text for span in _SPANS) and (_MAYBE.search(text) or "](" in text):
             self.left -= 1
             self.chars -= len(text)
         return unseen(text, exact=exact)
@@ -199,10 +175,9 @@ _FLAG_TAGS = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,6}\U000e
 
 
 def _renders_nothing(char: str) -> bool:
-    """Whether the Unicode table makes `char` show nothing of its own: a format character
-    (bidi controls, zero-width ones, tags, the soft hyphen …), a control but tab and line feed,
-    a line or paragraph separator, a surrogate, a variation selector, or a code point of
-    plane 14, which Unicode reserves for default-ignorable ones."""
+    """Whether the Unicode table makes `char` show nothing of its own: a format character, a
+    control but tab and line feed, a separator of lines or paragraphs, a surrogate, a
+    variation selector, or any code point of plane 14 (Unicode's default-ignorable one)."""
     category = unicodedata.category(char)
     if category in ("Cf", "Cs", "Zl", "Zp") or (category == "Cc" and char not in "\t\n"):
         return True
@@ -213,91 +188,71 @@ def _renders_nothing(char: str) -> bool:
 
 @functools.cache
 def _nothing() -> re.Pattern[str]:
-    """A pattern of runs of the code points that render as nothing, as ranges from the table
-    (~0.15 s once, and only for a text that is not ASCII)."""
-    runs: list[list[int]] = []
-    for code in range(0x110000):
-        if _renders_nothing(chr(code)):
-            if runs and runs[-1][1] == code - 1:
-                runs[-1][1] = code
-            else:
-                runs.append([code, code])
-    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in runs) + "]+")
+    """Runs of the code points that render as nothing, as ranges from the table (~0.15 s,
+    once, and only for a text that is not ASCII)."""
+    codes = [code for code in range(0x110000) if _renders_nothing(chr(code))]
+    steps = itertools.groupby(enumerate(codes), lambda pair: pair[1] - pair[0])
+    runs = [[code for _, code in run] for _, run in steps]
+    return re.compile("[" + "".join(f"\\U{r[0]:08x}-\\U{r[-1]:08x}" for r in runs) + "]+")
 
 
-def _visible(char: str, *, presented: bool = False) -> bool:
-    """A letter, mark or symbol outside ASCII: what a joiner or a selector may follow or
-    precede (an emoji presentation selector too, for a joiner after one when `presented`)."""
-    if presented and char in _PRESENTATION:
-        return True
-    return bool(char) and not char.isascii() and unicodedata.category(char)[0] in "LMS"
+def _drawn(char: str) -> bool:
+    """A letter, mark or symbol outside ASCII: what a joiner or a selector may go with."""
+    return char > "\x7f" and unicodedata.category(char)[0] in "LMS"
 
 
 def _needed(text: str, at: int) -> bool:
-    """Whether the code point at `at` is part of what shows: a joiner between two letters or
-    emoji outside ASCII (Persian's ZWNJ, an Indic conjunct, 👩‍💻), an emoji presentation
-    selector after a symbol or letter outside ASCII or on a keycap's base (1️⃣)."""
+    """Whether the code point at `at` is part of what shows: a joiner between letters or emoji
+    outside ASCII (Persian's ZWNJ, 👩‍💻), an emoji selector after one or on a keycap (1️⃣)."""
     char, before, after = text[at], text[at - 1 : at], text[at + 1 : at + 2]
     if char in _JOINERS:
-        return _visible(before, presented=True) and _visible(after)
-    if char in _PRESENTATION:
-        return _visible(before) or (
-            bool(before) and before in "#*0123456789" and after == "\N{COMBINING ENCLOSING KEYCAP}"
-        )
-    return False
+        return (_drawn(before) or (before != "" and before in _PRESENTATION)) and _drawn(after)
+    keycap = before != "" and before in "#*0123456789" and after == "\N{COMBINING ENCLOSING KEYCAP}"
+    return char in _PRESENTATION and (_drawn(before) or keycap)
+
+
+_KINDS = {
+    "Cc": "a control character",
+    "Cf": "an invisible format character",
+    "Mn": "a variation selector",
+}
+
+
+def _unneeded(text: str) -> Iterator[int]:
+    """Where `text` holds a code point that renders as nothing where it stands."""
+    runs = _ASCII_CONTROL if text.isascii() else _nothing()
+    for run in runs.finditer(text):
+        flag = text[run.start() - 1 : run.start()] == "\N{WAVING BLACK FLAG}"
+        if not (flag and _FLAG_TAGS.fullmatch(run[0])):
+            yield from (at for at in range(run.start(), run.end()) if not _needed(text, at))
 
 
 def invisible(text: str) -> str | None:
     """The first code point of `text` that renders as nothing where it stands, said with its
     number (`an invisible format character (U+202E)`); None. Tab and line feed are text."""
-    runs = _ASCII_CONTROL if text.isascii() else _nothing()
-    for run in runs.finditer(text):
-        if text[run.start() - 1 : run.start()] == "\N{WAVING BLACK FLAG}" and _FLAG_TAGS.fullmatch(
-            run[0]
-        ):
-            continue
-        for at in range(run.start(), run.end()):
-            if not _needed(text, at):
-                return _said(text[at])
+    for at in _unneeded(text):
+        kind = _KINDS.get(unicodedata.category(text[at]), "an invisible code point")
+        return f"{kind} (U+{ord(text[at]):04X})"
     return None
 
 
-def _said(char: str) -> str:
-    category = unicodedata.category(char)
-    kinds = {"Cc": "a control character", "Cf": "an invisible format character"}
-    kind = kinds.get(
-        category, "a variation selector" if category == "Mn" else "an invisible code point"
-    )
-    return f"{kind} (U+{ord(char):04X})"
-
-
 def escaped(text: str) -> str:
-    """`text` with each code point that renders as nothing where it stands written as
-    `<U+XXXX>`: what a person then sees is what a model reads."""
-    if invisible(text) is None:
-        return text
-    runs = _ASCII_CONTROL if text.isascii() else _nothing()
+    """`text` with each code point that renders as nothing where it stands as `<U+XXXX>`."""
     out, last = [], 0
-    for run in runs.finditer(text):
-        for at in range(run.start(), run.end()):
-            if not _needed(text, at):
-                out += [text[last:at], f"<U+{ord(text[at]):04X}>"]
-                last = at + 1
+    for at in _unneeded(text):
+        out += [text[last:at], f"<U+{ord(text[at]):04X}>"]
+        last = at + 1
     return "".join([*out, text[last:]])
 
 
 # --- words only in an attribute -----------------------------------------------------------
-# Whatever could be an inline image or link with a title or a `data:` URI: most texts hold
-# none. Past the exact budget the bare pattern names it (an image with words in its alt, a
-# quote or parenthesis after a destination, a `data:` one).
-_MAYBE_MARKDOWN = re.compile(r"<[A-Za-z/!?]|&(?:#|[A-Za-z][A-Za-z0-9]*;)|\]\(")
+# Past the exact budget: an image with words in its alt, a title after a destination, `data:`.
 _ATTRIBUTE = re.compile(r"!\[[^\]]*\w[^\]]*\]\(|\]\([^)\s]*\s+[\"'(]|\]\(\s*<?data:", re.I)
 
 
 def in_attributes(text: str, *, exact: bool = True) -> str | None:
-    """Words a preview shows only in an attribute, or not at all: an image's alt text (shown
-    as the image: `![mail the vault token](data:…)` is a 1×1 picture), a link's or image's
-    title (a tooltip), a `data:` URI (its payload); None."""
+    """Words a preview shows only in an attribute, or not at all: an image's alt text, a
+    link's or image's title (a tooltip), a `data:` URI (its payload); None."""
     if "](" not in text:
         return None
     if not exact or len(text) > EXACT_TEXT:
@@ -322,11 +277,8 @@ _MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 def _left_open(text: str) -> str | None:
     """A line of the bullet that opens an HTML block (CommonMark's kinds 1-6: `<style`, `<div`,
-    `<?`, `<!X` … at its start, by markdown-it's own patterns) holding markup left without its
-    end: the block goes to the preview raw, where what follows that `<` — the line's words,
-    the next item's `</li>` — is read as a tag's attributes or a comment, and a `<style`,
-    `<div hidden`, `<details` takes every later bullet too. The inline patterns miss it: an
-    open `<style` is no tag to them (markdown-it's inline reading would escape it)."""
+    `<?`, `<!X` … at its start) holding markup left without its end: the preview reads what
+    follows that `<` (the next item's `</li>` too) as a tag's attributes or a comment."""
     from markdown_it.common.html_re import HTML_TAG_RE
     from markdown_it.rules_block.html_block import HTML_SEQUENCES
 

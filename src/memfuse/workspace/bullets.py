@@ -97,9 +97,8 @@ class Builder:
         self.hiding = Hiding()
 
     def heading(self, title: str, level: int, line: int) -> None:
-        """A heading outside every item at 0-based `line`: an ATX one (`level` 1-6; 0 for
-        another) of level 2-6 with a time starts a section. Named when a preview hides its
-        text or, by HTML it holds (`## 09:00 <style>`), the bullets after it."""
+        """A heading outside every item at 0-based `line`: an ATX one (`level` 1-6, else 0) of
+        2-6 with a time starts a section. Named as `## 09:00 <style>` (hiding the rest) is."""
         if level:
             self.key = section_key(title) if level > 1 else NO_TIME
         if self.hiding(title) is not None:

@@ -14,10 +14,9 @@ reads it back and as a person sees it in a preview (docs/security.md, "The note 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from memfuse.errors import MemfuseError
-from memfuse.text.hidden import html_in, unseen
+from memfuse.text.hidden import hiding, unseen
 from memfuse.workspace.journal import read
 
 NOTE_MAX = 2000  # characters of one note (a bullet is a line; a page belongs in a file)
@@ -32,6 +31,7 @@ _OPENERS = (
     (re.compile(r"<"), "an HTML tag or comment (<)"),
     (re.compile(r"(?:[-*_=]\s*){3,}$"), "a rule or heading underline (---, ===)"),
 )
+_BREAK = re.compile("[\t\n\r\x0b\x0c\x85\u2028\u2029]")  # a line's end, or a tab
 
 
 class NoteRefused(MemfuseError):
@@ -45,20 +45,15 @@ def checked_text(text: str) -> str:
         raise NoteRefused("text must hold some words")
     if len(value) > NOTE_MAX:
         raise NoteRefused(f"text is {len(value)} characters, above the {NOTE_MAX} of one note")
-    for char in value:
-        if unicodedata.category(char) in ("Cc", "Zl", "Zp", "Cs"):
-            what = (
-                "a line break" if char in "\n\r\x0b\x0c\x85\u2028\u2029" else "a control character"
-            )
-            raise NoteRefused(
-                f"text holds {what} (U+{ord(char):04X}): a note is one line, one bullet"
-            )
+    if (broken := _BREAK.search(value)) is not None:
+        what = "a tab" if broken[0] == "\t" else "a line break"
+        raise NoteRefused(f"text holds {what} (U+{ord(broken[0]):04X}): a note is one line of text")
     for pattern, what in _OPENERS:
         if pattern.match(value):
             raise NoteRefused(f"text opens with {what}: a note is the text of one bullet")
     if "<!--" in value or "-->" in value:
         raise NoteRefused("text holds an HTML comment marker (<!-- or -->), which hides text")
-    if (found := html_in(value)) is not None:
+    if (found := hiding(value, html=True)) is not None:
         raise NoteRefused(
             f"text holds {found}, which a preview rendering HTML does not show as written: a"
             " note is plain text (write it without the tag; code goes in backticks)"

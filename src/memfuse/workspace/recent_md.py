@@ -126,9 +126,8 @@ def one_line(text: str, limit: int) -> str:
 
 
 def shown_line(text: str, limit: int) -> str:
-    """An entry as `one_line`, or, when a preview would not show all of that (memfuse.text.
-    hidden), as a code span of its text with each invisible code point written `<U+XXXX>`:
-    the person reading RECENT.md sees what the model reads, and nothing of it renders."""
+    """An entry as `one_line`, or one a preview would not show whole (memfuse.text.hidden) as a
+    code span, its invisible code points as `<U+XXXX>`: a person sees what the model reads."""
     line = one_line(text, limit)
     if unseen(line) is None:
         return line
