@@ -95,7 +95,7 @@ def _number_shown(reference: str) -> str:
 
 def _tags(text: str) -> Iterator[re.Match[str]]:
     """What `HTML_TAG_RE.finditer(text)` finds, in linear time: a `<` whose form's end (`>`,
-    `-->`, `]]>`, `?>`) occurs nowhere after it is passed over (decision 425)."""
+    `-->`, `]]>`, `?>`) occurs nowhere after it is passed over (20 000 `<?` cost 6 s)."""
     from markdown_it.common.html_re import HTML_TAG_RE
 
     last = {end: text.rfind(end) for end in (">", "-->", "]]>", "?>")}
