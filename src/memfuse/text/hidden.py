@@ -51,9 +51,9 @@ _SPANS = ("`", "\\", "](")
 EXACT_TEXT = 10_000  # characters of one text markdown-it reads inline (~0.2 s when hostile)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=1)
 def _inline(text: str) -> list[Token]:
-    """markdown-it's inline tokens of `text`, HTML on (the last few kept: `hiding` and
+    """markdown-it's inline tokens of `text`, HTML on (the last kept: `hiding` and
     `in_attributes` read the same bullet)."""
     return [c for t in _parser().parseInline(text) for c in (t.children or [])]
 
