@@ -91,7 +91,7 @@ blocks = st.one_of(
 )
 
 
-@settings(max_examples=examples(200), deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(st.lists(blocks, min_size=1, max_size=8))
 def test_what_a_renderer_shows_is_what_memfuse_stores_or_it_is_named(
     journal: list[tuple[str, str]],
