@@ -131,7 +131,7 @@ def shown_line(text: str, limit: int) -> str:
     line = one_line(text, limit)
     if unseen(line) is None:
         return line
-    plain = escaped(fold_whitespace(text))
+    plain = escaped(fold_whitespace(text)[:limit])  # escaping only lengthens it
     fence = "`" * (max(map(len, re.findall("`+", plain)), default=0) + 1)
     return f"{fence} {one_line(plain, max(limit - 2 * len(fence) - 2, 1))} {fence}"
 
