@@ -165,3 +165,19 @@ def test_recent_md_shows_an_unseen_entry_escaped_as_the_model_reads_it() -> None
         shown = visible(render_html(text))
         assert shown[1] == ATTRIBUTE[0] and shown[2] == "Ship `it` <span hidden>now</span>"
         assert all(len(line) <= Budget().entry_chars + 2 for line in lines)
+
+
+def test_a_hidden_bullet_reaches_recent_md_through_the_store_escaped(world: World) -> None:
+    """The whole way, as the hostile pass ran it: the agent journals the tag characters and an
+    image's alt text, sync sends them as written and names them, surface writes RECENT.md,
+    where a person's preview now shows what the model will read."""
+    day = "2026-02-28"
+    world.journal(day, f"## 09:00\n- Plain note\n- {INVISIBLE[0]}\n- {ATTRIBUTE[0]}\n")
+    synced = world.json("sync", "--now", f"{day}T14:00")
+    assert synced.data["accounting"]["hidden_items"] == 2
+    assert world.json("surface", "--now", f"{day}T14:05").code == 0
+    recent = (world.workspace / "RECENT.md").read_text()
+    assert "\U000e0069" not in recent and "Ship it<U+E0069><U+E0067>" in recent
+    for render_html in (markdown_it, gfm):
+        shown = visible(render_html(recent))
+        assert "Plain note" in shown and ATTRIBUTE[0] in shown, shown
