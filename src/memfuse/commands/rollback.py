@@ -38,6 +38,7 @@ def run(ctx: RunContext, *, undo: bool = False, shared_with: Sequence[Path] = ()
     """`shared_with`: the other workspaces whose memories are in this store too (a database
     agents shared): only this ledger's own memories are forgotten, none another one holds."""
     others = _others(ctx, shared_with) if shared_with else None
+    ctx.sharing = tuple(os.path.realpath(os.path.expanduser(str(w))) for w in shared_with)
     data = _undo(ctx, ctx.ledger) if undo else _rollback(ctx, ctx.ledger, others)
     return CommandResult("rollback", data, tuple(render.rollback(data)))
 

@@ -1,0 +1,125 @@
+"""Whose memories a store holds: one workspace's (decisions 690–693).
+
+memfuse's journal URIs name a day and a time, not a workspace, so two workspaces on one
+database overwrite and prune each other's bullets. A store serves the workspace its entry's
+`AGENT_MEMORY_WORKSPACE` names; and its database (`AGENT_MEMORY_DB`) is claimed by the first
+workspace whose sync, surface, tidy or rollback reaches it: a file beside it,
+`<database>.memfuse-workspace`, holding that workspace's real path. Every command checks both
+before its first store call; another mcporter entry naming the same database for another
+workspace is a crossing too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+from memfuse.confine import UnsafePath, read_file
+from memfuse.errors import ConfigError
+from memfuse.store.server_entry import CONFIG_MAX, expand, read_config, strip_jsonc
+from memfuse.untrusted import load_json, one_line
+
+SUFFIX = ".memfuse-workspace"
+
+
+def database(env: Mapping[str, str], cwd: str | None) -> Path | None:
+    """The database an entry's env names (a relative one is the server's folder's), or None."""
+    named = env.get("AGENT_MEMORY_DB", "").strip()
+    if not named or named == ":memory:":
+        return None
+    return Path(os.path.realpath(os.path.join(cwd or "/", os.path.expanduser(named))))
+
+
+def claimed(db: Path) -> str | None:
+    """The workspace that claimed this database, or None."""
+    try:
+        raw = read_file(Path("/"), Path(f"{db}{SUFFIX}"), 8192)
+    except (OSError, UnsafePath):
+        return None
+    return os.fsdecode(raw) or None
+
+
+def crossing(
+    workspace: Path,
+    env: Mapping[str, str],
+    cwd: str | None,
+    config: Path | None,
+    *,
+    claim: bool,
+    sharing: Collection[str] = (),
+) -> str | None:
+    """Why this workspace may not use the store the entry `env` starts (None: it may); with
+    `claim`, a database nobody claimed becomes this workspace's. `sharing`: workspaces known
+    to share it (`rollback --shared-with`, the way out), not a crossing."""
+    mine = os.path.realpath(workspace)
+    allowed = {mine, *sharing}
+    served = _real(env.get("AGENT_MEMORY_WORKSPACE"))
+    if served is not None and served not in allowed:
+        return _refusal(mine, served, "its entry's AGENT_MEMORY_WORKSPACE names that one")
+    db = database(env, cwd)
+    if db is None:
+        return None
+    for other in _others_on(db, config, allowed):
+        return _refusal(mine, other, f"another entry of {config} names its database {db} for it")
+    owner = claimed(db)
+    if owner is None and claim and not sharing:
+        _claim(db, mine)
+    elif owner is not None and owner not in allowed:
+        return _refusal(mine, owner, f"{db}{SUFFIX} gives it its database")
+    return None
+
+
+def _real(path: str | None) -> str | None:
+    return os.path.realpath(os.path.expanduser(path.strip())) if path and path.strip() else None
+
+
+def _others_on(db: Path, config: Path | None, allowed: set[str]) -> list[str]:
+    """The workspaces other entries of the mcporter config serve on this same database."""
+    try:
+        found = load_json(strip_jsonc(read_config(config)), limit=CONFIG_MAX) if config else {}
+    except (OSError, ValueError, ConfigError):
+        return []
+    servers = found.get("mcpServers") if isinstance(found, dict) else None
+    others = []
+    for entry in servers.values() if isinstance(servers, dict) else ():
+        env = entry.get("env") if isinstance(entry, dict) else None
+        if not isinstance(env, dict):
+            continue
+        env = {str(k): expand(str(v), os.environ) for k, v in env.items()}
+        real = _real(env.get("AGENT_MEMORY_WORKSPACE"))
+        folder = str(config.parent) if config else None
+        if real is not None and real not in allowed and database(env, folder) == db:
+            others.append(real)
+    return others
+
+
+def _claim(db: Path, mine: str) -> None:
+    """Write the claim beside the database, whole or not at all, and never over another's."""
+    if not db.parent.is_dir():
+        return  # the server makes no folder: it fails, and says so, before any bullet lands
+    temp = db.with_name(f".{db.name}{SUFFIX}.{os.getpid()}")
+    try:
+        with open(temp, "xb") as out:
+            out.write(os.fsencode(mine))
+            out.flush()
+            os.fsync(out.fileno())
+        os.link(temp, f"{db}{SUFFIX}")  # fails when another claimed it first: read next time
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+
+
+def _refusal(mine: str, other: str, why: str) -> str:
+    return (
+        f"this store holds the memories of workspace {one_line(other)}, not of this one"
+        f" ({one_line(mine)}): {why}. Two workspaces on one store overwrite and prune each"
+        " other's bullets, so memfuse reaches no store for it. Give it its own:"
+        f" `memfuse cron --install -w {one_line(other)} -w {one_line(mine)}` (or"
+        " `--all-agents`) adds an entry with a database of its own, used by its jobs with"
+        " --server; then `memfuse rollback --shared-with OTHER` on the shared store takes"
+        ' out what this workspace put there (docs/operations.md, "Several agents")'
+    )

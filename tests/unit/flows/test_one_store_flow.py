@@ -1,0 +1,106 @@
+"""Issue 55, "crossed or lost": a store serves one workspace. Two workspaces on one store entry
+(a hand-written mcporter config, `--server` reused) overwrote and pruned each other's bullets;
+every command now checks whose database the entry names before its first store call, and
+refuses with the way out."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from memfuse.commands import serve
+from memfuse.config import load_settings
+from memfuse.report import Reporter, SecretMasker
+from memfuse.run.context import RunContext
+from memfuse.store.owner import SUFFIX
+from tests.fakes import World
+
+TUE = "2026-12-01"
+HOME = "## 09:00\n- The garden needs watering on Fridays\n"
+WORK = "## 09:00\n- The payments migration ships in March\n"
+
+
+def config(tmp_path: Path, entries: dict[str, dict[str, str]]) -> Path:
+    """An mcporter config of stdio entries with these envs (the fake store stands in)."""
+    path = tmp_path / "mcporter.json"
+    servers: dict[str, Any] = {
+        name: {"command": "/usr/bin/node", "args": ["/opt/server.js"], "env": env}
+        for name, env in entries.items()
+    }
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def two(world: World, tmp_path: Path) -> tuple[World, World]:
+    work = World(tmp_path / "work", world.gateway)  # the one database, as the entry says
+    world.journal(TUE, HOME)
+    work.journal(TUE, WORK)
+    return world, work
+
+
+def test_a_second_workspace_on_a_claimed_store_is_refused_before_it_writes(
+    world: World, tmp_path: Path
+) -> None:
+    home, work = two(world, tmp_path)
+    db = world.gateway.db_path
+    cfg = str(config(tmp_path, {"agent-memory": {"AGENT_MEMORY_DB": str(db)}}))
+    assert home.run("sync", "--mcporter-config", cfg, "--now", f"{TUE}T15:00").code == 0
+    assert Path(f"{db}{SUFFIX}").read_text() == str(home.workspace.resolve())
+    before = dict(world.gateway.journal_uris())
+    calls = len(world.gateway.calls)
+
+    # the same URI (event://journal/2026-12-01#0900-1) would overwrite home's bullet
+    out = work.json("sync", "--mcporter-config", cfg, "--now", f"{TUE}T15:05")
+    assert out.code == 2, out.stdout
+    said = out.data["error"]
+    assert f"holds the memories of workspace {home.workspace.resolve()}" in said
+    assert f"memfuse cron --install -w {home.workspace.resolve()} -w" in said
+    assert len(world.gateway.calls) == calls  # not one store call, no write, no prune
+    assert world.gateway.journal_uris() == before
+    for command in (("recall", "garden"), ("surface",), ("tidy",), ("where", "payments")):
+        refused = work.json(*command, "--mcporter-config", cfg)
+        assert refused.code == 2 and "holds the memories of workspace" in refused.data["error"]
+    assert len(world.gateway.calls) == calls
+    # the way out of issue 50 still reaches it: take out what work sent (nothing here)
+    way_out = work.json("rollback", "--shared-with", str(home.workspace), "--mcporter-config", cfg)
+    assert way_out.code == 0, way_out.stdout
+    assert Path(f"{db}{SUFFIX}").read_text() == str(home.workspace.resolve())
+
+
+def test_two_entries_on_one_database_are_refused_to_both(world: World, tmp_path: Path) -> None:
+    """work's entry edited to home's database: nobody claimed it yet, and both are refused."""
+    home, work = two(world, tmp_path)
+    db = str(world.gateway.db_path)
+    cfg = str(config(tmp_path, {
+        "agent-memory": {"AGENT_MEMORY_DB": db, "AGENT_MEMORY_WORKSPACE": str(home.workspace)},
+        "agent-memory-work": {"AGENT_MEMORY_DB": db, "AGENT_MEMORY_WORKSPACE": str(work.workspace)},
+    }))  # fmt: skip
+    for one, server in ((home, "agent-memory"), (work, "agent-memory-work")):
+        out = one.json("sync", "--mcporter-config", cfg, "--server", server)
+        assert out.code == 2 and "names its database" in out.data["error"], out.stdout
+        doctor = one.json("doctor", "--mcporter-config", cfg, "--server", server)
+        row = next(c for c in doctor.data["checks"] if c["name"] == "server")
+        assert not row["ok"] and "holds the memories of workspace" in row["detail"]
+    # home's entry, used for work (`--server` reused): its AGENT_MEMORY_WORKSPACE says whose
+    out = work.json("recall", "garden", "--mcporter-config", cfg)
+    assert out.code == 2 and "AGENT_MEMORY_WORKSPACE names that one" in out.data["error"]
+    assert world.gateway.journal_uris() == {}
+
+
+def test_serve_answers_from_the_journals_and_says_why(world: World, tmp_path: Path) -> None:
+    home, work = two(world, tmp_path)
+    cfg = config(tmp_path, {"agent-memory": {
+        "AGENT_MEMORY_DB": str(world.gateway.db_path),
+        "AGENT_MEMORY_WORKSPACE": str(home.workspace),
+    }})  # fmt: skip
+    settings = load_settings({"workspace": str(work.workspace), "mcporter_config": str(cfg)})
+    reporter = Reporter()
+    reporter.begin(SecretMasker(()), logging.getLogger("memfuse.test"))
+    ctx = RunContext(settings, reporter, seams=work.seams)
+    answer = serve.service(ctx, pinned_now=False).call("recall", {"query": "payments migration"})
+    assert "payments migration" in answer.text  # its own journals
+    assert answer.data is not None and answer.data["data"]["sources"] == ["journals"]
+    assert "holds the memories of workspace" in " ".join(answer.data["warnings"])
+    assert world.gateway.calls == []
