@@ -14,6 +14,7 @@ says why in its words (a policy that names nothing about the server).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 
@@ -23,6 +24,7 @@ from memfuse.untrusted import one_line
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _ANY_MCP = {"bundle-mcp", "group:plugins", "*"}
+TOOLS = ("recall", "where", "status", "note")  # memfuse serve's (memfuse.commands.serve)
 
 
 def prefix(key: str) -> str:
@@ -32,14 +34,28 @@ def prefix(key: str) -> str:
 
 
 def serve_servers(env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(key, the workspace it serves) of each `mcp.servers` entry that starts `memfuse serve`
-    (no `-w`: memfuse's default workspace)."""
+    """(key, the workspace it serves) of each `mcp.servers` entry that starts `memfuse serve`:
+    its last `-w`/`--workspace` in any form memfuse reads (`-w /w`, `-w/w`, `--workspace=/w`),
+    else its env's MEMFUSE_WORKSPACE, else memfuse's default workspace."""
     home = env.get("HOME") or "/nonexistent"
+    servers = host.dig(host.read_config(env) or {}, "mcp", "servers")
     found = []
-    for key, named in host.serve_commands(env):
-        served = host._path(named[0] if named else str(workspace_in(home)), home)
+    for key, entry in servers.items() if isinstance(servers, dict) else ():
+        command, args = host.dig(entry, "command"), host.dig(entry, "args")
+        words = [
+            w for w in [command, *(args if isinstance(args, list) else [])] if isinstance(w, str)
+        ]
+        if not (any(os.path.basename(w) == "memfuse" for w in words[:3]) and "serve" in words):
+            continue
+        named = host.dig(entry, "env", "MEMFUSE_WORKSPACE")
+        for i, word in enumerate(words):
+            if word in ("-w", "--workspace") and i + 1 < len(words):
+                named = words[i + 1]
+            elif word.startswith(("--workspace=", "-w")) and word not in ("-w", "--workspace"):
+                named = word.split("=", 1)[1] if word.startswith("--") else word[2:]
+        served = host._path(named if isinstance(named, str) else str(workspace_in(home)), home)
         if served is not None and len(served) <= host.PATH_MAX:  # a longer one names no folder
-            found.append((key[:80], served))
+            found.append((str(key)[:80], served))
     return found[:64]
 
 
@@ -51,11 +67,13 @@ def leaks(env: Mapping[str, str]) -> list[str]:
     for agent, workspace in host.agents(env):
         policy = _policy(settings, agent)
         for key, served in servers:
-            if served == workspace or not _reaches(policy, prefix(key)):
+            tools = [] if served == workspace else _reaches(policy, prefix(key))
+            if not tools:
                 continue
             agent_, key_ = one_line(agent), one_line(key)
+            only = f" ({', '.join(tools)} of its tools)" if len(tools) < len(TOOLS) else ""
             said.append(
-                f"agent {agent_} can call mcp.servers.{key_}, the memory of {one_line(served)}"
+                f"agent {agent_} can call mcp.servers.{key_}{only}, the memory of {one_line(served)}"
                 f' (not its own {one_line(workspace)}): add "{prefix(key)}__*" to'
                 f" agents.entries.{agent_}.tools.deny"
             )
@@ -77,14 +95,16 @@ def _policy(settings: object, agent: str) -> tuple[list[str], list[str] | None]:
     return deny, (_strings(allow) if isinstance(allow, list) else None)
 
 
-def _reaches(policy: tuple[list[str], list[str] | None], server: str) -> bool:
+def _reaches(policy: tuple[list[str], list[str] | None], server: str) -> list[str]:
+    """The tools of this server the policy lets the agent call (every tool reads or writes
+    the memory: `where` and `status` tell a bullet as `recall` does)."""
     deny, allow = policy
-    tools = [f"{server}__recall", f"{server}__note"]
-    if all(any(_glob(g, t) for g in deny) for t in tools):
-        return False
-    if allow is None:
-        return True
-    return any(g.lower() in _ANY_MCP or _glob(g, t) for g in allow for t in tools)
+
+    def named(globs: list[str], tool: str) -> bool:
+        return any(g.lower() in _ANY_MCP or _glob(g, f"{server}__{tool}") for g in globs)
+
+    open_ = [tool for tool in TOOLS if not named(deny, tool)]
+    return [tool for tool in open_ if allow is None or named(allow, tool)]
 
 
 def _glob(pattern: str, name: str) -> bool:
