@@ -26,9 +26,9 @@ from memfuse.schedule import agents, registry
 from memfuse.schedule import install as installing
 from memfuse.setup import merge
 from memfuse.setup.checks import Probe, run_checks
-from memfuse.setup.entry import ServerSetup, database_folder, server_entry
+from memfuse.setup.entry import ServerSetup, database_folder, own_database, server_entry
 from memfuse.store.diagnose import Check
-from memfuse.store.server_entry import mcporter_config_path
+from memfuse.store.server_entry import mcporter_config_path, servers_in
 from memfuse.untrusted import one_line
 
 __all__ = ["ServerSetup", "install_config", "print_config", "run", "run_all"]
@@ -62,6 +62,7 @@ def print_config(ctx: RunContext, setup: ServerSetup) -> CommandResult:
     `--install-config` adds the entry to an existing file instead)."""
     home = Path(os.environ.get("HOME") or Path.home())
     entry, notes = server_entry(ctx.settings, home, setup)
+    entry = own_database(entry, ctx.settings.server, ctx.settings.workspace, None)
     for note in notes:
         ctx.reporter.info(note)
     config = {"mcpServers": {ctx.settings.server: entry}}
@@ -76,6 +77,8 @@ def install_config(ctx: RunContext, setup: ServerSetup, target: Path) -> Command
     every server's secrets masked (memfuse.setup.merge)."""
     home = Path(os.environ.get("HOME") or Path.home())
     entry, notes = server_entry(ctx.settings, home, setup, target=target)
+    server = ctx.settings.server
+    entry = own_database(entry, server, ctx.settings.workspace, servers_in(target).get(server))
     found, changes = merge.install(target, ctx.settings.server, entry)
     changes = notes + changes + database_folder(entry)
     data: InstallConfigData = {"path": found["path"], "backup": found["backup"],

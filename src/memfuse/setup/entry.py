@@ -110,6 +110,25 @@ def server_entry(
     return entry, notes
 
 
+def own_database(
+    entry: dict[str, Any], server: str, workspace: Path, kept: object
+) -> dict[str, Any]:
+    """The entry on a database of its own (decision 696): the database and workspace the entry
+    in place (`kept`) names; else, for a server other than `agent-memory`, `<server>.db`
+    beside the first and this workspace — never another agent's, nor the shared one."""
+    env = entry["env"]
+    old = kept.get("env") if isinstance(kept, dict) else None
+    for key in ("AGENT_MEMORY_DB", "AGENT_MEMORY_WORKSPACE"):
+        value = old.get(key) if isinstance(old, dict) else None
+        if isinstance(value, str) and value.strip():
+            env[key] = value
+        elif server != "agent-memory" and key == "AGENT_MEMORY_DB":
+            env[key] = str(Path(env[key]).with_name(f"{server}.db"))
+        elif server != "agent-memory":
+            env[key] = os.path.realpath(workspace)
+    return entry
+
+
 def package_version(server_js: Path) -> str | None:
     """The version in the package.json of the package server.js belongs to (dist/mcp/…)."""
     for folder in list(server_js.parents)[:4]:

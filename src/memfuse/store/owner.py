@@ -17,9 +17,8 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from memfuse.confine import UnsafePath, read_file
-from memfuse.errors import ConfigError
-from memfuse.store.server_entry import CONFIG_MAX, expand, read_config, strip_jsonc
-from memfuse.untrusted import load_json, one_line
+from memfuse.store.server_entry import expand, servers_in
+from memfuse.untrusted import one_line
 
 SUFFIX = ".memfuse-workspace"
 
@@ -77,13 +76,8 @@ def _real(path: str | None) -> str | None:
 
 def _others_on(db: Path, config: Path | None, allowed: set[str]) -> list[str]:
     """The workspaces other entries of the mcporter config serve on this same database."""
-    try:
-        found = load_json(strip_jsonc(read_config(config)), limit=CONFIG_MAX) if config else {}
-    except (OSError, ValueError, ConfigError):
-        return []
-    servers = found.get("mcpServers") if isinstance(found, dict) else None
     others = []
-    for entry in servers.values() if isinstance(servers, dict) else ():
+    for entry in servers_in(config).values():
         env = entry.get("env") if isinstance(entry, dict) else None
         if not isinstance(env, dict):
             continue

@@ -104,3 +104,30 @@ def test_serve_answers_from_the_journals_and_says_why(world: World, tmp_path: Pa
     assert answer.data is not None and answer.data["data"]["sources"] == ["journals"]
     assert "holds the memories of workspace" in " ".join(answer.data["warnings"])
     assert world.gateway.calls == []
+
+
+def test_doctors_fix_for_a_second_server_gives_it_a_database_of_its_own(
+    world: World, tmp_path: Path
+) -> None:
+    """`doctor --install-config FILE --server agent-memory-work` pointed work at the shared
+    agent-memory.db and dropped its AGENT_MEMORY_WORKSPACE."""
+    server_js = tmp_path / "server.js"
+    server_js.write_text("// agent-memory\n")
+    work = tmp_path / "work"
+    (work / "memory").mkdir(parents=True)
+    kept = {"AGENT_MEMORY_DB": "/srv/work.db", "AGENT_MEMORY_WORKSPACE": str(work)}
+    cfg = config(tmp_path, {"agent-memory-work": kept})
+    args = ("--server-js", str(server_js), "--server-version", "5.1.0")
+    out = world.json("doctor", "--install-config", str(cfg), "--server", "agent-memory-work", *args)
+    assert out.code == 0, out.stdout
+    env = json.loads(cfg.read_text())["mcpServers"]["agent-memory-work"]["env"]
+    assert env["AGENT_MEMORY_DB"] == "/srv/work.db"  # the entry in place: kept
+    assert env["AGENT_MEMORY_WORKSPACE"] == str(work)
+    fresh = tmp_path / "fresh.json"
+    new = World(work, world.gateway).json(
+        "doctor", "--install-config", str(fresh), "--server", "agent-memory-work", *args
+    )
+    assert new.code == 0, new.stdout
+    env = json.loads(fresh.read_text())["mcpServers"]["agent-memory-work"]["env"]
+    assert env["AGENT_MEMORY_DB"].endswith("/.openclaw/agent-memory-work.db")
+    assert env["AGENT_MEMORY_WORKSPACE"] == str(work.resolve())

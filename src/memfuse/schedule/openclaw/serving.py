@@ -73,8 +73,9 @@ def leaks(env: Mapping[str, str]) -> list[str]:
             agent_, key_ = one_line(agent), one_line(key)
             only = f" ({', '.join(tools)} of its tools)" if len(tools) < len(TOOLS) else ""
             said.append(
-                f"agent {agent_} can call mcp.servers.{key_}{only}, the memory of {one_line(served)}"
-                f' (not its own {one_line(workspace)}): add "{prefix(key)}__*" to'
+                f"agent {agent_} can call mcp.servers.{key_}{only}, the memory of"
+                f" {one_line(served)} (not its own {one_line(workspace)}):"
+                f' add "{prefix(key)}__*" to'
                 f" agents.entries.{agent_}.tools.deny"
             )
     return said
