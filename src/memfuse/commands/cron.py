@@ -166,6 +166,8 @@ def _every_agent(
         )
     config = mcporter_config_path(s, os.environ)
     roster, notes = agents.roster(s, config, store=not remove, given=given)
+    if not roster:  # every one left out, each said why
+        raise ConfigError("no agent left to schedule: " + "; ".join(notes))
     changes: list[str] = []
     files: dict[str, str] = {}
     tried: list[checking.JobCheck] = []

@@ -122,7 +122,7 @@ class RunContext:
         if isinstance(server, Exception):
             return
         config = None if s.session_server else mcporter_config_path(s, os.environ)
-        why = owner.crossing(s.workspace, server.env, server.cwd, config,
+        why = owner.crossing(s.workspace, server.env, server.cwd, config, s.server,
                              claim=self.claims, sharing=self.sharing)  # fmt: skip
         if why is not None:
             raise ConfigError(why)

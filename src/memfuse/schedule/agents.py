@@ -92,6 +92,14 @@ def roster(
                 " file system takes: left out"
             )
             continue
+        held = _holds(agent_id, workspace, listed, database)
+        if held is not None:
+            notes.append(
+                f"agent {agent_id}: its workspace ({one_line(workspace)}) holds {held}, which"
+                " its agent can read and write: left out (give it a workspace of its own, one"
+                " that holds no other agent's memory)"
+            )
+            continue
         outer = _around(workspace, listed)
         if outer is not None:
             notes.append(
@@ -148,6 +156,20 @@ def _around(workspace: str, listed: list[tuple[str, str]]) -> tuple[str, str] | 
          if own != workspace and inner.is_relative_to(own)),
         None,
     )  # fmt: skip
+
+
+def _holds(agent: str, workspace: str, listed: list[tuple[str, str]], db: Path) -> str | None:
+    """What of another agent's this workspace holds (its state folder, or the folder every
+    agent's database is made in), if anything; one inside it is `_around`'s."""
+    for other, own in listed:
+        if not nameable(own):
+            continue
+        state = default_state_dir(Path(own), os.environ)
+        places = (("state folder", state), ("database's folder", db.parent))
+        for what, path in places if own not in (workspace, "") and other != agent else ():
+            if Path(os.path.realpath(path)).is_relative_to(workspace):
+                return f"agent {other}'s {what} ({one_line(str(path))})"
+    return None
 
 
 def _kept_db(entry: object, shared: Path) -> Path | None:

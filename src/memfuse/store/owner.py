@@ -17,6 +17,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from memfuse.confine import UnsafePath, read_file
+from memfuse.host import workspace_in
 from memfuse.store.server_entry import expand, servers_in
 from memfuse.untrusted import one_line
 
@@ -45,6 +46,7 @@ def crossing(
     env: Mapping[str, str],
     cwd: str | None,
     config: Path | None,
+    server: str,
     *,
     claim: bool,
     sharing: Collection[str] = (),
@@ -60,7 +62,7 @@ def crossing(
     db = database(env, cwd)
     if db is None:
         return None
-    for other in _others_on(db, config, allowed):
+    for other in _others_on(db, config, server, allowed):
         return _refusal(mine, other, f"another entry of {config} names its database {db} for it")
     owner = claimed(db)
     if owner is None and claim and not sharing:
@@ -74,15 +76,17 @@ def _real(path: str | None) -> str | None:
     return os.path.realpath(os.path.expanduser(path.strip())) if path and path.strip() else None
 
 
-def _others_on(db: Path, config: Path | None, allowed: set[str]) -> list[str]:
-    """The workspaces other entries of the mcporter config serve on this same database."""
+def _others_on(db: Path, config: Path | None, server: str, allowed: set[str]) -> list[str]:
+    """The workspaces other entries of the mcporter config serve on this same database (one
+    without AGENT_MEMORY_WORKSPACE: the host's default workspace, as `--all-agents` reads it)."""
     others = []
-    for entry in servers_in(config).values():
+    default = str(workspace_in(os.environ.get("HOME") or "~"))
+    for key, entry in servers_in(config).items():
         env = entry.get("env") if isinstance(entry, dict) else None
-        if not isinstance(env, dict):
+        if key == server or not isinstance(env, dict):
             continue
         env = {str(k): expand(str(v), os.environ) for k, v in env.items()}
-        real = _real(env.get("AGENT_MEMORY_WORKSPACE"))
+        real = _real(env.get("AGENT_MEMORY_WORKSPACE") or default)
         folder = str(config.parent) if config else None
         if real is not None and real not in allowed and database(env, folder) == db:
             others.append(real)

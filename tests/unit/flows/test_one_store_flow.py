@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import RunContext
 from memfuse.store.owner import SUFFIX
 from tests.fakes import World
+from tests.unit.flows.test_openclaw_agents_flow import setup
 
 TUE = "2026-12-01"
 HOME = "## 09:00\n- The garden needs watering on Fridays\n"
@@ -131,3 +133,43 @@ def test_doctors_fix_for_a_second_server_gives_it_a_database_of_its_own(
     env = json.loads(fresh.read_text())["mcpServers"]["agent-memory-work"]["env"]
     assert env["AGENT_MEMORY_DB"].endswith("/.openclaw/agent-memory-work.db")
     assert env["AGENT_MEMORY_WORKSPACE"] == str(work.resolve())
+
+
+def test_an_agent_whose_workspace_holds_anothers_store_is_named_and_left_out(
+    world: World, tmp_path: Path
+) -> None:
+    """main's workspace `~/.openclaw` holds every agent's database (work's secret bullet
+    readable in main's workspace); one of `~` holds their state folders too."""
+    home = Path(os.environ["HOME"])
+    work = home / ".openclaw" / "workspace-work"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"main": home / ".openclaw", "work": work})
+    out = world.json("status", "--all-agents")
+    assert out.data["agents"] == []  # work's workspace lies inside main's: left out before
+    said = " | ".join(out.envelope["warnings"])
+    assert f"agent main: its workspace ({home / '.openclaw'}) holds agent work's database" in said
+    cron = world.run("cron", "--format", "crontab", "--all-agents")
+    assert cron.code == 2 and "agent main: its workspace" in cron.stderr
+    elsewhere = tmp_path / "work-ws"
+    (elsewhere / "memory").mkdir(parents=True)
+    setup(world, {"main": home, "work": elsewhere})
+    said = " | ".join(world.json("status", "--all-agents").envelope["warnings"])
+    assert f"agent main: its workspace ({home}) holds agent work's state folder" in said
+    assert [r["agent"] for r in world.json("status", "--all-agents").data["agents"]] == ["work"]
+
+
+def test_doctor_all_agents_names_two_agents_on_one_database(world: World, tmp_path: Path) -> None:
+    """With work's entry edited to home's database, `doctor --all-agents` said both ok."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    _, mcporter = setup(world, {"home": world.workspace, "work": work})
+    servers = json.loads(mcporter.read_text())["mcpServers"]
+    shared = servers["agent-memory"]["env"]["AGENT_MEMORY_DB"]
+    servers["agent-memory-work"] = {**servers["agent-memory"], "env": {
+        "AGENT_MEMORY_DB": shared, "AGENT_MEMORY_WORKSPACE": str(work)}}  # fmt: skip
+    mcporter.write_text(json.dumps({"mcpServers": servers}))
+    out = world.json("doctor", "--all-agents")
+    rows = {row["agent"]: row for row in out.data["agents"]}
+    for agent, other in (("home", work), ("work", world.workspace)):
+        assert any(f"holds the memories of workspace {other}" in f for f in rows[agent]["failed"])
+    assert out.code == 1
