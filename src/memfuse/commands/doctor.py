@@ -1,12 +1,6 @@
-"""`memfuse doctor`: check each dependency and show the effective configuration; or write
-agent-memory's mcporter entry. The checks are memfuse.setup.checks', the entry
-memfuse.setup.entry's, merged into the file by memfuse.setup.merge.
-
-`--all-agents` (`run_all`) is `doctor` for every agent of the roster (memfuse.schedule.agents),
-each with its own workspace and store (the server entry `cron --all-agents` gives it), on a
-context of its own closed before the next (one store server at a time): a row each — its
-failed checks, the store's generation — and one exit code, the worst.
-"""
+"""`memfuse doctor`: check each dependency (memfuse.setup.checks), or write agent-memory's
+mcporter entry (memfuse.setup.entry, merged by memfuse.setup.merge); `--all-agents` (`run_all`):
+a row for every agent of the roster (memfuse.schedule.agents), one at a time, the worst exit."""
 
 from __future__ import annotations
 
@@ -125,12 +119,6 @@ def run_all(ctx: RunContext) -> CommandResult:
         data = done.data
         failed = [f"{c['name']}: {c['detail']}" for c in data["checks"]
                   if not c["ok"] and c["critical"]]  # fmt: skip
-        if agent.entry is not None and any(f"no server {agent.server!r}" in f for f in failed):
-            # doctor's own fix (`--install-config`) would give it the shared database
-            failed.append(
-                f"{agent.server}: `memfuse cron --install --all-agents` writes this agent's"
-                " entry, with a database of its own"
-            )
         rows.append({"agent": agent.id, "workspace": str(agent.workspace),
                      "server": agent.server, "exit_code": int(done.exit_code),
                      "failed": failed, "generation": data.get("generation"),

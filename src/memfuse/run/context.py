@@ -119,7 +119,7 @@ class RunContext:
     def refuse_crossing(self) -> None:
         """ConfigError when the store's entry serves another workspace (memfuse.store.owner)."""
         server, s = self.server, self.settings
-        if isinstance(server, Exception):
+        if isinstance(server, Exception):  # no entry to read a database from
             return
         config = None if s.session_server else mcporter_config_path(s, os.environ)
         why = owner.crossing(s.workspace, server.env, server.cwd, config, s.server,

@@ -1,14 +1,5 @@
 """Every agent on this machine, each its own workspace and store: the one roster `cron`,
-`status` and `doctor --all-agents` go through.
-
-The agents are those every host configures (each scheduler with `lists_agents`, in the
-registry's order, an id once), or the workspaces several `cron -w` name. Each agent's memories
-go to a database of its own: one agent's server entry in the mcporter config memfuse reads,
-`agent-memory-<id>`, made from the `agent-memory` entry as it is (the same server, the same
-capacities) with its own `AGENT_MEMORY_DB` beside the first's and `AGENT_MEMORY_WORKSPACE` its
-workspace. The agent whose workspace the existing entry serves keeps that entry and its
-database: nothing it holds moves.
-"""
+`status` and `doctor --all-agents` go through (docs/operations.md, "Several agents")."""
 
 from __future__ import annotations
 
@@ -96,8 +87,7 @@ def roster(
         if held is not None:
             notes.append(
                 f"agent {agent_id}: its workspace ({one_line(workspace)}) holds {held}, which"
-                " its agent can read and write: left out (give it a workspace of its own, one"
-                " that holds no other agent's memory)"
+                " its agent can read and write: left out (give it a workspace of its own)"
             )
             continue
         outer = _around(workspace, listed)
@@ -159,15 +149,13 @@ def _around(workspace: str, listed: list[tuple[str, str]]) -> tuple[str, str] | 
 
 
 def _holds(agent: str, workspace: str, listed: list[tuple[str, str]], db: Path) -> str | None:
-    """What of another agent's this workspace holds (its state folder, or the folder every
-    agent's database is made in), if anything; one inside it is `_around`'s."""
+    """Another agent's state folder, or the folder every database is made in, if this workspace
+    holds it (another's workspace inside it is `_around`'s)."""
     for other, own in listed:
-        if not nameable(own):
-            continue
-        state = default_state_dir(Path(own), os.environ)
-        places = (("state folder", state), ("database's folder", db.parent))
-        for what, path in places if own not in (workspace, "") and other != agent else ():
-            if Path(os.path.realpath(path)).is_relative_to(workspace):
+        state = default_state_dir(Path(own), os.environ) if nameable(own) else Path("/")
+        for what, path in (("state folder", state), ("database's folder", db.parent)):
+            real = Path(os.path.realpath(path))
+            if other != agent and own != workspace and real.is_relative_to(workspace):
                 return f"agent {other}'s {what} ({one_line(str(path))})"
     return None
 

@@ -110,22 +110,18 @@ def server_entry(
     return entry, notes
 
 
-def own_database(
-    entry: dict[str, Any], server: str, workspace: Path, kept: object
-) -> dict[str, Any]:
-    """The entry on a database of its own (decision 696): the database and workspace the entry
-    in place (`kept`) names; else, for a server other than `agent-memory`, `<server>.db`
-    beside the first and this workspace — never another agent's, nor the shared one."""
-    env = entry["env"]
-    old = kept.get("env") if isinstance(kept, dict) else None
-    for key in ("AGENT_MEMORY_DB", "AGENT_MEMORY_WORKSPACE"):
-        value = old.get(key) if isinstance(old, dict) else None
-        if isinstance(value, str) and value.strip():
-            env[key] = value
-        elif server != "agent-memory" and key == "AGENT_MEMORY_DB":
-            env[key] = str(Path(env[key]).with_name(f"{server}.db"))
+def own_database(entry: dict[str, Any], server: str, ws: Path, kept: object) -> dict[str, Any]:
+    """The entry on a database of its own: the database and workspace of the entry in place
+    (`kept`), else for another server than agent-memory `<server>.db` and this workspace."""
+    env, old = entry["env"], kept.get("env") if isinstance(kept, dict) else None
+    own = {"AGENT_MEMORY_DB": str(Path(env["AGENT_MEMORY_DB"]).with_name(f"{server}.db")),
+           "AGENT_MEMORY_WORKSPACE": os.path.realpath(ws)}  # fmt: skip
+    for key, value in own.items():
+        was = old.get(key) if isinstance(old, dict) else None
+        if isinstance(was, str) and was.strip():
+            env[key] = was
         elif server != "agent-memory":
-            env[key] = os.path.realpath(workspace)
+            env[key] = value
     return entry
 
 

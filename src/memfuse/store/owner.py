@@ -1,13 +1,6 @@
-"""Whose memories a store holds: one workspace's (decisions 690–693).
-
-memfuse's journal URIs name a day and a time, not a workspace, so two workspaces on one
-database overwrite and prune each other's bullets. A store serves the workspace its entry's
-`AGENT_MEMORY_WORKSPACE` names; and its database (`AGENT_MEMORY_DB`) is claimed by the first
-workspace whose sync, surface, tidy or rollback reaches it: a file beside it,
-`<database>.memfuse-workspace`, holding that workspace's real path. Every command checks both
-before its first store call; another mcporter entry naming the same database for another
-workspace is a crossing too.
-"""
+"""Whose memories a store holds: one workspace's — journal URIs name no workspace, so two on
+one database overwrite and prune each other's bullets (docs/architecture.md, "One store, one
+workspace"; decisions 690–693)."""
 
 from __future__ import annotations
 
@@ -27,7 +20,7 @@ SUFFIX = ".memfuse-workspace"
 def database(env: Mapping[str, str], cwd: str | None) -> Path | None:
     """The database an entry's env names (a relative one is the server's folder's), or None."""
     named = env.get("AGENT_MEMORY_DB", "").strip()
-    if not named or named == ":memory:":
+    if not named:
         return None
     return Path(os.path.realpath(os.path.join(cwd or "/", os.path.expanduser(named))))
 
@@ -51,9 +44,8 @@ def crossing(
     claim: bool,
     sharing: Collection[str] = (),
 ) -> str | None:
-    """Why this workspace may not use the store the entry `env` starts (None: it may); with
-    `claim`, a database nobody claimed becomes this workspace's. `sharing`: workspaces known
-    to share it (`rollback --shared-with`, the way out), not a crossing."""
+    """Why this workspace may not use the store of the entry `env` (None: it may); `claim`: an
+    unclaimed database becomes its; `sharing`: others known to share it (the way out)."""
     mine = os.path.realpath(workspace)
     allowed = {mine, *sharing}
     served = _real(env.get("AGENT_MEMORY_WORKSPACE"))
@@ -77,8 +69,8 @@ def _real(path: str | None) -> str | None:
 
 
 def _others_on(db: Path, config: Path | None, server: str, allowed: set[str]) -> list[str]:
-    """The workspaces other entries of the mcporter config serve on this same database (one
-    without AGENT_MEMORY_WORKSPACE: the host's default workspace, as `--all-agents` reads it)."""
+    """The workspaces other entries serve on this database (without AGENT_MEMORY_WORKSPACE:
+    the host's default one, as `--all-agents` reads it)."""
     others = []
     default = str(workspace_in(os.environ.get("HOME") or "~"))
     for key, entry in servers_in(config).items():
@@ -94,21 +86,15 @@ def _others_on(db: Path, config: Path | None, server: str, allowed: set[str]) ->
 
 
 def _claim(db: Path, mine: str) -> None:
-    """Write the claim beside the database, whole or not at all, and never over another's."""
-    if not db.parent.is_dir():
-        return  # the server makes no folder: it fails, and says so, before any bullet lands
+    """The claim: whole or not at all (linked in once written), never over another's."""
     temp = db.with_name(f".{db.name}{SUFFIX}.{os.getpid()}")
-    try:
+    with contextlib.suppress(OSError):
         with open(temp, "xb") as out:
             out.write(os.fsencode(mine))
-            out.flush()
             os.fsync(out.fileno())
-        os.link(temp, f"{db}{SUFFIX}")  # fails when another claimed it first: read next time
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            temp.unlink()
+        os.link(temp, f"{db}{SUFFIX}")
+    with contextlib.suppress(OSError):
+        temp.unlink()
 
 
 def _refusal(mine: str, other: str, why: str) -> str:

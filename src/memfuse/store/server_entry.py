@@ -1,10 +1,6 @@
-"""Where the store's server is: mcporter's config entry (or memfuse's `[session]` table) read
-into a small `ServerSpec`, for the session transport, `--transport auto` and doctor's checks.
-
-mcporter's config is JSONC (comments, trailing commas) with `${VAR}` / `${VAR:-default}`
-expansion; the lookup order is the `--mcporter-config` file, `$MCPORTER_CONFIG`, then
-`~/.mcporter/mcporter.json[c]`.
-"""
+"""Where the store's server is: mcporter's config entry (JSONC, `${VAR}` expanded; from
+`--mcporter-config`, `$MCPORTER_CONFIG`, then `~/.mcporter/mcporter.json[c]`) or memfuse's
+`[session]` table, read into a `ServerSpec`."""
 
 from __future__ import annotations
 

@@ -1,16 +1,8 @@
 """`memfuse serve` in a Gateway of several agents: which agent can call whose memory.
 
-OpenClaw's MCP servers (`mcp.servers`) are Gateway-wide: every agent's model sees every
-server's tools (`<prefix>__<tool>`) unless its tool policy says otherwise. A server that
-learns its caller is not offered for a stdio server (OpenClaw 2026.9 scopes a connection per
-requester only for OAuth or a plugin's HTTP resolver, keyed by sender, not agent), so each
-agent gets a `memfuse serve -w <its workspace>` entry of its own, and every other agent
-denies it (`agents.entries.<id>.tools.deny: ["memfuse-work__*"]`, deny wins; or an `allow`
-list that does not take it). This module reads what is configured and names each agent that
-can still reach another agent's memory; it writes nothing (the entries are the user's). Tool
-profiles are not read: an agent whose profile leaves plugins out is named all the same, and
-says why in its words (a policy that names nothing about the server).
-"""
+`mcp.servers` are Gateway-wide, so every agent but the one a `memfuse serve` entry serves must
+deny it (docs/serve.md, "Several agents on one Gateway"; decision 697). Reads, writes nothing;
+tool profiles are not read."""
 
 from __future__ import annotations
 
@@ -57,6 +49,15 @@ def serve_servers(env: Mapping[str, str]) -> list[tuple[str, str]]:
         if served is not None and len(served) <= host.PATH_MAX:  # a longer one names no folder
             found.append((str(key)[:80], served))
     return found[:64]
+
+
+def serve_entries(env: Mapping[str, str], workspace: str | None) -> list[str]:
+    """Each `memfuse serve` entry of `mcp.servers`: its key, and whether it serves `workspace`."""
+    target = os.path.realpath(workspace) if workspace else None
+    return [
+        f"{one_line(key)}{' (this workspace)' if served == target else ''}"
+        for key, served in serve_servers(env)
+    ][:20]
 
 
 def leaks(env: Mapping[str, str]) -> list[str]:
