@@ -15,11 +15,11 @@ from memfuse.commands import serve
 from memfuse.config import load_settings
 from memfuse.report import Reporter, SecretMasker
 from memfuse.run.context import RunContext
-from memfuse.store.owner import SUFFIX
 from tests.fakes import World
 from tests.unit.flows.test_openclaw_agents_flow import setup
 
 TUE = "2026-12-01"
+SUFFIX = ".memfuse-workspace"  # the claim beside the database
 HOME = "## 09:00\n- The garden needs watering on Fridays\n"
 WORK = "## 09:00\n- The payments migration ships in March\n"
 
