@@ -1,6 +1,6 @@
 """Whose memories a store holds: one workspace's — journal URIs name no workspace, so two on
 one database overwrite and prune each other's bullets (docs/architecture.md, "One store, one
-workspace"; decisions 690–693)."""
+workspace")."""
 
 from __future__ import annotations
 
@@ -105,5 +105,5 @@ def _refusal(mine: str, other: str, why: str) -> str:
         f" `memfuse cron --install -w {one_line(other)} -w {one_line(mine)}` (or"
         " `--all-agents`) adds an entry with a database of its own, used by its jobs with"
         " --server; then `memfuse rollback --shared-with OTHER` on the shared store takes"
-        ' out what this workspace put there (docs/operations.md, "Several agents")'
+        ' out what this workspace put there (docs/operations.md, "One store, one workspace")'
     )

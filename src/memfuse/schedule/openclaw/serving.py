@@ -1,7 +1,7 @@
 """`memfuse serve` in a Gateway of several agents: which agent can call whose memory.
 
 `mcp.servers` are Gateway-wide, so every agent but the one a `memfuse serve` entry serves must
-deny it (docs/serve.md, "Several agents on one Gateway"; decision 697). Reads, writes nothing;
+deny it (docs/serve.md, "Several agents on one Gateway"). Reads, writes nothing;
 tool profiles are not read."""
 
 from __future__ import annotations
