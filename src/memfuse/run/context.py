@@ -34,7 +34,6 @@ from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
 from memfuse.store.diagnose import Check, config_check, setup_faults
 from memfuse.store.gateway import Answer, CallFailed, GatewayError, ToolMissing
-from memfuse.store.server_entry import mcporter_config_path
 from memfuse.text.classify import Classifier
 from memfuse.workspace.layout import Workspace
 
@@ -118,12 +117,7 @@ class RunContext:
 
     def refuse_crossing(self) -> None:
         """ConfigError when the store's entry serves another workspace (memfuse.store.owner)."""
-        server, s = self.server, self.settings
-        if isinstance(server, Exception):  # no entry to read a database from
-            return
-        config = None if s.session_server else mcporter_config_path(s, os.environ)
-        why = owner.crossing(s.workspace, server.env, server.cwd, config, s.server,
-                             claim=self.claims, sharing=self.sharing)  # fmt: skip
+        why = owner.check(self.settings, self.server, claim=self.claims, sharing=self.sharing)
         if why is not None:
             raise ConfigError(why)
 

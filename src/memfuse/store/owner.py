@@ -11,7 +11,9 @@ from pathlib import Path
 
 from memfuse.confine import UnsafePath, read_file
 from memfuse.host import workspace_in
-from memfuse.store.server_entry import expand, servers_in
+from memfuse.settings import Settings
+from memfuse.store.connect import Server
+from memfuse.store.server_entry import expand, mcporter_config_path, servers_in
 from memfuse.untrusted import one_line
 
 SUFFIX = ".memfuse-workspace"
@@ -34,27 +36,24 @@ def claimed(db: Path) -> str | None:
     return os.fsdecode(raw) or None
 
 
-def crossing(
-    workspace: Path,
-    env: Mapping[str, str],
-    cwd: str | None,
-    config: Path | None,
-    server: str,
-    *,
-    claim: bool,
-    sharing: Collection[str] = (),
+def check(
+    settings: Settings, server: Server, *, claim: bool = False, sharing: Collection[str] = ()
 ) -> str | None:
-    """Why this workspace may not use the store of the entry `env` (None: it may); `claim`: an
-    unclaimed database becomes its; `sharing`: others known to share it (the way out)."""
-    mine = os.path.realpath(workspace)
+    """Why the run may not use the store its settings name (None: it may, or no entry says);
+    `claim`: an unclaimed database becomes its; `sharing`: others known to share it."""
+    if isinstance(server, Exception):
+        return None
+    s, env = settings, server.env
+    config = None if s.session_server else mcporter_config_path(s, os.environ)
+    mine = os.path.realpath(s.workspace)
     allowed = {mine, *sharing}
     served = _real(env.get("AGENT_MEMORY_WORKSPACE"))
     if served is not None and served not in allowed:
         return _refusal(mine, served, "its entry's AGENT_MEMORY_WORKSPACE names that one")
-    db = database(env, cwd)
+    db = database(env, server.cwd)
     if db is None:
         return None
-    for other in _others_on(db, config, server, allowed):
+    for other in _others_on(db, config, s.server, allowed):
         return _refusal(mine, other, f"another entry of {config} names its database {db} for it")
     owner = claimed(db)
     if owner is None and claim and not sharing:

@@ -65,6 +65,11 @@ def test_a_second_workspace_on_a_claimed_store_is_refused_before_it_writes(
         refused = work.json(*command, "--mcporter-config", cfg)
         assert refused.code == 2 and "holds the memories of workspace" in refused.data["error"]
     assert len(world.gateway.calls) == calls
+    status = work.json("status", env={"MCPORTER_CONFIG": cfg})  # no store call: it names it
+    assert status.code == 4
+    assert any("holds the memories of workspace" in a for a in status.data["alarms"])
+    mine = home.json("status", env={"MCPORTER_CONFIG": cfg}).data["alarms"]
+    assert not any("holds the memories" in a for a in mine)
     # the way out of issue 50 still reaches it: take out what work sent (nothing here)
     way_out = work.json("rollback", "--shared-with", str(home.workspace), "--mcporter-config", cfg)
     assert way_out.code == 0, way_out.stdout
