@@ -51,10 +51,15 @@ def check(
     if served is not None and served not in allowed:
         return _refusal(mine, served, "its entry's AGENT_MEMORY_WORKSPACE names that one")
     db = database(env, server.cwd)
+    entries = _entries(config, s.server)
+    for key, named, _, theirs in entries if served is None else ():
+        if named == mine and theirs != db:  # `--server` left out: this workspace has its own
+            return f"entry {key} serves this workspace ({mine}), not {s.server}: --server {key}"
     if db is None:
         return None
-    for other in _others_on(db, config, s.server, allowed):
-        return _refusal(mine, other, f"another entry of {config} names its database {db} for it")
+    for _, _, other, theirs in entries:
+        if theirs == db and other not in allowed:
+            return _refusal(mine, other, f"an entry of {config} names its database {db} too")
     owner = claimed(db)
     if owner is None and claim and not sharing:
         _claim(db, mine)
@@ -67,21 +72,19 @@ def _real(path: str | None) -> str | None:
     return os.path.realpath(os.path.expanduser(path.strip())) if path and path.strip() else None
 
 
-def _others_on(db: Path, config: Path | None, server: str, allowed: set[str]) -> list[str]:
-    """The workspaces other entries serve on this database (without AGENT_MEMORY_WORKSPACE:
-    the host's default one, as `--all-agents` reads it)."""
-    others = []
-    default = str(workspace_in(os.environ.get("HOME") or "~"))
+def _entries(config: Path | None, server: str) -> list[tuple[str, str | None, str, Path | None]]:
+    """Each other entry: its key, the workspace it names, the one it serves (without
+    AGENT_MEMORY_WORKSPACE the host's default one, as `--all-agents` reads it), its database."""
+    found = []
+    default = os.path.realpath(workspace_in(os.environ.get("HOME") or "~"))
     for key, entry in servers_in(config).items():
         env = entry.get("env") if isinstance(entry, dict) else None
-        if key == server or not isinstance(env, dict):
-            continue
-        env = {str(k): expand(str(v), os.environ) for k, v in env.items()}
-        real = _real(env.get("AGENT_MEMORY_WORKSPACE") or default)
-        folder = str(config.parent) if config else None
-        if real is not None and real not in allowed and database(env, folder) == db:
-            others.append(real)
-    return others
+        if key != server and isinstance(env, dict):
+            env = {str(k): expand(str(v), os.environ) for k, v in env.items()}
+            named = _real(env.get("AGENT_MEMORY_WORKSPACE"))
+            folder = str(config.parent) if config else None
+            found.append((one_line(key), named, named or default, database(env, folder)))
+    return found
 
 
 def _claim(db: Path, mine: str) -> None:

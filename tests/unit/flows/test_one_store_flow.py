@@ -178,3 +178,24 @@ def test_doctor_all_agents_names_two_agents_on_one_database(world: World, tmp_pa
     for agent, other in (("home", work), ("work", world.workspace)):
         assert any(f"holds the memories of workspace {other}" in f for f in rows[agent]["failed"])
     assert out.code == 1
+
+
+def test_a_serve_or_recall_without_its_server_does_not_use_the_shared_database(
+    world: World, tmp_path: Path
+) -> None:
+    """docs/serve.md's example left `--server` out for home: unless home's workspace was
+    `~/.openclaw/workspace`, its recall used the shared database and said "from agent-memory
+    and journals". The entry `cron --all-agents` made for it names its workspace."""
+    home = world
+    home.journal(TUE, HOME)
+    cfg = str(config(tmp_path, {
+        "agent-memory": {"AGENT_MEMORY_DB": str(tmp_path / "agent-memory.db")},
+        "agent-memory-home": {"AGENT_MEMORY_DB": str(world.gateway.db_path),
+                              "AGENT_MEMORY_WORKSPACE": str(home.workspace)},
+    }))  # fmt: skip
+    out = home.json("recall", "garden", "--mcporter-config", cfg)
+    assert out.code == 2, out.stdout
+    assert "entry agent-memory-home serves this workspace" in out.data["error"]
+    assert "--server agent-memory-home" in out.data["error"]
+    mine = home.json("recall", "garden", "--mcporter-config", cfg, "--server", "agent-memory-home")
+    assert mine.code == 0 and mine.data["sources"] == ["agent-memory", "journals"]
