@@ -17,6 +17,7 @@ from memfuse.schedule import registry
 from memfuse.schedule.install import machine_for
 from memfuse.settings import Settings
 from memfuse.state.folder import StateFolder, default_state_dir
+from memfuse.store.owner import claimed
 from memfuse.store.server_entry import CONFIG_MAX, read_config, strip_jsonc
 from memfuse.untrusted import load_json, one_line
 
@@ -63,10 +64,9 @@ def roster(
     named = base.get("env")
     env: dict[str, Any] = named if isinstance(named, dict) else {}
     home = Path(os.environ.get("HOME") or Path.home())
-    served = os.path.realpath(
-        os.path.expanduser(str(env.get("AGENT_MEMORY_WORKSPACE") or workspace_in(home)))
-    )
     database = Path(os.path.expanduser(str(env.get("AGENT_MEMORY_DB") or store_db_in(home))))
+    named = env.get("AGENT_MEMORY_WORKSPACE") or claimed(database.absolute()) or workspace_in(home)
+    served = os.path.realpath(os.path.expanduser(str(named)))  # its memories stay where they are
     agents: list[Agent] = []
     notes = [n for s in hosts if given is None and (n := s.left_out(machine))]
     seen: dict[str, str] = {}

@@ -27,6 +27,7 @@ WORK = "## 09:00\n- The payments migration ships in March\n"
 def config(tmp_path: Path, entries: dict[str, dict[str, str]]) -> Path:
     """An mcporter config of stdio entries with these envs (the fake store stands in)."""
     path = tmp_path / "mcporter.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     servers: dict[str, Any] = {
         name: {"command": "/usr/bin/node", "args": ["/opt/server.js"], "env": env}
         for name, env in entries.items()
@@ -199,3 +200,21 @@ def test_a_serve_or_recall_without_its_server_does_not_use_the_shared_database(
     assert "--server agent-memory-home" in out.data["error"]
     mine = home.json("recall", "garden", "--mcporter-config", cfg, "--server", "agent-memory-home")
     assert mine.code == 0 and mine.data["sources"] == ["agent-memory", "journals"]
+
+
+def test_the_agent_that_claimed_the_first_database_keeps_it(world: World, tmp_path: Path) -> None:
+    """An `agent-memory` entry without AGENT_MEMORY_WORKSPACE served `~/.openclaw/workspace`
+    alone: the agent whose sync filled and claimed it was given a new, empty database."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work}, store=False)
+    db = Path(os.environ["HOME"]) / ".openclaw" / "agent-memory.db"
+    mcporter = config(Path(os.environ["HOME"]) / ".mcporter", {"agent-memory": {
+        "AGENT_MEMORY_DB": str(db)}})  # fmt: skip
+    world.journal(TUE, HOME)
+    assert world.run("sync", "--mcporter-config", str(mcporter)).code == 0  # claims it
+    out = world.json("cron", "--format", "crontab", "--all-agents")
+    assert out.code == 0, out.stdout
+    lines = out.data["text"].splitlines()
+    assert not any("--server" in line for line in lines if str(world.workspace) in line)
+    assert any("--server agent-memory-work" in line for line in lines if str(work) in line)
