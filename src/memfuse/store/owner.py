@@ -54,7 +54,7 @@ def check(
     entries = _entries(config, s.server)
     for key, named, _, theirs in entries if served is None else ():
         if named == mine and theirs != db:  # `--server` left out: this workspace has its own
-            return f"entry {key} serves this workspace ({mine}), not {s.server}: --server {key}"
+            return f"entry {key} serves this workspace, not {s.server}: add --server {key}"
     if db is None:
         return None
     for _, _, other, theirs in entries:

@@ -196,7 +196,7 @@ def test_a_serve_or_recall_without_its_server_does_not_use_the_shared_database(
     }))  # fmt: skip
     out = home.json("recall", "garden", "--mcporter-config", cfg)
     assert out.code == 2, out.stdout
-    assert "entry agent-memory-home serves this workspace" in out.data["error"]
+    assert "entry agent-memory-home serves this workspace, not agent-memory" in out.data["error"]
     assert "--server agent-memory-home" in out.data["error"]
     mine = home.json("recall", "garden", "--mcporter-config", cfg, "--server", "agent-memory-home")
     assert mine.code == 0 and mine.data["sources"] == ["agent-memory", "journals"]
