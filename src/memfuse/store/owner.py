@@ -64,7 +64,8 @@ def check(
     if owner is None and claim and not sharing:
         _claim(db, mine)
     elif owner is not None and owner not in allowed:
-        return _refusal(mine, owner, f"{db}{SUFFIX} gives it its database")
+        why = f"{db}{SUFFIX} gives it the database (moved here? delete that file)"
+        return _refusal(mine, owner, why)
     return None
 
 
