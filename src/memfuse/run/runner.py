@@ -140,6 +140,7 @@ def run(
     try:
         ctx, refused = _prepare(name, common, reporter, dry_run=dry_run, workspace=workspace)
         if lock and not dry_run:
+            ctx.claims = True  # a run that writes claims a database nobody has
             with WorkspaceLock(ctx.workspace.state, name, common.wait):
                 try:
                     result = body(ctx)
