@@ -50,14 +50,12 @@ def test_meaning_finds_a_bullet_that_shares_no_word_with_the_question(world: Wor
     assert model.asked == ["automobile"]
 
 
-def test_the_first_question_embeds_what_sync_left_and_later_ones_only_new_or_edited(
+def test_the_sync_embeds_what_it_stored_and_questions_only_new_or_edited(
     world: World,
 ) -> None:
     model = meaning(world)
     path = world.journal(DAY, JOURNAL)
-    assert world.run("sync", "--now", NOW).code == 0
-    assert model.embedded == []  # sync never waits on the model (decisions 350)
-    assert world.json("recall", "automobile", "--now", NOW).code == 0
+    assert world.run("sync", "--now", NOW).code == 0  # after its lock (decision 650)
     assert sorted(model.embedded) == sorted(
         [
             "Parked the car in the north garage before the review",
