@@ -90,7 +90,7 @@ def collect(path: Path) -> tuple[list[tuple[str, list[str], Ranked]], str]:
             }
             asked.append((question, item["relevant"], ranked))
         index.close()
-    return asked, describe(model, where=False)
+    return asked, describe(model)
 
 
 def score(ranked: list[str], relevant: list[str]) -> tuple[int, int, float]:

@@ -85,7 +85,7 @@ def collect(data: Path) -> tuple[list[Asked], str]:
                 })  # fmt: skip
             index.close()
             print(f"{conv.name}: {len(conv.questions)} questions", flush=True)
-    return asked, describe(model, where=False)
+    return asked, describe(model)
 
 
 def former(words: list[Hit], near: list[Hit], close_of: dict[int, float]) -> list[Hit]:
