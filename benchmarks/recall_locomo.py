@@ -289,8 +289,9 @@ def main() -> None:
     count = len(next(iter(results.values())))
     from memfuse.recall.semantic import describe, installed
 
+    off = os.environ.get("MEMFUSE_SEMANTIC") == "off"
     lines = [
-        f"recall's model of meaning: {describe(installed())}.",
+        f"recall's model of meaning: {describe(installed(), off)}.",
         "",
         f"{count} questions of {len(files)} conversations ({options.data.name}); measured"
         f" {datetime.now():%Y-%m-%d %H:%M} in {time.monotonic() - started:.0f} s; bullets"

@@ -120,13 +120,6 @@ def test_closeness_lifts_the_neighbour_of_a_close_row_and_zeroes_the_crowd() -> 
     assert len(semantic.closeness(np.zeros(0, dtype=np.float32), *[np.arange(0)] * 2)) == 0
 
 
-def test_memfuse_semantic_off_leaves_the_model_unused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memfuse.recall import semantic
-
-    monkeypatch.setenv("MEMFUSE_SEMANTIC", "off")
-    assert semantic.installed() is None
-
-
 def _blas_threads() -> list[int]:
     threadpoolctl = pytest.importorskip("threadpoolctl")
     return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]

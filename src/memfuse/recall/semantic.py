@@ -93,7 +93,7 @@ class UniversalSentenceEncoder:
     process."""
 
     def __init__(self, found: ModelInfo) -> None:
-        self.found = found  # what `_installed` found: loading it does not look again
+        self.found = found  # what `installed` found: loading it does not look again
         self.name = f"{PACKAGE} {found.version}"
         self._model: Any = None
         self._lock = threading.Lock()
@@ -161,16 +161,10 @@ def quantize(vectors: Any) -> Matrix:
     return rows
 
 
+@functools.cache
 def installed() -> Embedder | None:
     """The extra's model when it is installed (not yet loaded), else None: recall is lexical.
-    `MEMFUSE_SEMANTIC=off` leaves it unused (recall by words alone, no embedding in sync)."""
-    if os.environ.get("MEMFUSE_SEMANTIC", "").strip().lower() in ("0", "off", "no", "false"):
-        return None
-    return _installed()
-
-
-@functools.cache
-def _installed() -> Embedder | None:
+    (`MEMFUSE_SEMANTIC=off` is a setting: RunContext.embedder asks for none.)"""
     found = info()
     if found is None:
         return None
@@ -179,8 +173,11 @@ def _installed() -> Embedder | None:
     return UniversalSentenceEncoder(found)
 
 
-def describe(embedder: Embedder | None) -> str:
-    """What `doctor` says of recall's model of meaning: which, how big, from where."""
+def describe(embedder: Embedder | None, off: bool = False) -> str:
+    """What `doctor` says of recall's model of meaning: which, how big, from where (`off`: the
+    setting leaves it unused)."""
+    if off:
+        return "off (MEMFUSE_SEMANTIC=off): recall ranks by words; no model is loaded"
     if embedder is None:
         return (
             "none: recall ranks by words (the `semantic` extra, installed into the Python"

@@ -185,7 +185,7 @@ class RunContext:
     @functools.cached_property
     def embedder(self) -> Embedder | None:
         """The model recall ranks by meaning with (loaded when it first embeds), or None."""
-        return self.seams.embedder_factory()
+        return self.seams.embedder_factory() if self.settings.semantic != "off" else None
 
     @functools.cached_property
     def classifier(self) -> Classifier:
