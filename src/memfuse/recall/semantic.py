@@ -96,6 +96,7 @@ class UniversalSentenceEncoder:
         self.found = found  # what `installed` found: loading it does not look again
         self.name = f"{PACKAGE} {found.version}"
         self._model: Any = None
+        self._cache: Any = None  # the ModelCache it was mapped from, if any
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], *, question: bool = False) -> Matrix:
@@ -103,8 +104,10 @@ class UniversalSentenceEncoder:
         import numpy as np
 
         with self._lock, one_thread():
+            if self._cache is not None and not self._cache.intact():
+                self._model = None  # its file was cut or changed under this process
             if self._model is None:
-                self._model = load(self.found)
+                self._model, self._cache = load(self.found)
             rows = [
                 self._model.encode([t[:TEXT_MAX] for t in texts[at : at + BATCH]])
                 for at in range(0, len(texts), BATCH)
@@ -113,17 +116,18 @@ class UniversalSentenceEncoder:
         return quantize(vectors)
 
 
-def load(found: ModelInfo) -> Any:
+def load(found: ModelInfo) -> tuple[Any, Any]:
     """The model `found`, ready to `encode` a list of texts: the package's backend with its
     arrays mapped from memfuse's cache (made by the first process that needs it:
-    model_cache.py), or, when that cannot be had, loaded the package's own way (slower, the
-    same vectors)."""
+    model_cache.py), with that cache; or, when that cannot be had, loaded the package's own
+    way (slower, the same vectors), with None."""
     from memfuse.recall.model_cache import ModelCache, cache_folder
 
-    model = ModelCache(cache_folder(os.environ), found.version, found.path).load()
+    cache = ModelCache(cache_folder(os.environ), found.version, found.path)
+    model = cache.load()
     if model is not None:
-        return model
-    return importlib.import_module(MODULE).USE(threads=1)  # a CLI on a shared machine: one core
+        return model, cache
+    return importlib.import_module(MODULE).USE(threads=1), None  # a shared machine: one core
 
 
 @functools.cache
