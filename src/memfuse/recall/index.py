@@ -158,10 +158,7 @@ class RecallIndex:
             warn(f"recall by meaning is off this time: the model {embedder.name} failed ({exc})")
             return 0
         if cut:
-            warn(
-                f"recall by meaning: {done} texts embedded before the time limit of"
-                f" {budget.seconds:g} s cut the step; the rest are found by their words"
-            )
+            warn(f"recall by meaning: a time limit ({budget.seconds:g} s) cut it at {done} texts")
         if done:
             self._vectors = None
         return done
@@ -376,9 +373,8 @@ def refresh_index(
     budget: vectors.Budget = vectors.RUN,
     given: Mapping[date, Journal] | None = None,
 ) -> tuple[int, int] | None:
-    """Bring the index up to date (sync does, by words alone, so recall starts warm; the
-    scheduled runs, after they let go of the workspace lock, with `embedder`, within
-    `budget`): the number of
+    """Bring the index up to date (sync does, by words alone, so recall starts warm; a run, after
+    it let go of the workspace lock, with `embedder`, within `budget`): the number of
     files re-read and of texts embedded, or None, with one warning, when the index cannot be
     used. Best-effort: the index is derived, and recall rebuilds what is missing on demand.
     `given`: days the caller read whole and checked unchanged since, taken instead of reading

@@ -11,15 +11,12 @@ package's own backend and tokenizer classes.
 
 The cache is input memfuse did not just make. Its folder is checked like the state folder
 (ours, no one else's to write, no links); the file is opened without following a link or
-waiting on a FIFO, and read as paged.py checks every such file. The data's SHA-256, noted
-beside it in `<name>.ok` by the process that made it (never taken from the file it checks), is
-checked in full whenever the file is not the one last checked (its inode, size, mtime and ctime,
-noted with it): a truncated, rewritten or planted file is found, removed and made again; a
-file cut or changed under a process that maps it is found before its next text (`intact`:
-reading a page cut off a mapping kills the process) and mapped again; a process that cannot
-make it (read-only home, full disk) loads the package's way, slower, never wrong. The key is
-the package's version and its files' digests (from its wheel's RECORD), so a new package makes
-a new file, and the one current file is all the folder keeps.
+waiting on a FIFO, and read as paged.py checks every such file. The data's SHA-256, noted in
+`<name>.ok` by its maker with the file's inode, size and times, is checked in full whenever the
+file is not the one noted: a truncated, rewritten or planted file is made again, and one cut
+under a process that maps it is found before its next text (`intact`) and mapped again; a
+process that cannot make it loads the package's way, slower, never wrong. The key is the
+package's version and its files' digests (its wheel's RECORD): one current file is kept.
 """
 
 from __future__ import annotations
@@ -143,8 +140,7 @@ class ModelCache:
             return None
 
     def intact(self) -> bool:
-        """Whether the file the model is mapped from is as it was mapped (False, and let go,
-        once it was cut, rewritten or replaced: the model is then mapped again)."""
+        """Whether the mapped file is as it was mapped (False, and let go, once it changed)."""
         if self._mapped is None:
             return False
         fd, seen = self._mapped

@@ -119,8 +119,7 @@ class UniversalSentenceEncoder:
 def load(found: ModelInfo) -> tuple[Any, Any]:
     """The model `found`, ready to `encode` a list of texts: the package's backend with its
     arrays mapped from memfuse's cache (made by the first process that needs it:
-    model_cache.py), with that cache; or, when that cannot be had, loaded the package's own
-    way (slower, the same vectors), with None."""
+    model_cache.py), and that cache; else loaded the package's own way (slower), and None."""
     from memfuse.recall.model_cache import ModelCache, cache_folder
 
     cache = ModelCache(cache_folder(os.environ), found.version, found.path)
@@ -178,8 +177,7 @@ def installed() -> Embedder | None:
 
 
 def describe(embedder: Embedder | None, off: bool = False) -> str:
-    """What `doctor` says of recall's model of meaning: which, how big, from where (`off`: the
-    setting leaves it unused)."""
+    """What `doctor` says of recall's model of meaning: which, how big, from where."""
     if off:
         return "off (MEMFUSE_SEMANTIC=off): recall ranks by words; no model is loaded"
     if embedder is None:

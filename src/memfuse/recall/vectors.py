@@ -6,11 +6,9 @@ rolled up is re-read into new rows, and only a text the index has no vector for 
 written last first (the new bullets), each step computed outside any write transaction and
 stored in a short one of its own: a year's journals on a first run are embedded over a few
 runs instead of holding up one, and a process waiting on the index waits for a write, never
-for the model. No run embeds under the workspace lock: the scheduled runs (sync, surface,
-tidy) embed what is new once they let go of it (RUN), a question itself and a few pending
-texts (QUESTION), and until a text has its vector the words still find it. The same index
-gets the same vectors on a quiet machine and a busy one: time is only a safety valve, said
-when it cuts (decision 650). Vectors of
+for the model. No run embeds under the workspace lock: the scheduled runs embed what is new
+once they let go of it (RUN), a question itself and a few pending texts (QUESTION), and until
+a text has its vector the words still find it. Vectors of
 texts no row holds any more are dropped when a refresh deletes their last row. A different model
 starts them all again. A cold process takes the rows' vectors from the file the night wrote
 beside the index and reads from the index only what changed since (`load`, `keep`:
@@ -55,12 +53,10 @@ class Budget:
     step: int = 256
 
 
-# A question: itself, and the few texts a sync or a note left pending meanwhile (48 short
-# bullets cost ~0.1 s of one core; docs/performance.md). The scheduled runs, after they let go
-# of the lock: what is new, a first run's year over a few runs.
+# A question: itself, and the few texts left pending meanwhile. The scheduled runs, after they
+# let go of the lock: what is new, a first run's year over a few runs (decisions 650, 651).
 QUESTION = Budget(count=48, seconds=10.0, step=16)
 RUN = Budget(count=20_000, seconds=600.0, step=256)
-
 
 # The texts without a vector, the rows written last first: the index's ids grow with each
 # write, so a refresh's new rows are found first and the scan stops once it has enough,

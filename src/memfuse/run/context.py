@@ -89,8 +89,7 @@ class RunContext:
     afterwards: list[Callable[[], None]] = field(default_factory=list)
 
     def embed_afterwards(self, data: Any = None) -> None:
-        """Once the run let go of the lock, the recall index brought up to date and what is
-        new embedded, within vectors.RUN (decision 650); how many, in `data`."""
+        """After the lock, what is new embedded within vectors.RUN (decision 650); in `data`."""
         embedder = self.embedder
         if self.dry_run or embedder is None:
             return

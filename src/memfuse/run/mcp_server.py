@@ -5,13 +5,10 @@ The SDK speaks the protocol; this module bounds what it is fed and where the wor
 - stdin is read through a reader that refuses a line (one JSON-RPC message) longer than
   `request_max` bytes: the line is read and dropped in chunks, never held, and a request
   whose id can be read from its head or tail gets an error answer instead of a hang;
-- a tool that writes runs on ONE worker thread, in order, and after it answered the
-  `after_write` step runs there; the read-only tools run on READERS threads of their own, side
-  by side, so that a question is never held behind a note or another question (the handler
-  gives each call what it may not share: its own index connection, its own store client, whose
-  session answers calls from several threads); the event loop stays free to read and answer.
-  At most `pending_max` calls may wait: more are refused, so a flood cannot queue work without
-  bound;
+- a tool that writes runs on ONE worker thread, in order, then `after_write` there; the
+  read-only tools on READERS threads of their own, side by side (the handler gives each call
+  what it may not share); the event loop stays free to read and answer. At most `pending_max`
+  calls may wait: more are refused, so a flood cannot queue work without bound;
 - what a handler raises is caught: the caller gets an error result, the server goes on;
 - fd 0 is pointed at the null device while serving (a child never reads the client's
   requests) and fd 1 at stderr (stray output never corrupts the channel), as the SDK does;

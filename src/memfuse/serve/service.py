@@ -1,8 +1,7 @@
 """What `memfuse serve` keeps warm between calls, and one call answered.
 
 What a process pays per question is paid once: the settings, the local recall index (kept
-open, and brought up to date before every answer: only what changed is re-read; a question
-asked while another holds it opens one more, kept too: calls run side by side), and one
+open, one more when a call holds it, and brought up to date before every answer), and one
 store session (`WarmStore`: after a call the store did not answer, it rests and is tried
 again later, and meanwhile the journals answer with one warning). Each call runs as a `Call`
 of its own — its clock, its warnings, its store client — is answered by its tool's handler
@@ -179,18 +178,17 @@ class Service:
 
     @contextlib.contextmanager
     def borrowed(self, warn: Callable[[str], None]) -> Iterator[RecallIndex | None]:
-        """An index no other call holds, brought up to date when the Markdown changed since
-        (or, with a model of meaning, texts wait for vectors); opened when every open one is
-        held. None, said with every call until it opens, when it cannot be used."""
-        with self._lock:
-            index = self._idle.pop() if self._idle else None
-        if index is None:
-            index = open_index(self.run.workspace.state, warn)
-            if index is None:
+        """An index no other call holds (opened when all are held), brought up to date; None,
+        said with every call until it opens, when it cannot be used."""
+        try:
+            index = self._idle.pop()  # a list's pop is atomic
+        except IndexError:
+            opened = open_index(self.run.workspace.state, warn)
+            if opened is None:
                 yield None
                 return
-            with self._lock:
-                self._opened.append(index)
+            index = opened
+            self._opened.append(index)
         try:
             workspace, embedder = self.run.workspace, self.run.embedder
             stamp = workspace.markdown_stamp()
@@ -201,12 +199,10 @@ class Service:
                 self._stamps[id(index)] = stamp
             yield index
         finally:
-            with self._lock:
-                self._idle.append(index)
+            self._idle.append(index)
 
     def embed_written(self) -> None:
-        """After a note was answered: an index brought up to date and the note embedded (the
-        newest texts first), so that the next question finds it by its meaning too."""
+        """After a note was answered: an index caught up, the note embedded (decision 652)."""
         reporter = CallReporter()  # what it says goes to the log
         reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
         with self.borrowed(reporter.warn):

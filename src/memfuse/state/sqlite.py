@@ -133,7 +133,6 @@ def open_private_db(
     it is not memfuse's; sqlite3.Error when SQLite cannot use it."""
     path = state.database(name, SIDECARS, create=True)
     assert path is not None  # created
-    # one thread at a time, not always the one that opened it (serve's calls: a pool's)
     db = connect_bounded(path, timeout=30, check_same_thread=False)
     try:
         if check_schema(db, schema, version) and version is not None:

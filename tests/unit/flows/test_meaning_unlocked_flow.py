@@ -150,5 +150,5 @@ def test_time_is_a_valve_that_says_when_it_cuts_never_the_bound(tmp_path: Any) -
     index.clock = stalled.clock
     index.refresh(workspace, Classifier((), ()), said.append, stalled, vectors.Budget(40, 5.0, 4))
     assert len(stalled.embedded) == 8 and index.unembedded
-    assert len(said) == 1 and "time limit of 5 s" in said[0]
+    assert len(said) == 1 and "a time limit (5 s) cut it at 8 texts" in said[0]
     index.close()
