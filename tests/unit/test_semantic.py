@@ -140,7 +140,7 @@ def test_the_model_and_the_cosines_run_on_one_blas_thread(monkeypatch: pytest.Mo
             seen.append(_blas_threads())
             return np.ones((len(texts), 4), dtype=np.float32)
 
-    monkeypatch.setattr(semantic, "load", lambda found: Model(1))
+    monkeypatch.setattr(semantic, "load", lambda found: (Model(1), None))
     if not _blas_threads():
         pytest.skip("numpy's BLAS is not one threadpoolctl can see")
     blocks: list[list[int]] = []

@@ -54,7 +54,7 @@ class Budget:
 
 
 # A question: itself, and the few texts left pending meanwhile. The scheduled runs, after they
-# let go of the lock: what is new, a first run's year over a few runs (decisions 650, 651).
+# let go of the lock: what is new, a first run's year over a few runs.
 QUESTION = Budget(count=48, seconds=10.0, step=16)
 RUN = Budget(count=20_000, seconds=600.0, step=256)
 

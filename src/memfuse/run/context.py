@@ -89,7 +89,7 @@ class RunContext:
     afterwards: list[Callable[[], None]] = field(default_factory=list)
 
     def embed_afterwards(self, data: Any = None) -> None:
-        """After the lock, what is new embedded within vectors.RUN (decision 650); in `data`."""
+        """After the lock, what is new embedded within vectors.RUN; how many, in `data`."""
         embedder = self.embedder
         if self.dry_run or embedder is None:
             return

@@ -202,7 +202,7 @@ class Service:
             self._idle.append(index)
 
     def embed_written(self) -> None:
-        """After a note was answered: an index caught up, the note embedded (decision 652)."""
+        """After a note was answered: an index caught up, the note embedded (off the answer)."""
         reporter = CallReporter()  # what it says goes to the log
         reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
         with self.borrowed(reporter.warn):
