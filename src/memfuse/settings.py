@@ -99,6 +99,7 @@ class Settings:
     mcporter_config: Path | None = None
     server: str = "agent-memory"
     transport: Transport = "auto"
+    semantic: Literal["auto", "off"] = "auto"  # off: recall by words, the model never loaded
     timeout: float = 30.0
     jobs: int = 4
     knowledge_keywords: tuple[str, ...] = DEFAULT_KNOWLEDGE

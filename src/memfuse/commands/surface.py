@@ -180,6 +180,7 @@ def _kept(path: Path) -> CommandResult:
 
 
 def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
+    ctx.embed_afterwards()  # what the sync before it left without a vector
     s = ctx.settings
     target = ctx.workspace.recent_md
     path = None if to_stdout or ctx.dry_run else target

@@ -65,6 +65,12 @@ def _transport(value: Any) -> Transport:
     return value  # type: ignore[no-any-return]
 
 
+def _semantic(value: Any) -> str:
+    if value not in ("auto", "off"):
+        raise TypeError("'auto' (the semantic extra's model when installed) or 'off'")
+    return str(value)
+
+
 # A keyword list compiles into one regular expression per run: bounded, so that no list can
 # make the compile (or the match on every bullet) take long.
 KEYWORDS_MAX = 200
@@ -149,6 +155,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("transport", _transport, ("", "transport"), "MEMFUSE_TRANSPORT", ("--transport",),
            str, "auto, mcporter (a process per call) or session (one MCP session per run);"
            " auto takes session for a stdio server", "auto", trusted=True),
+    Option("semantic", _semantic, None, "MEMFUSE_SEMANTIC"),
     Option("state_dir", _path_text, ("", "state_dir"), "MEMFUSE_STATE_DIR", ("--state-dir",),
            Path, "memfuse's own state folder (ledger, history, lock, logs)",
            "~/.local/state/memfuse/<workspace>", trusted=True),

@@ -113,6 +113,7 @@ class SyncData(TypedDict):
     refolded: NotRequired[int]  # shared memories rewritten with their bullets' texts now
     calls: int
     recall_index_refreshed: NotRequired[int | None]  # not under --dry-run
+    recall_index_embedded: NotRequired[int]  # with a model of meaning, after the lock
     stale: list[StaleRow]
     rejected: list[RejectedRow]
     pruned: list[PrunedRow]
