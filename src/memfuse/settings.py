@@ -13,24 +13,13 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from memfuse.report import mask_args
+from memfuse.text.classify import LEXICON
 
 Transport = Literal["auto", "mcporter", "session"]
 
-# The classifier's keyword table, the one place it is written (docs/operations.md, "What a
-# bullet becomes", shows it): knowledge first, then emotion; everything else is an event.
-DEFAULT_KNOWLEDGE = (
-    "喜欢", "讨厌", "禁止", "偏好", "必须", "记住", "规则", "习惯",
-    "prefer", "prefers", "preferred", "must", "rule", "rules", "always", "never",
-    "remember", "remembered",
-    # decisions (RECENT.md's 最近决策/知识 section is theirs)
-    "决定", "决策", "选择", "选定", "拍板",
-    "decide", "decided", "decides", "decision", "decisions", "chose", "chosen", "opted",
-)  # fmt: skip
-DEFAULT_EMOTION = (
-    "开心", "安心", "难过", "害羞", "生气", "担心", "爱", "想你", "感动", "温柔", "幸福",
-    "寂寞", "心疼", "甜",
-    "happy", "sad", "angry", "love", "loves", "loved", "miss", "misses", "worried",
-)  # fmt: skip
+# The classifier's keyword table: the lexicon shipped with memfuse.text.classify (lexicon.txt).
+DEFAULT_KNOWLEDGE = LEXICON["knowledge"]
+DEFAULT_EMOTION = LEXICON["emotion"]
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ def _transport(value: Any) -> Transport:
 
 # A keyword list compiles into one regular expression per run: bounded, so that no list can
 # make the compile (or the match on every bullet) take long.
-KEYWORDS_MAX = 200
+KEYWORDS_MAX = 500  # lexicon.txt holds ~300 emotion words: room to add to them
 KEYWORD_CHARS = 64
 
 
