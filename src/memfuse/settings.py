@@ -6,6 +6,7 @@ receives these and never resolves them itself.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -111,6 +112,13 @@ class Settings:
     @property
     def alert_policy(self) -> Policy:
         return Policy(self.alert_failed_runs, timedelta(hours=self.alert_max_age_hours))
+
+    @property
+    def store_setup(self) -> str:
+        """What reaches the store, as a digest: a run's and the installed schedule's tell a run
+        by hand with other settings from the schedule's (memfuse.run.history.by_schedule)."""
+        given = (self.mcporter, self.mcporter_config, self.server, self.transport)
+        return hashlib.sha256(repr((*given, self.session_server)).encode()).hexdigest()[:12]
 
     @property
     def read_cap(self) -> int:

@@ -71,7 +71,7 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if request.install or request.remove:
         placed = installing.place(
             scheduler, schedule, machine, ctx.workspace.state, s.now, ctx.workspace.recent_md,
-            remove=request.remove,
+            remove=request.remove, setup=s.store_setup,
         )  # fmt: skip
         schedule, files, changes = placed.schedule, placed.files, placed.changes
     return _printed(scheduler, schedule.label, files, list(schedule.notes), changes, request)

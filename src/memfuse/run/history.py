@@ -56,6 +56,7 @@ class RunRecord:
     read: Mapping[str, int] = field(default_factory=dict)
     # Why the run failed, in its own words (a misconfigured run: doctor's), for status to name.
     error: str = ""
+    setup: str = ""  # Settings.store_setup: whose run it was (by_schedule)
 
     @property
     def at(self) -> datetime:
@@ -92,6 +93,7 @@ class RunRecord:
             warning_count=int(value.get("warning_count", 0)),
             read={str(k): int(v) for k, v in dict(value.get("read", {})).items()},
             error=str(value.get("error", ""))[:ERROR_KEPT],
+            setup=str(value.get("setup", ""))[:40],
         )
 
 
@@ -157,6 +159,19 @@ class History:
         runs = {**runs, record.command: [*runs.get(record.command, []), record]}
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
         self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
+
+
+def by_schedule(
+    records: list[RunRecord], setup: str | None
+) -> tuple[list[RunRecord], list[RunRecord]]:
+    """The installed schedule's runs and the others: a person's, by hand, with a store setup
+    other than the schedule's (a mistyped --mcporter-config). Only the first decide whether a
+    command needs a person; with no setup recorded (no schedule, or one from before setups
+    were recorded) every run is the schedule's."""
+    if not setup:
+        return records, []
+    theirs = [r for r in records if r.setup and r.setup != setup]
+    return [r for r in records if r not in theirs], theirs
 
 
 FUTURE_SLACK = timedelta(hours=1)  # clocks that disagree a little are not an alarm

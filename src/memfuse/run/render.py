@@ -199,6 +199,8 @@ def status(data: StatusData) -> list[str]:
         read = (view["last_run"] or {}).get("read")
         if isinstance(read, dict) and read:
             lines.append(f"           read {read_line(read)}")
+        if view.get("manual"):
+            lines.append(f"           {view['manual']}")
         if view.get("missed"):
             count = view.get("missed_runs", 1)
             runs = (

@@ -76,6 +76,7 @@ def place(
     recent: Path,
     *,
     remove: bool = False,
+    setup: str = "",
 ) -> Placed:
     """Install (or remove) the schedule; the record for `status` follows what was done."""
     files = scheduler.render(schedule, machine)
@@ -110,6 +111,7 @@ def place(
         "zone": scheduler.zone(machine),
         "where": scheduler.where(schedule, machine),
         "alerts": alerts,
+        "setup": setup,  # the store setup its jobs run with (Settings.store_setup)
     }
     state.write(SCHEDULE_FILE, json.dumps(record, indent=2).encode("utf-8"))
     return Placed(schedule, files, [*outcome.changes, f"failures: {alerts}"])
@@ -158,6 +160,7 @@ class Recorded:
     since: datetime | None
     where: str | None
     alerts: str | None
+    setup: str | None = None
 
 
 def recorded(state: StateFolder, warn: Callable[[str], None] = lambda _m: None) -> Recorded | None:
@@ -193,7 +196,7 @@ def recorded(state: StateFolder, warn: Callable[[str], None] = lambda _m: None) 
     return Recorded(
         format=text("format", 40), times=times, zone_name=zone_name, zone=zone,
         since=since if since is not None and since.utcoffset() is not None else None,
-        where=text("where"), alerts=text("alerts"),
+        where=text("where"), alerts=text("alerts"), setup=text("setup", 40),
     )  # fmt: skip
 
 

@@ -51,10 +51,8 @@ def lexicon() -> dict[str, tuple[str, ...]]:
     """lexicon.txt's sections: their words, in the file's order."""
     sections: dict[str, list[str]] = {}
     words: list[str] = []
-    for line in (
-        resources.files(__package__).joinpath("lexicon.txt").read_text("utf-8").splitlines()
-    ):
-        line = line.split("#", 1)[0].strip()
+    text = resources.files(__package__).joinpath("lexicon.txt").read_text("utf-8")
+    for line in (raw.split("#", 1)[0].strip() for raw in text.splitlines()):
         if line.startswith("["):
             words = sections.setdefault(line.strip("[]"), [])
         elif line:
