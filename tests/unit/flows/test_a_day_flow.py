@@ -44,3 +44,41 @@ def test_a_manual_run_with_another_setup_is_said_and_puts_no_alarm_on_the_schedu
     assert codes[-1] == 4, codes
     assert _sync(world, "19:30", "--mcporter-config", str(typo)) == 78  # says its own cause
     assert world.run("status", "--now", f"{DAY}T19:40").code == 4
+
+
+def _failed(rows: list[dict[str, object]]) -> list[object]:
+    return [r["name"] for r in rows if not r["ok"] and r["critical"]]
+
+
+def test_doctor_before_setup_leads_with_agent_memory_then_its_entry(world: World) -> None:
+    """The README's steps in their order: agent-memory (step 2), its entry (step 3)."""
+    world.gateway.down = "failed"
+    out = world.json("doctor")
+    assert _failed(out.data["checks"])[:2] == ["agent-memory", "mcporter-config"]
+    lines = [line for line in world.run("doctor").stdout.splitlines() if line.startswith("FAIL")]
+    assert lines[0].startswith("FAIL  agent-memory agent-memory is not installed here")
+
+
+def test_doctor_before_setup_does_not_fail_on_mcporter_the_chosen_transport_does_not_need(
+    tmp_path: Path,
+) -> None:
+    """No mcporter on a machine where nothing is set up yet: with agent-memory's entry
+    written, `auto` starts the server itself — mcporter is a warning, unless chosen."""
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    gone = ("--mcporter", str(tmp_path / "no-mcporter"))
+
+    def doctor(*extra: str) -> dict[str, dict[str, object]]:
+        result = CliRunner().invoke(app, ["doctor", "-w", str(ws), *gone, *extra, "--json"])
+        return {r["name"]: r for r in json.loads(result.stdout)["data"]["checks"]}
+
+    rows = doctor()
+    assert _failed(list(rows.values())) == ["agent-memory", "mcporter-config"]
+    assert not rows["mcporter"]["ok"] and "needed only with --transport mcporter" in str(
+        rows["mcporter"]["detail"]
+    )
+    assert "mcporter" in _failed(list(doctor("--transport", "mcporter").values()))
