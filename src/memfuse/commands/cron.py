@@ -17,6 +17,7 @@ longer configured are named by an install and removed by `--remove` (the schedul
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,10 +72,17 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if request.install or request.remove:
         placed = installing.place(
             scheduler, schedule, machine, ctx.workspace.state, s.now, ctx.workspace.recent_md,
-            remove=request.remove, setup=s.store_setup,
+            remove=request.remove, setup=s.store_setup, given=_given(s),
         )  # fmt: skip
         schedule, files, changes = placed.schedule, placed.files, placed.changes
     return _printed(scheduler, schedule.label, files, list(schedule.notes), changes, request)
+
+
+def _given(s: Settings) -> str:
+    """The store flags the user gave, for a retried install to repeat."""
+    mcporter = s.mcporter if s.mcporter != "mcporter" else None
+    flags = (("--mcporter", mcporter), ("--mcporter-config", s.mcporter_config))
+    return "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in flags if value)
 
 
 def _planned(

@@ -378,13 +378,19 @@ def _verdict(check: CheckRow) -> str:
     return "ok  " if check["ok"] else "FAIL" if check["critical"] else "warn"
 
 
+JOB_SHOWN = 400  # characters of a checked job's command shown (--json has it whole)
+
+
 def cron_check(data: CronCheckData) -> list[str]:
     lines = [f"cron --check ({data['format']}): {data['source']}"]
     if not data["jobs"]:
         lines.append("  no memfuse job found")
     for c in data["jobs"]:
         verdict = "FAIL" if not c["ok"] else "NOT CHECKED" if c.get("unchecked") else "ok"
-        lines.append(f"  {c['job']}: {verdict}  {c['command'][:90]}")
+        command = c["command"]  # whole up to a bound a real job line stays under; else marked
+        if len(command) > JOB_SHOWN:
+            command = f"{command[:JOB_SHOWN]}… ({len(command) - JOB_SHOWN} more characters)"
+        lines.append(f"  {c['job']}: {verdict}  {command}")
         lines += [f"    not used: {finding}" for finding in c.get("findings", [])]
         lines += [f"    {problem}" for problem in c["problems"]]
         lines += [f"    not checked: {why}" for why in c.get("unchecked", [])]

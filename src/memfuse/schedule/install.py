@@ -77,8 +77,10 @@ def place(
     *,
     remove: bool = False,
     setup: str = "",
+    given: str = "",
 ) -> Placed:
-    """Install (or remove) the schedule; the record for `status` follows what was done."""
+    """Install (or remove) the schedule; the record for `status` follows what was done;
+    `given`: the flags a retry of the install repeats."""
     files = scheduler.render(schedule, machine)
     state.ensure()
     if remove:
@@ -90,14 +92,14 @@ def place(
     if scheduler.program and machine.which(scheduler.program) is None:
         # nothing written: a scheduler's own program is what puts its files to work
         raise MemfuseError(
-            f"{scheduler.program} is not on this PATH. {ways_on(scheduler, machine)}"
+            f"{scheduler.program} is not on this PATH. {ways_on(scheduler, machine, given)}"
         )
     try:
         outcome = scheduler.install(schedule, files, machine)
     except MemfuseError as exc:
         if scheduler.available(machine):
             raise
-        raise MemfuseError(f"{exc}. {ways_on(scheduler, machine)}") from None
+        raise MemfuseError(f"{exc}. {ways_on(scheduler, machine, given)}") from None
     if outcome.schedule != schedule:  # moved clear of another job's minute
         schedule = outcome.schedule
         files = scheduler.render(schedule, machine)
@@ -117,17 +119,20 @@ def place(
     return Placed(schedule, files, [*outcome.changes, f"failures: {alerts}"])
 
 
-def ways_on(missing: Scheduler, machine: Machine) -> str:
+def ways_on(missing: Scheduler, machine: Machine, given: str = "") -> str:
     """What a machine without this scheduler can do instead: the schedulers it has, how to
     get this one, or a schedule printed for one of the user's own."""
     here = [s for s in registry.every() if s is not missing and s.available(machine)]
     ways = [
-        f"`memfuse cron --format {s.name} --install` ({s.summary}: on this machine)" for s in here
+        f"`memfuse cron --format {s.name} --install{given}` ({s.summary}: on this machine)"
+        for s in here
     ]
     if missing.routes:
-        ways += [f"{missing.routes}, then `memfuse cron --format {missing.name} --install` again"]
+        ways += [
+            f"{missing.routes}, then `memfuse cron --format {missing.name} --install{given}` again"
+        ]
     ways += [
-        f"{s.routes}, then `memfuse cron --format {s.name} --install`"
+        f"{s.routes}, then `memfuse cron --format {s.name} --install{given}`"
         for s in registry.every()
         if s is not missing and s not in here and s.routes
     ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.fakes import World
 from tests.unit.flows.test_cron_flow import fake_crontab
 
@@ -82,3 +84,29 @@ def test_doctor_before_setup_does_not_fail_on_mcporter_the_chosen_transport_does
         rows["mcporter"]["detail"]
     )
     assert "mcporter" in _failed(list(doctor("--transport", "mcporter").values()))
+
+
+def test_the_install_retry_line_keeps_the_mcporter_flags_the_user_gave(
+    world: World, tools: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tools))  # no crontab: the install says the ways on
+    config = tmp_path / "my mcporter.json"
+    given = ("--mcporter", "/opt/mcporter/bin/mcporter", "--mcporter-config", str(config))
+    error = world.json("cron", "--install", *given).data["error"]
+    retry = "--install --mcporter /opt/mcporter/bin/mcporter --mcporter-config"
+    assert f"`memfuse cron --format crontab {retry} '{config}'` again" in error
+    assert f"`memfuse cron --format systemd {retry} '{config}'`" in error
+
+
+def test_cron_check_shows_each_job_line_whole(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dry_runs: list[list[str]]
+) -> None:
+    """A real job line is 150–250 characters (its paths): it was cut at 90, unmarked."""
+    printed = world.json("cron").data["text"]
+    table = tmp_path / "memfuse.cron"
+    table.write_text(printed + "\n")
+    out = world.run("cron", "--check", str(table))
+    jobs = [line for line in out.stdout.splitlines() if line.startswith("  line")]
+    assert len(jobs) == 3, out.stdout
+    commands = [job["command"] for job in world.json("cron", "--check", str(table)).data["jobs"]]
+    assert all(any(line.endswith(c) for line in jobs) for c in commands), (commands, jobs)
