@@ -31,6 +31,7 @@ from memfuse.run.results import (
     TidyData,
     WhereData,
 )
+from memfuse.schedule.writers import zone_of
 
 SHOWN_AT_MOST = 10  # rejected and stale positions listed by sync; the rest are in --json
 # where: whether the store holds a bullet's text at its URI (None: it did not answer)
@@ -192,7 +193,11 @@ def recall(data: RecallData) -> list[str]:
 
 
 def status(data: StatusData) -> list[str]:
+    # Every time in the installed schedule's zone, the one its next run is shown in.
+    schedule = data.get("schedule")
+    zone = zone_of(schedule.get("zone") if schedule else None)
     now = datetime.fromisoformat(data["at"])
+    now = now.astimezone(zone) if zone is not None else now
     lines = [f"memfuse status — {data['workspace']}"]
     for name, view in data["commands"].items():
         lines.append(f"  {name:<8} {_command_line(view['last_run'], view['last_success'], now)}")
@@ -302,9 +307,9 @@ def _ledger_line(ledger: LedgerView) -> str:
 
 
 def ago(moment: datetime, now: datetime) -> str:
-    """`2026-12-03 14:05 (3 h ago)`: a moment and how long before `now` it was."""
+    """`2026-12-03 14:05 (3 h ago)`: a moment, in `now`'s zone, and how long before it was."""
     seconds = (now - moment).total_seconds()
-    when = stamp(moment)
+    when = stamp(moment.astimezone(now.tzinfo))
     if seconds < 0:
         return when
     if seconds < 3600:

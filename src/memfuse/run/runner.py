@@ -42,6 +42,7 @@ from memfuse.run.history import (
 from memfuse.run.lock import WorkspaceLock
 from memfuse.run.output import CommandResult, failure, libraries, setup_log, to_json
 from memfuse.schedule.install import recorded
+from memfuse.store.diagnose import close_file
 from memfuse.untrusted import json_printable, printable
 
 if TYPE_CHECKING:
@@ -184,8 +185,11 @@ def _prepare(
     settings = load_settings({**common.settings, "now": common.now})
     mask = SecretMasker(secrets_in(settings))
     if workspace and not settings.workspace.is_dir():
+        near = close_file(settings.workspace, folder=True)
+        meant = f"; did you mean {near}?" if near else ""
         raise NoWorkspace(
-            f"workspace {settings.workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
+            f"workspace {settings.workspace} does not exist{meant} (set --workspace or"
+            " MEMFUSE_WORKSPACE)"
         )
     interactive = sys.stderr.isatty() and not common.quiet and not common.json
     ctx = RunContext(

@@ -110,3 +110,29 @@ def test_cron_check_shows_each_job_line_whole(
     assert len(jobs) == 3, out.stdout
     commands = [job["command"] for job in world.json("cron", "--check", str(table)).data["jobs"]]
     assert all(any(line.endswith(c) for line in jobs) for c in commands), (commands, jobs)
+
+
+def test_a_mistyped_workspace_gets_a_did_you_mean(world: World) -> None:
+    from typer.testing import CliRunner
+
+    from memfuse.cli import app
+
+    meant = world.workspace.parent / "myagent"
+    (meant / "memory").mkdir(parents=True)
+    typo = world.workspace.parent / "myagnet"
+    out = CliRunner().invoke(app, ["status", "-w", str(typo)], obj=world.seams)
+    assert out.exit_code == 66
+    assert f"{typo} does not exist; did you mean {meant}?" in out.stderr
+
+
+def test_status_shows_times_in_the_installed_schedules_zone(world: World) -> None:
+    """A machine on UTC whose scheduler reads its times in Europe/Berlin (CRON_TZ, a timer):
+    a run at 13:00 UTC is shown at 14:00 +01:00, beside the schedule's next run."""
+    world.journal(DAY, "## Events\n- met Bob about the staging deploy\n")
+    assert _sync(world, "13:00+00:00") == 0
+    record = {"format": "crontab", "runs": {"sync": ["14:00", "22:00"]},
+              "installed": f"{DAY}T08:00:00+00:00", "zone": "Europe/Berlin"}  # fmt: skip
+    (world.state / "schedule.json").write_text(json.dumps(record))
+    out = world.run("status", "--now", f"{DAY}T13:30+00:00").stdout
+    assert f"last run {DAY} 14:00 +01:00 (30 min ago)" in out, out
+    assert f"next: sync at {DAY} 22:00 +01:00 Europe/Berlin" in out, out
