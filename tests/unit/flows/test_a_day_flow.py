@@ -136,3 +136,19 @@ def test_status_shows_times_in_the_installed_schedules_zone(world: World) -> Non
     out = world.run("status", "--now", f"{DAY}T13:30+00:00").stdout
     assert f"last run {DAY} 14:00 +01:00 (30 min ago)" in out, out
     assert f"next: sync at {DAY} 22:00 +01:00 Europe/Berlin" in out, out
+
+
+def test_tidys_consistency_line_says_what_was_compared_and_found(world: World) -> None:
+    """ "consistency check: OK, 1 related" told a newcomer nothing."""
+    from tests.unit.flows.test_rerank_routine_flow import recall_answer
+
+    (world.workspace / "MEMORY.md").write_text(
+        "# MEMORY\n- Alice prefers dark mode in every editor\n"
+    )
+    same_subject = "Alice uses dark mode in the terminal too"
+    world.gateway.texts["recall"] = recall_answer([same_subject, "met Bob about the deploy"])
+    out = world.run("tidy", "--now", f"{DAY}T03:00")
+    assert out.code == 0, out.stdout
+    line = next(x for x in out.stdout.splitlines() if "consistency check" in x)
+    assert "2 recent memories read against MEMORY.md, no contradiction" in line, line
+    assert "1 add to something it already holds" in line, line
