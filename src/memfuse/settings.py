@@ -36,6 +36,11 @@ class Budget:
     max_lines: int = 80
     entry_chars: int = 200
     dedup_similarity: float = 0.9
+    # what surface asks the store: one recall, and the newest memories listed by type
+    query: str = "最近重要的事 情感 决策"
+    recall_limit: int = 30
+    knowledge_listed: int = 20
+    emotion_listed: int = 10
 
     def cap(self, section: str) -> int:
         return {"emotion": self.emotion_cap, "knowledge": self.knowledge_cap}.get(

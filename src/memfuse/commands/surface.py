@@ -30,9 +30,6 @@ from memfuse.workspace.recent_keep import keep_foreign, note_written
 from memfuse.workspace.recent_md import Record, choose, section_counts
 from memfuse.workspace.recent_md import render as recent_md
 
-RECALL_QUERY = "最近重要的事 情感 决策"
-RECALL_LIMIT = 30
-PREFIX_KEEP = {"knowledge://": 20, "emotion://": 10}
 EVENTS_PREFIX = "event://journal/"
 
 
@@ -55,23 +52,24 @@ def _newest(records: list[Record], keep: int) -> list[Record]:
 def from_store(ctx: RunContext) -> list[Record]:
     now = ctx.settings.now
     store = ctx.store
+    ask = ctx.settings.surface  # the query and its limits ([surface] in the config)
     rerank = ctx.reranking.wanted(ctx.settings.rerank.surface)
-    asked = candidates(RECALL_LIMIT, rerank=rerank)
+    asked = candidates(ask.recall_limit, rerank=rerank)
     answers = store.concurrently(
-        lambda: store.recall(RECALL_QUERY, asked),
+        lambda: store.recall(ask.query, asked),
         lambda: store.listing("knowledge://"),
         lambda: store.listing("emotion://"),
         lambda: store.listing(EVENTS_PREFIX),
     )
-    best = ctx.reranking.recalled(RECALL_QUERY, answers[0], RECALL_LIMIT, rerank=rerank)
+    best = ctx.reranking.recalled(ask.query, answers[0], ask.recall_limit, rerank=rerank)
     recalled = _records(best, now)
     knowledge, emotion, events = (_records(a, now) for a in answers[1:])
     recalled = _with_journal_dates(recalled, [*knowledge, *emotion, *events])
     window_start = now - timedelta(days=ctx.settings.surface.window_days)
     return [
         *recalled,
-        *_newest(knowledge, PREFIX_KEEP["knowledge://"]),
-        *_newest(emotion, PREFIX_KEEP["emotion://"]),
+        *_newest(knowledge, ask.knowledge_listed),
+        *_newest(emotion, ask.emotion_listed),
         *(r for r in events if r.when is not None and r.when >= window_start),
     ]
 

@@ -152,3 +152,16 @@ def test_tidys_consistency_line_says_what_was_compared_and_found(world: World) -
     line = next(x for x in out.stdout.splitlines() if "consistency check" in x)
     assert "2 recent memories read against MEMORY.md, no contradiction" in line, line
     assert "1 add to something it already holds" in line, line
+
+
+def test_surfaces_store_query_and_its_limits_are_settings(world: World) -> None:
+    from tests.unit.flows.test_rerank_routine_flow import recall_limits, user_config
+
+    user_config('[surface]\nquery = "this week, what mattered"\nrecall_limit = 12\n')
+    assert world.run("surface", "-q", "--now", f"{DAY}T22:05").code == 0
+    asked = [args for tool, args in world.gateway.calls if tool == "recall"]
+    assert [a["query"] for a in asked] == ["this week, what mattered"]
+    assert recall_limits(world) == [12]
+    shown = world.json("doctor", "--show-config").data["config"]
+    assert shown["surface.query"] == "this week, what mattered"
+    assert shown["surface.knowledge_listed"] == "20" and shown["surface.emotion_listed"] == "10"
