@@ -165,7 +165,7 @@ def read(ctx: RunContext, *, writing: bool) -> Reading:
 def _old_text(ctx: RunContext, path: Path) -> str | None:
     """RECENT.md as it is now, or None when it cannot be read (worth keeping only if it can)."""
     try:
-        return ctx.workspace.files.read(path).decode("utf-8", errors="replace")
+        return ctx.workspace.files.read(path, own=True).decode("utf-8", errors="replace")
     except (OSError, WorkspaceError):
         return None
 

@@ -20,6 +20,7 @@ from memfuse.run.results import (
     DoctorData,
     InstallConfigData,
     LedgerView,
+    NoteData,
     RecallData,
     RecentView,
     RerankTestData,
@@ -365,6 +366,16 @@ def where(data: WhereData) -> list[str]:
             for a in row["attempts"]
         ]
     return lines
+
+
+def note(data: NoteData) -> list[str]:
+    made = {"journal": " (a new journal)", "section": " (a new section)"}.get(
+        data["made"] or "", ""
+    )
+    return [
+        f"noted at {data['file']}:{data['line']}{made}, under {data['section']}",
+        f"sync will store it as {data['uri']}",
+    ]
 
 
 def doctor(data: DoctorData) -> list[str]:
