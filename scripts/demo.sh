@@ -11,7 +11,8 @@ if [ -x .venv/bin/memfuse ] && [ -f tools/node_modules/mcporter/dist/cli.js ]; t
 else
     # A first run installs memfuse and mcporter (a minute or two): its steps as they start.
     echo "==> setting up: .venv/ and tools/node_modules/ (log: demo/setup.log)"
-    if ! scripts/setup.sh 2>&1 | tee demo/setup.log | grep --line-buffered '^==>' | sed 's/^/    /'; then
+    if ! scripts/setup.sh 2>&1 | tee demo/setup.log | grep --line-buffered '^==>' |
+        while IFS= read -r line; do echo "    $line"; done; then
         cat demo/setup.log >&2
         echo "demo: setup failed (log above)" >&2
         exit 1

@@ -1,11 +1,5 @@
-"""`memfuse surface`: RECENT.md from the store, or from the journals when the store is down.
-
-Read, plan, write — the shape sync has. Four independent reads of the store (run
-concurrently) are normalised into records, with the journals read only when the store gives
-nothing usable; `plan`, a pure function of those records and the file there now, decides what
-RECENT.md holds under its budgets (ranked and rendered by `memfuse.workspace.recent_md`); the
-file is then replaced atomically, and on any error the old one stays.
-"""
+"""`memfuse surface`: RECENT.md from the store, or from the journals when the store is down:
+read, plan, write (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Run history and escalation: what each cron run did, and when silence must end.
-
-Every sync, surface and tidy that gets as far as doing its job leaves a record in
-`.memfuse/runs.json` (command, start, duration, status, exit code, counts, store calls and
-warnings), written atomically, the last `KEEP` per command. From the records, `assess` decides
-whether a run needs a person: the store failed on every call for `failed_runs` runs in a row,
-or the command has not succeeded for longer than `max_age`. `memfuse status` reads the same
-file without taking the lock.
-"""
+"""Run history and escalation: what each sync, surface and tidy did (`runs.json` in the state
+folder, the last `KEEP` per command), and when silence must end (`assess`; the rules:
+docs/operations.md, "Scheduling")."""
 
 from __future__ import annotations
 
@@ -161,17 +155,19 @@ class History:
         self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
 
 
-def by_schedule(
-    records: list[RunRecord], setup: str | None
-) -> tuple[list[RunRecord], list[RunRecord]]:
-    """The installed schedule's runs and the others: a person's, by hand, with a store setup
-    other than the schedule's (a mistyped --mcporter-config). Only the first decide whether a
-    command needs a person; with no setup recorded (no schedule, or one from before setups
-    were recorded) every run is the schedule's."""
-    if not setup:
-        return records, []
-    theirs = [r for r in records if r.setup and r.setup != setup]
-    return [r for r in records if r not in theirs], theirs
+def by_schedule(records: list[RunRecord], setup: str | None) -> tuple[list[RunRecord], str | None]:
+    """The runs with the installed schedule's store `setup` (every run, with none recorded),
+    which alone decide whether a command needs a person; and the last run, when it was by
+    hand with another setup (a mistyped --mcporter-config) and failed (decision 734)."""
+    ours = [r for r in records if not (setup and r.setup and r.setup != setup)]
+    last = records[-1] if records else None
+    if last is None or last in ours or (last.succeeded and last.store != MISCONFIGURED):
+        return ours, None
+    why = last.error.removeprefix(SETUP_PREFIX) or last.status
+    return ours, (
+        f"a manual run failed ({stamp(last.at)}, exit {last.exit_code}): {why} — its setup is"
+        " not the installed schedule's, so the schedule is not in alarm"
+    )
 
 
 FUTURE_SLACK = timedelta(hours=1)  # clocks that disagree a little are not an alarm

@@ -126,11 +126,8 @@ def close_file(path: Path, *, folder: bool = False) -> Path | None:
     for `mcporter.jsn`); None when none is close, or the folder cannot be listed."""
     try:
         with os.scandir(path.parent) as entries:
-            names = [
-                e.name
-                for e in itertools.islice(entries, NEAR_LOOKED_AT)
-                if (e.is_dir() if folder else e.is_file())
-            ]
+            kind = os.DirEntry.is_dir if folder else os.DirEntry.is_file
+            names = [e.name for e in itertools.islice(entries, NEAR_LOOKED_AT) if kind(e)]
     except OSError:
         return None
     near = difflib.get_close_matches(path.name, names, n=1, cutoff=0.8)

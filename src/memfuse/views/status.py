@@ -16,17 +16,7 @@ from memfuse.ledger.ledger import LedgerError
 from memfuse.ledger.reader import LedgerReader
 from memfuse.run import render
 from memfuse.run.context import Asking
-from memfuse.run.history import (
-    LIFECYCLE,
-    MISCONFIGURED,
-    SETUP_PREFIX,
-    Alarm,
-    History,
-    RunRecord,
-    assess,
-    by_schedule,
-    stamp,
-)
+from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, by_schedule, stamp
 from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, ScheduleView, StatusData
@@ -55,12 +45,12 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     schedule = recorded(state, ctx.reporter.warn)
     stopped: list[str] = []
     for name in LIFECYCLE:
-        records, by_hand = by_schedule(runs.get(name, []), schedule.setup if schedule else None)
+        records, manual = by_schedule(runs.get(name, []), schedule.setup if schedule else None)
         alarm = assess(records, s.alert_policy, s.now, current=False)
         if alarm is not None:
             alarms.append(alarm)
         commands[name] = _command_view(runs.get(name, []), alarm)
-        commands[name]["manual"] = _manual(by_hand, records)
+        commands[name]["manual"] = manual
         missed = _missed(schedule, name, records, s.now)
         latest = missed[-1] if missed else None
         commands[name]["missed"] = latest.isoformat(timespec="minutes") if latest else None
@@ -150,21 +140,6 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
         "missed": None,
         "missed_runs": 0,
     }
-
-
-def _manual(by_hand: list[RunRecord], scheduled: list[RunRecord]) -> str | None:
-    """A run by hand with another setup than the schedule's that failed, and no scheduled run
-    since: said, never an alarm (the schedule's runs alone decide that)."""
-    last = by_hand[-1] if by_hand else None
-    if last is None or (scheduled and scheduled[-1].at > last.at):
-        return None
-    if last.succeeded and last.store != MISCONFIGURED:
-        return None
-    why = last.error.removeprefix(SETUP_PREFIX) or last.status
-    return (
-        f"a manual run failed ({stamp(last.at)}, exit {last.exit_code}): {why} — its setup is"
-        " not the installed schedule's, so the schedule is not in alarm"
-    )
 
 
 def _schedule_view(ctx: Asking, found: Recorded | None) -> ScheduleView:
