@@ -32,7 +32,6 @@ from memfuse.run.results import (
     TidyData,
     WhereData,
 )
-from memfuse.schedule.writers import zone_of
 
 SHOWN_AT_MOST = 10  # rejected and stale positions listed by sync; the rest are in --json
 # where: whether the store holds a bullet's text at its URI (None: it did not answer)
@@ -194,19 +193,14 @@ def recall(data: RecallData) -> list[str]:
 
 
 def status(data: StatusData) -> list[str]:
-    # Every time in the installed schedule's zone, the one its next run is shown in.
-    schedule = data.get("schedule")
-    zone = zone_of(schedule.get("zone") if schedule else None)
     now = datetime.fromisoformat(data["at"])
-    now = now.astimezone(zone) if zone is not None else now
     lines = [f"memfuse status — {data['workspace']}"]
     for name, view in data["commands"].items():
         lines.append(f"  {name:<8} {_command_line(view['last_run'], view['last_success'], now)}")
         read = (view["last_run"] or {}).get("read")
         if isinstance(read, dict) and read:
             lines.append(f"           read {read_line(read)}")
-        if view.get("manual"):
-            lines.append(f"           {view['manual']}")
+        lines += [f"           {manual}" for manual in [view.get("manual")] if manual]
         if view.get("missed"):
             count = view.get("missed_runs", 1)
             runs = (
@@ -394,19 +388,13 @@ def _verdict(check: CheckRow) -> str:
     return "ok  " if check["ok"] else "FAIL" if check["critical"] else "warn"
 
 
-JOB_SHOWN = 400  # characters of a checked job's command shown (--json has it whole)
-
-
 def cron_check(data: CronCheckData) -> list[str]:
     lines = [f"cron --check ({data['format']}): {data['source']}"]
     if not data["jobs"]:
         lines.append("  no memfuse job found")
     for c in data["jobs"]:
         verdict = "FAIL" if not c["ok"] else "NOT CHECKED" if c.get("unchecked") else "ok"
-        command = c["command"]  # whole up to a bound a real job line stays under; else marked
-        if len(command) > JOB_SHOWN:
-            command = f"{command[:JOB_SHOWN]}… ({len(command) - JOB_SHOWN} more characters)"
-        lines.append(f"  {c['job']}: {verdict}  {command}")
+        lines.append(f"  {c['job']}: {verdict}  {c['command']}")
         lines += [f"    not used: {finding}" for finding in c.get("findings", [])]
         lines += [f"    {problem}" for problem in c["problems"]]
         lines += [f"    not checked: {why}" for why in c.get("unchecked", [])]

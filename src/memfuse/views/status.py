@@ -72,7 +72,10 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     data: StatusData = {
         "workspace": str(s.workspace),
         "state": str(state.path),
-        "at": s.now.isoformat(),
+        # status's times are shown in the installed schedule's zone, its next run's
+        "at": (
+            s.now.astimezone(schedule.zone) if schedule and schedule.zone else s.now
+        ).isoformat(),
         "commands": commands,
         "recent": _recent_view(ctx),
         "ledger": _ledger_view(ctx, reader, trouble, runs.get("sync", [])),
