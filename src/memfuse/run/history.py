@@ -156,9 +156,11 @@ class History:
 
 
 def by_schedule(records: list[RunRecord], setup: str | None) -> tuple[list[RunRecord], str | None]:
-    """The runs with the installed schedule's store `setup` (every run, with none recorded),
-    which alone decide whether a command needs a person; and the last run, when it was by
-    hand with another setup (a mistyped --mcporter-config) and failed."""
+    """The runs with the installed schedule's store `setup`, which alone decide whether a
+    command needs a person (every run, when none has it: no schedule, or its setup changed);
+    and the last run, when it was by hand with another setup (a mistyped --mcporter-config)
+    and failed."""
+    setup = setup if any(r.setup == setup for r in records) else None
     ours = [r for r in records if not (setup and r.setup and r.setup != setup)]
     last = records[-1] if records else None
     if last is None or last in ours or (last.succeeded and last.store != MISCONFIGURED):

@@ -48,6 +48,18 @@ def test_a_manual_run_with_another_setup_is_said_and_puts_no_alarm_on_the_schedu
     assert world.run("status", "--now", f"{DAY}T19:40").code == 4
 
 
+def test_runs_count_all_when_none_has_the_schedules_setup(
+    world: World, tools: Path, tmp_path: Path
+) -> None:
+    """A schedule whose setup no run has (it changed since the install, or has not run yet):
+    the rule must never make its failures silent — every run counts, as before."""
+    fake_crontab(tools, None)
+    assert world.json("cron", "--install", "--now", f"{DAY}T09:00").code == 0
+    typo = tmp_path / "mcporter.jsn"
+    assert _sync(world, "10:00", "--mcporter-config", str(typo)) == 78
+    assert world.run("status", "--now", f"{DAY}T10:10").code == 4
+
+
 def _failed(rows: list[dict[str, object]]) -> list[object]:
     return [r["name"] for r in rows if not r["ok"] and r["critical"]]
 
