@@ -72,9 +72,14 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> C
     findings = check(memories, facts, s.consistent_similarity, s.related_similarity)
     conflicts = sum(f.verdict == "conflict" for f in findings)
     linked = sum(f.verdict == "related" for f in findings)
+    # Said for someone who has never read docs/operations.md: what was compared, what it found.
     summary = (
-        f"consistency check: ⚠️ CONFLICT ({conflicts})" if conflicts else "consistency check: OK"
-    ) + (f", {linked} related" if linked else "")
+        f"consistency check: ⚠️ CONFLICT ({conflicts}) — recent memories that contradict a"
+        " MEMORY.md line, each below with the line"
+        if conflicts
+        else f"consistency check: OK — {len(memories)} recent memor"
+        f"{'y' if len(memories) == 1 else 'ies'} read against MEMORY.md, no contradiction"
+    ) + (f"; {linked} add to something it already holds" if linked else "")
     return {
         "status": "conflict" if conflicts else "ok",
         "summary": summary,

@@ -73,7 +73,7 @@ def _semantic(value: Any) -> str:
 
 # A keyword list compiles into one regular expression per run: bounded, so that no list can
 # make the compile (or the match on every bullet) take long.
-KEYWORDS_MAX = 200
+KEYWORDS_MAX = 500  # lexicon.txt holds ~300 emotion words: room to add to them
 KEYWORD_CHARS = 64
 
 
@@ -175,6 +175,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("surface.max_lines", _positive_count, ("surface", "max_lines"), limit=True),
     Option("surface.entry_chars", _positive_count, ("surface", "entry_chars"), limit=True),
     Option("surface.dedup_similarity", _fraction, ("surface", "dedup_similarity")),
+    Option("surface.query", _string, ("surface", "query")),
+    Option("surface.recall_limit", _positive_count, ("surface", "recall_limit"), limit=True),
+    Option("surface.knowledge_listed", _count, ("surface", "knowledge_listed"), limit=True),
+    Option("surface.emotion_listed", _count, ("surface", "emotion_listed"), limit=True),
     Option("memory_md_max_lines", _positive_count, ("tidy", "memory_md_max_lines"), limit=True),
     Option("consistent_similarity", _fraction, ("tidy", "consistent_similarity")),
     Option("related_similarity", _fraction, ("tidy", "related_similarity")),

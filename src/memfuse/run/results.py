@@ -244,6 +244,7 @@ class CommandView(TypedDict):
     # hour after it passed; None when on time or no schedule was installed (`memfuse cron`).
     missed: str | None
     missed_runs: int  # scheduled runs since the last run (and the install) that never came
+    manual: NotRequired[str | None]  # a run by hand, not the schedule's, that failed
 
 
 class RecentView(TypedDict):
