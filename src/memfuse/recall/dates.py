@@ -1,14 +1,8 @@
 """Dates in a question, matched against the journal's date.
 
-Every bullet of a journal is indexed with its day's tokens (`d20230508 m202305 mm05 y2023`).
-A question gets the tokens of the dates it names: absolute (`8 May, 2023`, `May 8, 2023`,
-`2023-05-08` → that day; `May 2023` → that month; `in May` → that month of any year; `2023` →
-that year) and, since a run knows its own clock, relative (`yesterday`, `3 days ago`,
-`last Saturday`, `on Friday`, `last week`, `last month`, `昨天`, `前天`, `大前天`, `上周`,
-`上周六`, `周五`, `上个月`); a weekday named alone is its last one before today. A day said by
-an event (`the day after the outage`, `停电的第二天`) is that event's day in the journals, moved
-by one (`around`: the caller finds the event). Matched by BM25 like any term, a day (rare)
-weighs more than a month, a month more than a year.
+Every bullet is indexed with its day's tokens (`doc_tokens`); a question gets those of the dates
+it names, absolute or relative to the run's own clock (the forms: tests/unit/test_recall_dates.py).
+Matched by BM25 like any term, a day (rare) weighs more than a month, a month more than a year.
 """
 
 from __future__ import annotations

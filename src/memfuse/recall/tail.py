@@ -1,29 +1,13 @@
 """The recall index takes what was appended to a journal, not the whole file again.
 
-The agent's notes append to today's journal: at 8 MiB, reading, parsing and indexing it whole
-after each one cost the next question seconds. So after the index has read a daily journal,
-it keeps a checkpoint of it (`tails`): the size and digest of the bytes read; where its last
-section begins, with the section keys of the bullets before that; and where to read again
-from — the fourth-last bullet of that section (or its heading, with fewer) — and from which
-line its rows are replaced: the second-last bullet's, whose neighbours may be new (the two
-before it are read only as their neighbours). When the file next changes and only grew (its
-first `size` bytes have that digest), the index reads it from there and replaces the rows
-from that line on.
-
-What that reads is what reading the whole file reads, not an approximation, because it is
-taken only where each step holds:
-- the journal is read line by line (memfuse.workspace.plain), before and after: there a
-  top-level heading or a top-level item at column 0 closes everything open, so what follows
-  reads alone as it does after the rest, given its section's key (put back as a heading of
-  that time before it); a journal markdown-it must read — an HTML comment, a fence, a tab —
-  is read whole;
-- a bullet's neighbours (its `near` columns) are the bullets of its section key, so the part
-  is taken alone only when none of its keys is held before its section's heading;
-- the day is read from this one file (no archived copy, no roll-up section: those are unioned,
-  memfuse.workspace.forms), its bytes UTF-8 without CR line ends or a byte-order mark, ending
-  in a newline.
-Anything else — an edit anywhere before the end (the digest), a file that shrank or was
-replaced by another, a journal below TAIL_MIN — is read whole, as before.
+After reading a daily journal of TAIL_MIN or more whole, the index keeps a checkpoint of it
+(`tails`, `Checkpoint`). A file that only grew since (its first `size` bytes have that digest)
+is read from the last section's fourth-last bullet, and its rows replaced from the second-last's
+line on (the two before it are read only as its neighbours). That reads what the whole file
+reads because the plain line-by-line reading closes everything at a column-0 heading or item;
+a part where that does not hold (`_from`: markdown-it's reading, a key held before, CR, a BOM,
+bytes that are not UTF-8), a day with other forms (`only_day`), an edit before the end or a
+file that shrank is read whole.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """The words recall matches on: for a bullet, and for a question.
 
-Latin words are case-folded, stripped of the usual English function words and stemmed with the
-Snowball English stemmer (`migrations` and `migrated` meet at `migrat`); Chinese (and Japanese,
-Korean) is matched by characters and their adjacent pairs, so it needs no segmenter, less a
-short list of function characters (的 了 是 …) that would otherwise match nearly every bullet.
-A question also drops the words questions are made of (would, did, kind of …); one made of
-nothing else falls back to all its words. Measured on LoCoMo and on the bilingual example set:
-docs/recall-quality.md.
-
-What a question costs is bounded (`bounded`): FTS5 ranks every row that
-holds one of its terms, so only its rarest terms are asked, at most `TERMS_MAX` of them holding
-at most `POSTINGS_MAX` rows between them. The common terms cut are those that rank least (a
-term held by half the rows or more has an IDF of 1e-6 in FTS5's BM25) and cost most.
+Latin words are case-folded, stripped of the usual English function words and Snowball-stemmed;
+Chinese (Japanese, Korean) is matched by characters and their adjacent pairs, so it needs no
+segmenter, less the function characters that would match nearly every bullet. What each earns:
+docs/recall-quality.md. What a question costs is bounded (`bounded`).
 """
 
 from __future__ import annotations

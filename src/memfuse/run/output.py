@@ -46,10 +46,7 @@ class CommandResult:
 
     @property
     def status(self) -> str:
-        """What the exit code says, in a word: `ok` (0, nothing went wrong), `degraded` (0, or
-        3 under --strict: a store call failed and the job was done all the same), `escalated`
-        (4: a person is needed), `unchecked` (5: `cron --check` did not try a job) or `failed`
-        (any other code)."""
+        """What the exit code says, in a word (docs/operations.md lists them)."""
         if self.exit_code == ExitCode.ESCALATED:
             return "escalated"
         if self.exit_code == ExitCode.STRICT:

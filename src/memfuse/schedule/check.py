@@ -1,12 +1,8 @@
 """`memfuse cron --check`: try each memfuse job of a schedule the way its scheduler would run it.
 
-The schedule is the one printed, or a file (a scheduler's own text, files or folder). Each
-memfuse job is tried: this memfuse, never the job's program, with the operator's own
-environment and store settings, on the job's subcommand and workspace, `--dry-run --json`
-added. What the job sets that would change the program, its PATH, its configuration or its
-store is a finding (schedule/trial.py), never used. A job fails the check on a finding, or when
-its run would fail or leave the store unreachable, or when it reads MEMORY.md in the minute
-another job rewrites it.
+Each memfuse job is tried as docs/operations.md says: this memfuse, never the job's program,
+with the operator's own settings and `--dry-run --json`; what the job sets that would change
+what runs is a finding (schedule/trial.py), never used.
 """
 
 from __future__ import annotations

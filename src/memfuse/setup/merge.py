@@ -1,18 +1,8 @@
 """`memfuse doctor --install-config FILE`: agent-memory's entry merged into an mcporter config.
 
-The file is the operator's and holds other servers' secrets, so (issue 33):
-
-- what is printed (the diff, both sides, and `--json`) shows no secret-looking value of any
-  server: an env value or field named like a key, token, secret, password or auth, a header's
-  value, a URL's password and its token-like query values, a bearer token, the value after
-  `--token`-like arguments — each is `****`;
-- every number keeps its own text (`1e400` stays `1e400`: rewritten as `Infinity` it made the
-  whole file unreadable to Node), and a file holding `NaN` or `Infinity`, which is not JSON, is
-  refused with nothing written;
-- the file keeps its mode (a new one is 0600) and its shape: one line stays one line, and an
-  indented file keeps its first level's indent;
-- a link is written through: the file it points to is changed and the link kept; the copy of
-  the file as it was goes beside that file, and is removed again if the write fails.
+The file is the operator's and holds other servers' secrets (issue 33): what is printed shows
+none of them, and the file keeps its numbers' own text, its mode, its shape and its links
+(docs/security.md names each rule and its test).
 """
 
 from __future__ import annotations
