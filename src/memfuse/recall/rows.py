@@ -1,9 +1,6 @@
 """What the recall index holds of the Markdown: the rows of each file, read day by day.
 
-A row is one journal bullet (in whichever form of its day it was read from: daily, archived, a
-weekly roll-up's section) or one MEMORY.md fact, with the terms of its four columns
-(memfuse.recall.index). A day's forms are read and unioned once however many files hold it.
-"""
+A row is one journal bullet (of whichever form of its day) or one MEMORY.md fact."""
 
 from __future__ import annotations
 
@@ -51,14 +48,8 @@ def files_of(workspace: Workspace) -> dict[str, tuple[os.PathLike[str], Days]]:
 
 class DaysRead:
     """The days one refresh reads, each read once and made into rows once, grouped by the file
-    each bullet was read from: files are listed day by day, so the last few days are kept
-    (bounded, whatever the number of days).
-
-    The cost is linear in a day's forms and bullets: a day with many archived copies (`D.md`,
-    `D.1.md` … `D.200.md`) is read, unioned, classified and given its neighbours' terms once,
-    and each of its files takes its own rows from that; asking for the
-    day's whole union once per file would cost files × bullets.
-    """
+    each bullet was read from (files are listed day by day: the last KEEP days are kept). A day
+    of many archived copies (`D.md` … `D.200.md`) costs its bullets, not files × bullets."""
 
     KEEP = 32
 
