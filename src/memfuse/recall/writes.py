@@ -17,8 +17,7 @@ MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed somet
 def put(
     db: sqlite3.Connection, name: str, stamp: Stamp, rows: list[Row], first_id: int, held: int
 ) -> None:
-    """`rows` as the file's, numbered from `first_id`, and its stamp; `held`: how many rows
-    the file holds besides (those before the part re-read)."""
+    """`rows` as the file's, numbered from `first_id`, and its stamp; `held`: its rows besides."""
     numbered = list(zip(range(first_id, first_id + len(rows)), rows, strict=True))
     db.executemany(
         "INSERT INTO docs (id, path, line, day, type, content) VALUES (?, ?, ?, ?, ?, ?)",

@@ -1,8 +1,4 @@
-"""Run results, the `--json` envelope, and the rotating log.
-
-The core builds a `CommandResult`; the CLI renders it. The log masks every known secret
-(memfuse.report.SecretMasker), like everything else that leaves the process.
-"""
+"""Run results, the `--json` envelope, and the rotating log (masking every known secret)."""
 
 from __future__ import annotations
 
@@ -25,7 +21,6 @@ LOG_BACKUPS = 3
 
 
 # The envelope's shape: raised when a key changes meaning or goes away (added keys do not).
-# 2: `schema`, `store_ms`, and `status` "escalated" for exit 4 (it said "ok" before).
 ENVELOPE_SCHEMA = 2
 
 
@@ -133,10 +128,8 @@ class _StateLog(logging.Handler):
 
 
 def setup_log(state: StateFolder, mask: SecretMasker, verbose: bool) -> logging.Logger:
-    """A per-run logger appending to the state folder's log (rotated at 1 MB, 3 kept).
-
-    When the state folder cannot be written, the run still goes on without a log file.
-    """
+    """A per-run logger appending to the state folder's log; none when it cannot be written
+    (the run goes on)."""
     logger = logging.getLogger("memfuse")
     for stale in list(logger.handlers):
         logger.removeHandler(stale)
