@@ -146,9 +146,8 @@ def _parse_day(text: str | None, option: str) -> date | None:
 
 
 def main() -> None:
-    """Console-script entry point. A usage error is one message on stderr and exit 2, as
-    typer gives it; under --json, also the envelope on stdout, so a caller that parses stdout
-    always has one."""
+    """Console-script entry point. A usage error is typer's message and exit 2; under --json,
+    also the envelope on stdout, so a caller that parses stdout always has one."""
     if os.environ.get("NO_COLOR"):
         os.environ.setdefault("TERM", "dumb")
     try:

@@ -110,8 +110,7 @@ def query_tokens(question: str, today: date) -> list[str]:
 
 def around(question: str) -> tuple[str, int, str] | None:
     """The event a question dates its day by, the days from it and the words that say so
-    (`the day after the outage`: ("outage", 1, "the day after the outage")); None when it
-    names none."""
+    (`the day after the outage`: ("outage", 1, "the day after the outage")), or None."""
     for pattern in _AROUND:
         if m := pattern.search(question):
             after, event = (m[1], m[2]) if m[1].lower() in _SHIFT else (m[2], m[1])
@@ -132,8 +131,8 @@ def _day(year: int, month: int, day: int) -> list[str]:
 
 
 def _named(day: int, month: int, year: str | None) -> list[str]:
-    """A day named with its month: that day when a year is given, else that month (of any
-    year) — a question about "May 8" may mean any May."""
+    """A day named with its month: that day when a year is given, else that month of any
+    year ("May 8" may mean any May)."""
     if year:
         return _day(int(year), month, day)
     return [f"mm{month:02d}"]

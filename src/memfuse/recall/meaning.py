@@ -20,9 +20,8 @@ WEIGHT = 0.5  # what the closest bullet adds past the first, where the words' be
 FIRST_WEIGHT = 0.2  # … and in choosing the first
 DAY_WEIGHT = 0.2  # what the day of the best candidates adds
 DAY_BEST = 3  # a day is scored by its best three candidates
-# Meaning is trusted where the words' best scores under LITTLE of what a bullet holding every
-# term of the question would (terms.full_match) and the closest stands CLEAR (in spreads of
-# the cosines) above the next: both its weights are then CONFIDENT.
+# Meaning is trusted (both weights CONFIDENT) where the words' best scores under LITTLE of a full
+# match (terms.full_match) and the closest stands CLEAR (in spreads of cosines) above the next.
 LITTLE = 0.3
 CLEAR = 0.75
 CONFIDENT = 2.0
@@ -42,8 +41,7 @@ def with_meaning(
     warn: Callable[[str], None],
 ) -> list[Found]:
     """The words' candidates and the closest by meaning, in the fused order, ranked from 1;
-    the words' alone when the index holds no vectors of this model's yet, or the model failed
-    (one warning)."""
+    the words' alone when the index holds none of this model's vectors, or it failed."""
     try:
         vector = embedder.embed([question], question=True)
     except Exception as exc:  # the model's own failure, whatever it is

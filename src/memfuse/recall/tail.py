@@ -78,8 +78,7 @@ class _Part:
 
 
 def only_day(path: os.PathLike[str], days: Days) -> date | None:
-    """The day a file is the one form of (a daily journal, nothing archived or rolled up for
-    its day), else None."""
+    """The day a file is the one form of (nothing archived or rolled up for its day), or None."""
     if len(days) != 1:
         return None
     day, forms = days[0]
@@ -125,8 +124,7 @@ def record(
     size: int,
 ) -> None:
     """After the file was read whole into `rows` (`size` bytes by its stamp): its checkpoint,
-    when it can be taken (the bytes read again now give those very rows: the file did not
-    change in between). A journal below TAIL_MIN is not read again for it."""
+    taken only when the bytes read again give those very rows (the file did not change)."""
     db.execute("DELETE FROM tails WHERE path = ?", (name,))
     if day is None or size < TAIL_MIN:
         return
@@ -162,8 +160,8 @@ def _checkpoint(db: sqlite3.Connection, name: str) -> Checkpoint | None:
 
 
 def _read(workspace: Workspace, path: os.PathLike[str]) -> bytes | None:
-    """The file's bytes, read as every journal is (confined, bounded); None when it cannot be
-    (the whole reading then says why)."""
+    """The file's bytes, read as every journal is (confined, bounded), or None: the whole
+    reading then says why."""
     try:
         return workspace.files.read(Path(path))
     except (OSError, UnsafePath):
@@ -194,8 +192,7 @@ def _next(
     part: bytes, bullets: tuple[Bullet, ...], old: Checkpoint, size: int, digest: bytes
 ) -> Checkpoint | None:
     """The checkpoint after `part` (read from `old`'s line, its `bullets` numbered in the
-    file): at the fourth-last bullet of the last section, or at its heading (None: neither
-    is known, and the file is read whole next time)."""
+    file), or None: the file is read whole next time."""
     lines = part.split(b"\n")
     starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=old.at))
     headings = [n for n, line in enumerate(lines) if _HEADING.match(line)]

@@ -58,9 +58,8 @@ def check(
     machine: Machine,
     source: str = "FILE",
 ) -> Checked:
-    """Every memfuse job in `jobs` (read from `source`) tried with these settings (`schedule`:
-    theirs); `files` (the rendered ones) also go through the scheduler's own checker; `busy`
-    are the jobs that rewrite MEMORY.md, listed after."""
+    """Every memfuse job in `jobs` (read from `source`) tried with these settings; `files`
+    also go through the scheduler's own checker; `busy` (rewriting MEMORY.md) listed after."""
     own = own_settings(settings, schedule, machine.env, machine.home)
     zone = scheduler.zone(machine)
     timeout = max(CHECK_TIMEOUT_FLOOR, settings.timeout * 6)
@@ -138,9 +137,7 @@ def check_job(
     shell: bool = True,
     again: tuple[str, ...] | list[str] = ("memfuse", "cron", "--check", "FILE"),
 ) -> JobCheck | None:
-    """Check one memfuse job: what in it would change what runs is a finding; this memfuse,
-    with the operator's own settings, is run on its subcommand with --dry-run. None for a job
-    that is not memfuse's."""
+    """Check one memfuse job (the module's docstring says how); None for one not memfuse's."""
     job = trial.unwrap_env(job)
     if trial.subcommand(job.argv)[0] is None:
         return None

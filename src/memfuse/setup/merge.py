@@ -86,8 +86,7 @@ class Loaded:
 
 
 def secret_values(value: Any, name: str = "") -> set[str]:
-    """Every secret-looking string in a config: by its key's name, inside URLs and headers,
-    after a bearer word or a `--token`-like argument."""
+    """Every secret-looking string in a config (docs/security.md says which)."""
     found: set[str] = set()
     if isinstance(value, dict):
         for key, item in value.items():
@@ -122,8 +121,8 @@ def _url_secrets(text: str) -> set[str]:
 
 
 def mask(line: str, values: set[str]) -> str:
-    """`line` with every secret (as written, or as JSON escapes it) and every bearer token or
-    URL password shown as ****."""
+    """`line` with every secret (as written, or as JSON escapes it) and every bearer token,
+    URL password or `name: value` of a secret's name shown as ****."""
     for value in sorted(values, key=len, reverse=True):
         line = line.replace(value, MASK).replace(json.dumps(value)[1:-1], MASK)
     line = _BEARER.sub(lambda m: f"{m[1]} {MASK}", line)
@@ -194,9 +193,8 @@ def install(target: Path, server: str, entry: dict[str, Any]) -> tuple[dict[str,
 
 
 def _backup_name(real: Path, stamp: str) -> Path:
-    """A name for the copy of `real` as it was that no earlier copy holds: two changes in one
-    second (`cron --install --all-agents` adds an entry per agent) each keep their own, so the
-    first, the file as the user had it, is never written over."""
+    """A name for the copy of `real` as it was that no earlier copy holds: of two changes in one
+    second (an entry per agent), the first copy, the user's own file, is never written over."""
     for n in range(1, 1000):
         name = real.with_name(f"{real.name}.before-memfuse-{stamp}" + (f"-{n}" if n > 1 else ""))
         if not os.path.lexists(name):
