@@ -19,8 +19,7 @@ def workspace_in(home: Path | str) -> Path:
 
 
 def store_db_in(home: Path | str) -> Path:
-    """Where the agent-memory entry memfuse writes keeps its database, beside the host's
-    workspace."""
+    """Where the agent-memory entry memfuse writes keeps its database (beside the workspace)."""
     return Path(home) / HOST_FOLDER / "agent-memory.db"
 
 

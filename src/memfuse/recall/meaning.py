@@ -1,9 +1,8 @@
 """Recall by meaning, fused with recall by words into the local index's one order.
 
 How the two are scored and ordered, and the knobs measured: docs/recall-quality.md ("Recall by
-meaning"). Scores and not ranks: a rank says nothing of how far ahead
-the words' first is; each side taken over its own best means the same over a week of journals as
-over ten years.
+meaning"). Scores and not ranks: a rank says nothing of how far ahead the words' first is; each
+side taken over its own best means the same over a week of journals as over ten years.
 """
 
 from __future__ import annotations

@@ -169,9 +169,6 @@ def parse_scores(data: Any, documents: Sequence[str]) -> tuple[Scored, ...]:
     return tuple(sorted(out, key=lambda s: (-s.score, s.index)))
 
 
-# --- applying it to recall results ------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class SearchResult:
     """A recall hit, as agent-memory's search pipeline carries it."""

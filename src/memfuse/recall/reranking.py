@@ -38,8 +38,7 @@ class Reranking:
     now: datetime
 
     def wanted(self, opted_in: bool) -> bool:
-        """Whether a command's recall is reranked: it wants it (its opt-out is not set) and a
-        reranker is configured."""
+        """Whether a command's recall is reranked: it opted in and a reranker is configured."""
         return opted_in and self.settings.enabled
 
     def results(self, query: str, results: list[SearchResult]) -> list[SearchResult] | None:

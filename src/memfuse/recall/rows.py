@@ -69,8 +69,7 @@ class DaysRead:
         self.blocked: set[date] = set()  # days with a form that could not be read
 
     def day(self, day: date, forms: tuple[Source, ...]) -> DayRows | None:
-        """The day's rows by file; None when none of its forms holds it (or the first cannot
-        be read)."""
+        """The day's rows by file; None when no form holds it (or the first is unreadable)."""
         if day not in self.read:
             if len(self.read) >= self.KEEP:
                 del self.read[next(iter(self.read))]

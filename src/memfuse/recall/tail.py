@@ -160,8 +160,7 @@ def _checkpoint(db: sqlite3.Connection, name: str) -> Checkpoint | None:
 
 
 def _read(workspace: Workspace, path: os.PathLike[str]) -> bytes | None:
-    """The file's bytes, read as every journal is (confined, bounded), or None: the whole
-    reading then says why."""
+    """The file's bytes, read as every journal is, or None (the whole reading says why)."""
     try:
         return workspace.files.read(Path(path))
     except (OSError, UnsafePath):

@@ -128,8 +128,7 @@ class _StateLog(logging.Handler):
 
 
 def setup_log(state: StateFolder, mask: SecretMasker, verbose: bool) -> logging.Logger:
-    """A per-run logger appending to the state folder's log; none when it cannot be written
-    (the run goes on)."""
+    """A per-run logger appending to the state folder's log (none when it cannot be written)."""
     logger = logging.getLogger("memfuse")
     for stale in list(logger.handlers):
         logger.removeHandler(stale)
