@@ -155,7 +155,7 @@ def parse_scores(data: Any, documents: Sequence[str]) -> tuple[Scored, ...]:
         if not isinstance(item, dict):
             raise RerankError(f"a result is not an object: {item!r:.80}")
         index = item.get("index")
-        score = item.get("relevance_score", item.get("score"))
+        score: Any = item.get("relevance_score", item.get("score"))
         if type(index) is not int or not 0 <= index < len(documents):  # JSON's: bool is not int
             raise RerankError(
                 f"result index {index!r} is out of range for {len(documents)} documents"

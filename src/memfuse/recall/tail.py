@@ -1,13 +1,10 @@
 """The recall index takes what was appended to a journal, not the whole file again.
 
-After reading a daily journal of TAIL_MIN or more whole, the index keeps a checkpoint of it
-(`tails`, `Checkpoint`). A file that only grew since (its first `size` bytes have that digest)
-is read from the last section's fourth-last bullet, and its rows replaced from the second-last's
-line on (the two before it are read only as its neighbours). That reads what the whole file
-reads because the plain line-by-line reading closes everything at a column-0 heading or item;
-a part where that does not hold (`_from`: markdown-it's reading, a key held before, CR, a BOM,
-bytes that are not UTF-8), a day with other forms (`only_day`), an edit before the end or a
-file that shrank is read whole.
+A daily journal of TAIL_MIN or more, once read whole, gets a checkpoint (`tails`): when it only
+grew since, it is read from its last section's fourth-last bullet and its rows are replaced from
+the second-last's on (the two before it read as its neighbours). That reads what the whole file
+reads, because the plain reading closes everything at a column-0 heading or item; where that is
+not shown (`_from`, `only_day`, an edit before the end, a file that shrank) it is read whole.
 """
 
 from __future__ import annotations

@@ -134,8 +134,8 @@ def check_job(
     job: Job,
     timeout: float,
     own: trial.Own,
-    shell: bool = True,
-    again: tuple[str, ...] | list[str] = ("memfuse", "cron", "--check", "FILE"),
+    shell: bool,
+    again: list[str],
 ) -> JobCheck | None:
     """Check one memfuse job (the module's docstring says how); None for one not memfuse's."""
     job = trial.unwrap_env(job)
