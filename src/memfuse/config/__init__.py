@@ -174,10 +174,8 @@ def parse_now(text: str | None) -> datetime:
 def load_settings(
     flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
 ) -> Settings:
-    """Resolve settings: flags (None = not given) > env > config file > defaults.
-
-    `flags` holds command-line values by Settings field (and "now"), each checked by its Option.
-    """
+    """Resolve settings: flags (None = not given) > env > config file > defaults; each flag
+    (by Settings field, and "now") is checked by its Option."""
     given = {k: v for k, v in (flags or {}).items() if v is not None}
     now_text = given.pop("now", None)
     flags = {name: _checked_flag(name, value) for name, value in given.items()}

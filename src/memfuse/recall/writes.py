@@ -59,8 +59,7 @@ def drop_rows(db: sqlite3.Connection, name: str, from_line: int = 0) -> list[str
 
 
 def count(db: sqlite3.Connection, rows: Iterable[tuple[str, ...]], sign: int) -> None:
-    """Keep `terms` the number of rows that hold each term, in any column (what FTS5 matches
-    a term in): what a question's terms are chosen by."""
+    """Keep `terms` the number of rows that hold each term, in any column (as FTS5 matches)."""
     held: Counter[str] = Counter()
     for columns in rows:
         held.update(set(" ".join(columns).split()))
