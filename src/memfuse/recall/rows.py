@@ -96,15 +96,9 @@ def _day_rows(journal: Journal, classifier: Classifier) -> DayRows:
     """The rows of a day's union, each under the file its bullet was read from (one pass)."""
     origin = {id(b): o for b, o in zip(journal.bullets, journal.origins, strict=True)}
     by_file: dict[Path, list[Row]] = {}
-    for bullet, row in _rows(journal.bullets, journal.day, classifier):
+    for bullet, row in bullet_rows(journal.bullets, journal.day, classifier):
         by_file.setdefault(origin[id(bullet)], []).append(row)
     return DayRows(by_file, frozenset(journal.read))
-
-
-def bullet_rows(bullets: tuple[Bullet, ...], day: date, classifier: Classifier) -> list[Row]:
-    """The rows of a day's bullets read from one file alone (memfuse.recall.tail), in the
-    order `_day_rows` gives them."""
-    return [row for _bullet, row in _rows(bullets, day, classifier)]
 
 
 def rows_of(
@@ -135,11 +129,12 @@ def rows_of(
     return rows
 
 
-def _rows(
+def bullet_rows(
     bullets: tuple[Bullet, ...], day: date, classifier: Classifier
 ) -> Iterator[tuple[Bullet, Row]]:
     """Each bullet with its row: its terms, those of the bullets one and two away in its
-    section (never across a section: a section is one sitting of the journal), its day's."""
+    section (never across a section: a section is one sitting of the journal), its day's.
+    A day's union (`_day_rows`) and one file read alone (memfuse.recall.tail) both read so."""
     dates = " ".join(doc_tokens(day))
     sections: dict[str, list[Bullet]] = {}
     for bullet in bullets:

@@ -107,7 +107,7 @@ def appended(
     part = _from(raw, digest.digest(), old)
     if part is None:
         return None
-    rows = [row for row in bullet_rows(part.bullets, day, classifier) if row[0] >= old.written]
+    rows = [row for _b, row in bullet_rows(part.bullets, day, classifier) if row[0] >= old.written]
     return Appended(old.written, rows, part.checkpoint, part.size)
 
 
