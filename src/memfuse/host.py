@@ -1,8 +1,6 @@
 """The agent's host as memfuse meets it outside scheduling (its scheduler is
-memfuse.schedule's): where the host keeps the agent's workspace, and where agent-memory beside
-it keeps its database and which workspace it watches by default, and the blocks its dreaming
-writes into a journal. Facts of OpenClaw 2026.9
-(docs/reference.md: OpenClaw, agent-memory 3.x, 4.x, 5.x). Pure: nothing is opened."""
+memfuse.schedule's): its workspace, agent-memory's database beside it, and the blocks its
+dreaming writes into a journal. Facts of OpenClaw 2026.9 (docs/reference.md). Pure."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ def workspace_in(home: Path | str) -> Path:
 
 
 def store_db_in(home: Path | str) -> Path:
-    """Where the agent-memory entry memfuse writes keeps its database, beside the host's
-    workspace."""
+    """Where the agent-memory entry memfuse writes keeps its database (beside the workspace)."""
     return Path(home) / HOST_FOLDER / "agent-memory.db"
 
 

@@ -1,8 +1,6 @@
 """The `memfuse` command's frame: the typer app, the common options every subcommand takes
-(one option table, memfuse.config), and the console-script entry point. The subcommands are
-registered by the modules beside this one (memfuse.cli's package face imports them): each
-parses its own options and hands a function of a RunContext to `runner.run`, which does
-everything a run shares (settings, log, lock, printing, the exit code)."""
+(one option table, memfuse.config), and the console-script entry point; the subcommands are
+the modules beside it (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -148,9 +146,8 @@ def _parse_day(text: str | None, option: str) -> date | None:
 
 
 def main() -> None:
-    """Console-script entry point. A usage error is one message on stderr and exit 2, as
-    typer gives it; under --json, also the envelope on stdout, so a caller that parses stdout
-    always has one."""
+    """Console-script entry point. A usage error is typer's message and exit 2; under --json,
+    also the envelope on stdout, so a caller that parses stdout always has one."""
     if os.environ.get("NO_COLOR"):
         os.environ.setdefault("TERM", "dumb")
     try:

@@ -1,9 +1,6 @@
 """Settings, resolved in one place: command-line flag > environment > config file > default.
 
-Only this package reads the environment and the config files; the option table that declares
-every setting is memfuse.config.options. Everything else receives a frozen `Settings`
-(memfuse.settings).
-"""
+Only this package reads the environment and the config files (the option table: options.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +21,6 @@ from memfuse.config.options import (
     OPTIONS,
     TRUSTED_KEYS,
     Option,
-    Validator,
 )
 from memfuse.errors import ConfigError
 from memfuse.host import workspace_in
@@ -34,14 +30,11 @@ from memfuse.state.folder import default_state_dir
 from memfuse.workspace.layout import Workspace
 
 __all__ = [
-    "BY_TARGET", "FILE_KEYS", "FLAG_OPTIONS", "OPTIONS", "TRUSTED_KEYS", "Option", "Validator",
+    "BY_TARGET", "FILE_KEYS", "FLAG_OPTIONS", "OPTIONS", "TRUSTED_KEYS", "Option",
     "load_settings", "parse_config", "secrets_in",
 ]  # fmt: skip
 
-
-# The workspace is written by the agent, so its config file may not set TRUSTED_KEYS: only
-# flags, the environment and the user's own config file can. The rest are behaviour tunables.
-WORKSPACE_CONFIG_LIMIT = 1 << 20
+WORKSPACE_CONFIG_LIMIT = 1 << 20  # bytes
 
 
 def parse_config(text: str, path: Path) -> tuple[dict[str, Any], list[str]]:
@@ -108,11 +101,8 @@ class WorkspaceConfig:
 
 
 def read_workspace_config(workspace: Path, path: Path, user_file: Path) -> WorkspaceConfig:
-    """The workspace's config file, read as attacker input.
-
-    It may not stop memfuse: an unreadable file, bad TOML or a bad value is a warning and is
-    skipped. A trusted key is not applied, and the notice names the file and the key.
-    """
+    """The workspace's config file, read as attacker input (the agent writes it): a problem in
+    it is a notice; a TRUSTED_KEYS key (what runs, where data goes) is not applied."""
     from memfuse.confine import UnsafePath, WorkspaceFiles
 
     try:
@@ -184,11 +174,8 @@ def parse_now(text: str | None) -> datetime:
 def load_settings(
     flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
 ) -> Settings:
-    """Resolve settings: flags (None = not given) > env > config file > defaults.
-
-    `flags` holds command-line values by Settings field (and "now"); each is checked by its
-    Option like a value from the environment or a file.
-    """
+    """Resolve settings: flags (None = not given) > env > config file > defaults; each flag
+    (by Settings field, and "now") is checked by its Option."""
     given = {k: v for k, v in (flags or {}).items() if v is not None}
     now_text = given.pop("now", None)
     flags = {name: _checked_flag(name, value) for name, value in given.items()}

@@ -1,14 +1,8 @@
 """Dates in a question, matched against the journal's date.
 
-Every bullet of a journal is indexed with its day's tokens (`d20230508 m202305 mm05 y2023`).
-A question gets the tokens of the dates it names: absolute (`8 May, 2023`, `May 8, 2023`,
-`2023-05-08` → that day; `May 2023` → that month; `in May` → that month of any year; `2023` →
-that year) and, since a run knows its own clock, relative (`yesterday`, `3 days ago`,
-`last Saturday`, `on Friday`, `last week`, `last month`, `昨天`, `前天`, `大前天`, `上周`,
-`上周六`, `周五`, `上个月`); a weekday named alone is its last one before today. A day said by
-an event (`the day after the outage`, `停电的第二天`) is that event's day in the journals, moved
-by one (`around`: the caller finds the event). Matched by BM25 like any term, a day (rare)
-weighs more than a month, a month more than a year.
+Every bullet is indexed with its day's tokens (`doc_tokens`); a question gets those of the dates
+it names, absolute or relative to the run's own clock (the forms: tests/unit/test_recall_dates.py).
+Matched by BM25 like any term, a day (rare) weighs more than a month, a month more than a year.
 """
 
 from __future__ import annotations
@@ -116,8 +110,7 @@ def query_tokens(question: str, today: date) -> list[str]:
 
 def around(question: str) -> tuple[str, int, str] | None:
     """The event a question dates its day by, the days from it and the words that say so
-    (`the day after the outage`: ("outage", 1, "the day after the outage")); None when it
-    names none."""
+    (`the day after the outage`: ("outage", 1, "the day after the outage")), or None."""
     for pattern in _AROUND:
         if m := pattern.search(question):
             after, event = (m[1], m[2]) if m[1].lower() in _SHIFT else (m[2], m[1])
@@ -138,8 +131,8 @@ def _day(year: int, month: int, day: int) -> list[str]:
 
 
 def _named(day: int, month: int, year: str | None) -> list[str]:
-    """A day named with its month: that day when a year is given, else that month (of any
-    year) — a question about "May 8" may mean any May."""
+    """A day named with its month: that day when a year is given, else that month of any
+    year ("May 8" may mean any May)."""
     if year:
         return _day(int(year), month, day)
     return [f"mm{month:02d}"]

@@ -1,34 +1,8 @@
 """Recall by meaning, fused with recall by words into the local index's one order.
 
-The installed model (memfuse.recall.semantic) embeds the question, and the recall index gives
-each bullet its closeness to it (memfuse.recall.semantic.closeness: its cosine and its closer
-neighbour's, above the question's median, over their spread). The local candidates — the
-words' best (memfuse.recall.index.RecallIndex.search) and the DEPTH closest by meaning — are
-scored by the words' share (the bullet's BM25 over the question's best BM25: 1 for the words'
-first, 0 for a bullet words did not find) plus a weight × its closeness over the question's
-greatest closeness, and ordered in two steps:
-
-- the first is the best by the words' share + FIRST_WEIGHT (0.2) × closeness: where the words
-  find the bullet that holds the question's terms, meaning passes it only with one nearly as
-  good by words;
-- the rest follow by the words' share + WEIGHT (0.5) × closeness + DAY_WEIGHT (0.2) × how its
-  day's three best candidates score against the best day's (a question's evidence sits
-  together in one sitting of the journal): meaning pulls into the top ten what words miss.
-
-Where the words found little of the question and the model is sure (issue 56: one shared
-everyday word, "tooth", made the words' first), both weights are CONFIDENT (the knobs'
-comment says when). A bullet of a day the question names stays ahead in both steps.
-A Chinese (Japanese, Korean) question is matched by characters and their pairs
-(memfuse.recall.terms), so its words' best may share one everyday character with it (做, 天)
-and nothing else. Its BM25 is then taken over the greater of the words' best and what a bullet
-holding every term of the question would score (memfuse.recall.terms.full_match): a bullet that
-shares the question's words keeps its share near 1, one that shares a character gets little,
-and meaning chooses.
-
-Why scores and not ranks (measured on LoCoMo's development split and two bilingual sets:
-docs/recall-quality.md): a rank says nothing of how far ahead the
-words' first is. Each side is taken over its own best, so the fusion means the same over a week
-of journals as over ten years.
+How the two are scored and ordered, and the knobs measured: docs/recall-quality.md ("Recall by
+meaning"). Scores and not ranks: a rank says nothing of how far ahead the words' first is; each
+side taken over its own best means the same over a week of journals as over ten years.
 """
 
 from __future__ import annotations
@@ -45,9 +19,8 @@ WEIGHT = 0.5  # what the closest bullet adds past the first, where the words' be
 FIRST_WEIGHT = 0.2  # … and in choosing the first
 DAY_WEIGHT = 0.2  # what the day of the best candidates adds
 DAY_BEST = 3  # a day is scored by its best three candidates
-# Meaning is trusted where the words' best scores under LITTLE of what a bullet holding every
-# term of the question would (terms.full_match) and the closest stands CLEAR (in spreads of
-# the cosines) above the next: both its weights are then CONFIDENT.
+# Meaning is trusted (both weights CONFIDENT) where the words' best scores under LITTLE of a full
+# match (terms.full_match) and the closest stands CLEAR (in spreads of cosines) above the next.
 LITTLE = 0.3
 CLEAR = 0.75
 CONFIDENT = 2.0
@@ -67,8 +40,7 @@ def with_meaning(
     warn: Callable[[str], None],
 ) -> list[Found]:
     """The words' candidates and the closest by meaning, in the fused order, ranked from 1;
-    the words' alone when the index holds no vectors of this model's yet, or the model failed
-    (one warning)."""
+    the words' alone when the index holds none of this model's vectors, or it failed."""
     try:
         vector = embedder.embed([question], question=True)
     except Exception as exc:  # the model's own failure, whatever it is

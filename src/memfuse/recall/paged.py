@@ -24,8 +24,7 @@ DTYPES = frozenset({"int8", "uint8", "int32", "uint32", "int64", "float32", "flo
 
 
 def write(fd: int, magic: bytes, fields: dict[str, Any], arrays: dict[str, Any]) -> None:
-    """Write the file on `fd`: the header (`fields`, the arrays' table and the data's size),
-    then the arrays in order."""
+    """Write the file on `fd`: the header, then the arrays in order."""
     table: dict[str, list[Any]] = {}
     offset = 0
     for name, array in arrays.items():

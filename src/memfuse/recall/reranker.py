@@ -1,9 +1,6 @@
 """The external reranker: an httpx client for OpenAI/Jina, Cohere v2 and TEI rerank APIs,
 `rerank_with_provider`, and agent-memory's local weighting (priority, recency, vitality).
-
-Responses are validated at the edge (every index in range and unique, every score finite);
-errors carry the HTTP status and a short body, never the API key.
-"""
+Its errors carry the HTTP status and a short body, never the API key."""
 
 from __future__ import annotations
 
@@ -158,25 +155,18 @@ def parse_scores(data: Any, documents: Sequence[str]) -> tuple[Scored, ...]:
         if not isinstance(item, dict):
             raise RerankError(f"a result is not an object: {item!r:.80}")
         index = item.get("index")
-        score = item.get("relevance_score", item.get("score"))
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(documents):
+        score: Any = item.get("relevance_score", item.get("score"))
+        if type(index) is not int or not 0 <= index < len(documents):  # JSON's: bool is not int
             raise RerankError(
                 f"result index {index!r} is out of range for {len(documents)} documents"
             )
         if index in seen:
             raise RerankError(f"result index {index} appears twice")
-        if (
-            isinstance(score, bool)
-            or not isinstance(score, int | float)
-            or not math.isfinite(score)
-        ):
+        if type(score) not in (int, float) or not math.isfinite(score):
             raise RerankError(f"result {index} has no finite score ({score!r})")
         seen.add(index)
         out.append(Scored(index, float(score), documents[index]))
     return tuple(sorted(out, key=lambda s: (-s.score, s.index)))
-
-
-# --- applying it to recall results ------------------------------------------------------------
 
 
 @dataclass(frozen=True)

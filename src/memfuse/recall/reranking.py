@@ -1,9 +1,7 @@
 """The external reranker's step, shared by recall, surface and tidy (DD-0005).
 
-recall reranks its fused candidates; surface and tidy rerank the store's recall of their own
-query: twice as many candidates as they keep, re-scored by the reranker, ordered by
-agent-memory's local weighting, the best kept. Best-effort like every outside call: a failure,
-or a reranker that scores every document alike, is one warning and the unreranked order.
+Best-effort like every outside call: a failure, or a reranker that scores every document alike,
+is one warning and the unreranked order.
 """
 
 from __future__ import annotations
@@ -40,8 +38,7 @@ class Reranking:
     now: datetime
 
     def wanted(self, opted_in: bool) -> bool:
-        """Whether a command's recall is reranked: it wants it (its opt-out is not set) and a
-        reranker is configured."""
+        """Whether a command's recall is reranked: it opted in and a reranker is configured."""
         return opted_in and self.settings.enabled
 
     def results(self, query: str, results: list[SearchResult]) -> list[SearchResult] | None:
@@ -65,12 +62,8 @@ class Reranking:
     def recalled(
         self, query: str, recalled: list[StoredMemory] | None, limit: int, *, rerank: bool
     ) -> list[StoredMemory] | None:
-        """The store's recall cut to its best `limit` memories.
-
-        With `rerank`, the reranker, then agent-memory's weighting, choose them; otherwise, or
-        when the reranker fails, the store's own first `limit`. None stays None: the store did
-        not answer.
-        """
+        """The store's recall cut to its best `limit` memories: with `rerank`, as the reranker
+        then agent-memory's weighting choose them (twice as many asked: `candidates`)."""
         if recalled is None:
             return None
         if not rerank:

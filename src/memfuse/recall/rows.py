@@ -1,9 +1,6 @@
 """What the recall index holds of the Markdown: the rows of each file, read day by day.
 
-A row is one journal bullet (in whichever form of its day it was read from: daily, archived, a
-weekly roll-up's section) or one MEMORY.md fact, with the terms of its four columns
-(memfuse.recall.index). A day's forms are read and unioned once however many files hold it.
-"""
+A row is one journal bullet (of whichever form of its day) or one MEMORY.md fact."""
 
 from __future__ import annotations
 
@@ -51,14 +48,8 @@ def files_of(workspace: Workspace) -> dict[str, tuple[os.PathLike[str], Days]]:
 
 class DaysRead:
     """The days one refresh reads, each read once and made into rows once, grouped by the file
-    each bullet was read from: files are listed day by day, so the last few days are kept
-    (bounded, whatever the number of days).
-
-    The cost is linear in a day's forms and bullets: a day with many archived copies (`D.md`,
-    `D.1.md` … `D.200.md`) is read, unioned, classified and given its neighbours' terms once,
-    and each of its files takes its own rows from that; asking for the
-    day's whole union once per file would cost files × bullets.
-    """
+    each bullet was read from (files are listed day by day: the last KEEP days are kept). A day
+    of many archived copies (`D.md` … `D.200.md`) costs its bullets, not files × bullets."""
 
     KEEP = 32
 
@@ -78,8 +69,7 @@ class DaysRead:
         self.blocked: set[date] = set()  # days with a form that could not be read
 
     def day(self, day: date, forms: tuple[Source, ...]) -> DayRows | None:
-        """The day's rows by file; None when none of its forms holds it (or the first cannot
-        be read)."""
+        """The day's rows by file; None when no form holds it (or the first is unreadable)."""
         if day not in self.read:
             if len(self.read) >= self.KEEP:
                 del self.read[next(iter(self.read))]
@@ -106,15 +96,9 @@ def _day_rows(journal: Journal, classifier: Classifier) -> DayRows:
     """The rows of a day's union, each under the file its bullet was read from (one pass)."""
     origin = {id(b): o for b, o in zip(journal.bullets, journal.origins, strict=True)}
     by_file: dict[Path, list[Row]] = {}
-    for bullet, row in _rows(journal.bullets, journal.day, classifier):
+    for bullet, row in bullet_rows(journal.bullets, journal.day, classifier):
         by_file.setdefault(origin[id(bullet)], []).append(row)
     return DayRows(by_file, frozenset(journal.read))
-
-
-def bullet_rows(bullets: tuple[Bullet, ...], day: date, classifier: Classifier) -> list[Row]:
-    """The rows of a day's bullets read from one file alone (memfuse.recall.tail), in the
-    order `_day_rows` gives them."""
-    return [row for _bullet, row in _rows(bullets, day, classifier)]
 
 
 def rows_of(
@@ -145,11 +129,12 @@ def rows_of(
     return rows
 
 
-def _rows(
+def bullet_rows(
     bullets: tuple[Bullet, ...], day: date, classifier: Classifier
 ) -> Iterator[tuple[Bullet, Row]]:
     """Each bullet with its row: its terms, those of the bullets one and two away in its
-    section (never across a section: a section is one sitting of the journal), its day's."""
+    section (never across a section: a section is one sitting of the journal), its day's.
+    A day's union (`_day_rows`) and one file read alone (memfuse.recall.tail) both read so."""
     dates = " ".join(doc_tokens(day))
     sections: dict[str, list[Bullet]] = {}
     for bullet in bullets:

@@ -1,29 +1,10 @@
 """The recall index takes what was appended to a journal, not the whole file again.
 
-The agent's notes append to today's journal: at 8 MiB, reading, parsing and indexing it whole
-after each one cost the next question seconds. So after the index has read a daily journal,
-it keeps a checkpoint of it (`tails`): the size and digest of the bytes read; where its last
-section begins, with the section keys of the bullets before that; and where to read again
-from — the fourth-last bullet of that section (or its heading, with fewer) — and from which
-line its rows are replaced: the second-last bullet's, whose neighbours may be new (the two
-before it are read only as their neighbours). When the file next changes and only grew (its
-first `size` bytes have that digest), the index reads it from there and replaces the rows
-from that line on.
-
-What that reads is what reading the whole file reads, not an approximation, because it is
-taken only where each step holds:
-- the journal is read line by line (memfuse.workspace.plain), before and after: there a
-  top-level heading or a top-level item at column 0 closes everything open, so what follows
-  reads alone as it does after the rest, given its section's key (put back as a heading of
-  that time before it); a journal markdown-it must read — an HTML comment, a fence, a tab —
-  is read whole;
-- a bullet's neighbours (its `near` columns) are the bullets of its section key, so the part
-  is taken alone only when none of its keys is held before its section's heading;
-- the day is read from this one file (no archived copy, no roll-up section: those are unioned,
-  memfuse.workspace.forms), its bytes UTF-8 without CR line ends or a byte-order mark, ending
-  in a newline.
-Anything else — an edit anywhere before the end (the digest), a file that shrank or was
-replaced by another, a journal below TAIL_MIN — is read whole, as before.
+A daily journal of TAIL_MIN or more, once read whole, gets a checkpoint (`tails`): when it only
+grew since, it is read from its last section's fourth-last bullet and its rows are replaced from
+the second-last's on (the two before it read as its neighbours). That reads what the whole file
+reads, because the plain reading closes everything at a column-0 heading or item; where that is
+not shown (`_from`, `only_day`, an edit before the end, a file that shrank) it is read whole.
 """
 
 from __future__ import annotations
@@ -94,8 +75,7 @@ class _Part:
 
 
 def only_day(path: os.PathLike[str], days: Days) -> date | None:
-    """The day a file is the one form of (a daily journal, nothing archived or rolled up for
-    its day), else None."""
+    """The day a file is the one form of (nothing archived or rolled up for its day), or None."""
     if len(days) != 1:
         return None
     day, forms = days[0]
@@ -127,7 +107,7 @@ def appended(
     part = _from(raw, digest.digest(), old)
     if part is None:
         return None
-    rows = [row for row in bullet_rows(part.bullets, day, classifier) if row[0] >= old.written]
+    rows = [row for _b, row in bullet_rows(part.bullets, day, classifier) if row[0] >= old.written]
     return Appended(old.written, rows, part.checkpoint, part.size)
 
 
@@ -141,8 +121,7 @@ def record(
     size: int,
 ) -> None:
     """After the file was read whole into `rows` (`size` bytes by its stamp): its checkpoint,
-    when it can be taken (the bytes read again now give those very rows: the file did not
-    change in between). A journal below TAIL_MIN is not read again for it."""
+    taken only when the bytes read again give those very rows (the file did not change)."""
     db.execute("DELETE FROM tails WHERE path = ?", (name,))
     if day is None or size < TAIL_MIN:
         return
@@ -178,8 +157,7 @@ def _checkpoint(db: sqlite3.Connection, name: str) -> Checkpoint | None:
 
 
 def _read(workspace: Workspace, path: os.PathLike[str]) -> bytes | None:
-    """The file's bytes, read as every journal is (confined, bounded); None when it cannot be
-    (the whole reading then says why)."""
+    """The file's bytes, read as every journal is, or None (the whole reading says why)."""
     try:
         return workspace.files.read(Path(path))
     except (OSError, UnsafePath):
@@ -210,8 +188,7 @@ def _next(
     part: bytes, bullets: tuple[Bullet, ...], old: Checkpoint, size: int, digest: bytes
 ) -> Checkpoint | None:
     """The checkpoint after `part` (read from `old`'s line, its `bullets` numbered in the
-    file): at the fourth-last bullet of the last section, or at its heading (None: neither
-    is known, and the file is read whole next time)."""
+    file), or None: the file is read whole next time."""
     lines = part.split(b"\n")
     starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=old.at))
     headings = [n for n, line in enumerate(lines) if _HEADING.match(line)]

@@ -1,17 +1,9 @@
 """The words recall matches on: for a bullet, and for a question.
 
-Latin words are case-folded, stripped of the usual English function words and stemmed with the
-Snowball English stemmer (`migrations` and `migrated` meet at `migrat`); Chinese (and Japanese,
-Korean) is matched by characters and their adjacent pairs, so it needs no segmenter, less a
-short list of function characters (的 了 是 …) that would otherwise match nearly every bullet.
-A question also drops the words questions are made of (would, did, kind of …); one made of
-nothing else falls back to all its words. Measured on LoCoMo and on the bilingual example set:
-docs/recall-quality.md.
-
-What a question costs is bounded (`bounded`): FTS5 ranks every row that
-holds one of its terms, so only its rarest terms are asked, at most `TERMS_MAX` of them holding
-at most `POSTINGS_MAX` rows between them. The common terms cut are those that rank least (a
-term held by half the rows or more has an IDF of 1e-6 in FTS5's BM25) and cost most.
+Latin words are case-folded, stripped of the usual English function words and Snowball-stemmed;
+Chinese (Japanese, Korean) is matched by characters and their adjacent pairs, so it needs no
+segmenter, less the function characters that would match nearly every bullet. What each earns:
+docs/recall-quality.md. What a question costs is bounded (`bounded`).
 """
 
 from __future__ import annotations
@@ -103,10 +95,8 @@ def query_terms(text: str) -> list[str]:
 
 def bounded(terms: list[str], rows: Mapping[str, int]) -> list[str]:
     """The terms of a question worth asking the index for, rarest first (`rows`: how many
-    rows of the index hold each term). A term no row holds matches nothing and is dropped;
-    then the rarest are kept while there are at most `TERMS_MAX` of them holding at most
-    `POSTINGS_MAX` rows between them. The rarest term is kept whatever it holds: a question
-    of common words still gets an answer, at the cost of that one term's rows."""
+    rows of the index hold each term): FTS5 ranks every row that holds one of them. The
+    rarest is kept whatever it holds: a question of common words still gets an answer."""
     held = sorted((t for t in dict.fromkeys(terms) if rows.get(t, 0) > 0), key=lambda t: rows[t])
     kept: list[str] = []
     spent = 0
@@ -125,11 +115,8 @@ def has_cjk(text: str) -> bool:
 
 def full_match(terms: list[str], rows: Mapping[str, int], total: int) -> float:
     """What a bullet that held each of a question's terms once would score, at the index's
-    average length, by FTS5's BM25 in its own column: the sum of the terms' IDFs (FTS5's:
-    log((N - n + 0.5) / (n + 0.5)), at least 1e-6), a term no row holds counting as the rarest.
-    Against it, a bullet that shares one everyday character of a Chinese question and nothing
-    else scores a small share, where over the words' own best it would score 1
-    (memfuse.recall.meaning)."""
+    average length, by FTS5's BM25 in its own column: the sum of the terms' IDFs (FTS5's), a
+    term no row holds counting as the rarest."""
     score = 0.0
     for term in dict.fromkeys(terms):
         # the counts and the total are two reads: a refresh between them may leave a term

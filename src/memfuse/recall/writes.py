@@ -17,8 +17,7 @@ MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed somet
 def put(
     db: sqlite3.Connection, name: str, stamp: Stamp, rows: list[Row], first_id: int, held: int
 ) -> None:
-    """`rows` as the file's, numbered from `first_id`, and its stamp; `held`: how many rows
-    the file holds besides (those before the part re-read)."""
+    """`rows` as the file's, numbered from `first_id`, and its stamp; `held`: its rows besides."""
     numbered = list(zip(range(first_id, first_id + len(rows)), rows, strict=True))
     db.executemany(
         "INSERT INTO docs (id, path, line, day, type, content) VALUES (?, ?, ?, ?, ?, ?)",
@@ -60,8 +59,7 @@ def drop_rows(db: sqlite3.Connection, name: str, from_line: int = 0) -> list[str
 
 
 def count(db: sqlite3.Connection, rows: Iterable[tuple[str, ...]], sign: int) -> None:
-    """Keep `terms` the number of rows that hold each term, in any column (what FTS5 matches
-    a term in): what a question's terms are chosen by."""
+    """Keep `terms` the number of rows that hold each term, in any column (as FTS5 matches)."""
     held: Counter[str] = Counter()
     for columns in rows:
         held.update(set(" ".join(columns).split()))

@@ -15,9 +15,8 @@ from memfuse.untrusted import one_line
 def as_agent(
     ctx: RunContext, agent: agents.Agent, command: Callable[[RunContext], CommandResult]
 ) -> tuple[CommandResult, list[str]]:
-    """`command` for one agent, on a context of its own closed before the next (its ledger
-    reader, its store server: one agent's at a time, not 64 held open); its warnings said
-    under its id, and returned."""
+    """`command` for one agent, on a context of its own closed before the next (one agent's
+    store server at a time, not 64 held open); its warnings said under its id, and returned."""
     reporter = Reporter()
     reporter.begin(ctx.reporter.mask, ctx.reporter.logger)
     sub = RunContext(agent.settings(ctx.settings), reporter, seams=ctx.seams)

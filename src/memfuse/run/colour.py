@@ -1,9 +1,7 @@
 """Colour for people at a terminal: doctor's verdicts, a failed run's line, a warning.
 
-Only where a person reads: a stream that is a terminal, with neither NO_COLOR (no-color.org)
-nor TERM=dumb. A pipe, a file, cron's mail and `--json` get the plain text, byte for byte.
-The text is made printable before it gets here (memfuse.untrusted): colour is only the style
-rich adds around it, never an escape the text carries.
+Only where a person reads (`wanted`). The text is made printable before it gets here
+(memfuse.untrusted): colour is only the style rich adds around it, never an escape it carries.
 """
 
 from __future__ import annotations

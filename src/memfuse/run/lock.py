@@ -1,8 +1,7 @@
 """The workspace lock: one memfuse run per workspace at a time.
 
-An OS advisory lock (flock) on the state folder's `lock`: the kernel drops it when the process
-dies, so a killed run never leaves a stale lock behind. The file's content (pid, command) is
-informational.
+A flock on the state folder's `lock`: the kernel drops it when the process dies, so a killed run
+never leaves a stale lock behind. The file's content (pid, command) is informational.
 """
 
 from __future__ import annotations
@@ -50,9 +49,8 @@ class WorkspaceLock:
                         " use --wait SECONDS to queue"
                     ) from None
                 time.sleep(POLL_SECONDS)
-        # Who holds the lock is only informational: a full disk must not stop the run here.
         with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)
+            os.ftruncate(fd, 0)  # only informational: a full disk must not stop the run
             os.write(fd, f"pid {os.getpid()} {self.command}\n".encode())
         self._fd = fd
         return self

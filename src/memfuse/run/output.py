@@ -1,8 +1,4 @@
-"""Run results, the `--json` envelope, and the rotating log.
-
-The core builds a `CommandResult`; the CLI renders it. The log masks every known secret
-(memfuse.report.SecretMasker), like everything else that leaves the process.
-"""
+"""Run results, the `--json` envelope, and the rotating log (masking every known secret)."""
 
 from __future__ import annotations
 
@@ -25,7 +21,6 @@ LOG_BACKUPS = 3
 
 
 # The envelope's shape: raised when a key changes meaning or goes away (added keys do not).
-# 2: `schema`, `store_ms`, and `status` "escalated" for exit 4 (it said "ok" before).
 ENVELOPE_SCHEMA = 2
 
 
@@ -46,10 +41,7 @@ class CommandResult:
 
     @property
     def status(self) -> str:
-        """What the exit code says, in a word: `ok` (0, nothing went wrong), `degraded` (0, or
-        3 under --strict: a store call failed and the job was done all the same), `escalated`
-        (4: a person is needed), `unchecked` (5: `cron --check` did not try a job) or `failed`
-        (any other code)."""
+        """What the exit code says, in a word (docs/operations.md lists them)."""
         if self.exit_code == ExitCode.ESCALATED:
             return "escalated"
         if self.exit_code == ExitCode.STRICT:
@@ -136,10 +128,7 @@ class _StateLog(logging.Handler):
 
 
 def setup_log(state: StateFolder, mask: SecretMasker, verbose: bool) -> logging.Logger:
-    """A per-run logger appending to the state folder's log (rotated at 1 MB, 3 kept).
-
-    When the state folder cannot be written, the run still goes on without a log file.
-    """
+    """A per-run logger appending to the state folder's log (none when it cannot be written)."""
     logger = logging.getLogger("memfuse")
     for stale in list(logger.handlers):
         logger.removeHandler(stale)

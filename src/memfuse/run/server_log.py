@@ -42,9 +42,8 @@ class ServerLog:
         return open(fd, "a+", encoding="utf-8", errors="replace")
 
     def trim(self) -> None:
-        """Cut the log back if it grew past SERVER_LOG_MAX while its server ran: a long-lived
-        command (serve) keeps one server for days. The server appends (O_APPEND), so what it
-        writes after the cut lands after the kept tail."""
+        """Cut the log back if it grew past SERVER_LOG_MAX while its server ran (serve keeps
+        one for days; it appends, so what it writes after the cut lands after the kept tail)."""
         fd = self._existing(os.O_RDWR | os.O_APPEND)
         if fd is None:
             return
@@ -57,8 +56,7 @@ class ServerLog:
 
     def said(self) -> str | None:
         """The line the server wrote during this run that names why it failed (`Error: Cannot
-        find module …`, not the `Node.js v20` it ends with), unmasked; None when it wrote
-        nothing memfuse kept."""
+        find module …`, not the `Node.js v20` it ends with), unmasked; or None."""
         fd = self._existing(os.O_RDONLY) if self._start is not None else None
         if fd is None or self._start is None:
             return None

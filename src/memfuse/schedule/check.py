@@ -1,12 +1,8 @@
 """`memfuse cron --check`: try each memfuse job of a schedule the way its scheduler would run it.
 
-The schedule is the one printed, or a file (a scheduler's own text, files or folder). Each
-memfuse job is tried: this memfuse, never the job's program, with the operator's own
-environment and store settings, on the job's subcommand and workspace, `--dry-run --json`
-added. What the job sets that would change the program, its PATH, its configuration or its
-store is a finding (schedule/trial.py), never used. A job fails the check on a finding, or when
-its run would fail or leave the store unreachable, or when it reads MEMORY.md in the minute
-another job rewrites it.
+Each memfuse job is tried as docs/operations.md says: this memfuse, never the job's program,
+with the operator's own settings and `--dry-run --json`; what the job sets that would change
+what runs is a finding (schedule/trial.py), never used.
 """
 
 from __future__ import annotations
@@ -62,9 +58,8 @@ def check(
     machine: Machine,
     source: str = "FILE",
 ) -> Checked:
-    """Every memfuse job in `jobs` (read from `source`) tried with these settings (`schedule`:
-    theirs); `files` (the rendered ones) also go through the scheduler's own checker; `busy`
-    are the jobs that rewrite MEMORY.md, listed after."""
+    """Every memfuse job in `jobs` (read from `source`) tried with these settings; `files`
+    also go through the scheduler's own checker; `busy` (rewriting MEMORY.md) listed after."""
     own = own_settings(settings, schedule, machine.env, machine.home)
     zone = scheduler.zone(machine)
     timeout = max(CHECK_TIMEOUT_FLOOR, settings.timeout * 6)
@@ -139,12 +134,10 @@ def check_job(
     job: Job,
     timeout: float,
     own: trial.Own,
-    shell: bool = True,
-    again: tuple[str, ...] | list[str] = ("memfuse", "cron", "--check", "FILE"),
+    shell: bool,
+    again: list[str],
 ) -> JobCheck | None:
-    """Check one memfuse job: what in it would change what runs is a finding; this memfuse,
-    with the operator's own settings, is run on its subcommand with --dry-run. None for a job
-    that is not memfuse's."""
+    """Check one memfuse job (the module's docstring says how); None for one not memfuse's."""
     job = trial.unwrap_env(job)
     if trial.subcommand(job.argv)[0] is None:
         return None

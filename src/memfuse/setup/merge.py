@@ -1,18 +1,8 @@
 """`memfuse doctor --install-config FILE`: agent-memory's entry merged into an mcporter config.
 
-The file is the operator's and holds other servers' secrets, so (issue 33):
-
-- what is printed (the diff, both sides, and `--json`) shows no secret-looking value of any
-  server: an env value or field named like a key, token, secret, password or auth, a header's
-  value, a URL's password and its token-like query values, a bearer token, the value after
-  `--token`-like arguments — each is `****`;
-- every number keeps its own text (`1e400` stays `1e400`: rewritten as `Infinity` it made the
-  whole file unreadable to Node), and a file holding `NaN` or `Infinity`, which is not JSON, is
-  refused with nothing written;
-- the file keeps its mode (a new one is 0600) and its shape: one line stays one line, and an
-  indented file keeps its first level's indent;
-- a link is written through: the file it points to is changed and the link kept; the copy of
-  the file as it was goes beside that file, and is removed again if the write fails.
+The file is the operator's and holds other servers' secrets (issue 33): what is printed shows
+none of them, and the file keeps its numbers' own text, its mode, its shape and its links
+(docs/security.md names each rule and its test).
 """
 
 from __future__ import annotations
@@ -96,8 +86,7 @@ class Loaded:
 
 
 def secret_values(value: Any, name: str = "") -> set[str]:
-    """Every secret-looking string in a config: by its key's name, inside URLs and headers,
-    after a bearer word or a `--token`-like argument."""
+    """Every secret-looking string in a config (docs/security.md says which)."""
     found: set[str] = set()
     if isinstance(value, dict):
         for key, item in value.items():
@@ -132,8 +121,8 @@ def _url_secrets(text: str) -> set[str]:
 
 
 def mask(line: str, values: set[str]) -> str:
-    """`line` with every secret (as written, or as JSON escapes it) and every bearer token or
-    URL password shown as ****."""
+    """`line` with every secret (as written, or as JSON escapes it) and every bearer token,
+    URL password or `name: value` of a secret's name shown as ****."""
     for value in sorted(values, key=len, reverse=True):
         line = line.replace(value, MASK).replace(json.dumps(value)[1:-1], MASK)
     line = _BEARER.sub(lambda m: f"{m[1]} {MASK}", line)
@@ -204,9 +193,8 @@ def install(target: Path, server: str, entry: dict[str, Any]) -> tuple[dict[str,
 
 
 def _backup_name(real: Path, stamp: str) -> Path:
-    """A name for the copy of `real` as it was that no earlier copy holds: two changes in one
-    second (`cron --install --all-agents` adds an entry per agent) each keep their own, so the
-    first, the file as the user had it, is never written over."""
+    """A name for the copy of `real` as it was that no earlier copy holds: of two changes in one
+    second (an entry per agent), the first copy, the user's own file, is never written over."""
     for n in range(1, 1000):
         name = real.with_name(f"{real.name}.before-memfuse-{stamp}" + (f"-{n}" if n > 1 else ""))
         if not os.path.lexists(name):

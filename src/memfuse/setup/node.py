@@ -1,11 +1,8 @@
 """Which Node runs agent-memory: one that loads its native modules (better-sqlite3's addon is
-built for one Node ABI; the first `node` on PATH may be another, and the server then dies at
-its first line with `NODE_MODULE_VERSION 115 … requires 137`).
+built for one Node ABI; the first `node` on PATH may be another, and the server then dies).
 
-Each candidate is tried on a tiny `require` of the server's native module, with a timeout.
-The candidates are the `node` programs on PATH and in the usual version managers' folders;
-none inside the workspace is ever run (what the agent writes must not pick a program memfuse
-runs), and the module tried is one of the server package's own.
+None inside the workspace is ever tried: what the agent writes must not pick a program memfuse
+runs, and the module tried is one of the server package's own.
 """
 
 from __future__ import annotations
