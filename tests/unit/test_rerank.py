@@ -111,6 +111,8 @@ def test_timeout() -> None:
         ('{"results": [{"index": -1, "relevance_score": 0.5}]}', "out of range"),
         ('{"results": [{"index": 0, "relevance_score": NaN}]}', "finite"),
         ('{"results": [{"index": 0, "relevance_score": "high"}]}', "finite"),
+        # an integer past a float's range (a 401-digit score) once crashed the run
+        ('{"results": [{"index": 0, "relevance_score": 1' + "0" * 400 + "}]}", "finite"),
         (
             '{"results": [{"index": 0, "relevance_score": 1}, {"index": 0, "relevance_score": 2}]}',
             "twice",

@@ -162,10 +162,14 @@ def parse_scores(data: Any, documents: Sequence[str]) -> tuple[Scored, ...]:
             )
         if index in seen:
             raise RerankError(f"result index {index} appears twice")
-        if type(score) not in (int, float) or not math.isfinite(score):
-            raise RerankError(f"result {index} has no finite score ({score!r})")
+        try:  # an integer past a float's range is as unusable as an infinity
+            value = float(score) if type(score) in (int, float) else math.nan
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value):
+            raise RerankError(f"result {index} has no finite score ({score!r:.80})")
         seen.add(index)
-        out.append(Scored(index, float(score), documents[index]))
+        out.append(Scored(index, value, documents[index]))
     return tuple(sorted(out, key=lambda s: (-s.score, s.index)))
 
 
