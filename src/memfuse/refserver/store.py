@@ -28,9 +28,6 @@ URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
 NEAR_DUPLICATE = 0.92
 SEMANTIC_NEAR = 0.8  # 4.x/5.x merge "semantic" near-duplicates of looser wording
 GATE_EFFECTIVE = 20  # 4.x/5.x: effective characters a non-P0/P1 memory needs
-# 4.x keeps at most 200 memories; 5.x caps each type (AGENT_MEMORY_MAX_* overrides): the
-# defaults memfuse's store client knows them by (memfuse.store.generations), stated once.
-MAX_MEMORIES_4 = GEN4_LIMITS["total"]
 NEAR_CANDIDATES = 8  # BM25's best few are checked exactly; a near-duplicate is always among them
 RARE_TERMS = 6  # a near-duplicate shares nearly every term, so it shares the rarest ones too
 LOW_VITALITY = 0.1
@@ -92,14 +89,12 @@ def content_hash(content: str) -> str:
 def gate_failures(content: str, memory_type: str, generation: int = 2) -> list[str]:
     """The write gate's failed checks, in agent-memory's wording; empty when it passes."""
     failures: list[str] = []
-    minimum = 4 if memory_type in ("identity", "emotion") else 8
-    if generation >= 4:
-        minimum = 4 if memory_type in ("identity", "emotion") else GATE_EFFECTIVE
-        effective = sum(3 if CJK.match(c) else 1 for c in content)  # a CJK character counts 3
-        if effective < minimum:
-            failures.append(f"specificity (too short: effective {effective} < {minimum} chars)")
-    elif len(content) < minimum:
-        failures.append(f"specificity (too short: {len(content)} < {minimum} chars)")
+    effective = generation >= 4  # 4.x counts a CJK character as 3
+    minimum = 4 if memory_type in ("identity", "emotion") else GATE_EFFECTIVE if effective else 8
+    length = sum(3 if CJK.match(c) else 1 for c in content) if effective else len(content)
+    if length < minimum:
+        shown = f"effective {length}" if effective else length
+        failures.append(f"specificity (too short: {shown} < {minimum} chars)")
     meaningful = [
         t for t in tokens(content) if CJK.match(t[0]) or (len(t) >= 2 and t not in _STOPWORDS)
     ]
@@ -183,8 +178,8 @@ class Store:
                 semantic = self._semantic_merge(content, memory_type, uri, now)
                 if semantic is not None:
                     return semantic
-            near = self._near_duplicate(content, memory_type)
-            if near is not None and self.generation < 4:
+            near = self._near_duplicate(content, memory_type) if self.generation < 4 else None
+            if near is not None:
                 self._rewrite(near["id"], f"{near['content']}\n\n[Updated] {content}", "merge", now)
                 return {
                     "action": "merged",
@@ -380,13 +375,11 @@ class Store:
     # --- reflect ----------------------------------------------------------------------
     def reflect(self, phase: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        steps = {"decay": self._decay, "tidy": self._tidy, "govern": self._govern}
         with immediate(self.db):
-            if phase in ("decay", "all"):
-                out["decay"] = self._decay()
-            if phase in ("tidy", "all"):
-                out["tidy"] = self._tidy()
-            if phase in ("govern", "all"):
-                out["govern"] = self._govern()
+            for name, step in steps.items():
+                if phase in (name, "all"):
+                    out[name] = step()
         return out
 
     def _decay(self) -> dict[str, int]:
@@ -461,9 +454,9 @@ class Store:
     def _evict(self) -> dict[str, int]:
         """4.x/5.x capacity eviction: the least vital memories above a cap go (5.x keeps them
         in the archive, where the `archive` tool lists and restores them)."""
-        evicted: dict[str, int] = {}
-        limits = [(t, self.caps.get(t)) for t in ("identity", "emotion", "knowledge", "event")]
-        for memory_type, limit in [*limits, ("total", self.caps.get("total"))]:
+        evicted: Counter[str] = Counter()
+        for memory_type in ("identity", "emotion", "knowledge", "event", "total"):
+            limit = self.caps.get(memory_type)
             if limit is None:
                 continue
             where = "" if memory_type == "total" else " AND type = ?"
@@ -485,8 +478,8 @@ class Store:
                 if self.generation >= 5:
                     self._archive(row["id"])
                 self._delete(row["id"])
-                evicted[row["type"]] = evicted.get(row["type"], 0) + 1
-        return evicted
+                evicted[row["type"]] += 1
+        return dict(evicted)
 
     def _archive(self, memory_id: str) -> None:
         row = self.db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
@@ -593,7 +586,7 @@ class Store:
                 (self.agent,),
             ).fetchall()
         }
-        total = count("SELECT COUNT(*) FROM memories WHERE agent_id = ?")
+        total = self.total()
         answer: dict[str, Any] = {
             "total": total,
             "by_type": by_type,
@@ -643,7 +636,7 @@ def default_caps(generation: int, env: dict[str, str] | None = None) -> dict[str
         return {}
     env = env or {}
     if generation == 4:
-        return {"total": int(env.get(limit_variable("total"), MAX_MEMORIES_4))}
+        return {"total": int(env.get(limit_variable("total"), GEN4_LIMITS["total"]))}
     caps: dict[str, int | None] = dict(CAPACITY_5)
     for name in caps:
         key = limit_variable(name)

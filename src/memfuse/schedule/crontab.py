@@ -1,10 +1,5 @@
 """The crontab block: memfuse's runs between two marker lines, merged into the user's crontab.
 
-Install story: read the current crontab (`crontab -l`; none yet is an empty text), `merge` the
-block into it, and feed the result to `crontab -` — the only way to change a user crontab. The
-merge replaces the lines between this label's markers (or appends the block), and leaves every
-other line byte for byte as it was, so installing never touches what the user wrote.
-
 Quoting follows what cron itself does with a line (cronie/vixie `load_env` and `do_command`):
 an unescaped `%` ends the command and starts its stdin, and a backslash takes the next character
 with it whatever it is — so a `%` is written `\\%` outside any backslash of the argument's own,
