@@ -100,7 +100,8 @@ def subcommand(argv: tuple[str, ...]) -> tuple[str | None, int]:
     """The lifecycle subcommand a job's argv runs and the index after the program (None when
     it is not a memfuse job)."""
     start = 1
-    if len(argv) >= 3 and argv[1:3] == ("-m", "memfuse") and _is_python(argv[0]):
+    python = re.fullmatch(r"python(3(\.\d+)?)?", Path(argv[0]).name) if argv else None
+    if len(argv) >= 3 and argv[1:3] == ("-m", "memfuse") and python:
         start = 3
     elif not argv or Path(argv[0]).name != "memfuse":
         return None, 0
@@ -114,10 +115,6 @@ def program_of(job: Job) -> str | None:
     first = job.argv[0]
     path = dict(job.env).get("PATH", CRON_DEFAULT_PATH)
     return first if "/" in first else shutil.which(first, path=path)
-
-
-def _is_python(program: str) -> bool:
-    return re.fullmatch(r"python(3(\.\d+)?)?", Path(program).name) is not None
 
 
 def plan(job: Job, own: Own, *, same_program: bool) -> Trial:

@@ -74,7 +74,10 @@ def clear_of(
             f"{run.name} moved from {hhmm(run.times)} to {hhmm(moved)}: {who} rewrites"
             " MEMORY.md in that minute"
         )
-        runs.append(replace(run, times=moved, comment=_retimed(run.comment, run.times, moved)))
+        comment = run.comment
+        for old, new in zip(run.times, moved, strict=True):
+            comment = comment.replace(hhmm((old,)), hhmm((new,)))
+        runs.append(replace(run, times=moved, comment=comment))
     return replace(schedule, runs=tuple(runs), notes=(*schedule.notes, *notes)), notes
 
 
@@ -89,9 +92,3 @@ def _free(at: tuple[int, int], taken: set[tuple[int, int]]) -> tuple[int, int]:
 
 def hhmm(times: Times) -> str:
     return " and ".join(f"{h:02d}:{m:02d}" for h, m in sorted(times))
-
-
-def _retimed(comment: str, old: Times, new: Times) -> str:
-    for (oh, om), (nh, nm) in zip(old, new, strict=True):
-        comment = comment.replace(f"{oh:02d}:{om:02d}", f"{nh:02d}:{nm:02d}")
-    return comment
