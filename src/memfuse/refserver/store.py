@@ -46,10 +46,6 @@ CREATE TABLE IF NOT EXISTS paths (
     id TEXT PRIMARY KEY, memory_id TEXT NOT NULL, agent_id TEXT NOT NULL, uri TEXT NOT NULL,
     domain TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE(agent_id, uri)
 );
-CREATE TABLE IF NOT EXISTS links (
-    agent_id TEXT NOT NULL, source_id TEXT NOT NULL, target_id TEXT NOT NULL,
-    relation TEXT NOT NULL, weight REAL NOT NULL DEFAULT 1, created_at TEXT NOT NULL
-);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms USING fts5(
     memory_id UNINDEXED, agent_id UNINDEXED, type UNINDEXED, terms
 );
@@ -346,15 +342,9 @@ class Store:
             (self.agent, uri),
         ).fetchone()
         if exact is not None:
-            memory = dict(exact)
-            if self.generation >= 3:
-                return {"found": True, "memory": memory}
-            related = self.db.execute(
-                "SELECT target_id AS id, relation, weight FROM links"
-                " WHERE agent_id = ? AND source_id = ?",
-                (self.agent, exact["id"]),
-            ).fetchall()
-            return {"found": True, "memory": memory, "related": [dict(r) for r in related]}
+            # 2.x answers the memory's links too; this stand-in makes none.
+            related = {"related": []} if self.generation < 3 else {}
+            return {"found": True, "memory": dict(exact), **related}
         escaped = uri.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         vitality = ", m.vitality" if self.generation >= 3 else ""  # prefix items carry it from 3.x
         rows = self.db.execute(
@@ -434,15 +424,10 @@ class Store:
 
     def _govern(self) -> dict[str, int]:
         orphan_paths = self._orphan_paths()
-        orphan_links = self.db.execute(
-            "DELETE FROM links WHERE agent_id = ? AND (source_id NOT IN (SELECT id FROM memories)"
-            " OR target_id NOT IN (SELECT id FROM memories))",
-            (self.agent,),
-        ).rowcount
         empty = self._delete_where("trim(content) = ''")
         out: dict[str, Any] = {"orphanPaths": orphan_paths}
         if self.generation < 3:
-            out["orphanLinks"] = orphan_links
+            out["orphanLinks"] = 0  # this stand-in makes no links
         out["emptyMemories"] = empty
         if self.generation >= 4:
             by_type = self._evict()
@@ -571,30 +556,20 @@ class Store:
         def count(sql: str, *args: Any) -> int:
             return int(self.db.execute(sql, (self.agent, *args)).fetchone()[0])
 
-        by_type = dict(
-            self.db.execute(
-                "SELECT type, COUNT(*) FROM memories WHERE agent_id = ?"
-                " GROUP BY type ORDER BY type",
-                (self.agent,),
-            ).fetchall()
-        )
-        by_priority = {
-            f"P{p}": n
-            for p, n in self.db.execute(
-                "SELECT priority, COUNT(*) FROM memories WHERE agent_id = ? GROUP BY priority"
-                " ORDER BY priority",
-                (self.agent,),
-            ).fetchall()
-        }
-        total = self.total()
+        def grouped(column: str) -> dict[Any, int]:
+            query = f"SELECT {column}, COUNT(*) FROM memories WHERE agent_id = ? GROUP BY 1"  # noqa: S608
+            return dict(self.db.execute(query + " ORDER BY 1", (self.agent,)).fetchall())
+
+        by_type = grouped("type")
+        total = sum(by_type.values())
         answer: dict[str, Any] = {
             "total": total,
             "by_type": by_type,
-            "by_priority": by_priority,
+            "by_priority": {f"P{p}": n for p, n in grouped("priority").items()},
             "paths": count("SELECT COUNT(*) FROM paths WHERE agent_id = ?"),
         }
         if self.generation < 3:
-            answer["links"] = count("SELECT COUNT(*) FROM links WHERE agent_id = ?")
+            answer["links"] = 0  # this stand-in makes no links
             answer["snapshots"] = count(
                 "SELECT COUNT(*) FROM snapshots WHERE memory_id IN"
                 " (SELECT id FROM memories WHERE agent_id = ?)"
@@ -605,12 +580,11 @@ class Store:
         if self.generation >= 4:
             answer["feedback_events"] = count("SELECT COUNT(*) FROM feedback WHERE agent_id = ?")
         if self.generation >= 5:
-            capacity: dict[str, Any] = {
-                t: {"count": by_type.get(t, 0), "limit": self.caps.get(t)}
-                for t in ("emotion", "knowledge", "event", "identity")
+            counts = {**by_type, "total": total}
+            answer["capacity"] = {
+                t: {"count": counts.get(t, 0), "limit": self.caps.get(t)}
+                for t in ("emotion", "knowledge", "event", "identity", "total")
             }
-            capacity["total"] = {"count": total, "limit": self.caps.get("total")}
-            answer["capacity"] = capacity
         answer["agent_id"] = self.agent
         return answer
 

@@ -1,12 +1,5 @@
-"""What `memfuse cron --check` may run of a job, and what it only reports (issue 33).
-
-A job list may be the agent's: a job list or a scheduler's file copied out of the
-workspace. So a check never runs what the job names. It runs this memfuse, with the operator's
-own environment and settings, on the job's subcommand, workspace and tunables. Whatever in the
-job would change the program, its PATH, the shell cron starts it with, where memfuse reads its
-configuration or state, or how it reaches the store (mcporter and its config, the server, the
-transport, the store's own variables), is a finding: said in the check's result, never used.
-"""
+"""What `memfuse cron --check` may run of a job, and what it only reports (issue 33; the rule
+and its findings: docs/security.md, "`cron --check` executes only this memfuse")."""
 
 from __future__ import annotations
 
