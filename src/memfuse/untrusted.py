@@ -39,10 +39,9 @@ def nesting(data: str | bytes) -> int:
         token = match.group()
         if token in (b"[", b"{"):
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    break
+            deepest = max(deepest, depth)
+            if deepest > MAX_DEPTH:
+                break
         elif token in (b"]", b"}"):
             depth -= 1
     return deepest

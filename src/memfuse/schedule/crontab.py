@@ -221,8 +221,7 @@ def cron_command(field: str) -> str:
 
 
 class Crontab(Scheduler):
-    """The user's crontab: memfuse's marked block merged in through `crontab -`; the crontab
-    as it was is kept in the state folder and the change shown as a diff."""
+    """The user's crontab: memfuse's marked block merged in through `crontab -`."""
 
     name = "crontab"
     summary = "the default"

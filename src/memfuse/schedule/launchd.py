@@ -110,8 +110,7 @@ def _daily_times(intervals: object) -> tuple[tuple[int, int], ...]:
 
 
 class Launchd(Scheduler):
-    """Agents in ~/Library/LaunchAgents, written only over memfuse's own, loaded with
-    `launchctl bootstrap` into the user's GUI domain."""
+    """Agents in ~/Library/LaunchAgents, written only over memfuse's own."""
 
     name = "launchd"
     summary = "macOS agents"

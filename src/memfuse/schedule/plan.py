@@ -1,8 +1,5 @@
-"""memfuse's five daily runs as one `Schedule` for this workspace, whatever the scheduler.
-
-One description (`RUNS`: sync at 14:00 and 22:00, surface five minutes after each, tidy at
-03:00) becomes a schedule for this workspace: every program by its absolute path, the
-settings in effect as flags, `-q`, nothing redirected. Each scheduler renders it its own way.
+"""memfuse's five daily runs as one `Schedule` for this workspace, whatever the scheduler:
+every program by its absolute path, the settings in effect as flags, `-q`, nothing redirected.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ class Planned:
     comment: str
 
 
-# The one description every scheduler's files are rendered from.
 RUNS = (
     Planned("sync", ((14, 0), (22, 0)), "14:00 and 22:00: journal bullets into agent-memory"),
     Planned("surface", ((14, 5), (22, 5)), "14:05 and 22:05: RECENT.md for the next sessions"),

@@ -226,8 +226,7 @@ class _Conversation:
                 self.process.stdout.close()
 
     def _stop(self) -> None:
-        """End the server's process group (the server and whatever it started): TERM, a
-        moment, then KILL. A group already gone is nothing to do."""
+        """End the server's process group (the server and whatever it started)."""
         for sig, grace in ((signal.SIGTERM, EXIT_GRACE), (signal.SIGKILL, 1.0)):
             try:
                 os.killpg(self.process.pid, sig)
