@@ -20,7 +20,7 @@ from typing import Any
 from memfuse.state.sqlite import immediate
 from memfuse.store.decay import STABILITY_DAYS, priority_of, vitality, weighted
 from memfuse.store.generations import CAPACITY_5, GEN4_LIMITS, limit_variable
-from memfuse.text.similarity import CJK, dice, profile, similarity
+from memfuse.text.similarity import CJK, dice, profile
 from memfuse.text.similarity import search_terms as tokens
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
@@ -170,18 +170,9 @@ class Store:
                         "memoryId": at_uri["memory_id"],
                         "reason": f"URI {uri} already exists, updating{canonical}",
                     }
-            if self.generation >= 4:
-                semantic = self._semantic_merge(content, memory_type, uri, now)
-                if semantic is not None:
-                    return semantic
-            near = self._near_duplicate(content, memory_type) if self.generation < 4 else None
-            if near is not None:
-                self._rewrite(near["id"], f"{near['content']}\n\n[Updated] {content}", "merge", now)
-                return {
-                    "action": "merged",
-                    "memoryId": near["id"],
-                    "reason": "Near-duplicate of an existing memory, merged",
-                }
+            merged = self._merge(content, memory_type, uri, now)
+            if merged is not None:
+                return merged
             failures = gate_failures(content, memory_type, self.generation) if self.gate else []
             if failures:
                 return {"action": "skipped", "reason": "Gate rejected: " + ", ".join(failures)}
@@ -209,22 +200,28 @@ class Store:
                 (str(uuid.uuid4()), memory_id, self.agent, uri, shape.group(1), now),
             )
 
-    def _semantic_merge(
+    def _merge(
         self, content: str, memory_type: str, uri: str | None, now: str
     ) -> dict[str, Any] | None:
-        """4.x/5.x: a near-duplicate of looser wording is folded in as `old；new`, and the
-        write's URI is attached to the merged memory."""
-        near = self._near_duplicate(content, memory_type, SEMANTIC_NEAR)
+        """The write folded into the most similar memory of its type, if near enough: 2.x/3.x
+        append it to a near-exact one as `[Updated] …`; 4.x/5.x take looser wording in as
+        `old；new` and attach the write's URI to the merged memory."""
+        semantic = self.generation >= 4
+        near = self._near_duplicate(
+            content, memory_type, SEMANTIC_NEAR if semantic else NEAR_DUPLICATE
+        )
         if near is None:
             return None
-        score = similarity(near["content"], content)
-        self._rewrite(near["id"], f"{near['content']}；{content}", "merge", now)
-        self._attach(near["id"], uri, now)
-        return {
-            "action": "merged",
-            "memoryId": near["id"],
-            "reason": f"Semantic near-duplicate detected (score={score:.3f}), applying synthesize",
-        }
+        score, row = near
+        if semantic:
+            text = f"{row['content']}；{content}"
+            reason = f"Semantic near-duplicate detected (score={score:.3f}), applying synthesize"
+        else:
+            text = f"{row['content']}\n\n[Updated] {content}"
+            reason = "Near-duplicate of an existing memory, merged"
+        self._rewrite(row["id"], text, "merge", now)
+        self._attach(row["id"], uri if semantic else None, now)
+        return {"action": "merged", "memoryId": row["id"], "reason": reason}
 
     def _rewrite(self, memory_id: str, content: str, action: str, now: str) -> None:
         """Replace a memory's text (its old one kept as a snapshot) and its indexed terms."""
@@ -241,10 +238,11 @@ class Store:
         self._index(memory_id, kind.fetchone()["type"], content)
 
     def _near_duplicate(
-        self, content: str, memory_type: str, threshold: float = NEAR_DUPLICATE
-    ) -> sqlite3.Row | None:
-        """The most similar memory of the same type, if similar enough. Candidates come from
-        the term index (BM25), as the real server's come from its FTS index."""
+        self, content: str, memory_type: str, threshold: float
+    ) -> tuple[float, sqlite3.Row] | None:
+        """The most similar memory of the same type and its score, if similar enough.
+        Candidates come from the term index (BM25), as the real server's come from its FTS
+        index."""
         terms = list(dict.fromkeys(tokens(content)))
         if not terms:
             return None
@@ -271,7 +269,7 @@ class Store:
         wanted = profile(content)
         scored = [(dice(profile(r["content"]), wanted), r) for r in rows]
         best = max(scored, key=lambda pair: pair[0], default=None)
-        return best[1] if best is not None and best[0] >= threshold else None
+        return best if best is not None and best[0] >= threshold else None
 
     def _index(self, memory_id: str, memory_type: str, content: str) -> None:
         self.db.execute("DELETE FROM memory_terms WHERE memory_id = ?", (memory_id,))
