@@ -341,7 +341,7 @@ class Store:
         ).fetchone()
         if exact is not None:
             # 2.x answers the memory's links too; this stand-in makes none.
-            related = {"related": []} if self.generation < 3 else {}
+            related: dict[str, list[Any]] = {"related": []} if self.generation < 3 else {}
             return {"found": True, "memory": dict(exact), **related}
         escaped = uri.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         vitality = ", m.vitality" if self.generation >= 3 else ""  # prefix items carry it from 3.x

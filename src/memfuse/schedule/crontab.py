@@ -24,6 +24,8 @@ _MARKER = re.compile(r"# (>>>|<<<) memfuse ([a-z0-9-]+) \1")
 _ASSIGNMENT = re.compile(r"([^\s='\"#][^\s=]*)[ \t]*=[ \t]*(.*)")
 _FIVE_FIELDS = re.compile(r"([^ \t]+)[ \t]+" * 5 + r"(.*)")  # minute hour day month weekday
 _NICKNAMES = {"@daily": ((0, 0),), "@midnight": ((0, 0),)}
+_UP_TO_PERCENT = re.compile(r"(?:\\.|[^\\%])*\\?", re.DOTALL)
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 _CSPACE = " \t\r\v\f"  # what C's isspace() skips and trims in cron's parser
 
 
@@ -201,20 +203,8 @@ def _split_job(line: str, number: int) -> tuple[str, tuple[tuple[int, int], ...]
 
 def cron_command(field: str) -> str:
     """The command cron hands to the shell: up to the first unescaped `%`, with `\\%` as `%`."""
-    out: list[str] = []
-    escaped = False
-    for ch in field:
-        if escaped:
-            escaped = False
-            if ch == "%":
-                out[-1] = "%"
-                continue
-        elif ch == "\\":
-            escaped = True
-        elif ch == "%":
-            break
-        out.append(ch)
-    return "".join(out)
+    head = _UP_TO_PERCENT.findall(field)[0]  # a backslash takes the next character with it
+    return _ESCAPED.sub(lambda m: "%" if m[1] == "%" else m[0], head)
 
 
 # --- the scheduler ---------------------------------------------------------------------------
