@@ -1,11 +1,7 @@
-"""Other scheduled jobs that rewrite MEMORY.md, and moving memfuse's tidy out of their minute.
-
-tidy reads MEMORY.md (its consistency check) and copies it (the daily backup): in the same
-minute as a job that rewrites it, tidy would check and keep a file half-way through a change.
-Which jobs those are is each host's to say (`Scheduler.writers_here`, `writers_in`). A writer
-keeps its times in its own zone and memfuse's runs are in theirs, so clashes are instants
-compared, not clock strings: a writer at 22:00 in New York and tidy at 03:00 UTC clash (in
-winter; each quarter of the year is tried, so a clash half the year is one).
+"""Other scheduled jobs that rewrite MEMORY.md, and moving memfuse's tidy out of their minute
+(why, and clashes compared as instants: docs/operations.md, "Dreaming"). Which jobs those are
+is each host's to say (`Scheduler.writers_here`, `writers_in`); each quarter of the year is
+tried, so a clash half the year is one.
 """
 
 from __future__ import annotations
