@@ -43,6 +43,10 @@ _LOADER_EXACT = {"ENV", "IFS", "CDPATH", "GCONV_PATH"}
 _PLACES = {"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"}
 _STORE_PREFIXES = ("MCPORTER_", "AGENT_MEMORY_", "OPENAI_")
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.I)
+# What sh reads of a line, for shell_findings: a quoted string, an escaped character, an
+# expansion or an operator (`&` not part of a redirection: `>&`, `&>`).
+_SH_TOKEN = re.compile(r"""'[^']*'?|"(?:\\.|[^"\\])*"?|\\.?|[$`;|()]|(?<!>)&(?!>)""", re.DOTALL)
+_ESCAPED = re.compile(r"\\.", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -361,23 +365,11 @@ def shell_findings(command: str) -> list[str]:
     or a parenthesis. Quoting is followed as sh follows it; redirections are left to the
     stderr rule."""
     found: set[str] = set()
-    quote = ""
-    i = 0
-    while i < len(command):
-        ch = command[i]
-        if quote == "'":
-            quote = "" if ch == "'" else quote
-        elif ch == "\\":
-            i += 1
-        elif ch in "$`":
+    for token in _SH_TOKEN.findall(command):  # single quotes hide everything, `\\` one character
+        if token[0] in "$`" or (token[0] == '"' and set(_ESCAPED.sub("", token)) & set("$`")):
             found.add("expand")
-        elif quote == '"':
-            quote = "" if ch == '"' else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in ";|()" or (ch == "&" and ">" not in command[i - 1 : i] + command[i + 1 : i + 2]):
+        elif token[0] in ";|()&":
             found.add("chain")
-        i += 1
     said = []
     if "expand" in found:
         said.append(
