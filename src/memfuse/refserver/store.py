@@ -134,7 +134,6 @@ class Store:
         self.clock = clock
         self.gate = gate
 
-    # --- remember ---------------------------------------------------------------------
     def remember(
         self,
         content: str,
@@ -276,7 +275,6 @@ class Store:
             (memory_id, self.agent, memory_type, " ".join(tokens(content))),
         )
 
-    # --- recall -----------------------------------------------------------------------
     def recall(self, query: str, limit: int = 10) -> dict[str, Any]:
         intent, confidence = classify_intent(query)
         rows = self.db.execute(
@@ -330,7 +328,6 @@ class Store:
             answer["mode"] = "bm25-only"
         return answer
 
-    # --- recall_path ------------------------------------------------------------------
     def recall_path(self, uri: str) -> dict[str, Any]:
         exact = self.db.execute(
             "SELECT m.* FROM paths p JOIN memories m ON m.id = p.memory_id"
@@ -358,7 +355,6 @@ class Store:
             "memories": [dict(r) for r in rows],
         }
 
-    # --- reflect ----------------------------------------------------------------------
     def reflect(self, phase: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         steps = {"decay": self._decay, "tidy": self._tidy, "govern": self._govern}
@@ -543,7 +539,6 @@ class Store:
         self.db.execute("DELETE FROM paths WHERE memory_id = ?", (memory_id,))
         self.db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
-    # --- status / forget --------------------------------------------------------------
     def total(self) -> int:
         row = self.db.execute("SELECT COUNT(*) FROM memories WHERE agent_id = ?", (self.agent,))
         return int(row.fetchone()[0])

@@ -89,9 +89,6 @@ def env_line(name: str, value: str) -> str:
     )
 
 
-# --- installing into the user's crontab ----------------------------------------------------
-
-
 def merge(existing: str, block: str) -> str:
     """`existing` with this block's label's previous block replaced by `block`, or `block`
     appended; every other line is returned byte for byte.
@@ -145,9 +142,6 @@ def _find_block(lines: list[str], label: str) -> tuple[int, int] | None:
         f" (begin at lines {[i + 1 for i in starts]}, end at {[i + 1 for i in ends]}):"
         " fix them with `crontab -e` first"
     )
-
-
-# --- reading a crontab back ----------------------------------------------------------------
 
 
 def parse(text: str) -> list[Job]:
@@ -205,9 +199,6 @@ def cron_command(field: str) -> str:
     """The command cron hands to the shell: up to the first unescaped `%`, with `\\%` as `%`."""
     head = _UP_TO_PERCENT.findall(field)[0]  # a backslash takes the next character with it
     return _ESCAPED.sub(lambda m: "%" if m[1] == "%" else m[0], head)
-
-
-# --- the scheduler ---------------------------------------------------------------------------
 
 
 class Crontab(Scheduler):

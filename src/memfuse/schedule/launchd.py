@@ -106,9 +106,6 @@ def _daily_times(intervals: object) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(times))
 
 
-# --- the scheduler ---------------------------------------------------------------------------
-
-
 class Launchd(Scheduler):
     """Agents in ~/Library/LaunchAgents, written only over memfuse's own."""
 

@@ -123,9 +123,6 @@ def _c_escape(text: str) -> str:
     )
 
 
-# --- reading units back --------------------------------------------------------------------
-
-
 def parse(files: Mapping[str, str]) -> list[Job]:
     """One job per `.service` in `files`, timed by the `.timer`s that start it."""
     units = {name: read_unit(text, name) for name, text in files.items()}
@@ -334,9 +331,6 @@ def _calendar_times(specs: list[str]) -> tuple[tuple[int, int], ...]:
 
 def _numbers(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.isdigit()]
-
-
-# --- the scheduler ---------------------------------------------------------------------------
 
 
 class Systemd(Scheduler):
