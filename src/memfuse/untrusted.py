@@ -1,13 +1,5 @@
-"""Reading what others wrote, and showing it to a person, safely.
-
-Everything outside memfuse — the store's answers, the reranker's, the workspace's files — may be
-hostile. JSON from them is parsed with a cap on its size and on its nesting (a document nested
-200 000 deep must be one failed call, not a crashed run), and text from them is made safe
-before it reaches a terminal: control characters (an escape sequence can rewrite the screen,
-set the clipboard, or hide a line) and the bidirectional overrides that reorder what a person
-reads are shown as escapes. The JSON envelope keeps every text exact: it escapes them the
-JSON way, which any reader decodes back to the same characters.
-"""
+"""Reading what others wrote, and showing it to a person, safely (docs/security.md: the caps
+on JSON from outside, and text for people made safe)."""
 
 from __future__ import annotations
 
@@ -47,10 +39,9 @@ def nesting(data: str | bytes) -> int:
         token = match.group()
         if token in (b"[", b"{"):
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    break
+            deepest = max(deepest, depth)
+            if deepest > MAX_DEPTH:
+                break
         elif token in (b"]", b"}"):
             depth -= 1
     return deepest

@@ -113,9 +113,8 @@ def store_from_env(env: Mapping[str, str]) -> Store:
 def main() -> None:
     env = os.environ
     store = store_from_env(env)
-    generation = store.generation
     noise = None
-    if generation >= 3 and env.get("AGENT_MEMORY_AUTO_INGEST", "1") not in ("0", "false"):
+    if store.generation >= 3 and env.get("AGENT_MEMORY_AUTO_INGEST", "1") not in ("0", "false"):
         watched = env.get("AGENT_MEMORY_WORKSPACE", WORKSPACE)
         noise = f"[auto-ingest] watching {watched} (MEMORY.md, memory/*.md)"
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):

@@ -20,7 +20,7 @@ from typing import Any
 from memfuse.state.sqlite import immediate
 from memfuse.store.decay import STABILITY_DAYS, priority_of, vitality, weighted
 from memfuse.store.generations import CAPACITY_5, GEN4_LIMITS, limit_variable
-from memfuse.text.similarity import CJK, dice, profile, similarity
+from memfuse.text.similarity import CJK, dice, profile
 from memfuse.text.similarity import search_terms as tokens
 
 PATH_DOMAINS = {"core", "emotion", "knowledge", "event", "system"}
@@ -28,9 +28,6 @@ URI_SHAPE = re.compile(r"^([a-z]+)://(.+)$", re.DOTALL)
 NEAR_DUPLICATE = 0.92
 SEMANTIC_NEAR = 0.8  # 4.x/5.x merge "semantic" near-duplicates of looser wording
 GATE_EFFECTIVE = 20  # 4.x/5.x: effective characters a non-P0/P1 memory needs
-# 4.x keeps at most 200 memories; 5.x caps each type (AGENT_MEMORY_MAX_* overrides): the
-# defaults memfuse's store client knows them by (memfuse.store.generations), stated once.
-MAX_MEMORIES_4 = GEN4_LIMITS["total"]
 NEAR_CANDIDATES = 8  # BM25's best few are checked exactly; a near-duplicate is always among them
 RARE_TERMS = 6  # a near-duplicate shares nearly every term, so it shares the rarest ones too
 LOW_VITALITY = 0.1
@@ -48,10 +45,6 @@ CREATE INDEX IF NOT EXISTS memories_hash ON memories(agent_id, hash);
 CREATE TABLE IF NOT EXISTS paths (
     id TEXT PRIMARY KEY, memory_id TEXT NOT NULL, agent_id TEXT NOT NULL, uri TEXT NOT NULL,
     domain TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE(agent_id, uri)
-);
-CREATE TABLE IF NOT EXISTS links (
-    agent_id TEXT NOT NULL, source_id TEXT NOT NULL, target_id TEXT NOT NULL,
-    relation TEXT NOT NULL, weight REAL NOT NULL DEFAULT 1, created_at TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_terms USING fts5(
     memory_id UNINDEXED, agent_id UNINDEXED, type UNINDEXED, terms
@@ -76,9 +69,7 @@ class ToolError(Exception):
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
-        f"{moment.microsecond // 1000:03d}Z"
-    )
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse_iso(text: str) -> datetime:
@@ -92,14 +83,12 @@ def content_hash(content: str) -> str:
 def gate_failures(content: str, memory_type: str, generation: int = 2) -> list[str]:
     """The write gate's failed checks, in agent-memory's wording; empty when it passes."""
     failures: list[str] = []
-    minimum = 4 if memory_type in ("identity", "emotion") else 8
-    if generation >= 4:
-        minimum = 4 if memory_type in ("identity", "emotion") else GATE_EFFECTIVE
-        effective = sum(3 if CJK.match(c) else 1 for c in content)  # a CJK character counts 3
-        if effective < minimum:
-            failures.append(f"specificity (too short: effective {effective} < {minimum} chars)")
-    elif len(content) < minimum:
-        failures.append(f"specificity (too short: {len(content)} < {minimum} chars)")
+    effective = generation >= 4  # 4.x counts a CJK character as 3
+    minimum = 4 if memory_type in ("identity", "emotion") else GATE_EFFECTIVE if effective else 8
+    length = sum(3 if CJK.match(c) else 1 for c in content) if effective else len(content)
+    if length < minimum:
+        shown = f"effective {length}" if effective else length
+        failures.append(f"specificity (too short: {shown} < {minimum} chars)")
     meaningful = [
         t for t in tokens(content) if CJK.match(t[0]) or (len(t) >= 2 and t not in _STOPWORDS)
     ]
@@ -145,7 +134,6 @@ class Store:
         self.clock = clock
         self.gate = gate
 
-    # --- remember ---------------------------------------------------------------------
     def remember(
         self,
         content: str,
@@ -179,18 +167,9 @@ class Store:
                         "memoryId": at_uri["memory_id"],
                         "reason": f"URI {uri} already exists, updating{canonical}",
                     }
-            if self.generation >= 4:
-                semantic = self._semantic_merge(content, memory_type, uri, now)
-                if semantic is not None:
-                    return semantic
-            near = self._near_duplicate(content, memory_type)
-            if near is not None and self.generation < 4:
-                self._rewrite(near["id"], f"{near['content']}\n\n[Updated] {content}", "merge", now)
-                return {
-                    "action": "merged",
-                    "memoryId": near["id"],
-                    "reason": "Near-duplicate of an existing memory, merged",
-                }
+            merged = self._merge(content, memory_type, uri, now)
+            if merged is not None:
+                return merged
             failures = gate_failures(content, memory_type, self.generation) if self.gate else []
             if failures:
                 return {"action": "skipped", "reason": "Gate rejected: " + ", ".join(failures)}
@@ -218,22 +197,28 @@ class Store:
                 (str(uuid.uuid4()), memory_id, self.agent, uri, shape.group(1), now),
             )
 
-    def _semantic_merge(
+    def _merge(
         self, content: str, memory_type: str, uri: str | None, now: str
     ) -> dict[str, Any] | None:
-        """4.x/5.x: a near-duplicate of looser wording is folded in as `old；new`, and the
-        write's URI is attached to the merged memory."""
-        near = self._near_duplicate(content, memory_type, SEMANTIC_NEAR)
+        """The write folded into the most similar memory of its type, if near enough: 2.x/3.x
+        append it to a near-exact one as `[Updated] …`; 4.x/5.x take looser wording in as
+        `old；new` and attach the write's URI to the merged memory."""
+        semantic = self.generation >= 4
+        near = self._near_duplicate(
+            content, memory_type, SEMANTIC_NEAR if semantic else NEAR_DUPLICATE
+        )
         if near is None:
             return None
-        score = similarity(near["content"], content)
-        self._rewrite(near["id"], f"{near['content']}；{content}", "merge", now)
-        self._attach(near["id"], uri, now)
-        return {
-            "action": "merged",
-            "memoryId": near["id"],
-            "reason": f"Semantic near-duplicate detected (score={score:.3f}), applying synthesize",
-        }
+        score, row = near
+        if semantic:
+            text = f"{row['content']}；{content}"
+            reason = f"Semantic near-duplicate detected (score={score:.3f}), applying synthesize"
+        else:
+            text = f"{row['content']}\n\n[Updated] {content}"
+            reason = "Near-duplicate of an existing memory, merged"
+        self._rewrite(row["id"], text, "merge", now)
+        self._attach(row["id"], uri if semantic else None, now)
+        return {"action": "merged", "memoryId": row["id"], "reason": reason}
 
     def _rewrite(self, memory_id: str, content: str, action: str, now: str) -> None:
         """Replace a memory's text (its old one kept as a snapshot) and its indexed terms."""
@@ -250,10 +235,11 @@ class Store:
         self._index(memory_id, kind.fetchone()["type"], content)
 
     def _near_duplicate(
-        self, content: str, memory_type: str, threshold: float = NEAR_DUPLICATE
-    ) -> sqlite3.Row | None:
-        """The most similar memory of the same type, if similar enough. Candidates come from
-        the term index (BM25), as the real server's come from its FTS index."""
+        self, content: str, memory_type: str, threshold: float
+    ) -> tuple[float, sqlite3.Row] | None:
+        """The most similar memory of the same type and its score, if similar enough.
+        Candidates come from the term index (BM25), as the real server's come from its FTS
+        index."""
         terms = list(dict.fromkeys(tokens(content)))
         if not terms:
             return None
@@ -280,7 +266,7 @@ class Store:
         wanted = profile(content)
         scored = [(dice(profile(r["content"]), wanted), r) for r in rows]
         best = max(scored, key=lambda pair: pair[0], default=None)
-        return best[1] if best is not None and best[0] >= threshold else None
+        return best if best is not None and best[0] >= threshold else None
 
     def _index(self, memory_id: str, memory_type: str, content: str) -> None:
         self.db.execute("DELETE FROM memory_terms WHERE memory_id = ?", (memory_id,))
@@ -289,7 +275,6 @@ class Store:
             (memory_id, self.agent, memory_type, " ".join(tokens(content))),
         )
 
-    # --- recall -----------------------------------------------------------------------
     def recall(self, query: str, limit: int = 10) -> dict[str, Any]:
         intent, confidence = classify_intent(query)
         rows = self.db.execute(
@@ -343,7 +328,6 @@ class Store:
             answer["mode"] = "bm25-only"
         return answer
 
-    # --- recall_path ------------------------------------------------------------------
     def recall_path(self, uri: str) -> dict[str, Any]:
         exact = self.db.execute(
             "SELECT m.* FROM paths p JOIN memories m ON m.id = p.memory_id"
@@ -351,15 +335,9 @@ class Store:
             (self.agent, uri),
         ).fetchone()
         if exact is not None:
-            memory = dict(exact)
-            if self.generation >= 3:
-                return {"found": True, "memory": memory}
-            related = self.db.execute(
-                "SELECT target_id AS id, relation, weight FROM links"
-                " WHERE agent_id = ? AND source_id = ?",
-                (self.agent, exact["id"]),
-            ).fetchall()
-            return {"found": True, "memory": memory, "related": [dict(r) for r in related]}
+            # 2.x answers the memory's links too; this stand-in makes none.
+            related: dict[str, list[Any]] = {"related": []} if self.generation < 3 else {}
+            return {"found": True, "memory": dict(exact), **related}
         escaped = uri.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         vitality = ", m.vitality" if self.generation >= 3 else ""  # prefix items carry it from 3.x
         rows = self.db.execute(
@@ -377,16 +355,13 @@ class Store:
             "memories": [dict(r) for r in rows],
         }
 
-    # --- reflect ----------------------------------------------------------------------
     def reflect(self, phase: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        steps = {"decay": self._decay, "tidy": self._tidy, "govern": self._govern}
         with immediate(self.db):
-            if phase in ("decay", "all"):
-                out["decay"] = self._decay()
-            if phase in ("tidy", "all"):
-                out["tidy"] = self._tidy()
-            if phase in ("govern", "all"):
-                out["govern"] = self._govern()
+            for name, step in steps.items():
+                if phase in (name, "all"):
+                    out[name] = step()
         return out
 
     def _decay(self) -> dict[str, int]:
@@ -441,15 +416,10 @@ class Store:
 
     def _govern(self) -> dict[str, int]:
         orphan_paths = self._orphan_paths()
-        orphan_links = self.db.execute(
-            "DELETE FROM links WHERE agent_id = ? AND (source_id NOT IN (SELECT id FROM memories)"
-            " OR target_id NOT IN (SELECT id FROM memories))",
-            (self.agent,),
-        ).rowcount
         empty = self._delete_where("trim(content) = ''")
         out: dict[str, Any] = {"orphanPaths": orphan_paths}
         if self.generation < 3:
-            out["orphanLinks"] = orphan_links
+            out["orphanLinks"] = 0  # this stand-in makes no links
         out["emptyMemories"] = empty
         if self.generation >= 4:
             by_type = self._evict()
@@ -461,9 +431,9 @@ class Store:
     def _evict(self) -> dict[str, int]:
         """4.x/5.x capacity eviction: the least vital memories above a cap go (5.x keeps them
         in the archive, where the `archive` tool lists and restores them)."""
-        evicted: dict[str, int] = {}
-        limits = [(t, self.caps.get(t)) for t in ("identity", "emotion", "knowledge", "event")]
-        for memory_type, limit in [*limits, ("total", self.caps.get("total"))]:
+        evicted: Counter[str] = Counter()
+        for memory_type in ("identity", "emotion", "knowledge", "event", "total"):
+            limit = self.caps.get(memory_type)
             if limit is None:
                 continue
             where = "" if memory_type == "total" else " AND type = ?"
@@ -485,8 +455,8 @@ class Store:
                 if self.generation >= 5:
                     self._archive(row["id"])
                 self._delete(row["id"])
-                evicted[row["type"]] = evicted.get(row["type"], 0) + 1
-        return evicted
+                evicted[row["type"]] += 1
+        return dict(evicted)
 
     def _archive(self, memory_id: str) -> None:
         row = self.db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
@@ -569,7 +539,6 @@ class Store:
         self.db.execute("DELETE FROM paths WHERE memory_id = ?", (memory_id,))
         self.db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
-    # --- status / forget --------------------------------------------------------------
     def total(self) -> int:
         row = self.db.execute("SELECT COUNT(*) FROM memories WHERE agent_id = ?", (self.agent,))
         return int(row.fetchone()[0])
@@ -578,30 +547,20 @@ class Store:
         def count(sql: str, *args: Any) -> int:
             return int(self.db.execute(sql, (self.agent, *args)).fetchone()[0])
 
-        by_type = dict(
-            self.db.execute(
-                "SELECT type, COUNT(*) FROM memories WHERE agent_id = ?"
-                " GROUP BY type ORDER BY type",
-                (self.agent,),
-            ).fetchall()
-        )
-        by_priority = {
-            f"P{p}": n
-            for p, n in self.db.execute(
-                "SELECT priority, COUNT(*) FROM memories WHERE agent_id = ? GROUP BY priority"
-                " ORDER BY priority",
-                (self.agent,),
-            ).fetchall()
-        }
-        total = count("SELECT COUNT(*) FROM memories WHERE agent_id = ?")
+        def grouped(column: str) -> dict[Any, int]:
+            query = f"SELECT {column}, COUNT(*) FROM memories WHERE agent_id = ? GROUP BY 1"  # noqa: S608
+            return dict(self.db.execute(query + " ORDER BY 1", (self.agent,)).fetchall())
+
+        by_type = grouped("type")
+        total = sum(by_type.values())
         answer: dict[str, Any] = {
             "total": total,
             "by_type": by_type,
-            "by_priority": by_priority,
+            "by_priority": {f"P{p}": n for p, n in grouped("priority").items()},
             "paths": count("SELECT COUNT(*) FROM paths WHERE agent_id = ?"),
         }
         if self.generation < 3:
-            answer["links"] = count("SELECT COUNT(*) FROM links WHERE agent_id = ?")
+            answer["links"] = 0  # this stand-in makes no links
             answer["snapshots"] = count(
                 "SELECT COUNT(*) FROM snapshots WHERE memory_id IN"
                 " (SELECT id FROM memories WHERE agent_id = ?)"
@@ -612,12 +571,11 @@ class Store:
         if self.generation >= 4:
             answer["feedback_events"] = count("SELECT COUNT(*) FROM feedback WHERE agent_id = ?")
         if self.generation >= 5:
-            capacity: dict[str, Any] = {
-                t: {"count": by_type.get(t, 0), "limit": self.caps.get(t)}
-                for t in ("emotion", "knowledge", "event", "identity")
+            counts = {**by_type, "total": total}
+            answer["capacity"] = {
+                t: {"count": counts.get(t, 0), "limit": self.caps.get(t)}
+                for t in ("emotion", "knowledge", "event", "identity", "total")
             }
-            capacity["total"] = {"count": total, "limit": self.caps.get("total")}
-            answer["capacity"] = capacity
         answer["agent_id"] = self.agent
         return answer
 
@@ -643,7 +601,7 @@ def default_caps(generation: int, env: dict[str, str] | None = None) -> dict[str
         return {}
     env = env or {}
     if generation == 4:
-        return {"total": int(env.get(limit_variable("total"), MAX_MEMORIES_4))}
+        return {"total": int(env.get(limit_variable("total"), GEN4_LIMITS["total"]))}
     caps: dict[str, int | None] = dict(CAPACITY_5)
     for name in caps:
         key = limit_variable(name)

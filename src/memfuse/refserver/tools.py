@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -114,28 +115,23 @@ class InvalidArguments(Exception):
         )
 
 
-def _type_ok(value: Any, expected: str) -> bool:
-    if expected == "string":
-        return isinstance(value, str)
-    if expected == "boolean":
-        return isinstance(value, bool)
-    if expected == "number":
-        return (
-            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        )
-    return True
+_TYPE_OK: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+}
 
 
 def validate(tool: str, arguments: Mapping[str, Any], generation: int = 2) -> dict[str, Any]:
     """Arguments with defaults applied and unknown keys dropped, or InvalidArguments."""
     spec = schemas(generation)[tool]
+    required = spec.get("required", [])
     issues: list[dict[str, Any]] = []
     clean: dict[str, Any] = {}
     for name, prop in spec["properties"].items():
-        if name not in arguments or (
-            arguments[name] is None and name not in spec.get("required", [])
-        ):
-            if name in spec.get("required", []):
+        value = arguments.get(name)
+        if name not in arguments or (value is None and name not in required):
+            if name in required:
                 issues.append(
                     {"code": "invalid_type", "expected": prop["type"], "received": "undefined",
                      "path": [name], "message": "Required"}
@@ -143,8 +139,7 @@ def validate(tool: str, arguments: Mapping[str, Any], generation: int = 2) -> di
             elif "default" in prop:
                 clean[name] = prop["default"]
             continue
-        value = arguments[name]
-        if not _type_ok(value, prop["type"]):
+        if not _TYPE_OK[prop["type"]](value):
             issues.append(
                 {"code": "invalid_type", "expected": prop["type"],
                  "received": type(value).__name__, "path": [name],
@@ -220,8 +215,6 @@ PROSE_3 = {
 def reflect_markdown(report: Mapping[str, Any], generation: int, before: int, after: int) -> str:
     """reflect's answer from 3.x on: Chinese prose (3.x), or a heading and a JSON object per
     phase (4.x/5.x), then a summary. Approximates the real servers' layout."""
-    import uuid
-
     phases = [p for p in ("decay", "tidy", "govern") if p in report]
     if generation == 3:
         lines = ["## 🌙 Sleep Cycle 报告", ""]

@@ -1,10 +1,5 @@
 """The crontab block: memfuse's runs between two marker lines, merged into the user's crontab.
 
-Install story: read the current crontab (`crontab -l`; none yet is an empty text), `merge` the
-block into it, and feed the result to `crontab -` — the only way to change a user crontab. The
-merge replaces the lines between this label's markers (or appends the block), and leaves every
-other line byte for byte as it was, so installing never touches what the user wrote.
-
 Quoting follows what cron itself does with a line (cronie/vixie `load_env` and `do_command`):
 an unescaped `%` ends the command and starts its stdin, and a backslash takes the next character
 with it whatever it is — so a `%` is written `\\%` outside any backslash of the argument's own,
@@ -29,6 +24,8 @@ _MARKER = re.compile(r"# (>>>|<<<) memfuse ([a-z0-9-]+) \1")
 _ASSIGNMENT = re.compile(r"([^\s='\"#][^\s=]*)[ \t]*=[ \t]*(.*)")
 _FIVE_FIELDS = re.compile(r"([^ \t]+)[ \t]+" * 5 + r"(.*)")  # minute hour day month weekday
 _NICKNAMES = {"@daily": ((0, 0),), "@midnight": ((0, 0),)}
+_UP_TO_PERCENT = re.compile(r"(?:\\.|[^\\%])*\\?", re.DOTALL)
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 _CSPACE = " \t\r\v\f"  # what C's isspace() skips and trims in cron's parser
 
 
@@ -92,9 +89,6 @@ def env_line(name: str, value: str) -> str:
     )
 
 
-# --- installing into the user's crontab ----------------------------------------------------
-
-
 def merge(existing: str, block: str) -> str:
     """`existing` with this block's label's previous block replaced by `block`, or `block`
     appended; every other line is returned byte for byte.
@@ -150,9 +144,6 @@ def _find_block(lines: list[str], label: str) -> tuple[int, int] | None:
     )
 
 
-# --- reading a crontab back ----------------------------------------------------------------
-
-
 def parse(text: str) -> list[Job]:
     """Every job line of a crontab, with the environment cron gives it, as cron reads it.
 
@@ -206,28 +197,12 @@ def _split_job(line: str, number: int) -> tuple[str, tuple[tuple[int, int], ...]
 
 def cron_command(field: str) -> str:
     """The command cron hands to the shell: up to the first unescaped `%`, with `\\%` as `%`."""
-    out: list[str] = []
-    escaped = False
-    for ch in field:
-        if escaped:
-            escaped = False
-            if ch == "%":
-                out[-1] = "%"
-                continue
-        elif ch == "\\":
-            escaped = True
-        elif ch == "%":
-            break
-        out.append(ch)
-    return "".join(out)
-
-
-# --- the scheduler ---------------------------------------------------------------------------
+    head = _UP_TO_PERCENT.findall(field)[0]  # a backslash takes the next character with it
+    return _ESCAPED.sub(lambda m: "%" if m[1] == "%" else m[0], head)
 
 
 class Crontab(Scheduler):
-    """The user's crontab: memfuse's marked block merged in through `crontab -`; the crontab
-    as it was is kept in the state folder and the change shown as a diff."""
+    """The user's crontab: memfuse's marked block merged in through `crontab -`."""
 
     name = "crontab"
     summary = "the default"

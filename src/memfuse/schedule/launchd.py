@@ -1,16 +1,9 @@
 """launchd (macOS) agents: one property list per run, written with plistlib.
 
-Install story: write each `<Label>.plist` into `~/Library/LaunchAgents/` (refusing to replace a
-file there that `is_generated` does not recognise), then load it into the user's GUI domain:
-`launchctl bootout gui/$(id -u)/<Label>` (ignore "not loaded") and
-`launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/<Label>.plist`. launchd passes
-ProgramArguments to the program as they are (no shell, no `%` or `$`), so nothing is quoted.
-
-Missed runs: launchd starts a StartCalendarInterval job whose time passed while the Mac was
-asleep once, when it wakes (several missed times become one run); a time that passed while it
-was shut down is not made up. There is no KeepAlive or RunAtLoad: a run is one command that
-ends. Without StandardOutPath/StandardErrorPath what a quiet run prints (a person is needed)
-goes nowhere, so `output_path` names a file for it.
+launchd passes ProgramArguments to the program as they are (no shell, no `%` or `$`), so
+nothing is quoted. There is no KeepAlive or RunAtLoad: a run is one command that ends. Without
+StandardOutPath/StandardErrorPath what a quiet run prints (a person is needed) goes nowhere, so
+`output_path` names a file for it.
 """
 
 from __future__ import annotations
@@ -113,12 +106,8 @@ def _daily_times(intervals: object) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(times))
 
 
-# --- the scheduler ---------------------------------------------------------------------------
-
-
 class Launchd(Scheduler):
-    """Agents in ~/Library/LaunchAgents, written only over memfuse's own, loaded with
-    `launchctl bootstrap` into the user's GUI domain."""
+    """Agents in ~/Library/LaunchAgents, written only over memfuse's own."""
 
     name = "launchd"
     summary = "macOS agents"

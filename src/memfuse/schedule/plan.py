@@ -1,8 +1,5 @@
-"""memfuse's five daily runs as one `Schedule` for this workspace, whatever the scheduler.
-
-One description (`RUNS`: sync at 14:00 and 22:00, surface five minutes after each, tidy at
-03:00) becomes a schedule for this workspace: every program by its absolute path, the
-settings in effect as flags, `-q`, nothing redirected. Each scheduler renders it its own way.
+"""memfuse's five daily runs as one `Schedule` for this workspace, whatever the scheduler:
+every program by its absolute path, the settings in effect as flags, `-q`, nothing redirected.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 
 from memfuse.schedule.runs import Run, Schedule
@@ -25,20 +22,11 @@ LOCK_WAIT = 300  # seconds a scheduled run waits for another's workspace lock
 LIFECYCLE = ("sync", "surface", "tidy")
 
 
-@dataclass(frozen=True)
-class Planned:
-    """One of memfuse's scheduled commands: when, and why."""
-
-    command: str
-    times: tuple[tuple[int, int], ...]
-    comment: str
-
-
-# The one description every scheduler's files are rendered from.
+# Each of memfuse's scheduled commands: (the command, when, and why).
 RUNS = (
-    Planned("sync", ((14, 0), (22, 0)), "14:00 and 22:00: journal bullets into agent-memory"),
-    Planned("surface", ((14, 5), (22, 5)), "14:05 and 22:05: RECENT.md for the next sessions"),
-    Planned("tidy", ((3, 0),), "03:00: the store's sleep cycle, MEMORY.md check and backup"),
+    ("sync", ((14, 0), (22, 0)), "14:00 and 22:00: journal bullets into agent-memory"),
+    ("surface", ((14, 5), (22, 5)), "14:05 and 22:05: RECENT.md for the next sessions"),
+    ("tidy", ((3, 0),), "03:00: the store's sleep cycle, MEMORY.md check and backup"),
 )
 
 
@@ -99,11 +87,10 @@ def build(
             " without the reranker"
         )
     runs = []
-    for planned in RUNS:
-        extra = ["--archive"] if planned.command == "tidy" and archive else []
-        comment = planned.comment + (", weekly roll-up" if extra else "")
-        argv = (*memfuse, planned.command, "-q", "--wait", str(LOCK_WAIT), *extra, *options)
-        runs.append(Run(planned.command, argv, planned.times, comment))
+    for command, times, why in RUNS:
+        extra = ["--archive"] if command == "tidy" and archive else []
+        argv = (*memfuse, command, "-q", "--wait", str(LOCK_WAIT), *extra, *options)
+        runs.append(Run(command, argv, times, why + (", weekly roll-up" if extra else "")))
     env = (("SHELL", "/bin/sh"), ("PATH", path))
     return Schedule(tuple(runs), env, label_for(settings.workspace), tuple(notes))
 

@@ -209,9 +209,7 @@ def due_between(
     """
     if until <= after:
         return []
-    zone_now = until.astimezone(zone) if zone is not None else until.astimezone()
-    zone_start = after.astimezone(zone) if zone is not None else after.astimezone()
-    day, last = zone_start.date(), zone_now.date()
+    day, last = after.astimezone(zone).date(), until.astimezone(zone).date()  # None: local
     found: list[datetime] = []
     while day <= last:
         for t in times:

@@ -6,9 +6,13 @@ is how a check reads back what it would run, without running anything.
 
 from __future__ import annotations
 
+import re
+
 from memfuse.schedule.runs import ENV_NAME, ParseError
 
 _OPERATORS = set(";|&<>()")
+_DQ_ESCAPE = re.compile(r'\\([$`"\\])')
+_DOUBLE_QUOTED = re.compile(r'((?:\\[$`"\\]|\\(?![$`"\\])|[^"\\])*)"')
 
 
 def split_command(command: str, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -72,14 +76,8 @@ def _sh_words(command: str, where: str) -> list[tuple[str, int]]:
 def _double_quoted(command: str, i: int, text: list[str], where: str) -> int:
     """Append a double-quoted string's text (from just after its quote); return the index after
     the closing quote. Inside, a backslash escapes only `$`, a backquote, `"` and itself."""
-    while i < len(command):
-        ch = command[i]
-        if ch == '"':
-            return i + 1
-        if ch == "\\" and i + 1 < len(command) and command[i + 1] in '$`"\\':
-            text.append(command[i + 1])
-            i += 2
-            continue
-        text.append(ch)
-        i += 1
-    raise ParseError(f"{where}: unterminated double quote: {command!r}")
+    found = _DOUBLE_QUOTED.match(command, i)
+    if found is None:
+        raise ParseError(f"{where}: unterminated double quote: {command!r}")
+    text.append(_DQ_ESCAPE.sub(r"\1", found[1]))
+    return found.end()

@@ -1,11 +1,5 @@
-"""systemd user timers: a oneshot service and a timer per run.
-
-Install story: write the files into `~/.config/systemd/user/` (refusing to replace a file there
-that `is_generated` does not recognise as this label's), then `systemctl --user daemon-reload`
-and `systemctl --user enable --now <label>-<run>.timer` for each timer. User timers run only
-while the user's manager does: `loginctl enable-linger <user>` keeps it running without a
-login session. `Persistent=true` makes a timer whose time passed while the machine was asleep
-or off fire once when it is back.
+"""systemd user timers: a oneshot service and a timer per run (installed as
+docs/operations.md's table of schedulers says).
 
 Quoting follows systemd.syntax(7) "Quoting" and systemd.service(5) "Command lines": words are
 double-quoted with C-style escapes, `%` (specifiers) is doubled everywhere, and `$` (variable
@@ -33,6 +27,7 @@ _SIMPLE_ESCAPES = {
     "\\": "\\", '"': '"', "'": "'", "s": " ",
 }  # fmt: skip
 _ESCAPE_DIGITS = {"x": (2, 16), "u": (4, 16), "U": (8, 16)}
+_C_SPECIAL = re.compile(r'[\\"\x00-\x1f\x7f]')
 _CALENDAR = re.compile(r"(?:\*-\*-\*\s+)?([0-9,]+):([0-9,]+)(?::([0-9,]+))?")
 
 
@@ -123,18 +118,9 @@ def environment_word(name: str, value: str) -> str:
 
 
 def _c_escape(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in '\\"':
-            out.append("\\" + ch)
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-# --- reading units back --------------------------------------------------------------------
+    return _C_SPECIAL.sub(
+        lambda m: f"\\x{ord(m[0]):02x}" if m[0] not in '\\"' else "\\" + m[0], text
+    )
 
 
 def parse(files: Mapping[str, str]) -> list[Job]:
@@ -318,16 +304,11 @@ def _dollars(word: str, where: str) -> str:
 def _undouble(word: str, mark: str, refusal: Callable[[str], str]) -> str:
     """`word` with each doubled `mark` made single; a single `mark` is a ParseError, told by
     `refusal` of the character after it."""
-    out, i = [], 0
-    while i < len(word):
-        if word[i] == mark:
-            after = word[i + 1 : i + 2]
-            if after != mark:
-                raise ParseError(refusal(after))
-            i += 1
-        out.append(word[i])
-        i += 1
-    return "".join(out)
+    parts = word.split(mark * 2)
+    for part in parts:
+        if mark in part:
+            raise ParseError(refusal(part[part.index(mark) + 1 :][:1]))
+    return mark.join(parts)
 
 
 def _calendar_times(specs: list[str]) -> tuple[tuple[int, int], ...]:
@@ -350,9 +331,6 @@ def _calendar_times(specs: list[str]) -> tuple[tuple[int, int], ...]:
 
 def _numbers(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.isdigit()]
-
-
-# --- the scheduler ---------------------------------------------------------------------------
 
 
 class Systemd(Scheduler):

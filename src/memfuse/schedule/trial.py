@@ -1,12 +1,5 @@
-"""What `memfuse cron --check` may run of a job, and what it only reports (issue 33).
-
-A job list may be the agent's: a job list or a scheduler's file copied out of the
-workspace. So a check never runs what the job names. It runs this memfuse, with the operator's
-own environment and settings, on the job's subcommand, workspace and tunables. Whatever in the
-job would change the program, its PATH, the shell cron starts it with, where memfuse reads its
-configuration or state, or how it reaches the store (mcporter and its config, the server, the
-transport, the store's own variables), is a finding: said in the check's result, never used.
-"""
+"""What `memfuse cron --check` may run of a job, and what it only reports (issue 33; the rule
+and its findings: docs/security.md, "`cron --check` executes only this memfuse")."""
 
 from __future__ import annotations
 
@@ -50,6 +43,10 @@ _LOADER_EXACT = {"ENV", "IFS", "CDPATH", "GCONV_PATH"}
 _PLACES = {"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"}
 _STORE_PREFIXES = ("MCPORTER_", "AGENT_MEMORY_", "OPENAI_")
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.I)
+# What sh reads of a line, for shell_findings: a quoted string, an escaped character, an
+# expansion or an operator (`&` not part of a redirection: `>&`, `&>`).
+_SH_TOKEN = re.compile(r"""'[^']*'?|"(?:\\.|[^"\\])*"?|\\.?|[$`;|()]|(?<!>)&(?!>)""", re.DOTALL)
+_ESCAPED = re.compile(r"\\.", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -100,7 +97,8 @@ def subcommand(argv: tuple[str, ...]) -> tuple[str | None, int]:
     """The lifecycle subcommand a job's argv runs and the index after the program (None when
     it is not a memfuse job)."""
     start = 1
-    if len(argv) >= 3 and argv[1:3] == ("-m", "memfuse") and _is_python(argv[0]):
+    python = re.fullmatch(r"python(3(\.\d+)?)?", Path(argv[0]).name) if argv else None
+    if len(argv) >= 3 and argv[1:3] == ("-m", "memfuse") and python:
         start = 3
     elif not argv or Path(argv[0]).name != "memfuse":
         return None, 0
@@ -114,10 +112,6 @@ def program_of(job: Job) -> str | None:
     first = job.argv[0]
     path = dict(job.env).get("PATH", CRON_DEFAULT_PATH)
     return first if "/" in first else shutil.which(first, path=path)
-
-
-def _is_python(program: str) -> bool:
-    return re.fullmatch(r"python(3(\.\d+)?)?", Path(program).name) is not None
 
 
 def plan(job: Job, own: Own, *, same_program: bool) -> Trial:
@@ -371,23 +365,11 @@ def shell_findings(command: str) -> list[str]:
     or a parenthesis. Quoting is followed as sh follows it; redirections are left to the
     stderr rule."""
     found: set[str] = set()
-    quote = ""
-    i = 0
-    while i < len(command):
-        ch = command[i]
-        if quote == "'":
-            quote = "" if ch == "'" else quote
-        elif ch == "\\":
-            i += 1
-        elif ch in "$`":
+    for token in _SH_TOKEN.findall(command):  # single quotes hide everything, `\\` one character
+        if token[0] in "$`" or (token[0] == '"' and set(_ESCAPED.sub("", token)) & set("$`")):
             found.add("expand")
-        elif quote == '"':
-            quote = "" if ch == '"' else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in ";|()" or (ch == "&" and ">" not in command[i - 1 : i] + command[i + 1 : i + 2]):
+        elif token[0] in ";|()&":
             found.add("chain")
-        i += 1
     said = []
     if "expand" in found:
         said.append(

@@ -1,11 +1,7 @@
-"""Other scheduled jobs that rewrite MEMORY.md, and moving memfuse's tidy out of their minute.
-
-tidy reads MEMORY.md (its consistency check) and copies it (the daily backup): in the same
-minute as a job that rewrites it, tidy would check and keep a file half-way through a change.
-Which jobs those are is each host's to say (`Scheduler.writers_here`, `writers_in`). A writer
-keeps its times in its own zone and memfuse's runs are in theirs, so clashes are instants
-compared, not clock strings: a writer at 22:00 in New York and tidy at 03:00 UTC clash (in
-winter; each quarter of the year is tried, so a clash half the year is one).
+"""Other scheduled jobs that rewrite MEMORY.md, and moving memfuse's tidy out of their minute
+(why, and clashes compared as instants: docs/operations.md, "Dreaming"). Which jobs those are
+is each host's to say (`Scheduler.writers_here`, `writers_in`); each quarter of the year is
+tried, so a clash half the year is one.
 """
 
 from __future__ import annotations
@@ -74,7 +70,10 @@ def clear_of(
             f"{run.name} moved from {hhmm(run.times)} to {hhmm(moved)}: {who} rewrites"
             " MEMORY.md in that minute"
         )
-        runs.append(replace(run, times=moved, comment=_retimed(run.comment, run.times, moved)))
+        comment = run.comment
+        for old, new in zip(run.times, moved, strict=True):
+            comment = comment.replace(hhmm((old,)), hhmm((new,)))
+        runs.append(replace(run, times=moved, comment=comment))
     return replace(schedule, runs=tuple(runs), notes=(*schedule.notes, *notes)), notes
 
 
@@ -89,9 +88,3 @@ def _free(at: tuple[int, int], taken: set[tuple[int, int]]) -> tuple[int, int]:
 
 def hhmm(times: Times) -> str:
     return " and ".join(f"{h:02d}:{m:02d}" for h, m in sorted(times))
-
-
-def _retimed(comment: str, old: Times, new: Times) -> str:
-    for (oh, om), (nh, nm) in zip(old, new, strict=True):
-        comment = comment.replace(f"{oh:02d}:{om:02d}", f"{nh:02d}:{nm:02d}")
-    return comment

@@ -1,10 +1,5 @@
-"""The session transport: one stdio MCP session per run, spoken directly.
-
-mcporter starts a fresh server for every call (~0.3-0.7 s each); one session pays the start-up
-once and then ~2 ms per call. memfuse speaks the four messages of MCP it needs (initialize,
-the initialized notification, tools/list, tools/call) itself: the SDK's import alone cost a run
-more than half a second (docs/performance.md). One reader thread hands each answer to the call
-waiting for its id; calls from several threads run side by side.
+"""The session transport: one stdio MCP session per run, spoken directly (why: docs/architecture.md,
+"The transports"). One reader thread hands each answer to the call waiting for its id.
 
 Everything the server says is untrusted: a line is read only up to LINE_LIMIT bytes (a longer
 one ends the session), an answer that is not JSON-RPC is passed over, every wait is bounded by
@@ -231,8 +226,7 @@ class _Conversation:
                 self.process.stdout.close()
 
     def _stop(self) -> None:
-        """End the server's process group (the server and whatever it started): TERM, a
-        moment, then KILL. A group already gone is nothing to do."""
+        """End the server's process group (the server and whatever it started)."""
         for sig, grace in ((signal.SIGTERM, EXIT_GRACE), (signal.SIGKILL, 1.0)):
             try:
                 os.killpg(self.process.pid, sig)
@@ -369,12 +363,8 @@ class SessionGateway:
         """The server's tool names, listed once a session: a long-lived command (serve) makes
         a client per call, and each would otherwise ask the warm session again."""
         session = self._session_or_open()
-        listed = self._listed
-        if listed is None or listed[0] is not session:
-            listed = self._listed = (session, self._list_tools())
-        return list(listed[1])
-
-    def _list_tools(self) -> list[str]:
+        if self._listed is not None and self._listed[0] is session:
+            return list(self._listed[1])
         names: list[str] = []
         cursor: object = None
         for _ in range(LIST_PAGES_MAX):
@@ -389,4 +379,5 @@ class SessionGateway:
             cursor = result.get("nextCursor")
             if not cursor:
                 break
-        return names
+        self._listed = (session, names)
+        return list(names)
