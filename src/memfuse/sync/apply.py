@@ -28,8 +28,7 @@ Progress = Callable[[str, int], AbstractContextManager[Advance]]
 
 @dataclass
 class Applied:
-    """What applying a plan did: outcomes counted, the rejected bullets, the days with a
-    failed call (their files are read again next run), and what was pruned."""
+    """What applying a plan did."""
 
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNT_KEYS, 0))
     rejected: list[RejectedRow] = field(default_factory=list)
@@ -61,8 +60,7 @@ class Applier:
         return applied
 
     def _send(self, todo: list[Item], applied: Applied) -> None:
-        """Remember each item concurrently; record every outcome, and every attempt, the
-        moment it arrives."""
+        """Remember each item concurrently; record every outcome the moment it arrives."""
         counts = applied.counts
         with self.progress("sync", len(todo)) as advance:
             for index, outcome in self.store.remember_all([item.memory() for item in todo]):
@@ -158,10 +156,8 @@ def note_files(
 
 
 def _cover(ledger: Ledger, reading: Reading, failed_days: set[str], at: str) -> None:
-    """The files of a day with a failed call, or one of whose forms could not be read, are
-    left out (a roll-up holds seven days: one such day leaves it out), and so is a roll-up
-    some of whose days this run did not read (`--date`, `--days`): the next run reads them
-    again."""
+    """Cover the files read, but those of a day with a failed call or a form not read, and a
+    roll-up some of whose days this run did not read: the next run reads them again."""
     again = failed_days | reading.partial
     done = [file for day, files in reading.files.items() if day not in again for file in files]
     undone = {file[0] for day, files in reading.files.items() if day in again for file in files}

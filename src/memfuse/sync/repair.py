@@ -20,8 +20,7 @@ from memfuse.workspace.position import JOURNAL_PREFIXES, JournalPosition
 
 @dataclass
 class Repair:
-    """What the repair step did: entries taken back from the store, the check's report, and
-    the journals it read (handed on, so that the sync after it reads none twice)."""
+    """What the repair step did (its journals handed on, so that none is read twice)."""
 
     rebuilt: int = 0
     report: Report | None = None
@@ -65,10 +64,8 @@ def rebuild(
     warn: Callable[[str], None],
     now: datetime,
 ) -> int:
-    """A ledger made afresh (none was there, or it was set aside) takes back what the store
-    holds at memfuse's journal URIs with the text each holds, so that the sync sends only what
-    differs, not every bullet again. Their ids are asked for when a bullet is changed or pruned
-    (`reading.with_memory_ids`); how many entries were taken back."""
+    """A fresh ledger takes back what the store holds at memfuse's journal URIs, so that the
+    sync sends only what differs; how many entries were taken back."""
     memories = store.memories_under(JOURNAL_PREFIXES)
     if memories is None:
         warn("the store's journal memories could not be listed: nothing rebuilt")
@@ -90,8 +87,7 @@ def rebuild(
 
 
 def _holds_any(probe: StoreStatus | None) -> bool:
-    """Whether the store answered and may hold something (a first sync on an empty store has
-    nothing to take back)."""
+    """Whether the store answered and may hold something."""
     return probe is not None and (probe.total is None or probe.total > 0)
 
 
