@@ -38,10 +38,8 @@ class Bullet:
 
 @dataclass(frozen=True)
 class Tally:
-    """What one reading of one journal form took, for the run's accounting (SPEC §3): every
-    list item a viewer shows is a bullet, an empty item, or inside a dreaming block; every
-    other line of visible text is code, a heading, or counted in `other_lines`. Lines are
-    non-blank lines of the form; counts are of that form alone (add them up across forms)."""
+    """What one reading of one journal form took, for the run's accounting (SPEC §3). Lines
+    are non-blank lines of the form; counts are of that form alone (add them up across forms)."""
 
     items: int = 0  # outermost list items outside code and dreaming blocks: bullets + empty
     empty: int = 0  # items with no text once comments are out: not bullets, not counted
@@ -122,8 +120,7 @@ class Builder:
 
     def hidden_block(self, line: int) -> None:
         """A block a preview hides, or that hides the bullets after it (`<details>`, `<div
-        hidden>`, `## 09:00 <style>` …), starting at 0-based `line`; an item that hides
-        (`item`) is counted the same way."""
+        hidden>`, `## 09:00 <style>` …), starting at 0-based `line`."""
         self.took["hidden_items"] += 1
         self.first_hidden = self.first_hidden or line + 1
 

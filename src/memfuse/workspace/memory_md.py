@@ -25,10 +25,8 @@ from pathlib import Path
 from memfuse.workspace.blocks import PIECE, token_chunks
 from memfuse.workspace.comments import comment_spans, dreaming_blocks, without
 
-# Past this size (a MEMORY.md over 1 000 times its 200-line limit: a planted one) the file is read
-# in pieces cut between top-level blocks, so that what is held is one piece's tokens, not the
-# 1.3 GB that 4 MiB of short items parsed whole held. A comment or fence left open at the end
-# of a piece then hides only to the piece's end, where a viewer would hide the rest.
+# Past this size (a planted MEMORY.md) the file is read in pieces (blocks._pieces). A comment or
+# fence left open at the end of a piece then hides only to the piece's end, not the rest.
 WHOLE = 1 << 18
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[!?][^<>]*>")
 _RAW = re.compile(r" {0,3}<(?:script|style|pre|textarea)(?:[\s>]|$)", re.IGNORECASE)
