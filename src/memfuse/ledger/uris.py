@@ -1,10 +1,7 @@
 """The URI memfuse gave each stored memory, for recall's results, as a long-lived process asks.
 
-`memfuse serve` answers many questions in one process: each may name memories the store's
-recall gave without a URI (agent-memory 2.2 gives none). Reading the ledger for every question
-would open the sync ledger once a call; the book keeps what it read, and the ledger's own
-stamp (its file and its write-ahead log: inode, size, time) says when that may be stale, so
-a question opens the ledger only after a sync wrote it.
+The book keeps what it read, and the ledger's own stamp says when that may be stale, so a
+question opens the ledger only after a sync wrote it.
 """
 
 from __future__ import annotations

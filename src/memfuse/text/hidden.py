@@ -61,8 +61,7 @@ def _inline(text: str) -> list[Token]:
 def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
     """The raw HTML (`("html", html, "")`) and character references (`("ref", shown as,
     written)`) a CommonMark renderer finds in `text`, in order: by markdown-it's inline reading
-    where a code span, an escape or a link could claim the text and `exact`, else by the bare
-    patterns (which may take a tag in backticks for HTML)."""
+    where `exact` and the bare patterns could be wrong, else by the bare patterns."""
     if not _MAYBE.search(text):
         return []
     if exact and any(span in text for span in _SPANS):
@@ -148,10 +147,8 @@ EXACT_CHARS = 100_000  # … and their characters: up to ~30 µs each on a hosti
 
 
 class Hiding:
-    """`unseen` for one reading of a journal: markdown-it's inline reading for its first EXACT
-    bullets that need it, of EXACT_CHARS characters between them and EXACT_TEXT each, the bare
-    patterns after (which may name more, never less: a hostile file costs seconds, not
-    minutes)."""
+    """`unseen` for one reading of a journal: markdown-it's inline reading within EXACT,
+    EXACT_CHARS and EXACT_TEXT, the bare patterns after (which may name more, never less)."""
 
     def __init__(self, exact: int = EXACT, chars: int = EXACT_CHARS) -> None:
         self.left = exact
@@ -175,9 +172,7 @@ _FLAG_TAGS = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,6}\U000e
 
 
 def _renders_nothing(char: str) -> bool:
-    """Whether the Unicode table makes `char` show nothing of its own: a format character, a
-    control but tab and line feed, a separator of lines or paragraphs, a surrogate, a
-    variation selector, or any code point of plane 14 (Unicode's default-ignorable one)."""
+    """Whether the Unicode table makes `char` show nothing of its own (tab and line feed do)."""
     category = unicodedata.category(char)
     if category in ("Cf", "Cs", "Zl", "Zp") or (category == "Cc" and char not in "\t\n"):
         return True
@@ -188,8 +183,7 @@ def _renders_nothing(char: str) -> bool:
 
 @functools.cache
 def _nothing() -> re.Pattern[str]:
-    """Runs of the code points that render as nothing, as ranges from the table (~0.15 s,
-    once, and only for a text that is not ASCII)."""
+    """Runs of the code points that render as nothing (built once, ~0.15 s, when needed)."""
     codes = [code for code in range(0x110000) if _renders_nothing(chr(code))]
     steps = itertools.groupby(enumerate(codes), lambda pair: pair[1] - pair[0])
     runs = [[code for _, code in run] for _, run in steps]

@@ -2,11 +2,8 @@
 a bullet, whatever container holds it, as the journal grammar says (memfuse.workspace.journal,
 SPEC §3). Pure.
 
-Every step is linear in the journal's bytes: markdown-it's block pass (its inline pass never
-runs: comments are found by memfuse.workspace.comments; a line costs it once per container it
-is in, however deep: memfuse.workspace.block_parser), one walk over the tokens, one scan of
-each leaf block's lines. A journal nested deeper than CommonMark can parse in its length, or
-whose nesting would cost markdown-it more than BUDGET, is read block by block (`_chunks`)
+Every step is linear in the journal's bytes. A journal nested deeper than CommonMark can parse,
+or whose nesting would cost markdown-it more than BUDGET, is read block by block (`_chunks`)
 while the budget lasts; a block too deep itself, or past the budget, is one bullet, its lines
 as they are.
 """
@@ -58,16 +55,10 @@ def _openers(line: str) -> int:
 
 def _costs(lines: list[str]) -> list[int]:
     """What markdown-it's block pass spends on each line beyond what an ordinary line costs, in
-    list items and quote levels, at most; more than BUDGET for a line
-    that opens more than DEEPEST blocks.
-
-    The first list item a line opens, and the quotes it goes on with by their `>` before it,
-    cost what an ordinary line does. Each block its leading openers open inside that item
-    costs one: an item or a quote costs markdown-it the same at any depth, and a chain of them
-    on one line (`- - - a`) is two bytes each. So does each level of block quote open above
-    the line beyond the first and beyond its own `>`: markdown-it's quote rule sweeps all of a
-    quote's lines once per level, its lazy lines too. Open quotes end at a blank line, and at
-    an unindented heading or list marker."""
+    list items and quote levels, at most; more than BUDGET for a line that opens more than
+    DEEPEST blocks. Each block a line's openers open inside its first item costs one, and so
+    does each level of block quote open above the line beyond the first and its own `>` (the
+    quote rule sweeps a quote's lines once per level)."""
     costs = [0] * len(lines)
     if not _NESTS.search("\n".join(lines)):
         return costs  # no line opens a block inside an item, nor a quote inside a quote
@@ -122,11 +113,7 @@ def token_chunks(
     """Yield the lines' CommonMark blocks as (first, end, tokens): the whole text in one piece
     when it parses within BUDGET, else each top-level block, its tokens' lines counted from
     `first`; tokens None for a block too deep to parse, or past what is left of the budget
-    (the journals' reading, and MEMORY.md's: memfuse.workspace.memory_md).
-
-    Nested too deep or too dear to parse whole (a hostile file), CommonMark would give the
-    rest of the file to the deep block, or take minutes: each top-level block is read alone
-    instead, while the budget lasts, so a bullet after it stays one."""
+    (so that a bullet after a hostile block stays one, in bounded time)."""
     costs = _costs(lines)
     if piece is not None and len(lines) > piece and sum(costs) <= BUDGET:
         yield from _pieces(lines, piece)

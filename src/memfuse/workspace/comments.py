@@ -1,11 +1,9 @@
 """HTML comments in a journal's text, and the host's dreaming blocks between their markers. Pure.
 
-Both are found in one pass, whatever the number of comments: the journal grammar removes a
-comment's text from a bullet and counts what it took (SPEC §3). A comment is CommonMark
+Both are found in one pass, whatever the number of comments. A comment is CommonMark
 0.31.2's: `<!-->`, `<!--->`, or `<!--` up to the first `-->`. In a paragraph (`inline`) a
 code span or a backslash escape that starts first makes `<!--` text, and a `<!--` never closed
-is text; in an HTML block every `<!--` is a comment, an unclosed one running to the block's
-end, as a browser shows the raw HTML.
+is text; in an HTML block an unclosed one runs to the block's end, as a browser shows it.
 """
 
 from __future__ import annotations

@@ -3,14 +3,9 @@
 Most journals are ATX headings, `-`/`*`/`+` items and their text: for those, CommonMark's
 blocks follow from each line's indentation and first characters, read here line by line at a
 small part of markdown-it's cost. A journal holding anything that could open another block or
-change a bullet's text — a tab or control character, an HTML comment (`<!--`) anywhere, and at
-the start of a line's text (or an item's) a `<` (an HTML block), a fence, a quote, a reference
-definition, a thematic break or setext underline, a numbered item, an indented heading, a list
-marker where it could start an item of its own — is read by markdown-it instead
-(memfuse.workspace.blocks), as is one whose structure this reading does not follow (a marker
-indented one space, text indented for code after a blank line, a nested marker that closes
-items and lands as indented code). tests/unit/test_journal_plain.py holds both readings equal:
-bullets, positions, lines and tallies.
+change a bullet's text (`_NOT_PLAIN`, `_OPENS`), or whose structure this reading does not
+follow, is read by markdown-it instead (memfuse.workspace.blocks).
+tests/unit/test_journal_plain.py holds both readings equal: bullets, positions, lines, tallies.
 """
 
 from __future__ import annotations

@@ -157,8 +157,7 @@ class Guard:
             return None, str(exc)
 
     def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, Tried]]:
-        """Yield (index, (result, why it failed)) as each call finishes, so the caller can
-        record progress in its own thread while the other calls are still running."""
+        """Yield (index, (result, why it failed)) as each call finishes."""
         if self.jobs == 1 or len(calls) < 2:
             for index, call in enumerate(calls):
                 yield index, self.attempt(*call)
