@@ -33,15 +33,12 @@ def read_plain(text: str) -> Builder | None:
 
 def _plain(lines: list[str], build: Builder) -> bool:
     """Give `build` the headings and top-level items of a plain journal, in file order, and
-    count its other lines; False when it is not plain (see above; `build` is then spoilt).
+    count its other lines; False when it is not plain (`build` is then spoilt).
 
-    What keeps this CommonMark's reading: every item opens with `- ` at column 0 (or `*`, `+`)
-    and text, so its content starts at column 2 and its first block is a paragraph; a line of
-    text at column 0 or 1 continues that paragraph lazily unless a blank line came first; a
-    line indented 2 or more belongs to the item (a nested item, or text), and no line after a
-    blank one is indented for code (6 or more), nor a nested marker that closes items (`_nest`),
-    so the item's last block is always a paragraph. Outside an item, text is a paragraph (other
-    text) or, indented 4 or more where no paragraph is open, indented code.
+    What keeps this CommonMark's reading: an item's content starts at column 2 and its first
+    and last blocks are paragraphs (no line after a blank one is indented for code, nor a
+    nested marker that closes items: `_nest`), so a line at column 0 or 1 continues it lazily
+    unless a blank line came first, and a line indented 2 or more belongs to it.
     """
     item: list[int] | None = None  # [first, end) of the open top-level item
     columns = [2]  # where the content of the open item and its open nested items starts
