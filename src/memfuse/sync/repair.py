@@ -43,7 +43,8 @@ def repair(
     done = Repair()
     if ledger is None:
         return done
-    if ledger.fresh and _holds_any(probe):
+    # a first sync on an empty store has nothing to take back
+    if ledger.fresh and probe is not None and (probe.total is None or probe.total > 0):
         done.rebuilt = rebuild(store, ledger, reporter.info, reporter.warn, now)
     if verify or _looks_reset(probe, ledger):
         journals = {j.day: j for j in workspace.journals(workspace.sources(), reporter.warn)}
@@ -84,11 +85,6 @@ def rebuild(
     if taken:
         info(f"the sync ledger was rebuilt from the store: {taken} memories")
     return taken
-
-
-def _holds_any(probe: StoreStatus | None) -> bool:
-    """Whether the store answered and may hold something."""
-    return probe is not None and (probe.total is None or probe.total > 0)
 
 
 def _looks_reset(probe: StoreStatus | None, ledger: Ledger) -> bool:

@@ -128,7 +128,8 @@ def hiding(text: str, *, exact: bool = True, html: bool = False) -> str | None:
         return found
     for kind, content, written in pieces(text, exact=exact):
         if kind == "ref":
-            found = _reference(content, written)
+            shows = any(_renders_nothing(c) for c in content)
+            found = f"the reference {written} shows an invisible character" if shows else None
         else:
             found = f"HTML ({_shown(content)})" if html else _hides(content)
         if found is not None:
@@ -305,13 +306,6 @@ def _hides(raw: str) -> str | None:
         )
     if name not in STYLING:
         return f"<{name}> is not text a preview shows"
-    return None
-
-
-def _reference(shown: str, written: str) -> str | None:
-    """A character reference (`&#x202E;`, `&shy;`) that shows an invisible character."""
-    if any(_renders_nothing(c) for c in shown):
-        return f"the reference {written} shows an invisible character"
     return None
 
 

@@ -60,10 +60,6 @@ def _list_rule() -> RuleFuncBlockType:
     chain of k lists walked them k times; memfuse never renders): its globals one name apart."""
     from markdown_it.rules_block import list as rules
 
-    scope = {**vars(rules), "markTightParagraphs": _no_walk}
+    scope = {**vars(rules), "markTightParagraphs": lambda _state, _index: None}
     rule: RuleFuncBlockType = types.FunctionType(rules.list_block.__code__, scope, "list_block")
     return rule
-
-
-def _no_walk(state: StateBlock, index: int) -> None:
-    """Instead of marking a tight list's paragraphs `hidden`: nothing (memfuse never renders)."""

@@ -138,9 +138,8 @@ PIECE = 2_000
 
 
 def _pieces(lines: list[str], piece: int) -> Iterator[tuple[int, int, list[Token] | None]]:
-    """Parse the lines a few thousand at a time, cut only between top-level blocks, so that
-    what is held is one piece's tokens: markdown-it keeps ~300 bytes of tokens for a byte of
-    a file of short items, and a 4 MiB MEMORY.md parsed whole held 1.3 GB."""
+    """Parse the lines a few thousand at a time, cut only between top-level blocks: a 4 MiB
+    MEMORY.md of short items parsed whole held 1.3 GB of tokens."""
     start = 0
     for first, _last in _chunks(lines):
         if first - start >= piece:
@@ -151,10 +150,9 @@ def _pieces(lines: list[str], piece: int) -> Iterator[tuple[int, int, list[Token
 
 def _chunks(lines: list[str]) -> list[tuple[int, int]]:
     """The file cut where a block ends every container open before it, outside fences and
-    comments: around an unindented heading; before an unindented list marker, a list item of
-    the item the block began with's list (in as many quotes, indented less than 4 and left of
-    its text), or an unindented line after a blank one; and before a line nested past DEEPEST
-    (a block of its own)."""
+    comments: around an unindented heading; before an unindented list marker, an item of the
+    list the block began with, an unindented line after a blank one, or a line nested past
+    DEEPEST (a block of its own)."""
     starts, fence, comment, blank = [0], "", False, False
     block: tuple[int, int] | None = None  # the quotes and text column of the item it began with
     for n, line in enumerate(lines):
@@ -192,9 +190,8 @@ def _chunks(lines: list[str]) -> list[tuple[int, int]]:
 
 
 def _item(line: str) -> tuple[int, int, int] | None:
-    """The block quotes around the list item this line opens (indented less than 4 in them),
-    its indentation, and the column its text starts at past the quotes (a tab counted as one
-    column: this is for hostile files); None when the line opens no item."""
+    """The block quotes around the list item this line opens, its indentation, and the column
+    its text starts at past the quotes (a tab counted as one); None when it opens no item."""
     item = _ITEM.match(line)
     if item is None:
         return None

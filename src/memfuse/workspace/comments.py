@@ -22,12 +22,17 @@ def comment_spans(text: str, *, inline: bool) -> list[tuple[int, int]]:
     """The [start, end) offsets of every comment in one leaf block's text, in order."""
     if "<!--" not in text:
         return []
-    if not inline:
-        return _html_spans(text)
+    spans: list[tuple[int, int]] = []
+    if not inline:  # in an HTML block every `<!--` opens a comment
+        at = 0
+        while (start := text.find("<!--", at)) >= 0:
+            end = _comment_end(text, start, closers=True)
+            at = len(text) if end < 0 else end
+            spans.append((start, at))
+        return spans
     runs: dict[int, list[int]] = defaultdict(list)  # backtick runs by length: their starts
     for run in _RUNS.finditer(text):
         runs[len(run[0])].append(run.start())
-    spans: list[tuple[int, int]] = []
     closers = True  # a `-->` may still come
     at = 0
     while (found := _INLINE.search(text, at)) is not None:
@@ -60,17 +65,6 @@ def _comment_end(text: str, start: int, closers: bool) -> int:
         return -1
     close = text.find("-->", start + 4)
     return close + 3 if close >= 0 else -1
-
-
-def _html_spans(text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    at = 0
-    while (start := text.find("<!--", at)) >= 0:
-        end = _comment_end(text, start, closers=True)
-        end = len(text) if end < 0 else end
-        spans.append((start, end))
-        at = end
-    return spans
 
 
 def without(text: str, spans: list[tuple[int, int]]) -> str:

@@ -107,16 +107,14 @@ def _close(build: Builder, lines: list[str], item: list[int] | None) -> None:
 
 def _nest(columns: list[int], indent: int, *, blank: bool) -> bool:
     """A `- ` line indented 2 or more inside an open item, read as markdown-it reads it:
-    `columns` (the content columns of the open item and its open nested items, outermost
-    first) updated; False when the line is indented code, which a later line at column 0
-    would not continue.
+    `columns` (the content columns of the open items, outermost first) updated; False when
+    the line is indented code, which a later line at column 0 would not continue.
 
     After a line of text, the marker is more of its paragraph when indented 4 or more past the
-    innermost item's content, or 4 or more past its parent's and left of its own (markdown-it's
-    special case). Otherwise it ends the paragraph and closes every item it is left of; in the
-    innermost one left open it is a new item, or indented code when 4 or more past its content
-    (`- a` / `     - b` / `       - c` / `      - d`: `- d` is code in `a`, not an item of
-    `b`'s list, and a line at column 0 after it is a paragraph of its own, outside `a`).
+    innermost item's content, or past its parent's and left of its own (markdown-it's special
+    case). Otherwise it closes every item it is left of, and is a new item in the innermost one
+    left open, or code when 4 or more past its content (`- a` / `     - b` / `       - c` /
+    `      - d`: `- d` is code in `a`).
     """
     if not blank:
         inner, outer = columns[-1], columns[-2] if len(columns) > 1 else 0
