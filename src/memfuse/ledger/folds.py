@@ -1,11 +1,8 @@
 """How the store folds several bullets into one memory, and what an edit does to such a fold.
 
-agent-memory keeps one memory for several bullets in two ways (docs/reference.md, agent-memory):
-- an exact duplicate is answered `skipped` with the existing memory's id, and its URI is not
-  created: the bullet is held while that memory's text is its text;
-- a near duplicate is answered `merged` into an existing memory whose text becomes
-  `old\\n\\n[Updated] new` (2.x, 3.x) or `old；new` (4.x, 5.x, which also attach the write's
-  URI to that memory).
+agent-memory keeps one memory for several bullets in two ways (docs/reference.md): an exact
+duplicate is answered `skipped` with the existing memory's id, a near one `merged` into it
+(its texts joined by the generation's `merge_separator`).
 
 A `remember` at any URI the store binds to such a memory rewrites its whole text. So when a
 member's text changes, the memory is written once, at the URI of the bullet that created it,

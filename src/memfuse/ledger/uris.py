@@ -40,9 +40,8 @@ class UriBook:
         return {m: uri for m in wanted if (uri := self._known[m]) is not None}
 
     def _ledger_stamp(self) -> Stamp:
-        """What changes when a run writes the ledger: its file's and its write-ahead log's
-        inode, size and time (not the ctime: a reader opening the ledger touches the log's);
-        None for a file that is not there, or an empty log (a reader makes one)."""
+        """The inode, size and time of the ledger and its write-ahead log (not the ctime, nor
+        an empty log: a reader touches or makes one); None for a file that is not there."""
         if not self.state.exists():
             return (None, None)
         stamps: list[tuple[int, int, int] | None] = []

@@ -142,8 +142,7 @@ class StateFolder:
 
     def reach(self, name: str) -> str:
         """A path that reaches `name` through the open folder, for what can only open by path
-        (SQLite): `/proc/self/fd/N/name` where the system has it, so no component of the
-        folder's own path is looked up again."""
+        (SQLite): `/proc/self/fd/N/name` where the system has it (docs/security.md)."""
         fd = self.fd
         if (_PROC_FD / str(fd)).is_dir():
             return str(_PROC_FD / str(fd) / name)

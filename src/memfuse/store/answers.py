@@ -50,9 +50,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Reflection:
-    """What reflect did: per-phase counts when the store gave them (2.x JSON, 4.x/5.x a JSON
-    object under each phase heading), else its prose; and the memory count before and after
-    when its summary line says so (3.x–5.x)."""
+    """What reflect did: per-phase counts when the store gave them, else its prose; and the
+    memory count before and after when its summary line says so."""
 
     counts: dict[str, Any] | None
     text: str | None

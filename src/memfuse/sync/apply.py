@@ -115,8 +115,7 @@ class Applier:
 
     def _prune(self, stale: Sequence[Entry], applied: Applied) -> None:
         """Drop the stale entries; delete the memories memfuse created for them, unless a
-        bullet still in a journal shares one now (a send of this run may have been answered
-        `skipped` onto it): that memory is only released, its text kept."""
+        bullet still in a journal shares one now (this run's send may be `skipped` onto it)."""
         dropping = {e.position for e in stale}
         shared = self.ledger.sharing({e.memory_id for e in stale if e.created and e.memory_id})
         for entry in stale:
@@ -142,9 +141,8 @@ def note_files(
     paused: bool,
     at: str,
 ) -> None:
-    """After the calls: note each file read whose bullets all settled, so that the next plain
-    sync passes over it until it changes (not while paused); and keep the journals that could
-    not be read on record (an alarm in `status`), clearing those read since or gone."""
+    """After the calls: note each file read whose bullets all settled (not while paused), and
+    keep the journals that could not be read on record (an alarm in `status`)."""
     if not paused:
         _cover(ledger, reading, applied.failed_days, at)
     gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(workspace.root / p)]

@@ -67,10 +67,8 @@ class Reading:
     partial: set[str] = field(default_factory=set)  # days with a form that could not be read
     holds: dict[str, set[str]] = field(default_factory=dict)  # location -> the days it is a form of
     learned: tuple[Entry, ...] = ()  # entries whose memory id the store told this run
-    # What each form read held, by location (a roll-up's sections summed): issue 39's account.
-    tallies: dict[str, Tally] = field(default_factory=dict)
-    # The journals read whole, for the recall index to take instead of reading them again
-    # (at most PARSED_KEPT: a sync of every journal of years keeps no more in memory).
+    tallies: dict[str, Tally] = field(default_factory=dict)  # what each form held, by location
+    # The journals read whole, for the recall index (at most PARSED_KEPT, kept in memory).
     parsed: dict[date, Journal] = field(default_factory=dict)
 
 

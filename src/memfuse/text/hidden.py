@@ -53,8 +53,7 @@ EXACT_TEXT = 10_000  # characters of one text markdown-it reads inline (~0.2 s w
 
 @functools.lru_cache(maxsize=1)
 def _inline(text: str) -> list[Token]:
-    """markdown-it's inline tokens of `text`, HTML on (the last kept: `hiding` and
-    `in_attributes` read the same bullet)."""
+    """markdown-it's inline tokens of `text`, HTML on (the last kept: both readers want it)."""
     return [c for t in _parser().parseInline(text) for c in (t.children or [])]
 
 
@@ -122,8 +121,8 @@ def _may_end(text: str, at: int, last: dict[str, int]) -> bool:
 
 
 def hiding(text: str, *, exact: bool = True, html: bool = False) -> str | None:
-    """What an HTML-rendering preview would not show of this bullet's text, or which later
-    text it would swallow, said briefly (with `html`, any raw HTML at all); None."""
+    """What an HTML-rendering preview would not show of this text, or which later text it
+    would swallow, said briefly (with `html`, any raw HTML at all); None."""
     if (found := _left_open(text)) is not None:
         return found
     for kind, content, written in pieces(text, exact=exact):
@@ -271,9 +270,8 @@ _MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 
 def _left_open(text: str) -> str | None:
-    """A line of the bullet that opens an HTML block (CommonMark's kinds 1-6: `<style`, `<div`,
-    `<?`, `<!X` … at its start) holding markup left without its end: the preview reads what
-    follows that `<` (the next item's `</li>` too) as a tag's attributes or a comment."""
+    """A line of the bullet that opens an HTML block (CommonMark's kinds 1-6) holding markup
+    left without its end: the preview reads what follows it as a tag's attributes or a comment."""
     from markdown_it.common.html_re import HTML_TAG_RE
     from markdown_it.rules_block.html_block import HTML_SEQUENCES
 

@@ -245,8 +245,7 @@ class Workspace:
         day's forms (`read`: days this run has read already, not read again).
 
         A file that may not be read costs one warning (and is told to `unreadable`); a day
-        with no file is passed over, or told to `missing`. A day none of whose files holds it
-        gives no journal; each file read for it is told to `passed`.
+        with no file is told to `missing`; one that no file holds, its files to `passed`.
         """
         available = self.sources()
         weeklies = Weeklies(self)

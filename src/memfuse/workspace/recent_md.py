@@ -88,8 +88,7 @@ def dedupe(records: Iterable[Record], threshold: float) -> list[Record]:
 
 
 # Of each section, the best this many times its cap are compared for duplicates: enough that
-# copies cannot crowd out what would be shown, and a bound, so that a window of thousands of
-# bullets costs a sort, not a comparison of every pair.
+# copies cannot crowd out what would be shown, few enough that thousands cost only a sort.
 CANDIDATES_PER_ENTRY = 4
 CANDIDATES_MIN = 40
 

@@ -51,8 +51,7 @@ class Weeklies:
 
     def __init__(self, workspace: RollupSource) -> None:
         self.workspace = workspace
-        # each roll-up read: its days' sections (None: it cannot be read), the warning its
-        # reading gave, and whether it was gone when read
+        # each roll-up read: its sections (None: unreadable), its warning, whether it was gone
         self.read: dict[Path, tuple[dict[date, list[ParsedJournal]] | None, str, bool]] = {}
 
     def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:

@@ -84,8 +84,8 @@ class Guard:
     def answer(
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
     ) -> tuple[Answer | None, str | None]:
-        """Any answer, JSON or text; or None and why, the warning given. Server errors whose
-        message holds one of `tolerate` are expected answers, returned as JSON."""
+        """Any answer, JSON or text; or None and why, the warning given (a server error that
+        holds one of `tolerate` is an expected answer)."""
         if self.tripped:
             with self._lock:
                 self.skipped += 1
