@@ -170,9 +170,8 @@ class Ledger:
         return [_entry(row) for row in self.db.execute(_SELECT_ALL)]
 
     def sharing(self, memory_ids: Collection[str]) -> dict[str, list[Entry]]:
-        """The entries whose memory is one of these, by memory id: the bullets the store holds
-        in one memory (an exact duplicate answered `skipped`, a near one `merged`). Entries the
-        store no longer holds for memfuse (forgotten, withdrawn, rejected) are left out."""
+        """The entries whose memory is one of these, by memory id, but those the store no
+        longer holds for memfuse (forgotten, withdrawn, rejected)."""
         if not memory_ids:
             return {}
         rows = self.db.execute(_SELECT_SHARING, (json.dumps(sorted(memory_ids)),))
@@ -291,8 +290,7 @@ class Ledger:
         self._write("DELETE FROM entries WHERE position = ?", [(position,)])
 
 
-# Since when each pending bullet's calls have failed: its first failed attempt after its last
-# one that was not, of the attempts kept.
+# Since when each pending bullet's calls have failed (of the attempts kept).
 _FAILING_SINCE = (
     "SELECT a.position, min(a.at) FROM attempts a WHERE a.outcome = 'failed' AND a.id >"
     " coalesce((SELECT max(b.id) FROM attempts b WHERE b.position = a.position AND"

@@ -168,9 +168,9 @@ def verify_index(
     mark: bool = True,
     texts: Mapping[str, str] | None = None,
 ) -> Report | None:
-    """Compare the store with the ledger; with `mark`, mark what it lost and what it forgot.
-    With `texts`, a memory that no longer holds its bullet's text counts as lost too. None,
-    one warning, and nothing changed, when the store could not be listed."""
+    """Compare the store with the ledger; with `mark`, mark what it lost and what it forgot
+    (with `texts`, a memory no longer holding its bullet's text is lost). None, after one
+    warning and nothing changed, when the store could not be listed."""
     memories = store.memories_under(JOURNAL_PREFIXES)
     if memories is None:
         reporter.warn(NOT_LISTED)

@@ -78,9 +78,8 @@ def server_folder(settings: Settings) -> str:
 
 
 def placed(server: ServerSpec, settings: Settings) -> ServerSpec:
-    """The server's entry with the working folder it will run in: its own `cwd` (resolved as
-    its config says), else the server folder; ConfigError when that lies inside the workspace,
-    where the server would load the agent's files (`python -m` imports from it)."""
+    """The server's entry with the working folder it will run in (its own `cwd`, else the
+    server folder); ConfigError when that lies inside the workspace (the agent's files)."""
     cwd = server.cwd or server_folder(settings)
     if within(os.path.realpath(settings.workspace), os.path.realpath(cwd)):
         raise ConfigError(

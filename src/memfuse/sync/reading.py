@@ -158,8 +158,7 @@ class Reader:
 
 def with_memory_ids(store: StoreClient, reading: Reading, *, prune: bool) -> Reading:
     """Entries taken back by a rebuild know a URI but not the memory's id: the ones this run
-    may change are looked up (one call each), so that bullets sharing their memory are found
-    and only memfuse's own memories are ever deleted. Nothing is written here."""
+    may change are looked up (one call each): sharers are found, only memfuse's own deleted."""
     unknown = [
         i.previous for i in reading.items
         if not i.unchanged and i.previous and not i.previous.memory_id and i.previous.uri

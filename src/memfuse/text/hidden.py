@@ -59,8 +59,7 @@ def _inline(text: str) -> list[Token]:
 
 def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
     """The raw HTML (`("html", html, "")`) and character references (`("ref", shown as,
-    written)`) a CommonMark renderer finds in `text`, in order: by markdown-it's inline reading
-    where `exact` and the bare patterns could be wrong, else by the bare patterns."""
+    written)`) a renderer finds in `text`, in order (markdown-it's reading when `exact`)."""
     if not _MAYBE.search(text):
         return []
     if exact and any(span in text for span in _SPANS):

@@ -65,9 +65,8 @@ class Tally:
 
 
 class Places:
-    """The positions a day's bullets have taken, each once. A section of over 1000 `-` items
-    meets the numbered items' counts: the later of two such bullets takes the section's next
-    count above every one taken (one step, however hostile the file)."""
+    """The positions a day's bullets have taken, each once (past 1000 `-` items, a bullet on a
+    numbered one's count takes the section's next count above every one taken)."""
 
     def __init__(self) -> None:
         self.used: set[tuple[str, int]] = set()

@@ -103,8 +103,7 @@ def fence_closes(line: str, fence: str) -> bool:
 
 def dreaming_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """The [first, end) lines of every dreaming block: from a start marker to the next end
-    marker of its kind, both included, outside code fences. A start marker no end follows
-    excludes nothing (the notes after it are the agent's)."""
+    marker of its kind, both included, outside code fences (an unclosed one excludes nothing)."""
     if not any(DREAMING_TAG in line for line in lines):
         return []
     markers: list[tuple[int, str, str]] = []
