@@ -1,9 +1,7 @@
 """A run's warnings, and the secrets they must never show.
 
-Warnings are collected by a `Reporter` that also echoes them to stderr as they happen (a long
-backfill should not hide trouble until the end) and writes them to the log, with every known
-secret masked. Every layer that can fail best-effort (the store's guard, the reranker) reports
-through one.
+A `Reporter` echoes warnings to stderr as they happen (a long backfill should not hide trouble
+until the end) and writes them to the log, with every known secret masked.
 """
 
 from __future__ import annotations

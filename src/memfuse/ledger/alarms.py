@@ -28,8 +28,7 @@ def unreadable_alarms(reader: LedgerReader | None, shown: int) -> list[str]:
 
 
 def unheld_alarms(reader: LedgerReader | None, now: datetime) -> list[str]:
-    """Bullets that should be in the store and are not: their calls have kept failing for a
-    day (each sync retries them; a run that fails for them alone still exits 0)."""
+    """Bullets whose calls have kept failing for a day (a run failing for them exits 0)."""
     try:
         stuck = reader.failing_longer_than(now, UNHELD_ALARM_AFTER) if reader else []
     except LedgerError:

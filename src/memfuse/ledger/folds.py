@@ -1,25 +1,14 @@
 """How the store folds several bullets into one memory, and what an edit does to such a fold.
 
-agent-memory keeps one memory for several bullets in two ways (docs/reference.md, agent-memory):
-- an exact duplicate is answered `skipped` with the existing memory's id, and its URI is not
-  created: the bullet is held while that memory's text is its text;
-- a near duplicate is answered `merged` into an existing memory whose text becomes
-  `old\\n\\n[Updated] new` (2.x, 3.x) or `old；new` (4.x, 5.x, which also attach the write's
-  URI to that memory).
+agent-memory keeps one memory for several bullets in two ways (docs/reference.md): an exact
+duplicate is answered `skipped` with the existing memory's id, a near one `merged` into it
+(its texts joined by the generation's `merge_separator`).
 
-Either way the memory's text is made of its members' texts, and every URI the store binds to
-it (the one memfuse created it at; on 4.x/5.x every merged write's too) reaches that one
-memory: a `remember` at any of them rewrites the whole text. So when a member's text changes,
-the memory is written once, at the URI of the bullet that created it, with the text the store
-itself would have made of its members as they read now (`Refold`): each bullet's current text
-is held, the old one is not, and the cost is one call per memory whose text changed, not one
-per copy. An exact duplicate that changes is no longer one: it is sent on its own and leaves
-the memory, which is rewritten only when it held a text no other member still has.
-
-A memory memfuse did not create (an agent's own `remember`, the server's auto-ingest) holds a
-text memfuse does not know: it is never rewritten here. Its exact duplicates that changed
-leave it as above; for any other change `plan_fold` answers None and the sync falls back to
-sending the changed bullets, and again those sharing their memory.
+A `remember` at any URI the store binds to such a memory rewrites its whole text. So when a
+member's text changes, the memory is written once, at the URI of the bullet that created it,
+with the text the store itself would have made of its members as they read now (`Refold`):
+one call per memory whose text changed, not one per copy. An exact duplicate that changes is
+sent on its own and leaves the memory. A memory memfuse did not create is never rewritten.
 """
 
 from __future__ import annotations
@@ -74,9 +63,8 @@ class FoldPlan:
 
 
 def plan_fold(memory_id: str, members: Sequence[Member]) -> FoldPlan | None:
-    """What to do about the members of one memory after some changed (pure). None when the
-    fold is not modelled here: a member the store lost (sent again as it is), or a memory
-    memfuse did not make that changed otherwise than by exact duplicates leaving it."""
+    """What to do about the members of one memory after some changed (pure); None when the
+    fold is not modelled here (the sync then sends the changed bullets and their sharers)."""
     members = sorted(members, key=lambda m: m.entry.position)
     if any(m.entry.outcome in UNSETTLED for m in members):
         return None
@@ -105,10 +93,8 @@ def plan_fold(memory_id: str, members: Sequence[Member]) -> FoldPlan | None:
 def plan_folds(
     sharing: Mapping[str, Sequence[Entry]], texts: Mapping[str, tuple[str, str] | None]
 ) -> dict[str, FoldPlan]:
-    """`plan_fold` for every shared memory a change touches (pure). `texts`: each member's
-    text and digest now by position, None when its bullet is gone; a memory with a member
-    whose text is not known (its journal not read) is left out, as is one `plan_fold` cannot
-    model."""
+    """`plan_fold` for every shared memory a change touches whose every member's text is known
+    (pure). `texts`: each member's text and digest now by position, None when it is gone."""
     plans: dict[str, FoldPlan] = {}
     for memory_id, entries in sharing.items():
         if any(e.position not in texts for e in entries):
@@ -125,9 +111,7 @@ def plan_folds(
 
 def carried(refold: Refold, action: str, memory_id: str | None) -> list[Entry]:
     """The ledger entries of the bullets a refold stored, once the store answered `action`
-    with `memory_id` (pure; a failed write records nothing: the next run plans it again).
-    On `updated` (the memory rewritten at its anchor) each keeps how it came into the memory;
-    any other answer is recorded as it is, as for a bullet sent on its own."""
+    with `memory_id` (pure). On `updated` each keeps how it came into the memory."""
     found = []
     for member in refold.carries:
         entry = member.entry

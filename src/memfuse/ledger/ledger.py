@@ -1,9 +1,8 @@
 """The sync ledger: what memfuse has already put into the store, per journal position.
 
-SQLite in the state folder's `ledger.sqlite3`. One row per position (`YYYY-MM-DD#HHMM-N`)
-holding the content hash last synced, the URI and type pinned at the first successful sync,
-the memory id, and the outcome. Each outcome is committed on its own, so a run killed half-way
-keeps every result it had; a failed call is never recorded and is retried by the next run.
+One row per position (`Entry`). Each outcome is committed on its own, so a run killed
+half-way keeps every result it had; a failed call is never recorded and is retried by the next
+run.
 """
 
 from __future__ import annotations
@@ -171,9 +170,8 @@ class Ledger:
         return [_entry(row) for row in self.db.execute(_SELECT_ALL)]
 
     def sharing(self, memory_ids: Collection[str]) -> dict[str, list[Entry]]:
-        """The entries whose memory is one of these, by memory id: the bullets the store holds
-        in one memory (an exact duplicate answered `skipped`, a near one `merged`). Entries the
-        store no longer holds for memfuse (forgotten, withdrawn, rejected) are left out."""
+        """The entries whose memory is one of these, by memory id, but those the store no
+        longer holds for memfuse (forgotten, withdrawn, rejected)."""
         if not memory_ids:
             return {}
         rows = self.db.execute(_SELECT_SHARING, (json.dumps(sorted(memory_ids)),))
@@ -184,9 +182,8 @@ class Ledger:
         return found
 
     def made_elsewhere(self, memory_id: str, uri: str) -> bool:
-        """Whether memfuse made this memory at another URI (an entry `created` it there): a
-        bullet answered `skipped` onto it is a copy, not one a killed run made and did not
-        record, and needs no lookup to tell (one call per copy, 599 for 600 copies)."""
+        """Whether memfuse made this memory at another URI: a bullet skipped onto it is a copy
+        (no lookup needed), not one a killed run made and did not record."""
         row = self.db.execute(
             "SELECT 1 FROM entries WHERE memory_id = ? AND created = 1 AND uri IS NOT ?",
             (memory_id, uri),
@@ -199,9 +196,7 @@ class Ledger:
         self._write("UPDATE entries SET outcome = ? WHERE position = ?", rows)
 
     # --- the files a run covered (a plain sync reads only what changed since) ---------------
-    # A file's stamp is (size, mtime_ns, ctime_ns, inode): an editor, `rsync -t` or `git
-    # checkout` that puts an old modification time back still changes the status-change time
-    # or the inode.
+    # The stamp holds ctime and inode too: an old mtime put back (`rsync -t`) still changes them.
     def covered(self) -> dict[str, Stamp]:
         """The stamp of every journal file as the last run that covered it saw it."""
         rows = self.db.execute("SELECT path, size, mtime_ns, ctime_ns, inode FROM stamps")
@@ -223,8 +218,8 @@ class Ledger:
     def note_unreadable(
         self, found: Mapping[str, str], read: Iterable[str], gone: Iterable[str], at: str
     ) -> None:
-        """Record the journal files that could not be read (by location, with why; the first
-        time kept), and clear those read since and those gone from the workspace."""
+        """Record the journal files that could not be read (the first time kept), and clear
+        those read since and those gone."""
         with self._writing():
             self.db.executemany(
                 "INSERT INTO unreadable (path, reason, since) VALUES (?, ?, ?)"
@@ -268,9 +263,8 @@ class Ledger:
         return [str(row[0]) for row in rows]
 
     def expected_count(self) -> int:
-        """How many memories the store should hold at memfuse's URIs (a count in SQL of what
-        memfuse.ledger.reconcile.expected_at_uri says of each entry), each memory once: bullets
-        the store folded into one memory (4.x binds each merged URI to it) are one memory."""
+        """How many memories the store should hold at memfuse's URIs, each memory once (the
+        count in SQL of memfuse.ledger.reconcile.expected_at_uri)."""
         row = self.db.execute(
             "SELECT count(DISTINCT coalesce(memory_id, 'uri:' || uri)) FROM entries"
             " WHERE uri IS NOT NULL AND outcome NOT IN"
@@ -280,8 +274,7 @@ class Ledger:
         return int(row[0])
 
     def adopt(self, entries: Iterable[Entry]) -> int:
-        """Add entries of positions the ledger does not know yet (one transaction); how many
-        were added: the rebuild from the store's own record (memfuse.sync.repair)."""
+        """Add entries of positions the ledger does not know yet; how many were added."""
         with self._writing():
             before = self.db.total_changes
             rows = [e.row(e.synced_at) for e in entries]
@@ -291,17 +284,13 @@ class Ledger:
     def record(self, entry: Entry, synced_at: str) -> None:
         """Commit one outcome (its own transaction; a failed write stops the run)."""
         with self._writing():
-            self._insert(entry, synced_at)
-
-    def _insert(self, entry: Entry, synced_at: str) -> None:
-        self.db.execute(f"INSERT OR REPLACE {_INSERT}", entry.row(synced_at))
+            self.db.execute(f"INSERT OR REPLACE {_INSERT}", entry.row(synced_at))
 
     def forget(self, position: str) -> None:
         self._write("DELETE FROM entries WHERE position = ?", [(position,)])
 
 
-# Since when each pending bullet's calls have failed: its first failed attempt after its last
-# one that was not, of the attempts kept.
+# Since when each pending bullet's calls have failed (of the attempts kept).
 _FAILING_SINCE = (
     "SELECT a.position, min(a.at) FROM attempts a WHERE a.outcome = 'failed' AND a.id >"
     " coalesce((SELECT max(b.id) FROM attempts b WHERE b.position = a.position AND"

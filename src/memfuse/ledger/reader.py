@@ -27,25 +27,26 @@ from memfuse.state.sqlite import open_read_only
 
 
 def uris_of(state: StateFolder, memory_ids: Iterable[str]) -> dict[str, str]:
-    """The URI memfuse gave each of these memories, read-only (for recall: agent-memory 2.2's
-    recall answers no URI, 3.x and later `null`). A memory that several bullets were merged
-    into has the URI of the bullet that created it."""
+    """The URI memfuse gave each of these memories, read-only (recall's answers hold none). A
+    memory that several bullets were merged into has the URI of the bullet that created it."""
     wanted = sorted(set(memory_ids))
-    if not wanted:
+    reader = LedgerReader.open(state) if wanted else None
+    if reader is None:
         return {}
-    rows = _read_only(
-        state,
-        "SELECT memory_id, uri FROM entries WHERE uri IS NOT NULL"
-        " AND memory_id IN (SELECT value FROM json_each(?))"
-        " ORDER BY created",  # a created entry last, so it wins
-        [json.dumps(wanted)],
-    )
-    return {str(memory_id): str(uri) for memory_id, uri in rows or ()}
+    try:
+        rows = reader.rows(
+            "SELECT memory_id, uri FROM entries WHERE uri IS NOT NULL"
+            " AND memory_id IN (SELECT value FROM json_each(?))"
+            " ORDER BY created",  # a created entry last, so it wins
+            [json.dumps(wanted)],
+        )
+    finally:
+        reader.close()
+    return {str(memory_id): str(uri) for memory_id, uri in rows}
 
 
 class LedgerReader:
-    """The ledger opened read-only once, for every read of a run that must not create, migrate
-    or lock it for writing (`memfuse status`). Each read raises LedgerError when it fails."""
+    """The ledger opened read-only once, for every read of a run (`memfuse status`)."""
 
     def __init__(self, state: StateFolder, db: sqlite3.Connection) -> None:
         self.state = state
@@ -53,8 +54,7 @@ class LedgerReader:
 
     @classmethod
     def open(cls, state: StateFolder) -> LedgerReader | None:
-        """None when there is no ledger (or no state folder); LedgerError when it cannot be
-        opened."""
+        """None when there is no ledger (or no state folder)."""
         if not state.exists():
             return None
         try:
@@ -98,8 +98,7 @@ class LedgerReader:
         return [(str(row[0]), Attempt(*row[1:])) for row in self.rows(_PENDING)]
 
     def failing_longer_than(self, now: datetime, after: timedelta) -> list[tuple[str, str]]:
-        """(position, since when) of every pending bullet whose calls have failed for longer
-        than `after`, oldest first: a bullet that should be in the store and is not."""
+        """(position, since when) of every pending bullet failing for longer than `after`."""
         found = []
         for position, at in self.rows(_FAILING_SINCE):
             try:
@@ -121,17 +120,3 @@ class LedgerReader:
 
     def close(self) -> None:
         self.db.close()
-
-
-def _read_only(
-    state: StateFolder, query: str, parameters: Sequence[str] = ()
-) -> list[tuple[Any, ...]] | None:
-    """Rows of one query on the ledger opened read-only (LedgerReader); None when there is no
-    ledger (or no state folder). LedgerError when it cannot be read."""
-    reader = LedgerReader.open(state)
-    if reader is None:
-        return None
-    try:
-        return reader.rows(query, parameters)
-    finally:
-        reader.close()

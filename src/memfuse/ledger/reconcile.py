@@ -1,12 +1,7 @@
 """The store is a derived index: check it against the ledger, and tell lost from forgotten.
 
-The ledger knows every memory memfuse put at a journal URI. The store lists what it holds
-under the journal prefixes, whatever their number. A memory the ledger expects
-that the store no longer lists is either *forgotten* — agent-memory deletes P3 memories whose
-vitality fell below 0.05 in `reflect` (estimated here with the same decay model, from the time
-memfuse last synced it) — or *lost* (a deleted database, a migration gone wrong), and then it
-is marked in the ledger so that the next sync re-sends it from its journal to its pinned URI.
-
+A memory the ledger expects that the store no longer lists is either *forgotten* (decayed
+away in `reflect`, or evicted above capacity) or *lost*, and then the next sync re-sends it.
 A listing that fails changes nothing: a store that does not answer must never cause a mass
 re-send or a ledger rewrite.
 """
@@ -123,15 +118,10 @@ NOT_LISTED = (
 def unheld(
     entries: Iterable[Entry], memories: Iterable[StoredMemory], texts: Mapping[str, str]
 ) -> list[Entry]:
-    """The entries whose bullet's text the store's memory no longer holds (pure).
+    """The entries whose bullet's text the store's memory no longer holds (pure; `holds`).
 
-    `texts`: each bullet's text now, by position. A bullet the store keeps in a memory of its
-    own, or in one it shares with others (a duplicate `skipped`, a near one `merged`), is held
-    while that memory's content contains its text, whitespace aside, or each of its clauses
-    (`holds`). An entry whose bullet
-    changed since is left to the sync that sends it; one whose memory is not among
-    `memories` is left to `judge` (at its URI) or cannot be checked (merged into a memory
-    outside the journal prefixes)."""
+    `texts`: each bullet's text now, by position. An entry whose bullet changed since is left
+    to the sync that sends it; one whose memory is not among `memories`, to `judge`."""
     entries = list(entries)
     by_id = {m.id: m for m in memories if m.id}
     by_uri = {m.uri: m for m in memories if m.uri}
@@ -178,10 +168,9 @@ def verify_index(
     mark: bool = True,
     texts: Mapping[str, str] | None = None,
 ) -> Report | None:
-    """Compare the store with the ledger; with `mark`, mark what it lost (re-sent by the next
-    sync) and what it forgot (never re-sent). With `texts` (every bullet's text now, by
-    position), a memory that no longer holds its bullet's text counts as lost too. None, one
-    warning, and nothing changed, when the store could not be listed."""
+    """Compare the store with the ledger; with `mark`, mark what it lost and what it forgot
+    (with `texts`, a memory no longer holding its bullet's text is lost). None, after one
+    warning and nothing changed, when the store could not be listed."""
     memories = store.memories_under(JOURNAL_PREFIXES)
     if memories is None:
         reporter.warn(NOT_LISTED)
@@ -207,8 +196,7 @@ def verify_index(
 
 
 def _evicted_by_capacity(store: StoreClient, report: Report) -> Report:
-    """Missing memories the store evicted above its capacity were forgotten by design, not
-    lost (memfuse.store.client.StoreClient.evicted)."""
+    """Missing memories the store evicted above its capacity were forgotten, not lost."""
     evicted = store.evicted({e.uri for e in report.lost if e.uri})
     if not evicted:
         return report

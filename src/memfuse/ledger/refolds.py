@@ -1,9 +1,4 @@
-"""Refolding shared memories (memfuse.ledger.folds) in the store, and recording what it did.
-
-The plan's refolds are written as ordinary `remember` calls at each memory's anchor URI, all
-of them concurrently, and every bullet a write carries is recorded (its attempt too) the
-moment its answer arrives, as a bullet sent on its own would be.
-"""
+"""Refolding shared memories (memfuse.ledger.folds) in the store, and recording what it did."""
 
 from __future__ import annotations
 
@@ -47,9 +42,8 @@ def send_refolds(
     counts: dict[str, int],
     now: str,
 ) -> set[str]:
-    """Rewrite each shared memory once; record every bullet a write carries with the store's
-    answer (a failed write records nothing: the next run plans it again). Each carried bullet
-    is counted under the answer's action. The days with a failed write."""
+    """Rewrite each shared memory once, concurrently; record every bullet a write carries as
+    its answer arrives (a failed write records nothing). The days with a failed write."""
     failed_days: set[str] = set()
     for index, outcome in store.remember_all(refold_writes(store, refolds)):
         refold = refolds[index]

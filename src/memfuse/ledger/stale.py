@@ -21,10 +21,8 @@ def gone_from_journals(
     warn: Warn,
     read: Mapping[date, Journal] | None = None,
 ) -> set[str]:
-    """The positions of `entries` that no journal holds now: the day has no journal, or its
-    journal, read whole, has no bullet there. A day that cannot be read whole holds them as
-    far as anyone can tell; a file that cannot be read makes none stale (it may be the one).
-    `read`: the journals this run has read already, not read again."""
+    """The positions of `entries` that no journal holds now (`read`: journals read already).
+    A day not read whole holds its own; a file that cannot be read makes none stale at all."""
     wanted: dict[date, set[str]] = {}
     for entry in entries:
         try:

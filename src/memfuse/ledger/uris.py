@@ -1,10 +1,7 @@
 """The URI memfuse gave each stored memory, for recall's results, as a long-lived process asks.
 
-`memfuse serve` answers many questions in one process: each may name memories the store's
-recall gave without a URI (agent-memory 2.2 gives none). Reading the ledger for every question
-would open the sync ledger once a call; the book keeps what it read, and the ledger's own
-stamp (its file and its write-ahead log: inode, size, time) says when that may be stale, so
-a question opens the ledger only after a sync wrote it.
+The book keeps what it read, and the ledger's own stamp says when that may be stale, so a
+question opens the ledger only after a sync wrote it.
 """
 
 from __future__ import annotations
@@ -43,9 +40,8 @@ class UriBook:
         return {m: uri for m in wanted if (uri := self._known[m]) is not None}
 
     def _ledger_stamp(self) -> Stamp:
-        """What changes when a run writes the ledger: its file's and its write-ahead log's
-        inode, size and time (not the ctime: a reader opening the ledger touches the log's);
-        None for a file that is not there, or an empty log (a reader makes one)."""
+        """The inode, size and time of the ledger and its write-ahead log (not the ctime, nor
+        an empty log: a reader touches or makes one); None for a file that is not there."""
         if not self.state.exists():
             return (None, None)
         stamps: list[tuple[int, int, int] | None] = []

@@ -1,19 +1,7 @@
 """memfuse's own state folder: where it is, the files it holds, and how each is opened.
 
-It holds the sync ledger, the run history, the lock, the log, the recall index, the note of
-the store's generation, the rollback's pause (kept apart from the ledger, so that a ledger lost
-cannot undo it) and the server's stderr. It lives outside the workspace by default
-(docs/security.md), in the user's state folder keyed by the workspace's real path:
-`$XDG_STATE_HOME/memfuse/<name>-<hash>/` (`~/.local/state/…` without the variable), or where
-`--state-dir` says.
-
-It is checked the way OpenSSH checks its files: the folder and the one above it must belong to
-this user and be writable by no one else (memfuse tightens a folder of its own that is looser,
-and refuses one that is someone else's or a link). Once checked, the folder is opened, and
-every file in it is opened relative to that open folder with `O_NOFOLLOW`: no path component
-can be swapped for a link mid-run. A file that is a link, not a regular file, hard-linked
-elsewhere (`st_nlink` > 1) or another user's is never used: `quarantine` moves it aside, and
-the run says so.
+Where it lives and how it is checked: docs/security.md ("State the agent cannot reach"). Once
+checked, the folder is opened and every file in it is opened relative to it with `O_NOFOLLOW`.
 """
 
 from __future__ import annotations
@@ -40,8 +28,7 @@ _PROC_FD = Path("/proc/self/fd")
 
 
 def default_state_dir(workspace: Path, env: Mapping[str, str]) -> Path:
-    """Where a workspace's state lives unless `--state-dir` says: the user's state folder,
-    one folder per workspace, named by its real path (a readable name and a hash of it)."""
+    """Where a workspace's state lives unless `--state-dir` says (docs/security.md)."""
     real = os.path.realpath(workspace)
     base = xdg_folder(env, "XDG_STATE_HOME", ".local/state")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real))[:40] or "root"
@@ -108,9 +95,8 @@ class StateFolder:
         return self.path.is_dir()
 
     def ensure(self, *, create: bool = True) -> Path:
-        """The folder, checked (and made, with the one above it, when `create`): a real folder
-        of this user's that no one else can write. UnsafePath otherwise; the path without
-        creating it when `create` is False and it does not exist."""
+        """The folder, checked (and made, with the one above it, when `create`); UnsafePath
+        when it is not a real folder of this user's that no one else can write."""
         if self._fd is not None:
             return self.path
         parent = self.path.parent
@@ -156,8 +142,7 @@ class StateFolder:
 
     def reach(self, name: str) -> str:
         """A path that reaches `name` through the open folder, for what can only open by path
-        (SQLite): `/proc/self/fd/N/name` where the system has it, so no component of the
-        folder's own path is looked up again."""
+        (SQLite): `/proc/self/fd/N/name` where the system has it (docs/security.md)."""
         fd = self.fd
         if (_PROC_FD / str(fd)).is_dir():
             return str(_PROC_FD / str(fd) / name)
@@ -195,9 +180,8 @@ class StateFolder:
         return fd
 
     def database(self, name: str, sidecars: tuple[str, ...], *, create: bool) -> str | None:
-        """A SQLite file of the folder made ready in one step: the file and its sidecars
-        checked (`check`), the file created 0600 when `create`, and the path SQLite reaches it
-        by (`reach`); None when it is not there and not to be created."""
+        """The path SQLite reaches a file of the folder by, its sidecars checked (created 0600
+        when `create`); None when it is not there and not to be created."""
         for suffix in sidecars:
             self.check(f"{name}{suffix}")
         if create:
@@ -222,8 +206,7 @@ class StateFolder:
 
     def replace(self, name: str, fill: Callable[[int], None]) -> os.stat_result:
         """Replace a file of the folder atomically (0600) with what `fill` writes to the open
-        temp file: a reader sees the old file or the whole new one; the temp file is made and
-        renamed inside the open folder. The new file's stat, as renamed into place."""
+        temp file; the new file's stat."""
         tmp = f".{name}.{secrets.token_hex(4)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=self.fd)
@@ -256,8 +239,7 @@ class StateFolder:
             os.unlink(name, dir_fd=self.fd)
 
     def quarantine(self, name: str, why: str) -> str:
-        """Move an entry memfuse cannot use aside (`name.bad-<time>`), so that this run and the
-        next start it afresh instead of failing on it; the notice says where it went."""
+        """Move an entry memfuse cannot use aside (`name.bad-<time>`) to start it afresh."""
         stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
         aside = f"{name}.bad-{stamp}-{secrets.token_hex(2)}"
         try:
@@ -306,8 +288,7 @@ def paused_since(state: StateFolder) -> str | None:
 
 
 def set_paused(state: StateFolder, since: str | None) -> None:
-    """Record the pause (None: lift it), atomically. A text that is not a date is kept all
-    the same (the pause holds, since an unknown time): lifting it is a person's decision."""
+    """Record the pause (None: lift it), atomically; a text that is not a date holds too."""
     if since is None:
         state.remove(state.PAUSED)
     else:

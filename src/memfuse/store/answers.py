@@ -1,11 +1,9 @@
 """What agent-memory answers, read once into typed values: a memory, a remember's outcome, a
-reflect report, the store's status. Pure; only the store client (memfuse.store.client) and the
-generations (memfuse.store.generations) use these readers.
+reflect report, the store's status. Pure.
 
-agent-memory's answers differ by tool and generation (`recall` has scores, `recall_path` has
-URIs, some carry `updated_at`, others `created_at`; from 3.x on `reflect` answers Markdown), and
-a store or a proxy in front of it may answer anything. Every field is checked here; a memory
-without text is dropped, a field of the wrong type is absent, never an exception.
+Answers differ by tool and generation, and a store or a proxy in front of it may answer
+anything. Every field is checked here; a memory without text is dropped, a field of the wrong
+type is absent, never an exception.
 """
 
 from __future__ import annotations
@@ -52,9 +50,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Reflection:
-    """What reflect did: per-phase counts when the store gave them (2.x JSON, 4.x/5.x a JSON
-    object under each phase heading), else its prose; and the memory count before and after
-    when its summary line says so (3.x–5.x)."""
+    """What reflect did: per-phase counts when the store gave them, else its prose; and the
+    memory count before and after when its summary line says so."""
 
     counts: dict[str, Any] | None
     text: str | None

@@ -1,12 +1,9 @@
 """The store client: the one voice in which memfuse speaks to agent-memory.
 
-Commands ask it for what they need — `status()`, `remember(memory)`, `recall(query, n)`,
-`listing(prefix)`, `reflect()`, `forget(id)`, the generation and its capacity — and get typed
-values back (memfuse.store.answers). Only this module knows agent-memory's tool names and
-argument shapes; only it and the generations (memfuse.store.generations) read its answers.
-
-Every call goes through the best-effort guard (memfuse.store.gateway.guard): a call that
-fails is one warning and `None` (or a failed `Outcome`), never an exception.
+Only this module knows agent-memory's tool names and argument shapes; only it and the
+generations (memfuse.store.generations) read its answers. Every call goes through the guard
+(memfuse.store.gateway.guard): a call that fails is one warning and `None` (or a failed
+`Outcome`), never an exception.
 """
 
 from __future__ import annotations
@@ -73,7 +70,6 @@ class StoreClient:
         tz: tzinfo | None,
         server_env: Callable[[], Mapping[str, str] | None],
     ) -> None:
-        """A client of this transport, every call of it guarded and reported to `reporter`."""
         self._guard = Guard(gateway, reporter, jobs=jobs)
         self._tz = tz
         self._server_env = server_env  # the server entry's environment; None: not readable
@@ -104,8 +100,7 @@ class StoreClient:
         return "failed" if g.calls or g.skipped else "idle"
 
     def bridge_version(self) -> str | None:
-        """The bridge's version when calls go through mcporter; None when it cannot be run.
-        Only meaningful when `transport` is "mcporter"."""
+        """The bridge's version when calls go through mcporter; None when it cannot be run."""
         return self._guard.gateway.version()
 
     def close(self) -> None:
@@ -132,10 +127,8 @@ class StoreClient:
 
     def _reader(self) -> Generation:
         """The generation that names the tools and reads the answers: the known one; else the
-        one the tools name, asked once a run after the store has answered (a dead store is not
-        asked again) and only where a listing costs no process of its own (mcporter's would:
-        it learns on a misread answer); else the baseline, whose names and readers serve every
-        generation to 5.x."""
+        one the tools name, asked once after the store has answered where a listing costs no
+        process of its own; else the baseline, whose names and readers serve every one to 5.x."""
         costly = self._guard.gateway.costly_listing
         if self._generation is None and not self._asked and self._guard.reached and not costly:
             self._asked = True
@@ -152,8 +145,7 @@ class StoreClient:
         return generation.limits(status.limits, self._server_env() or {})
 
     def auto_ingest(self) -> AutoIngest | None:
-        """Whether a 3.x+ server ingests a workspace by itself; None when that does not apply
-        or the server entry cannot be read."""
+        """Whether a 3.x+ server ingests a workspace by itself; None when unknown."""
         generation = self.generation()
         env = self._server_env()
         if generation is None or not generation.ingests_by_itself or env is None:
@@ -207,9 +199,8 @@ class StoreClient:
         return found
 
     def evicted(self, missing: Collection[str]) -> set[str]:
-        """Of these URIs the store no longer holds, the ones its capacity rules evicted (by
-        design, not a loss): 5.x lists them in its archive; 4.x deletes above its limit, so
-        at the limit every missing one counts. Costs calls only when something is missing."""
+        """Of these URIs the store no longer holds, the ones its capacity rules evicted: 5.x
+        lists them in its archive; 4.x deletes above its limit, so at it every missing one does."""
         if not missing:
             return set()
         generation = self.generation()
@@ -238,13 +229,8 @@ class StoreClient:
             return list(pool.map(lambda read: read(), reads))
 
     # --- writes ------------------------------------------------------------------------
-    def remember(self, memory: NewMemory) -> Outcome:
-        answer, why = self._guard.attempt(self._tool.remember, memory.arguments())
-        return self._outcome(answer, why)
-
     def remember_all(self, memories: Sequence[NewMemory]) -> Iterator[tuple[int, Outcome]]:
-        """Remember each, concurrently; (index, outcome) as each call finishes, so the caller
-        can record every outcome the moment it arrives."""
+        """Remember each, concurrently; (index, outcome) as each call finishes."""
         tool = self._tool.remember
         calls = [(tool, m.arguments()) for m in memories]
         for index, (answer, why) in self._guard.as_completed(calls):

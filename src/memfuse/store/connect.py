@@ -1,12 +1,8 @@
 """From settings to a gateway: which transport a run uses, and the gateway built for it.
 
 The only place where memfuse's settings meet the gateway package (which knows nothing of them).
-The server's entry (mcporter's config or memfuse's `[session]` table) is read once a run, by
-`find_server`, and handed to whatever needs it.
-
 Every process memfuse starts for the store runs in a folder memfuse chose, never the workspace
-(docs/security.md): `python -m` imports from its working folder, mcporter merges
-`./config/mcporter.json` from it, and a relative name in a server's command resolves there.
+(docs/security.md).
 """
 
 from __future__ import annotations
@@ -36,10 +32,8 @@ def find_server(settings: Settings) -> Server:
 
 def choose_transport(settings: Settings, server: Server) -> tuple[str, str]:
     """The transport a run uses, and why. `auto` takes the session transport (one server
-    process per run, ~100× fewer process starts) whenever it can start the server itself:
-    a `[session]` table, or a stdio entry (a `command`) for the server in mcporter's config,
-    and the MCP SDK installed. Anything else — an HTTP entry, no config memfuse can read, no
-    SDK — goes through mcporter, which knows every kind of entry."""
+    process per run) whenever it can start the server itself (a stdio entry and the MCP SDK);
+    anything else goes through mcporter, which knows every kind of entry."""
     if settings.transport != "auto":
         return settings.transport, f"--transport {settings.transport}"
     import importlib.util
@@ -54,9 +48,8 @@ def choose_transport(settings: Settings, server: Server) -> tuple[str, str]:
 def connect(
     settings: Settings, server: Server, server_log: Callable[[], TextIO] | None = None
 ) -> tuple[Gateway, str]:
-    """The transport the settings ask for, and why it was chosen. The session transport is
-    imported only by the runs that use it.
-    `server_log` opens where the stderr of a server the session transport starts is kept."""
+    """The transport the settings ask for, and why it was chosen (`server_log`: where the
+    stderr of a server the session transport starts is kept)."""
     if isinstance(server, ServerSpec):
         server = placed(server, settings)
     transport, why = choose_transport(settings, server)
@@ -76,9 +69,8 @@ def connect(
 
 
 def server_folder(settings: Settings) -> str:
-    """The working folder of every process memfuse starts for the store (mcporter, a session
-    server without a cwd of its own): the state folder, memfuse's own and out of the agent's
-    reach; `/` when it does not exist yet or lies inside the workspace (`--state-dir` there)."""
+    """The working folder of every process memfuse starts for the store: the state folder;
+    `/` when it does not exist yet or lies inside the workspace (`--state-dir` there)."""
     state, top = settings.state_dir, os.path.realpath(settings.workspace)
     if state is not None and state.is_dir() and not within(top, os.path.realpath(state)):
         return str(state)
@@ -86,9 +78,8 @@ def server_folder(settings: Settings) -> str:
 
 
 def placed(server: ServerSpec, settings: Settings) -> ServerSpec:
-    """The server's entry with the working folder it will run in: its own `cwd` (resolved as
-    its config says), else the server folder; ConfigError when that lies inside the workspace,
-    where the server would load the agent's files (`python -m` imports from it)."""
+    """The server's entry with the working folder it will run in (its own `cwd`, else the
+    server folder); ConfigError when that lies inside the workspace (the agent's files)."""
     cwd = server.cwd or server_folder(settings)
     if within(os.path.realpath(settings.workspace), os.path.realpath(cwd)):
         raise ConfigError(

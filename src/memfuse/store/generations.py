@@ -2,14 +2,7 @@
 and its capacity rules. Facts in docs/reference.md.
 
 `serverInfo.version` is stale in every release, so a generation is recognised by the first
-tool it added. Each `Generation` is one entry of GENERATIONS carrying everything memfuse must
-know of it: its marker, the name of each tool memfuse calls (`Tools`), the readers of its
-answers (the defaults read every known generation: their differences are tolerated field by
-field in memfuse.store.answers), how it joins a merge, and its capacity rules. A new
-generation — even one whose write tool is renamed and whose ids come in another shape — is one
-entry here and nothing else in memfuse moves (tests/unit/flows/test_generations_flow.py adds
-one; tests/unit/test_generations_registry.py fails on an incomplete entry); the reference
-server, a stand-in for tests, is taught to answer as it behind `AGENT_MEMORY_COMPAT`.
+tool it added. tests/unit/test_generations_registry.py fails on an incomplete entry.
 """
 
 from __future__ import annotations
@@ -38,8 +31,7 @@ def limit_variable(name: str) -> str:
 
 @dataclass(frozen=True)
 class Tools:
-    """The name of each tool memfuse calls, by what memfuse calls it for (2.2's names by
-    default: every generation to 5.x kept them)."""
+    """The name of each tool memfuse calls, by what it calls it for (2.2's names by default)."""
 
     remember: str = "remember"  # write one memory at a URI
     recall: str = "recall"  # the store's own ranked search
@@ -83,8 +75,7 @@ class Generation:
     merge_separator: str = "\n\n[Updated] "
 
     def limits(self, reported: Mapping[str, int], server_env: Mapping[str, str]) -> dict[str, int]:
-        """The capacity limits in force: what status reports, else this generation's defaults
-        as the server's environment sets them."""
+        """The capacity limits in force: what status reports, else the server's environment's."""
         if reported:
             return dict(reported)
         found = {}

@@ -60,9 +60,8 @@ def account(reading: Reading, the_plan: Plan) -> AccountingData:
 
 
 def warnings(data: AccountingData) -> list[str]:
-    """One warning for each form holding text a viewer shows that memfuse does not sync, for
-    each form read in part past the parser's reach, and for each form holding bullets or
-    blocks a preview does not show whole (issues 46, 54)."""
+    """One warning for each form holding text a viewer shows that memfuse does not sync, read
+    in part past the parser's reach, or holding what a preview does not show whole."""
     said = [
         f"{row['file']}: {row['lines']} line(s) of text from line {row['first_line']} are no"
         " list item, code, comment or dreaming block: a viewer shows them, sync does not send"

@@ -28,8 +28,7 @@ Progress = Callable[[str, int], AbstractContextManager[Advance]]
 
 @dataclass
 class Applied:
-    """What applying a plan did: outcomes counted, the rejected bullets, the days with a
-    failed call (their files are read again next run), and what was pruned."""
+    """What applying a plan did."""
 
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNT_KEYS, 0))
     rejected: list[RejectedRow] = field(default_factory=list)
@@ -61,8 +60,7 @@ class Applier:
         return applied
 
     def _send(self, todo: list[Item], applied: Applied) -> None:
-        """Remember each item concurrently; record every outcome, and every attempt, the
-        moment it arrives."""
+        """Remember each item concurrently; record every outcome the moment it arrives."""
         counts = applied.counts
         with self.progress("sync", len(todo)) as advance:
             for index, outcome in self.store.remember_all([item.memory() for item in todo]):
@@ -117,8 +115,7 @@ class Applier:
 
     def _prune(self, stale: Sequence[Entry], applied: Applied) -> None:
         """Drop the stale entries; delete the memories memfuse created for them, unless a
-        bullet still in a journal shares one now (a send of this run may have been answered
-        `skipped` onto it): that memory is only released, its text kept."""
+        bullet still in a journal shares one now (this run's send may be `skipped` onto it)."""
         dropping = {e.position for e in stale}
         shared = self.ledger.sharing({e.memory_id for e in stale if e.created and e.memory_id})
         for entry in stale:
@@ -144,9 +141,8 @@ def note_files(
     paused: bool,
     at: str,
 ) -> None:
-    """After the calls: note each file read whose bullets all settled, so that the next plain
-    sync passes over it until it changes (not while paused); and keep the journals that could
-    not be read on record (an alarm in `status`), clearing those read since or gone."""
+    """After the calls: note each file read whose bullets all settled (not while paused), and
+    keep the journals that could not be read on record (an alarm in `status`)."""
     if not paused:
         _cover(ledger, reading, applied.failed_days, at)
     gone = [p for p in ledger.unreadable_paths() if not os.path.lexists(workspace.root / p)]
@@ -158,10 +154,8 @@ def note_files(
 
 
 def _cover(ledger: Ledger, reading: Reading, failed_days: set[str], at: str) -> None:
-    """The files of a day with a failed call, or one of whose forms could not be read, are
-    left out (a roll-up holds seven days: one such day leaves it out), and so is a roll-up
-    some of whose days this run did not read (`--date`, `--days`): the next run reads them
-    again."""
+    """Cover the files read, but those of a day with a failed call or a form not read, and a
+    roll-up some of whose days this run did not read: the next run reads them again."""
     again = failed_days | reading.partial
     done = [file for day, files in reading.files.items() if day not in again for file in files]
     undone = {file[0] for day, files in reading.files.items() if day in again for file in files}

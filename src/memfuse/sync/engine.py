@@ -1,7 +1,5 @@
 """One sync, step by step: the store's status probe, ledger repair, reading, the pure plan,
-and (unless a dry run) applying it — each step handed the services it uses, each step's
-output the next one's input. The answer is one typed report; its `--json` data is made
-from it in one place (Report.data)."""
+and (unless a dry run) applying it — each step's output the next one's input."""
 
 from __future__ import annotations
 
@@ -56,9 +54,7 @@ class Services:
 
 @dataclass(frozen=True)
 class Report:
-    """A sync's answer, typed: what was asked, read and planned, what applying it did (a dry
-    run: nothing), and what a dry run would send. `data()` is the command's `--json` data,
-    made here alone (docs/operations.md, "Output")."""
+    """A sync's answer, typed; `data()` is the command's `--json` data, made here alone."""
 
     request: Request
     reading: Reading
@@ -73,8 +69,7 @@ class Report:
 
     @property
     def stamps(self) -> dict[str, Stamp]:
-        """Each file read, with the stamp it had then (the recall index takes the journals
-        that have not changed since, instead of reading them)."""
+        """Each file read, with the stamp it had then (for the recall index)."""
         return {loc: stamp for files in self.reading.files.values() for loc, stamp in files}
 
     def data(self) -> SyncData:
@@ -121,8 +116,6 @@ class Report:
 def sync(request: Request, services: Services) -> Report:
     """Repair, read, plan, and apply unless a dry run."""
     workspace, store, ledger = services.workspace, services.store, services.ledger
-    # A rollback's pause lives in its own state file, not in the ledger: a ledger lost or set
-    # aside must not undo it.
     paused = paused_since(workspace.state)
     # One cheap read first, alone: it tells a reachable store from a dead one even when nothing
     # changed (the run history needs that), and whether the index looks reset.
@@ -161,9 +154,8 @@ def sync(request: Request, services: Services) -> Report:
 def read_and_plan(
     request: Request, services: Services, *, paused: str | None, repaired: Repair
 ) -> tuple[Reading, Plan]:
-    """Read the journals in scope (those the repair step read are not read again) and what the
-    plan needs besides (the ids of memories a rebuilt ledger does not know, the bullets sharing
-    a memory with a change), then plan. Nothing is written."""
+    """Read the journals in scope and what the plan needs besides, then plan. Nothing is
+    written."""
     ledger = services.ledger
     reader = Reader(services.workspace, ledger, services.classifier, services.reporter.warn)
     scope = in_scope(services.workspace, request.scope, ledger, request.now.date())

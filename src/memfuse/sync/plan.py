@@ -22,9 +22,7 @@ class Plan:
     resend: tuple[Item, ...]  # unchanged bullets sharing a memory with one sent or pruned
     paused: str | None
     learned: tuple[Entry, ...] = ()  # memory ids the store told this run, to record
-    # shared memories memfuse made whose members' text changed: each rewritten once, at the
-    # URI of the bullet that made it, with its members' texts now (memfuse.ledger.folds)
-    refold: tuple[Refold, ...] = ()
+    refold: tuple[Refold, ...] = ()  # shared memories rewritten (memfuse.ledger.folds)
 
     def as_dict(self) -> dict[str, list[str] | int | str | None]:
         return {

@@ -57,8 +57,7 @@ class Item:
 
 @dataclass
 class Reading:
-    """What a run read: the days, their bullets as items, the ledger entries whose bullet is
-    gone, and the files read (with the size and time they had), by the day they hold."""
+    """What a run read, by the day they hold."""
 
     days: list[str]
     items: list[Item]
@@ -68,17 +67,14 @@ class Reading:
     partial: set[str] = field(default_factory=set)  # days with a form that could not be read
     holds: dict[str, set[str]] = field(default_factory=dict)  # location -> the days it is a form of
     learned: tuple[Entry, ...] = ()  # entries whose memory id the store told this run
-    # What each form read held, by location (a roll-up's sections summed): issue 39's account.
-    tallies: dict[str, Tally] = field(default_factory=dict)
-    # The journals read whole, for the recall index to take instead of reading them again
-    # (at most PARSED_KEPT: a sync of every journal of years keeps no more in memory).
+    tallies: dict[str, Tally] = field(default_factory=dict)  # what each form held, by location
+    # The journals read whole, for the recall index (at most PARSED_KEPT, kept in memory).
     parsed: dict[date, Journal] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Reader:
-    """What reading a journal needs: the workspace, the ledger (read, never written), the
-    classifier and where warnings go."""
+    """What reading a journal needs (the ledger is read, never written)."""
 
     workspace: Workspace
     ledger: Ledger | None
@@ -115,8 +111,6 @@ class Reader:
             reading.unreadable[workspace.location(path)] = why
 
         def passed(day: date, path: Path) -> None:
-            """Note a file read for the day, with its stamp when read; a roll-up that holds
-            nothing of the day is told here too, settled like any journal read."""
             where = workspace.location(path)
             files = reading.files.setdefault(day.isoformat(), [])
             found = stamps.get(where) or stamp(path)
@@ -164,9 +158,7 @@ class Reader:
 
 def with_memory_ids(store: StoreClient, reading: Reading, *, prune: bool) -> Reading:
     """Entries taken back by a rebuild know a URI but not the memory's id: the ones this run
-    may change are looked up (one call each), so that bullets sharing their memory are found
-    and only memfuse's own memories are ever deleted. What was learned is kept in the reading
-    for the apply step to record; nothing is written here."""
+    may change are looked up (one call each): sharers are found, only memfuse's own deleted."""
     unknown = [
         i.previous for i in reading.items
         if not i.unchanged and i.previous and not i.previous.memory_id and i.previous.uri

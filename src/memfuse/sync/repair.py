@@ -20,8 +20,7 @@ from memfuse.workspace.position import JOURNAL_PREFIXES, JournalPosition
 
 @dataclass
 class Repair:
-    """What the repair step did: entries taken back from the store, the check's report, and
-    the journals it read (handed on, so that the sync after it reads none twice)."""
+    """What the repair step did (its journals handed on, so that none is read twice)."""
 
     rebuilt: int = 0
     report: Report | None = None
@@ -44,7 +43,8 @@ def repair(
     done = Repair()
     if ledger is None:
         return done
-    if ledger.fresh and _holds_any(probe):
+    # a first sync on an empty store has nothing to take back
+    if ledger.fresh and probe is not None and (probe.total is None or probe.total > 0):
         done.rebuilt = rebuild(store, ledger, reporter.info, reporter.warn, now)
     if verify or _looks_reset(probe, ledger):
         journals = {j.day: j for j in workspace.journals(workspace.sources(), reporter.warn)}
@@ -65,10 +65,8 @@ def rebuild(
     warn: Callable[[str], None],
     now: datetime,
 ) -> int:
-    """A ledger made afresh (none was there, or it was set aside) takes back what the store
-    holds at memfuse's journal URIs with the text each holds, so that the sync sends only what
-    differs, not every bullet again. Their ids are asked for when a bullet is changed or pruned
-    (`reading.with_memory_ids`); how many entries were taken back."""
+    """A fresh ledger takes back what the store holds at memfuse's journal URIs, so that the
+    sync sends only what differs; how many entries were taken back."""
     memories = store.memories_under(JOURNAL_PREFIXES)
     if memories is None:
         warn("the store's journal memories could not be listed: nothing rebuilt")
@@ -87,12 +85,6 @@ def rebuild(
     if taken:
         info(f"the sync ledger was rebuilt from the store: {taken} memories")
     return taken
-
-
-def _holds_any(probe: StoreStatus | None) -> bool:
-    """Whether the store answered and may hold something (a first sync on an empty store has
-    nothing to take back)."""
-    return probe is not None and (probe.total is None or probe.total > 0)
 
 
 def _looks_reset(probe: StoreStatus | None, ledger: Ledger) -> bool:

@@ -16,8 +16,7 @@ from memfuse.workspace.position import JournalPosition
 
 @dataclass(frozen=True)
 class Scope:
-    """Which journals to read: what changed (the default), one day, a range ending today, or
-    all of them."""
+    """Which journals to read (the options of `memfuse sync`)."""
 
     day: date | None = None
     since: date | None = None
@@ -50,8 +49,7 @@ class Scope:
 
 @dataclass(frozen=True)
 class InScope:
-    """The days to read, the stamp of each journal file now, and the days each file is a form
-    of, by location."""
+    """The days to read, and each journal file's stamp now and days it holds, by location."""
 
     days: list[date]
     stamps: dict[str, Stamp]
@@ -68,9 +66,8 @@ def stamp(path: Path | str) -> Stamp | None:
 
 
 def in_scope(workspace: Workspace, scope: Scope, ledger: Ledger | None, today: date) -> InScope:
-    """What a run reads: the days `scope` names (a plain run: those with a file whose stamp
-    differs from when a run last covered it), and every day the ledger still holds a pending
-    bullet of (lost by the store, a rollback undone, a failed call), whatever the scope."""
+    """What a run reads: the days `scope` names (a plain run: those with a file changed since
+    a run covered it), and every day the ledger still holds a pending bullet of."""
     sources = workspace.sources()
     where = {day: {workspace.location(f.path) for f in forms} for day, forms in sources.items()}
     top = os.fspath(workspace.root)

@@ -53,16 +53,13 @@ EXACT_TEXT = 10_000  # characters of one text markdown-it reads inline (~0.2 s w
 
 @functools.lru_cache(maxsize=1)
 def _inline(text: str) -> list[Token]:
-    """markdown-it's inline tokens of `text`, HTML on (the last kept: `hiding` and
-    `in_attributes` read the same bullet)."""
+    """markdown-it's inline tokens of `text`, HTML on (the last kept: both readers want it)."""
     return [c for t in _parser().parseInline(text) for c in (t.children or [])]
 
 
 def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
     """The raw HTML (`("html", html, "")`) and character references (`("ref", shown as,
-    written)`) a CommonMark renderer finds in `text`, in order: by markdown-it's inline reading
-    where a code span, an escape or a link could claim the text and `exact`, else by the bare
-    patterns (which may take a tag in backticks for HTML)."""
+    written)`) a renderer finds in `text`, in order (markdown-it's reading when `exact`)."""
     if not _MAYBE.search(text):
         return []
     if exact and any(span in text for span in _SPANS):
@@ -123,13 +120,14 @@ def _may_end(text: str, at: int, last: dict[str, int]) -> bool:
 
 
 def hiding(text: str, *, exact: bool = True, html: bool = False) -> str | None:
-    """What an HTML-rendering preview would not show of this bullet's text, or which later
-    text it would swallow, said briefly (with `html`, any raw HTML at all); None."""
+    """What an HTML-rendering preview would not show of this text, or which later text it
+    would swallow, said briefly (with `html`, any raw HTML at all); None."""
     if (found := _left_open(text)) is not None:
         return found
     for kind, content, written in pieces(text, exact=exact):
         if kind == "ref":
-            found = _reference(content, written)
+            shows = any(_renders_nothing(c) for c in content)
+            found = f"the reference {written} shows an invisible character" if shows else None
         else:
             found = f"HTML ({_shown(content)})" if html else _hides(content)
         if found is not None:
@@ -148,10 +146,8 @@ EXACT_CHARS = 100_000  # … and their characters: up to ~30 µs each on a hosti
 
 
 class Hiding:
-    """`unseen` for one reading of a journal: markdown-it's inline reading for its first EXACT
-    bullets that need it, of EXACT_CHARS characters between them and EXACT_TEXT each, the bare
-    patterns after (which may name more, never less: a hostile file costs seconds, not
-    minutes)."""
+    """`unseen` for one reading of a journal: markdown-it's inline reading within EXACT,
+    EXACT_CHARS and EXACT_TEXT, the bare patterns after (which may name more, never less)."""
 
     def __init__(self, exact: int = EXACT, chars: int = EXACT_CHARS) -> None:
         self.left = exact
@@ -175,9 +171,7 @@ _FLAG_TAGS = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,6}\U000e
 
 
 def _renders_nothing(char: str) -> bool:
-    """Whether the Unicode table makes `char` show nothing of its own: a format character, a
-    control but tab and line feed, a separator of lines or paragraphs, a surrogate, a
-    variation selector, or any code point of plane 14 (Unicode's default-ignorable one)."""
+    """Whether the Unicode table makes `char` show nothing of its own (tab and line feed do)."""
     category = unicodedata.category(char)
     if category in ("Cf", "Cs", "Zl", "Zp") or (category == "Cc" and char not in "\t\n"):
         return True
@@ -188,8 +182,7 @@ def _renders_nothing(char: str) -> bool:
 
 @functools.cache
 def _nothing() -> re.Pattern[str]:
-    """Runs of the code points that render as nothing, as ranges from the table (~0.15 s,
-    once, and only for a text that is not ASCII)."""
+    """Runs of the code points that render as nothing (built once, ~0.15 s, when needed)."""
     codes = [code for code in range(0x110000) if _renders_nothing(chr(code))]
     steps = itertools.groupby(enumerate(codes), lambda pair: pair[1] - pair[0])
     runs = [[code for _, code in run] for _, run in steps]
@@ -276,9 +269,8 @@ _MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 
 def _left_open(text: str) -> str | None:
-    """A line of the bullet that opens an HTML block (CommonMark's kinds 1-6: `<style`, `<div`,
-    `<?`, `<!X` … at its start) holding markup left without its end: the preview reads what
-    follows that `<` (the next item's `</li>` too) as a tag's attributes or a comment."""
+    """A line of the bullet that opens an HTML block (CommonMark's kinds 1-6) holding markup
+    left without its end: the preview reads what follows it as a tag's attributes or a comment."""
     from markdown_it.common.html_re import HTML_TAG_RE
     from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
@@ -311,13 +303,6 @@ def _hides(raw: str) -> str | None:
         )
     if name not in STYLING:
         return f"<{name}> is not text a preview shows"
-    return None
-
-
-def _reference(shown: str, written: str) -> str | None:
-    """A character reference (`&#x202E;`, `&shy;`) that shows an invisible character."""
-    if any(_renders_nothing(c) for c in shown):
-        return f"the reference {written} shows an invisible character"
     return None
 
 

@@ -1,10 +1,6 @@
 """The flow of `memfuse where` (and serve's `where` tool): one bullet's whole story — where
 it is, the memory it became, every answer the store gave it, and whether the store holds it
-now.
-
-It takes what a person has in hand: a bit of the bullet's text, its URI (or ledger key), or a
-journal line (`memory/2026-12-01.md:7`). It reads the journals in every form (daily, archived,
-weekly roll-up) and the ledger read-only, and asks the store one `recall_path` per bullet found.
+now. It reads the ledger read-only and asks the store one `recall_path` per bullet found.
 """
 
 from __future__ import annotations

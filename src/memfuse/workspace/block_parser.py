@@ -3,17 +3,9 @@ its rules made to cost each level of a line the same however deep it nests. Pure
 
 Every container a line opens runs the block rules again on the rest of the line, so a rule
 that reads all of the rest of the line, or everything a container holds, costs the square of
-the nesting on each line: a journal of `- - - … a` lines 90 markers deep read at ~28 s/MiB,
-two thirds of it in these two rules (cProfile):
-
-- the thematic break (`* * *`) read the rest of the line at every level, in Python, looking
-  for a run of one of `*`, `-`, `_` and blanks; here one regular expression tells a level
-  whether the rest of its line is such a run, and markdown-it's own rule runs only where it is;
-- the list rule, closing a list, walked every token below it to mark its paragraphs
-  `hidden` (a tight list's, for rendering): a chain of k lists walked them k times. memfuse
-  never renders, and reads no `hidden`; the rule runs here without that walk.
-
-The tokens are markdown-it's own in every other respect (`tests/unit/test_block_parser.py`).
+the nesting on each line (`- - - … a` lines 90 deep read at ~28 s/MiB, two thirds of it in the
+thematic break and list rules). The tokens are markdown-it's own in every other respect
+(`tests/unit/test_block_parser.py`).
 """
 
 from __future__ import annotations
@@ -50,9 +42,8 @@ def block_parser() -> MarkdownIt:
 
 
 def _break_rule() -> RuleFuncBlockType:
-    """markdown-it's `hr` rule, run only where what is left of the line is three or more of one
-    of `*`, `-`, `_` and blanks: elsewhere it would read the rest of the line in Python to say
-    no."""
+    """markdown-it's `hr` rule, run only where one regular expression says what is left of the
+    line is a thematic break: elsewhere it would read the rest of the line in Python to say no."""
     from markdown_it.rules_block.hr import hr
 
     def thematic_break(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -65,14 +56,10 @@ def _break_rule() -> RuleFuncBlockType:
 
 
 def _list_rule() -> RuleFuncBlockType:
-    """markdown-it's list rule, run with its names but for the tight-paragraph walk, which is
-    left out (see above): the same function, its globals one name apart."""
+    """markdown-it's list rule without its walk marking a tight list's paragraphs `hidden` (a
+    chain of k lists walked them k times; memfuse never renders): its globals one name apart."""
     from markdown_it.rules_block import list as rules
 
-    scope = {**vars(rules), "markTightParagraphs": _no_walk}
+    scope = {**vars(rules), "markTightParagraphs": lambda _state, _index: None}
     rule: RuleFuncBlockType = types.FunctionType(rules.list_block.__code__, scope, "list_block")
     return rule
-
-
-def _no_walk(state: StateBlock, index: int) -> None:
-    """Instead of marking a tight list's paragraphs `hidden`: nothing (memfuse never renders)."""

@@ -2,11 +2,8 @@
 a bullet, whatever container holds it, as the journal grammar says (memfuse.workspace.journal,
 SPEC §3). Pure.
 
-Every step is linear in the journal's bytes: markdown-it's block pass (its inline pass never
-runs: comments are found by memfuse.workspace.comments; a line costs it once per container it
-is in, however deep: memfuse.workspace.block_parser), one walk over the tokens, one scan of
-each leaf block's lines. A journal nested deeper than CommonMark can parse in its length, or
-whose nesting would cost markdown-it more than BUDGET, is read block by block (`_chunks`)
+Every step is linear in the journal's bytes. A journal nested deeper than CommonMark can parse,
+or whose nesting would cost markdown-it more than BUDGET, is read block by block (`_chunks`)
 while the budget lasts; a block too deep itself, or past the budget, is one bullet, its lines
 as they are.
 """
@@ -58,16 +55,10 @@ def _openers(line: str) -> int:
 
 def _costs(lines: list[str]) -> list[int]:
     """What markdown-it's block pass spends on each line beyond what an ordinary line costs, in
-    list items and quote levels, at most; more than BUDGET for a line
-    that opens more than DEEPEST blocks.
-
-    The first list item a line opens, and the quotes it goes on with by their `>` before it,
-    cost what an ordinary line does. Each block its leading openers open inside that item
-    costs one: an item or a quote costs markdown-it the same at any depth, and a chain of them
-    on one line (`- - - a`) is two bytes each. So does each level of block quote open above
-    the line beyond the first and beyond its own `>`: markdown-it's quote rule sweeps all of a
-    quote's lines once per level, its lazy lines too. Open quotes end at a blank line, and at
-    an unindented heading or list marker."""
+    list items and quote levels, at most; more than BUDGET for a line that opens more than
+    DEEPEST blocks. Each block a line's openers open inside its first item costs one, and so
+    does each level of block quote open above the line beyond the first and its own `>` (the
+    quote rule sweeps a quote's lines once per level)."""
     costs = [0] * len(lines)
     if not _NESTS.search("\n".join(lines)):
         return costs  # no line opens a block inside an item, nor a quote inside a quote
@@ -122,11 +113,7 @@ def token_chunks(
     """Yield the lines' CommonMark blocks as (first, end, tokens): the whole text in one piece
     when it parses within BUDGET, else each top-level block, its tokens' lines counted from
     `first`; tokens None for a block too deep to parse, or past what is left of the budget
-    (the journals' reading, and MEMORY.md's: memfuse.workspace.memory_md).
-
-    Nested too deep or too dear to parse whole (a hostile file), CommonMark would give the
-    rest of the file to the deep block, or take minutes: each top-level block is read alone
-    instead, while the budget lasts, so a bullet after it stays one."""
+    (so that a bullet after a hostile block stays one, in bounded time)."""
     costs = _costs(lines)
     if piece is not None and len(lines) > piece and sum(costs) <= BUDGET:
         yield from _pieces(lines, piece)
@@ -151,9 +138,8 @@ PIECE = 2_000
 
 
 def _pieces(lines: list[str], piece: int) -> Iterator[tuple[int, int, list[Token] | None]]:
-    """Parse the lines a few thousand at a time, cut only between top-level blocks, so that
-    what is held is one piece's tokens: markdown-it keeps ~300 bytes of tokens for a byte of
-    a file of short items, and a 4 MiB MEMORY.md parsed whole held 1.3 GB."""
+    """Parse the lines a few thousand at a time, cut only between top-level blocks: a 4 MiB
+    MEMORY.md of short items parsed whole held 1.3 GB of tokens."""
     start = 0
     for first, _last in _chunks(lines):
         if first - start >= piece:
@@ -164,10 +150,9 @@ def _pieces(lines: list[str], piece: int) -> Iterator[tuple[int, int, list[Token
 
 def _chunks(lines: list[str]) -> list[tuple[int, int]]:
     """The file cut where a block ends every container open before it, outside fences and
-    comments: around an unindented heading; before an unindented list marker, a list item of
-    the item the block began with's list (in as many quotes, indented less than 4 and left of
-    its text), or an unindented line after a blank one; and before a line nested past DEEPEST
-    (a block of its own)."""
+    comments: around an unindented heading; before an unindented list marker, an item of the
+    list the block began with, an unindented line after a blank one, or a line nested past
+    DEEPEST (a block of its own)."""
     starts, fence, comment, blank = [0], "", False, False
     block: tuple[int, int] | None = None  # the quotes and text column of the item it began with
     for n, line in enumerate(lines):
@@ -205,9 +190,8 @@ def _chunks(lines: list[str]) -> list[tuple[int, int]]:
 
 
 def _item(line: str) -> tuple[int, int, int] | None:
-    """The block quotes around the list item this line opens (indented less than 4 in them),
-    its indentation, and the column its text starts at past the quotes (a tab counted as one
-    column: this is for hostile files); None when the line opens no item."""
+    """The block quotes around the list item this line opens, its indentation, and the column
+    its text starts at past the quotes (a tab counted as one); None when it opens no item."""
     item = _ITEM.match(line)
     if item is None:
         return None

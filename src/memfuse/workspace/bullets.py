@@ -38,10 +38,8 @@ class Bullet:
 
 @dataclass(frozen=True)
 class Tally:
-    """What one reading of one journal form took, for the run's accounting (SPEC §3): every
-    list item a viewer shows is a bullet, an empty item, or inside a dreaming block; every
-    other line of visible text is code, a heading, or counted in `other_lines`. Lines are
-    non-blank lines of the form; counts are of that form alone (add them up across forms)."""
+    """What one reading of one journal form took, for the run's accounting (SPEC §3). Lines
+    are non-blank lines of the form; counts are of that form alone (add them up across forms)."""
 
     items: int = 0  # outermost list items outside code and dreaming blocks: bullets + empty
     empty: int = 0  # items with no text once comments are out: not bullets, not counted
@@ -67,9 +65,8 @@ class Tally:
 
 
 class Places:
-    """The positions a day's bullets have taken, each once. A section of over 1000 `-` items
-    meets the numbered items' counts: the later of two such bullets takes the section's next
-    count above every one taken (one step, however hostile the file)."""
+    """The positions a day's bullets have taken, each once (past 1000 `-` items, a bullet on a
+    numbered one's count takes the section's next count above every one taken)."""
 
     def __init__(self) -> None:
         self.used: set[tuple[str, int]] = set()
@@ -122,8 +119,7 @@ class Builder:
 
     def hidden_block(self, line: int) -> None:
         """A block a preview hides, or that hides the bullets after it (`<details>`, `<div
-        hidden>`, `## 09:00 <style>` …), starting at 0-based `line`; an item that hides
-        (`item`) is counted the same way."""
+        hidden>`, `## 09:00 <style>` …), starting at 0-based `line`."""
         self.took["hidden_items"] += 1
         self.first_hidden = self.first_hidden or line + 1
 

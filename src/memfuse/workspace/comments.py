@@ -1,11 +1,9 @@
 """HTML comments in a journal's text, and the host's dreaming blocks between their markers. Pure.
 
-Both are found in one pass, whatever the number of comments: the journal grammar removes a
-comment's text from a bullet and counts what it took (SPEC §3). A comment is CommonMark
+Both are found in one pass, whatever the number of comments. A comment is CommonMark
 0.31.2's: `<!-->`, `<!--->`, or `<!--` up to the first `-->`. In a paragraph (`inline`) a
 code span or a backslash escape that starts first makes `<!--` text, and a `<!--` never closed
-is text; in an HTML block every `<!--` is a comment, an unclosed one running to the block's
-end, as a browser shows the raw HTML.
+is text; in an HTML block an unclosed one runs to the block's end, as a browser shows it.
 """
 
 from __future__ import annotations
@@ -24,12 +22,17 @@ def comment_spans(text: str, *, inline: bool) -> list[tuple[int, int]]:
     """The [start, end) offsets of every comment in one leaf block's text, in order."""
     if "<!--" not in text:
         return []
-    if not inline:
-        return _html_spans(text)
+    spans: list[tuple[int, int]] = []
+    if not inline:  # in an HTML block every `<!--` opens a comment
+        at = 0
+        while (start := text.find("<!--", at)) >= 0:
+            end = _comment_end(text, start, closers=True)
+            at = len(text) if end < 0 else end
+            spans.append((start, at))
+        return spans
     runs: dict[int, list[int]] = defaultdict(list)  # backtick runs by length: their starts
     for run in _RUNS.finditer(text):
         runs[len(run[0])].append(run.start())
-    spans: list[tuple[int, int]] = []
     closers = True  # a `-->` may still come
     at = 0
     while (found := _INLINE.search(text, at)) is not None:
@@ -62,17 +65,6 @@ def _comment_end(text: str, start: int, closers: bool) -> int:
         return -1
     close = text.find("-->", start + 4)
     return close + 3 if close >= 0 else -1
-
-
-def _html_spans(text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    at = 0
-    while (start := text.find("<!--", at)) >= 0:
-        end = _comment_end(text, start, closers=True)
-        end = len(text) if end < 0 else end
-        spans.append((start, end))
-        at = end
-    return spans
 
 
 def without(text: str, spans: list[tuple[int, int]]) -> str:
@@ -111,8 +103,7 @@ def fence_closes(line: str, fence: str) -> bool:
 
 def dreaming_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """The [first, end) lines of every dreaming block: from a start marker to the next end
-    marker of its kind, both included, outside code fences. A start marker no end follows
-    excludes nothing (the notes after it are the agent's)."""
+    marker of its kind, both included, outside code fences (an unclosed one excludes nothing)."""
     if not any(DREAMING_TAG in line for line in lines):
         return []
     markers: list[tuple[int, str, str]] = []

@@ -1,11 +1,7 @@
 """A day's journal as the union of its forms. Pure.
 
-A day can live in several files at once: `tidy --archive` moves the daily into
-memory/archive/ and copies it, headings shifted, into a `## YYYY-MM-DD` section of its weekly
-roll-up; a note the agent writes later to that day lands in a new daily beside the archived
-copy (archived again as `YYYY-MM-DD.1.md`, with a second section in the roll-up), or straight
-into the roll-up. Every one of these is Markdown a person reads, so every bullet in any of them
-is one of the day's bullets.
+A day can live in several files at once (`tidy --archive` moves and copies the daily; a late
+note lands in a new daily or in the roll-up): every bullet in any of them is one of the day's.
 
 The forms are taken in a fixed order: the archived copies (the exact dailies, oldest first),
 then the daily, then the roll-up's sections in file order. The first form's bullets keep their

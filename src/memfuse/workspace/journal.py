@@ -13,8 +13,7 @@ them; a level-1 heading resets the key to `0000`. Numbered items count apart, fr
 (ORDERED_FROM), so that positions never move.
 
 A plain journal is read line by line (memfuse.workspace.plain), any other by markdown-it's
-blocks (memfuse.workspace.blocks): the same bullets and tally (tests/unit/test_journal_plain.py),
-and tests/unit/test_journal_reader.py holds them to commonmark.js, a reader of its own.
+blocks (memfuse.workspace.blocks); tests/unit/test_journal_reader.py holds them to commonmark.js.
 """
 
 from __future__ import annotations
@@ -45,8 +44,7 @@ _MARKS = (
 
 
 def byte_order(raw: bytes) -> tuple[bytes, str]:
-    """The byte-order mark `raw` opens with (b"" when none) and the encoding it announces
-    (UTF-8 when none)."""
+    """The byte-order mark `raw` opens with and the encoding it announces (b"", UTF-8)."""
     return next(((m, e) for m, e in _MARKS if raw.startswith(m)), (b"", "utf-8"))
 
 
@@ -81,10 +79,9 @@ def parse(text: str) -> list[Bullet]:
 
 def plain_part(text: str, key: str = "") -> list[Bullet] | None:
     """The bullets of a part of a plain journal read alone, from a line that is a heading or a
-    top-level item at column 0, in the section of `key` ("": none yet); lines count from 1 at
-    the part's first. After such a line the plain reading holds nothing of the lines before
-    but the section's key, so the part reads as it does in the whole file
-    (memfuse.recall.tail). None when the part is not plain."""
+    top-level item at column 0, in the section of `key` ("": none yet), as it reads in the
+    whole file (memfuse.recall.tail); lines count from 1 at the part's first. None when the
+    part is not plain."""
     heading = f"## {key[:2]}:{key[2:]}\n" if key else ""  # the key given back as a heading
     build = read_plain(_lines(heading + text))
     if build is None:

@@ -8,9 +8,8 @@ memory/weekly/YYYY-MM-DD.md    weekly roll-ups, named by the week's Monday
 memory/archive/                archived dailies and MEMORY.md backups
 ```
 
-Nothing else in memfuse joins a path of this layout. Every read and write goes through the
-confined file access (memfuse.confine): the workspace is the agent's, so each file in
-it is attacker input. `journals(days)` is the one loop that reads the journals of a window.
+Nothing else in memfuse joins a path of this layout (docs/architecture.md, "The workspace
+object"); every read goes through the confined file access (memfuse.confine).
 """
 
 from __future__ import annotations
@@ -45,8 +44,7 @@ from memfuse.workspace.weekly import Warn, Weeklies, heading_day
 
 
 def _look(path: str) -> tuple[int, int, int, int, int]:
-    """Inode, mode, size, time and change time of what a path names (the link itself when
-    what it names is gone; zeros when there is nothing)."""
+    """Inode, mode, size, time and change time of what a path names (or of a dangling link)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -67,8 +65,7 @@ class Source:
 
 @dataclass(frozen=True)
 class Journal:
-    """One day's journal, parsed: its bullets, each at its position, from all the forms the
-    day takes (memfuse.workspace.forms), and the files they were read from."""
+    """One day's journal, parsed from all the forms the day takes (memfuse.workspace.forms)."""
 
     day: date
     path: Path  # the first form's file
@@ -115,9 +112,8 @@ class Workspace:
     # --- the layout ----------------------------------------------------------------------
     @classmethod
     def meant_by(cls, root: Path) -> Path | None:
-        """The workspace meant when `root` is its journals' folder (`-w …/workspace/memory`):
-        a folder named as the journals' folder is, holding neither a journals' folder nor a
-        MEMORY.md of its own; None when `root` may well be a workspace."""
+        """The workspace meant when `root` is its journals' folder (`-w …/workspace/memory`);
+        None when `root` may well be a workspace."""
         found = cls(root.parent)
         if root.name != found.journal_dir.name or not root.is_dir():
             return None
@@ -171,17 +167,13 @@ class Workspace:
 
     # --- the journals --------------------------------------------------------------------
     def daily_journals(self) -> dict[date, Path]:
-        """Every entry named like a daily journal directly under memory/, by date.
-
-        Whatever the entry is (a FIFO, a link, a folder) it is listed: reading it is what
-        refuses it, with a warning, instead of skipping it in silence.
-        """
+        """Every entry named like a daily journal directly under memory/, by date (whatever
+        it is: reading it is what refuses it, with a warning, instead of skipping it)."""
         return _dated(self.journal_dir)
 
     def look_alikes(self) -> list[str]:
         """Names under memory/, memory/weekly/ and memory/archive/ that read like a journal's
-        but are not (never read; reported, so that one cannot quietly stand in for the real
-        journal beside it), as locations."""
+        but are not (never read; reported), as locations."""
         found: list[str] = []
         for folder in (self.journal_dir, self.journal_dir / "weekly", self.archive_dir):
             if folder.is_dir() and not folder.is_symlink():
@@ -206,11 +198,9 @@ class Workspace:
         return {day: tuple(p for _n, p in sorted(found[day])) for day in sorted(found)}
 
     def markdown_stamp(self) -> tuple[tuple[str, int, int, int, int, int], ...]:
-        """A cheap fingerprint of every file the Markdown's views read (the entries of
-        memory/, its archive and weekly folders, and MEMORY.md: name, inode, mode, size, time
-        and change time, of the file a link names as the reads follow it): equal stamps mean
-        nothing they read changed, an old time put back included. A long-lived reader
-        (memfuse serve) checks it before it asks the recall index to refresh."""
+        """A cheap fingerprint of every file the Markdown's views read (`_look` of each entry
+        of memory/, its archive and weekly folders, and MEMORY.md): equal stamps mean nothing
+        they read changed, an old time put back included."""
         found: list[tuple[str, int, int, int, int, int]] = []
         for folder in (self.journal_dir, self.archive_dir, self.journal_dir / "weekly"):
             try:
@@ -224,8 +214,7 @@ class Workspace:
 
     def sources(self) -> dict[date, tuple[Source, ...]]:
         """Each day's journal in every form it takes, in the order the day's bullets are
-        read (memfuse.workspace.forms): its archived copies, its daily, then its weekly
-        roll-up (which may hold no section for it). The Markdown in all of them is the truth."""
+        read: its archived copies, its daily, then its weekly roll-up."""
         found: dict[date, list[Source]] = {}
         for day, paths in self.archived_journals().items():
             found.setdefault(day, []).extend(Source(p, ARCHIVED) for p in paths)
@@ -255,11 +244,8 @@ class Workspace:
         """The journals of these days that can be read, oldest first, each the union of the
         day's forms (`read`: days this run has read already, not read again).
 
-        A file that may not be read costs one warning (and is told to `unreadable`, with
-        why); a day with no file is passed over, or told to `missing` when the caller asked
-        for that day by name. A day none of whose files holds it (a roll-up with no section
-        for it) gives no journal; each file read for it is told to `passed`, so that the
-        caller can note it read.
+        A file that may not be read costs one warning (and is told to `unreadable`); a day
+        with no file is told to `missing`; one that no file holds, its files to `passed`.
         """
         available = self.sources()
         weeklies = Weeklies(self)
@@ -287,13 +273,9 @@ class Workspace:
         unreadable: Callable[[Path, str], None] | None = None,
         passed: Callable[[date, Path], None] | None = None,
     ) -> Journal | None:
-        """A day's journal from its forms (`given`: the bytes of forms already read, by path,
-        so that what is checked is what is then written elsewhere); None when
-        none of them holds the day or the first one there cannot be read. A form that cannot
-        be read ends the reading: the forms after it would count their bullets on from it.
-
-        A roll-up read that has no section for the day is among the journal's files all the
-        same (read, and settled as such); when no form holds the day, it is told to `passed`.
+        """A day's journal from its forms (`given`: the bytes of forms already read, by path);
+        None when none of them holds the day or the first one there cannot be read. A form that
+        cannot be read ends the reading: the forms after it would count their bullets on from it.
         """
         weeklies = weeklies if weeklies is not None else Weeklies(self)
         parts: list[Part] = []
@@ -342,11 +324,9 @@ class Workspace:
     def read_weekly(
         self, path: Path, warn: Warn, odd: list[str] | None = None
     ) -> dict[date, list[ParsedJournal]] | None:
-        """Each day's sections of a weekly roll-up, in file order, each parsed as a journal
-        (the roll-up shifted its headings below the `## YYYY-MM-DD` line, so timed sections
-        keep their keys and the bullets their positions); None, after one warning, when the
-        file cannot or may not be read. A missing file raises FileNotFoundError. `odd` is
-        given the day headings that name no real day."""
+        """Each day's sections of a weekly roll-up, in file order, each parsed as a journal;
+        None, after one warning, when the file cannot or may not be read (FileNotFoundError
+        when missing). `odd` is given the day headings that name no real day."""
         raw = self._read(path, warn)
         if raw is None:
             return None
@@ -356,10 +336,8 @@ class Workspace:
         return found
 
     def read_journal(self, path: Path, warn: Warn) -> ParsedJournal | None:
-        """A journal parsed, or None after one warning when it cannot or may not be read.
-
-        A missing file raises FileNotFoundError: whether that is worth a word is the caller's.
-        """
+        """A journal parsed, or None after one warning when it cannot or may not be read
+        (FileNotFoundError when missing: whether that is worth a word is the caller's)."""
         raw = self._read(path, warn)
         if raw is None:
             return None
@@ -377,8 +355,8 @@ class Workspace:
             return None
 
     def _read(self, path: Path, warn: Warn, name: str = "") -> bytes | None:
-        """A file's bytes, or None after one warning when it cannot or may not be read (`name`:
-        what the warning calls it). A missing file raises FileNotFoundError."""
+        """A file's bytes, or None after one warning (`name`: what it calls the file).
+        A missing file raises FileNotFoundError."""
         try:
             return self.files.read(path)
         except UnsafePath as exc:

@@ -2,17 +2,12 @@
 CommonMark reader (memfuse.workspace.blocks): what a viewer does not show as text is not a
 fact. Pure.
 
-A fact is a paragraph a viewer shows, wherever it sits: outside every container, in a list
-item at any depth (a tight item's text is its paragraph), in a block quote. Its text is its
-Markdown source without the text of its HTML comments, its lines joined by one space. An HTML
-block's text is a fact once its comments and tags are out (`- <!-- src --> Alice prefers tea`
-is one), but for a `<script>`, `<style>`, `<pre>` or `<textarea>` block, which a viewer does
-not show as text. Not facts: headings, code (fenced or indented), HTML comments, thematic
-breaks, and the host's dreaming blocks between their markers (as in a journal). A block nested
-too deep to parse is one fact of its lines as they are, comments out, as a journal reads it.
-With `header=False` (recall's index), the paragraphs outside every container before the first
-list item or quote of a file that has one are its header ("Long-term memory, curated by
-hand."), not facts.
+A fact is a paragraph a viewer shows, wherever it sits (in a list item at any depth, in a
+block quote), its lines joined by one space, its HTML comments out; an HTML block's text once
+its comments and tags are out, but for a block a viewer does not show as text (`_RAW`). Not
+facts: headings, code, thematic breaks, the host's dreaming blocks. With `header=False`
+(recall's index), the paragraphs before the first list item or quote of a file that has one
+are its header ("Long-term memory, curated by hand."), not facts.
 """
 
 from __future__ import annotations
@@ -25,10 +20,8 @@ from pathlib import Path
 from memfuse.workspace.blocks import PIECE, token_chunks
 from memfuse.workspace.comments import comment_spans, dreaming_blocks, without
 
-# Past this size (a MEMORY.md over 1 000 times its 200-line limit: a planted one) the file is read
-# in pieces cut between top-level blocks, so that what is held is one piece's tokens, not the
-# 1.3 GB that 4 MiB of short items parsed whole held. A comment or fence left open at the end
-# of a piece then hides only to the piece's end, where a viewer would hide the rest.
+# Past this size (a planted MEMORY.md) the file is read in pieces (blocks._pieces). A comment or
+# fence left open at the end of a piece then hides only to the piece's end, not the rest.
 WHOLE = 1 << 18
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[!?][^<>]*>")
 _RAW = re.compile(r" {0,3}<(?:script|style|pre|textarea)(?:[\s>]|$)", re.IGNORECASE)

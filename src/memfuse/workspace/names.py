@@ -17,9 +17,8 @@ JOURNAL_NAME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\.md")
 # day then stays a real date.
 FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
 
-# What a person would take for a journal's name: other scripts' digits, full-width forms, a
-# trailing space or newline, `.MD`, an impossible or extreme date. Never a journal; always
-# reported.
+# What a person would take for a journal's name (other scripts' digits, full-width forms,
+# `.MD`, an impossible date): never a journal; always reported.
 LOOSE_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md", re.IGNORECASE)
 
 
@@ -49,8 +48,6 @@ def monday_of(day: date) -> date:
 # moved to memory/archive/ by `tidy --archive`, the day's section of its weekly roll-up.
 DAILY, ARCHIVED, WEEKLY = "daily", "archived", "weekly"
 # An archived daily: the day's first (`YYYY-MM-DD.md`) or a late one archived after it
-# (`YYYY-MM-DD.1.md`, WorkspaceFiles.move_into's name for a taken one).
-# Any number of digits (`.99999999999999999999.md` is read, in number order); a zero-padded
-# or zero number (`.01.md`, `.0.md`) is a look-alike, named and never read.
+# (`YYYY-MM-DD.1.md`); a zero-padded or zero number (`.01.md`, `.0.md`) is a look-alike.
 ARCHIVED_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([1-9][0-9]*))?\.md")
 NUMBERED_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+\.md")

@@ -1,14 +1,6 @@
 """What the `note` tool takes as a note's text: one bullet of plain text, as the journal reader
-reads it back and as a person sees it in a preview (docs/security.md, "The note tool").
-
-- The text is one bullet or nothing: a heading, fence or comment opener, a list marker or a
-  quote at its start, a comment anywhere, a control character, a line break or more than
-  NOTE_MAX characters is refused (`NoteRefused`, saying what to change); surrounding
-  whitespace is trimmed, as the journal reader trims it.
-- Nothing of it hidden from the person reading: raw HTML anywhere outside code spans (a tag,
-  a processing instruction, a declaration), and whatever else a preview would not show of
-  it (memfuse.text.hidden's one rule: an invisible code point, words only in an attribute, a
-  link reference definition) are refused.
+reads it back and as a person sees it in a preview (docs/security.md, "The note tool": what
+is refused, and why). A refusal is a `NoteRefused` saying what to change.
 """
 
 from __future__ import annotations

@@ -3,14 +3,9 @@
 Most journals are ATX headings, `-`/`*`/`+` items and their text: for those, CommonMark's
 blocks follow from each line's indentation and first characters, read here line by line at a
 small part of markdown-it's cost. A journal holding anything that could open another block or
-change a bullet's text — a tab or control character, an HTML comment (`<!--`) anywhere, and at
-the start of a line's text (or an item's) a `<` (an HTML block), a fence, a quote, a reference
-definition, a thematic break or setext underline, a numbered item, an indented heading, a list
-marker where it could start an item of its own — is read by markdown-it instead
-(memfuse.workspace.blocks), as is one whose structure this reading does not follow (a marker
-indented one space, text indented for code after a blank line, a nested marker that closes
-items and lands as indented code). tests/unit/test_journal_plain.py holds both readings equal:
-bullets, positions, lines and tallies.
+change a bullet's text (`_NOT_PLAIN`, `_OPENS`), or whose structure this reading does not
+follow, is read by markdown-it instead (memfuse.workspace.blocks).
+tests/unit/test_journal_plain.py holds both readings equal: bullets, positions, lines, tallies.
 """
 
 from __future__ import annotations
@@ -38,15 +33,12 @@ def read_plain(text: str) -> Builder | None:
 
 def _plain(lines: list[str], build: Builder) -> bool:
     """Give `build` the headings and top-level items of a plain journal, in file order, and
-    count its other lines; False when it is not plain (see above; `build` is then spoilt).
+    count its other lines; False when it is not plain (`build` is then spoilt).
 
-    What keeps this CommonMark's reading: every item opens with `- ` at column 0 (or `*`, `+`)
-    and text, so its content starts at column 2 and its first block is a paragraph; a line of
-    text at column 0 or 1 continues that paragraph lazily unless a blank line came first; a
-    line indented 2 or more belongs to the item (a nested item, or text), and no line after a
-    blank one is indented for code (6 or more), nor a nested marker that closes items (`_nest`),
-    so the item's last block is always a paragraph. Outside an item, text is a paragraph (other
-    text) or, indented 4 or more where no paragraph is open, indented code.
+    What keeps this CommonMark's reading: an item's content starts at column 2 and its first
+    and last blocks are paragraphs (no line after a blank one is indented for code, nor a
+    nested marker that closes items: `_nest`), so a line at column 0 or 1 continues it lazily
+    unless a blank line came first, and a line indented 2 or more belongs to it.
     """
     item: list[int] | None = None  # [first, end) of the open top-level item
     columns = [2]  # where the content of the open item and its open nested items starts
@@ -115,16 +107,14 @@ def _close(build: Builder, lines: list[str], item: list[int] | None) -> None:
 
 def _nest(columns: list[int], indent: int, *, blank: bool) -> bool:
     """A `- ` line indented 2 or more inside an open item, read as markdown-it reads it:
-    `columns` (the content columns of the open item and its open nested items, outermost
-    first) updated; False when the line is indented code, which a later line at column 0
-    would not continue.
+    `columns` (the content columns of the open items, outermost first) updated; False when
+    the line is indented code, which a later line at column 0 would not continue.
 
     After a line of text, the marker is more of its paragraph when indented 4 or more past the
-    innermost item's content, or 4 or more past its parent's and left of its own (markdown-it's
-    special case). Otherwise it ends the paragraph and closes every item it is left of; in the
-    innermost one left open it is a new item, or indented code when 4 or more past its content
-    (`- a` / `     - b` / `       - c` / `      - d`: `- d` is code in `a`, not an item of
-    `b`'s list, and a line at column 0 after it is a paragraph of its own, outside `a`).
+    innermost item's content, or past its parent's and left of its own (markdown-it's special
+    case). Otherwise it closes every item it is left of, and is a new item in the innermost one
+    left open, or code when 4 or more past its content (`- a` / `     - b` / `       - c` /
+    `      - d`: `- d` is code in `a`).
     """
     if not blank:
         inner, outer = columns[-1], columns[-2] if len(columns) > 1 else 0

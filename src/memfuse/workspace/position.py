@@ -1,9 +1,7 @@
 """Where a bullet stands: its journal's day, its section's time and its count in that section.
 
-A position is the stable name of a bullet (SPEC §5). It is written two ways: the ledger's key
-`YYYY-MM-DD#HHMM-N`, and the URI memfuse gives the memory synced from it,
-`<type>://journal/YYYY-MM-DD#HHMM-N`, whose scheme is the type pinned at its first sync. Both
-are built and read here alone.
+A position is the stable name of a bullet (SPEC §5), written as the ledger's key and as the
+URI of the memory synced from it (`uri`); both are built and read here alone.
 """
 
 from __future__ import annotations

@@ -88,8 +88,7 @@ def dedupe(records: Iterable[Record], threshold: float) -> list[Record]:
 
 
 # Of each section, the best this many times its cap are compared for duplicates: enough that
-# copies cannot crowd out what would be shown, and a bound, so that a window of thousands of
-# bullets costs a sort, not a comparison of every pair.
+# copies cannot crowd out what would be shown, few enough that thousands cost only a sort.
 CANDIDATES_PER_ENTRY = 4
 CANDIDATES_MIN = 40
 
@@ -156,8 +155,7 @@ def render(sections: Mapping[str, Sequence[Record]], now: datetime, budget: Budg
 
 def section_counts(text: str) -> dict[str, int]:
     """Count the entries of each section of a RECENT.md: the top-level list items under its
-    `##` titles, as CommonMark reads them (an item in a code block is none; a block nested too
-    deep to parse holds none)."""
+    `##` titles, as CommonMark reads them."""
     counts = dict.fromkeys((key for key, _t, _ty in SECTIONS), 0)
     titles = {title: key for key, title, _types in SECTIONS}
     current = None
@@ -184,16 +182,14 @@ KEPT_HEADER = (
 )
 
 
-# The template's time line, in exactly the form `render` writes it: memfuse's own whatever
-# state folder wrote it (a new state folder has no record of a RECENT.md an earlier one wrote).
+# The template's time line, as `render` writes it: memfuse's own whatever state folder wrote it.
 # The agent can write one too; at worst that line is dropped, and memfuse writes its own.
 STAMPED = re.compile(r"_auto-updated: [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}_")
 
 
 def foreign_lines(current: str, written: str | None, new: str) -> list[str]:
-    """The lines of RECENT.md as it is (`current`) that memfuse did not write: not in what it
-    wrote last (`written`; None when it has no record, and then every line is kept but the
-    template's time line), not in what it writes now; non-blank, in file order, each once."""
+    """The lines of RECENT.md as it is (`current`) that memfuse did not write, last (`written`;
+    None: no record) or now; non-blank, in file order, each once, the time line left out."""
     ours = set(new.splitlines()) | set((written or "").splitlines())
     seen: set[str] = set()
     found = []
@@ -210,9 +206,8 @@ def foreign_lines(current: str, written: str | None, new: str) -> list[str]:
 def kept_text(
     existing: str, lines: Sequence[str], when: datetime, cap: int = KEPT_MAX
 ) -> tuple[str, int]:
-    """The copy with `lines` added under the time they were found (those it holds already are
-    not added again), and how many lines were dropped to keep it within `cap` bytes (oldest
-    first)."""
+    """The copy with the new `lines` added under the time they were found, and how many lines
+    were dropped, oldest first, to keep it within `cap` bytes."""
     body = existing.removeprefix(KEPT_HEADER).splitlines() if existing else []
     held = set(body)
     fresh = [line for line in lines if line not in held]

@@ -1,13 +1,8 @@
 """A weekly roll-up's `## YYYY-MM-DD` sections, found as CommonMark finds headings. Pure.
 
 A day's heading splits the roll-up only where a Markdown viewer shows a heading: a top-level
-ATX `## YYYY-MM-DD` line, never one inside a fenced code block (``` or ~~~; a fence closes
-only with the same character, at least as many of them, and nothing after; an unclosed one
-runs to the end), an HTML block or a list item. A hostile file nested too deep for the
-parser is read block by block, as a journal is (memfuse.workspace.blocks.token_chunks).
-
-`closed` makes a daily's text safe to append before another day's heading: a fence or HTML
-block it leaves open at its end would swallow every heading after it.
+ATX `## YYYY-MM-DD` line, never one inside a fenced code block, an HTML block or a list item.
+`closed` makes a daily's text safe to append before another day's heading.
 """
 
 from __future__ import annotations
@@ -38,8 +33,7 @@ Sections = dict[date, list[ParsedJournal]]
 
 def heading_lines(lines: list[str]) -> list[int]:
     """The lines (0-based) of the ATX headings outside every container, in order, as the
-    journals' reading finds them (`token_chunks`: a file too deep to parse whole is read block
-    by block, and an unindented heading is always a block of its own)."""
+    journals' reading finds them (`token_chunks`)."""
     return [
         first + t.map[0]
         for first, _end, tokens in token_chunks(lines)
@@ -50,8 +44,7 @@ def heading_lines(lines: list[str]) -> list[int]:
 
 def split(text: str, day_of: Callable[[str], date | None]) -> tuple[Sections, list[str]]:
     """Each day's `## YYYY-MM-DD` sections of a roll-up's text in file order, each parsed as
-    that day's journal (its lines, bullets' and tally's, the roll-up's own); and the headings
-    that name no day `day_of` takes (`## 2026-02-30`): their sections are no day's."""
+    that day's journal (its lines the roll-up's own); and the headings that name no day."""
     lines = text.split("\n")
     heads = [n for n in heading_lines(lines) if DAY_HEADING.fullmatch(lines[n])]
     found: Sections = {}
@@ -79,9 +72,8 @@ def swallows(text: str) -> bool:
 
 def closed(text: str) -> str:
     """The text with the fence or HTML block it leaves open at its end closed, so that what
-    is appended after it stays outside it; the text itself when nothing is open, or when
-    closing would change one of its bullets (it never does: an open top-level block holds
-    none, and the closing line comes after everything)."""
+    is appended after it stays outside it; the text itself when nothing is open, when it
+    cannot be closed, or when closing would change one of its bullets."""
     if not swallows(text):
         return text
     lines = text.split("\n")

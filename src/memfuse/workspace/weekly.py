@@ -17,8 +17,7 @@ Warn = Callable[[str], None]
 
 
 class RollupSource(Protocol):
-    """What the roll-ups are read through (the workspace object): their sections, a file's
-    place in the workspace, and the roll-ups noted as holding a section for no day of theirs."""
+    """What the roll-ups are read through (the workspace object)."""
 
     misplaced: dict[Path, str]
 
@@ -30,9 +29,7 @@ class RollupSource(Protocol):
 
 
 def weekly_sections(text: str) -> dict[date, list[ParsedJournal]]:
-    """Each day's `## YYYY-MM-DD` sections of a weekly roll-up's text, in file order, each
-    parsed as that day's journal (its lines the roll-up's own): where CommonMark sees a
-    top-level heading, never in a code fence (memfuse.workspace.sections)."""
+    """Each day's `## YYYY-MM-DD` sections of a weekly roll-up's text (sections.split)."""
     return split(text, heading_day)[0]
 
 
@@ -54,16 +51,13 @@ class Weeklies:
 
     def __init__(self, workspace: RollupSource) -> None:
         self.workspace = workspace
-        # each roll-up read: its days' sections (None: it cannot be read), the warning its
-        # reading gave, and whether it was gone when read
+        # each roll-up read: its sections (None: unreadable), its warning, whether it was gone
         self.read: dict[Path, tuple[dict[date, list[ParsedJournal]] | None, str, bool]] = {}
 
     def sections(self, path: Path, day: date, warn: Warn) -> list[ParsedJournal] | None:
         """The day's sections of this roll-up ([] when it holds none); None, with the same
         warning each time, when it cannot be read; FileNotFoundError when it is not there.
-
-        Sections for days outside the week the roll-up names are never any day's: read
-        once, they are one warning each and noted in `Workspace.misplaced`."""
+        Sections for days outside its week are never any day's (`_place`)."""
         if path not in self.read:
             if len(self.read) >= self.KEEP:
                 del self.read[next(iter(self.read))]
@@ -88,8 +82,7 @@ class Weeklies:
     def _place(
         self, path: Path, found: dict[date, list[ParsedJournal]], odd: list[str], warn: Warn
     ) -> None:
-        """Note (and say) the sections of a roll-up just read that are no day of its week:
-        outside it, or under a heading that names no real day (`odd`)."""
+        """Note (and say) the sections of a roll-up just read that are no day of its week."""
         first = name_date(path.name)
         reasons = []
         if first is not None:

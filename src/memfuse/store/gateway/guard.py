@@ -84,8 +84,8 @@ class Guard:
     def answer(
         self, tool: str, arguments: Mapping[str, Any], tolerate: tuple[str, ...] = ()
     ) -> tuple[Answer | None, str | None]:
-        """Any answer, JSON or text; or None and why, the warning given. Server errors whose
-        message holds one of `tolerate` are expected answers, returned as JSON."""
+        """Any answer, JSON or text; or None and why, the warning given (a server error that
+        holds one of `tolerate` is an expected answer)."""
         if self.tripped:
             with self._lock:
                 self.skipped += 1
@@ -157,8 +157,7 @@ class Guard:
             return None, str(exc)
 
     def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, Tried]]:
-        """Yield (index, (result, why it failed)) as each call finishes, so the caller can
-        record progress in its own thread while the other calls are still running."""
+        """Yield (index, (result, why it failed)) as each call finishes."""
         if self.jobs == 1 or len(calls) < 2:
             for index, call in enumerate(calls):
                 yield index, self.attempt(*call)

@@ -33,9 +33,7 @@ class RunOutcome:
     stderr: bytes
 
 
-# Runs argv as run_in_process_group does (its keywords): OSError when it cannot start,
-# subprocess.TimeoutExpired (the whole process group killed) when time runs out.
-Runner = Callable[..., RunOutcome]
+Runner = Callable[..., RunOutcome]  # as run_in_process_group, its keywords and its errors
 
 
 # What one call may answer: far above any agent-memory answer (a year of journal memories is a
@@ -59,10 +57,9 @@ def run_in_process_group(
 ) -> RunOutcome:
     """Run argv in a new session so that a timeout can kill it and every child it spawned.
 
-    `timeout` bounds the whole call, and at most `limit` bytes of stdout are read: past
-    either, the process group is killed (TimeoutExpired, OutputTooLarge). stdin is a regular
-    (already unlinked) file, not a pipe: mcporter reads `--args -` in one go and fails with
-    EAGAIN on a pipe that is still being filled, which a large bullet hits.
+    Past `timeout` or `limit` bytes of stdout the process group is killed. stdin is a file,
+    not a pipe: mcporter reads `--args -` in one go and fails with EAGAIN on a pipe still
+    being filled, which a large bullet hits.
     """
     with tempfile.TemporaryFile() as payload:
         payload.write(stdin)
@@ -210,8 +207,7 @@ class McporterGateway:
         return parse_answer(tool, stdout)
 
     def _mcporter(self, argv: list[str], where: str, stdin: bytes = b"") -> RunOutcome:
-        """Run one mcporter command within the timeout; a gateway error when it cannot start,
-        does not finish in time or answers too much (its process group killed)."""
+        """Run one mcporter command within the timeout; a gateway error when it fails."""
         try:
             return self._run(
                 argv, stdin=stdin, timeout=self.timeout + GRACE_SECONDS, env=self._env,
