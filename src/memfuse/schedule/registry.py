@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 from importlib.metadata import entry_points
 
 from memfuse.schedule.base import Scheduler
@@ -28,6 +29,7 @@ GROUP = "memfuse.schedulers"  # other packages' schedulers: entry points naming 
 
 _REGISTERED: dict[str, Scheduler] = {}
 _REFUSED: dict[str, str] = {}  # another package's entry point that failed to load: why
+PLUGIN_WAIT = 10.0  # seconds other packages' schedulers may take to load, all of them
 _TEXT_FIELDS = ("name", "summary", "source_help")
 
 
@@ -51,25 +53,48 @@ def register(scheduler: Scheduler, into: dict[str, Scheduler] | None = None) -> 
 
 
 def _load() -> dict[str, Scheduler]:
-    """Every scheduler, loaded once a process. Another package's that fails to load or is
-    incomplete is set aside with why (`get` says it): the CLI reads `--format`'s choices at
-    import, so a broken plugin must not stop every command, cron's `sync` among them."""
+    """Every scheduler, loaded once a process. Another package's that fails to load (whatever
+    it raises, `sys.exit` too), is incomplete, or is still loading after PLUGIN_WAIT seconds is
+    set aside with why (`get` and `refused` say it), as is a broken package list: the CLI reads
+    `--format`'s choices at import, so no plugin may stop or stall a command, cron's `sync`."""
     if not _REGISTERED:
         loaded: dict[str, Scheduler] = {}
         for module in BUILTIN:
             register(importlib.import_module(module).SCHEDULER, loaded)
-        builtin = set(loaded)
-        for point in entry_points(group=GROUP):
-            if point.name in builtin:
-                continue
-            try:
-                scheduler = point.load()
-                if getattr(scheduler, "name", None) not in builtin:
-                    register(scheduler, loaded)
-            except Exception as exc:  # another package's code: any failure is its own
-                _REFUSED[point.name] = f"{type(exc).__name__}: {exc}"[:300]
+        builtin, found, loading = set(loaded), list[Scheduler](), [""]
+        worker = threading.Thread(target=_plugins, args=(builtin, found, loading), daemon=True)
+        worker.start()
+        worker.join(PLUGIN_WAIT)  # a plugin that hangs keeps its thread, not the command
+        if worker.is_alive():
+            _REFUSED[loading[0]] = f"still loading after {PLUGIN_WAIT:g} s: set aside"
+        for scheduler in list(found):
+            if scheduler.name not in builtin:
+                loaded.setdefault(scheduler.name, scheduler)
         _REGISTERED.update(loaded)
     return _REGISTERED
+
+
+def _plugins(builtin: set[str], found: list[Scheduler], loading: list[str]) -> None:
+    """Load other packages' schedulers into `found` (the one loading now named in `loading`)."""
+    try:
+        points = list(entry_points(group=GROUP))
+    except BaseException as exc:  # an unrelated package's broken entry_points.txt
+        _REFUSED["(installed packages)"] = f"{type(exc).__name__}: {exc}"[:300]
+        return
+    for point in points:
+        if point.name in builtin:
+            continue
+        loading[0] = point.name
+        try:  # another package's code: any failure is its own, `sys.exit` included
+            found.append(register(point.load(), {}))
+        except BaseException as exc:
+            _REFUSED[point.name] = f"{type(exc).__name__}: {exc}"[:300]
+
+
+def refused() -> list[str]:
+    """Each other package's scheduler set aside, and why: said by doctor and in every run."""
+    _load()
+    return [f"the scheduler plugin {name!r} did not load ({why})" for name, why in _REFUSED.items()]
 
 
 def names() -> tuple[str, ...]:
