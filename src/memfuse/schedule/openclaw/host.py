@@ -10,7 +10,9 @@ rewrites MEMORY.md. Names and markers are from the `openclaw` package 2026.9.6
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -143,57 +145,101 @@ def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
     """Every configured agent (`agents.entries.<id>`, then the older `agents.list[]` roster,
     an id once), the first AGENTS_MAX, and its workspace: its own `workspace`, else the one
     OpenClaw gives it (`agents.defaults.workspace`/<id>, else `<state>/workspace-<id>`), real
-    paths."""
+    paths; one whose workspace memfuse cannot read as OpenClaw does is left out (said)."""
+    return _workspaces(env)[0]
+
+
+def _workspaces(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], list[str]]:
     settings = read_config(env) or {}
-    home = env.get("HOME") or "/nonexistent"
-    base = _path(dig(settings, "agents", "defaults", "workspace"), home)
+    given = dig(settings, "agents", "defaults", "workspace")
+    base, why = _workspace(settings, env, "agents.defaults.workspace", given)
     found: list[tuple[str, str]] = []
-    for agent, entry in _roster(settings)[:AGENTS_MAX]:
-        own = _path(entry.get("workspace"), home)
-        if own is None:  # OpenClaw's own rule for an entry without one
-            own = (
-                os.path.join(base, agent) if base
-                else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
+    said: list[str] = []
+    for agent, entry, key in _roster(settings)[:AGENTS_MAX]:
+        own, problem = _workspace(settings, env, f"{key}.workspace", entry.get("workspace"))
+        if own is None and problem is None:  # OpenClaw's own rule for an entry without one
+            own, problem = (
+                (os.path.join(base, agent), None) if base else (None, why) if why
+                else (os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}"), None)
             )  # fmt: skip
-        found.append((agent, own))
-    return found
+        if own is None:
+            said.append(f"agent {one_line(agent[:80])}: {problem}: left out")
+        else:
+            found.append((agent, own))
+    return found, said
+
+
+VAR = re.compile(r"\$\$\{([A-Z_][A-Z0-9_]*)\}|\$\{([A-Z_][A-Z0-9_]*)\}")  # OpenClaw's ${VAR}
+
+
+def _workspace(
+    settings: dict[str, Any], env: Mapping[str, str], key: str, value: object
+) -> tuple[str | None, str | None]:
+    """The workspace at `key` of the configuration as OpenClaw reads it (its `${VAR}`s from
+    this environment, else the configuration's `env`; `~` its home), a real path, or why it
+    cannot be; (None, None) when `value` is not given."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, None
+    if not isinstance(value, str):
+        return None, f"{key} is {json.dumps(value)[:60]}, not a path"
+    given = dig(settings, "env")
+    named = {k: v for k, v in (given.items() if isinstance(given, dict) else ()) if k != "vars"}
+    more = dig(given, "vars")
+    named.update(more if isinstance(more, dict) else {})
+    named.update({k: v for k, v in env.items() if v.strip()})  # the environment wins
+    unset = [m[2] for m in VAR.finditer(value) if m[2] and not isinstance(named.get(m[2]), str)]
+    if unset:
+        return None, f"{key} names ${{{unset[0]}}}, which is not set here"
+    text = VAR.sub(lambda m: f"${{{m[1]}}}" if m[1] else str(named[m[2]]), value).strip()
+    home = env.get("OPENCLAW_HOME") or env.get("HOME") or "/nonexistent"
+    if not (text.startswith(("/", "~/")) or text == "~"):  # OpenClaw: the Gateway's own cwd
+        return None, (
+            f"{key} ({one_line(text[:200])}) is relative: OpenClaw resolves it against the"
+            " Gateway's working folder, which memfuse cannot know; write it from / or ~"
+        )
+    return _path(text, home), None
 
 
 def agents_left_out(env: Mapping[str, str]) -> str | None:
     """The agents past AGENTS_MAX, as a warning (how many, the first few ids); None when
     there are none."""
     roster = _roster(read_config(env) or {})
-    extra = [agent for agent, _ in roster[AGENTS_MAX:]]
-    if not extra:
-        return None
-    named = ", ".join(one_line(agent[:80]) for agent in extra[:5])
-    return (
-        f"OpenClaw's configuration lists {len(roster)} agents; memfuse takes the first"
-        f" {AGENTS_MAX} and leaves {len(extra)} out, unscheduled and unchecked: {named}"
-        f"{', …' if len(extra) > 5 else ''}"
-    )
+    extra = [agent for agent, _, _ in roster[AGENTS_MAX:]]
+    said = _workspaces(env)[1][:5]
+    if extra:
+        named = ", ".join(one_line(agent[:80]) for agent in extra[:5])
+        said.append(
+            f"OpenClaw's configuration lists {len(roster)} agents; memfuse takes the first"
+            f" {AGENTS_MAX} and leaves {len(extra)} out, unscheduled and unchecked: {named}"
+            f"{', …' if len(extra) > 5 else ''}"
+        )
+    return "; ".join(said) or None
 
 
 def agents_past_cap(env: Mapping[str, str]) -> set[str]:
     """The ids of configured agents past AGENTS_MAX: configured, but not memfuse's to serve."""
-    return {agent for agent, _ in _roster(read_config(env) or {})[AGENTS_MAX:]}
+    return {agent for agent, _, _ in _roster(read_config(env) or {})[AGENTS_MAX:]}
 
 
-def _roster(settings: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(id, entry) of every configured agent: `agents.entries`, then `agents.list[]`, an id
-    once."""
+def _roster(settings: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+    """(id, entry, the entry's key path) of every configured agent: `agents.entries`, then
+    `agents.list[]`, an id once."""
     listed = dig(settings, "agents", "list")
     entries = dig(settings, "agents", "entries")
-    pairs: list[tuple[object, object]] = list(entries.items()) if isinstance(entries, dict) else []
+    pairs: list[tuple[object, object, str]] = [
+        (k, e, f"agents.entries.{k}")
+        for k, e in (entries.items() if isinstance(entries, dict) else ())
+    ]
     pairs += [
-        (e.get("id"), e) for e in (listed if isinstance(listed, list) else [])
+        (e.get("id"), e, f"agents.list.{i}")
+        for i, e in enumerate(listed if isinstance(listed, list) else [])
         if isinstance(e, dict)
-    ]  # fmt: skip
-    found: dict[str, dict[str, Any]] = {}
-    for agent, entry in pairs:
+    ]
+    found: dict[str, tuple[dict[str, Any], str]] = {}
+    for agent, entry, key in pairs:
         if isinstance(agent, str) and agent.strip() and isinstance(entry, dict):
-            found.setdefault(agent, entry)
-    return list(found.items())
+            found.setdefault(agent, (entry, key))
+    return [(agent, entry, key) for agent, (entry, key) in found.items()]
 
 
 def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
