@@ -547,6 +547,30 @@ def test_status_reads_the_alert_route_when_asked_not_the_copy_made_at_install(
     assert "NOT announced" not in world.run("status").stdout
 
 
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8080/alert", "http://192.168.1.20/hook", "http://nas.local/x",
+            "http://[::1]/x", "http://localhost:9/x"],
+)  # fmt: skip
+def test_status_says_a_webhook_the_gateways_ssrf_policy_blocks_is_not_delivered(
+    world: World, gateway: Gateway, url: str
+) -> None:
+    """Issue 55: a loopback or LAN webhook (what the hint led to) is blocked by the Gateway
+    (`[security] blocked URL fetch … private/internal`) while status said "OpenClaw posts
+    them to the webhook"; it says the route is blocked and how to allow it."""
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    before = json.loads(config.read_text())
+    alert = {"failureAlert": {"mode": "webhook", "to": url}}
+    config.write_text(json.dumps({**before, "cron": alert}))
+    said = world.json("status").data["schedule"]["alerts"]
+    assert said.startswith("a failed run is NOT delivered: OpenClaw's Gateway blocks"), said
+    assert "cron.webhookSsrfPolicy.allowedHostnames" in said
+    allowed = {**alert, "webhookSsrfPolicy": {"dangerouslyAllowPrivateNetwork": True}}
+    config.write_text(json.dumps({**before, "cron": allowed}))
+    said = world.json("status").data["schedule"]["alerts"]
+    assert said.startswith("a failed run: OpenClaw posts them to the webhook"), said
+
+
 def test_remove_names_the_mcp_server_entry_that_starts_memfuse_serve(
     world: World, gateway: Gateway
 ) -> None:

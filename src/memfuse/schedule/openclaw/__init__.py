@@ -93,6 +93,8 @@ class OpenClaw(Scheduler):
 
     def alerts(self, machine: Machine) -> str:
         route = host.alert_route(machine.env)
+        if route is not None and route.startswith("NOT"):
+            return f"a failed run is {route}; only `memfuse status` (exit 4) tells"
         if route is not None:
             return f"a failed run: {route}, and `memfuse status` exits 4"
         return (

@@ -10,11 +10,13 @@ rewrites MEMORY.md. Names and markers are from the `openclaw` package 2026.9.6
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import nameable
@@ -260,7 +262,15 @@ def alert_route(env: Mapping[str, str]) -> str | None:
     settings = read_config(env) or {}
     alert = dig(settings, "cron", "failureAlert")
     if dig(alert, "mode") == "webhook" and isinstance(dig(alert, "to"), str):
-        return "OpenClaw posts them to the webhook of its cron.failureAlert"
+        host = _private_host(str(dig(alert, "to")), dig(settings, "cron", "webhookSsrfPolicy"))
+        if host is None:
+            return "OpenClaw posts them to the webhook of its cron.failureAlert"
+        return (
+            f"NOT delivered: OpenClaw's Gateway blocks its cron.failureAlert webhook to"
+            f" {one_line(host[:80])}, a private or internal address, under its"
+            " cron.webhookSsrfPolicy; allow it with `openclaw config set"
+            f" cron.webhookSsrfPolicy.allowedHostnames '{json.dumps([host[:80]])}' --strict-json`"
+        )
     named = dig(alert, "channel")
     channels = dig(settings, "channels")
     configured = [
@@ -273,6 +283,26 @@ def alert_route(env: Mapping[str, str]) -> str | None:
         names = ", ".join(one_line(str(name)[:80]) for name in sorted(configured)[:5])
         return f"OpenClaw announces them on its channel ({names})"
     return None
+
+
+def _private_host(url: str, policy: object) -> str | None:
+    """The webhook's host when the Gateway's SSRF policy (`cron.webhookSsrfPolicy`) blocks it
+    as private, loopback, link-local or internal before any DNS, else None (a name that
+    resolves to such an address is blocked too; memfuse does not resolve it)."""
+    host = (urlsplit(url.strip()).hostname or "").rstrip(".")
+    allowed = dig(policy, "allowedHostnames")
+    if dig(policy, "dangerouslyAllowPrivateNetwork") is True or (
+        isinstance(allowed, list) and host in allowed
+    ):
+        return None
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        named = host in ("localhost", "localhost.localdomain") or host.endswith(
+            (".localhost", ".local", ".internal")
+        )
+        return host if named or "." not in host else None
+    return host if not address.is_global else None
 
 
 def serve_commands(env: Mapping[str, str]) -> list[tuple[str, list[str]]]:
