@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
-# json5 and uuid are imported where they are used: each `openclaw` call is a process of its
+# pyjson5 and uuid are imported where they are used: each `openclaw` call is a process of its
 # own (~200 in the unit tier), and the two were a third of its start (~10 of ~33 ms of CPU).
 
 FLAGS = {
@@ -91,10 +91,10 @@ def config_file() -> Path:
 
 
 def load_config() -> dict[str, object]:
-    import json5
+    import pyjson5
 
     path = config_file()
-    return json5.loads(path.read_text()) if path.exists() else {}  # OpenClaw reads JSON5
+    return pyjson5.decode(path.read_text()) if path.exists() else {}  # OpenClaw reads JSON5
 
 
 def save_config(config: dict[str, object]) -> None:

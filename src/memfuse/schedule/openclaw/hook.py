@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,7 @@ def install(machine: Machine) -> list[str]:
     if (isinstance(entry, dict) and entry.get("enabled") is True) or open_ended:
         changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
     else:
+        changes += _keep_json5(machine)
         machine.tool(["openclaw", "hooks", "enable", NAME])
         _remember(where, set_master=enabled is not True)
         changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
@@ -160,13 +162,18 @@ def remove(machine: Machine) -> list[str]:
     entries = host.dig(internal, "entries")
     others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
     changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
+    changes += _keep_json5(machine)
     if memo.get("set_master") is True and not others:
         changes.append("unset hooks.internal.enabled, which memfuse had set")
         if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
             # memfuse's switch and entry are all there is: one call unsets both, straight to
             # "not configured" (never the open-ended state that loads every hook), before
-            # the folder goes, so no reload finds the hook half gone.
-            machine.tool(["openclaw", "config", "unset", "hooks.internal"], check=False)
+            # the folder goes, so no reload finds the hook half gone; `hooks` with them
+            # when they are all it holds (no `"hooks": {}` left behind).
+            hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
+            alone = isinstance(hooks, dict) and set(hooks) == {"internal"}
+            key = "hooks" if alone else "hooks.internal"
+            machine.tool(["openclaw", "config", "unset", key], check=False)
             shutil.rmtree(where, ignore_errors=True)
             return changes
     # The hook turned off while its files exist, then the folder, then the settings in turn
@@ -180,6 +187,24 @@ def remove(machine: Machine) -> list[str]:
     for path in unset:
         machine.tool(["openclaw", "config", "unset", path], check=False)
     return changes
+
+
+def _keep_json5(machine: Machine) -> list[str]:
+    """Before OpenClaw rewrites openclaw.json as plain JSON (it drops a JSON5 file's comments,
+    and its own `.bak` lasts one more write): a copy beside it, kept, and said."""
+    path = host.config_path(machine.env)
+    text = read_text(path)
+    try:
+        json.loads(text or "{}")
+        return []
+    except ValueError:
+        pass
+    kept = path.with_name(f"{path.name}.memfuse-{datetime.now():%Y%m%dT%H%M%S}")
+    write_atomic(path.parent, kept, (text or "").encode("utf-8"), mode=0o600)
+    return [
+        f"OpenClaw rewrites {path} as plain JSON, dropping its comments: memfuse kept it as it"
+        f" was in {kept}"
+    ]
 
 
 def _write(where: Path) -> list[str]:
