@@ -94,7 +94,14 @@ def load_config() -> dict[str, object]:
     import pyjson5
 
     path = config_file()
-    return pyjson5.decode(path.read_text()) if path.exists() else {}  # OpenClaw reads JSON5
+    text = path.read_text() if path.exists() else "{}"  # OpenClaw reads JSON5
+    try:
+        return pyjson5.decode(text)  # type: ignore[no-any-return]
+    except pyjson5.Json5IllegalCharacter:  # a lone surrogate's escape, which JavaScript takes
+        import re
+
+        lone = re.sub(r"\\u(d[89a-f][0-9a-f]{2})", lambda m: chr(int(m[1], 16)), text, flags=re.I)
+        return pyjson5.decode(lone)  # type: ignore[no-any-return]
 
 
 def save_config(config: dict[str, object]) -> None:

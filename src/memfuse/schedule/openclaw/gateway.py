@@ -14,8 +14,11 @@ about why is shown, not only its last line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -31,10 +34,64 @@ MAX_PAGES = 50  # the CLI's own bound: 10 000 jobs
 SIDE_BY_SIDE = 4  # `openclaw` calls at once
 
 
+class _Shared:
+    """The Gateway's list read once for every agent of one command, kept as its calls change
+    it (issue 57: one `cron list` per agent, and one more for the strays)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.listed: list[dict[str, Any]] | None = None
+
+
+_SHARED: list[_Shared] = []
+
+
+@contextlib.contextmanager
+def shared() -> Iterator[bool]:
+    """Within it, every agent's install or removal reads one list of the Gateway's jobs."""
+    _SHARED.append(_Shared())
+    try:
+        yield True
+    finally:
+        _SHARED.pop()
+
+
 def list_jobs(tool: Tool) -> list[dict[str, Any]]:
-    """Every job the Gateway has, disabled ones too. `cron list --json` reads every page
-    itself in OpenClaw 2026.9; an answer that says there is more (an older CLI, one page) is
-    followed through the Gateway's own `cron.list`, page by page, to its end."""
+    """Every job the Gateway has, disabled ones too (within `shared`, as this command's
+    calls left them)."""
+    if not _SHARED:
+        return _list(tool)
+    with _SHARED[-1].lock:
+        if _SHARED[-1].listed is None:
+            _SHARED[-1].listed = _list(tool)
+        return list(_SHARED[-1].listed)
+
+
+def forget(listed: list[dict[str, Any]], ids: set[str]) -> list[dict[str, Any]]:
+    """The jobs left once these go, from the shared list when there is one (its agents'
+    removals each see the others' gone, in turn: the last one sees none left)."""
+    if not _SHARED:
+        return [j for j in listed if j.get("id") not in ids]
+    with _SHARED[-1].lock:
+        known = _SHARED[-1].listed
+        kept = [j for j in (listed if known is None else known) if j.get("id") not in ids]
+        _SHARED[-1].listed = kept
+        return list(kept)
+
+
+def _declared(jobs: list[dict[str, Any]]) -> None:
+    """Jobs this command declared, in the shared list in place of what it had."""
+    if _SHARED:
+        with _SHARED[-1].lock:
+            ids = {j.get("id") for j in jobs}
+            before = [j for j in _SHARED[-1].listed or [] if j.get("id") not in ids]
+            _SHARED[-1].listed = before + jobs
+
+
+def _list(tool: Tool) -> list[dict[str, Any]]:
+    """`cron list --json` reads every page itself in OpenClaw 2026.9; an answer that says there
+    is more (an older CLI, one page) is followed through the Gateway's own `cron.list`, page
+    by page, to its end."""
     page = _answer(tool(["openclaw", "cron", "list", "--all", "--json"]), "openclaw cron list")
     jobs = _jobs_of(page)
     for _ in range(MAX_PAGES):
@@ -86,6 +143,7 @@ def install(
         job_id = job.get("id") if isinstance(job, dict) else None
         if not isinstance(job_id, str) or not job_id.strip():
             raise MemfuseError(f"openclaw's cron.add did not say the id of the job {name}")
+        _declared([job] if isinstance(job, dict) else [])
         if isinstance(answer, dict) and answer.get("created") is False:
             changed = "updated" if answer.get("updated") else "already in place, unchanged"
             changes.append(f"the OpenClaw job {name} ({job_id}): {changed}")
@@ -114,6 +172,7 @@ def _remove(
     tool: Tool, listed: list[dict[str, Any]], schedule: Schedule, *, everything: bool = False
 ) -> list[str]:
     ids, unusable = openclaw.stale_ids(listed, schedule, keeping=not everything)
+    forget(listed, set(ids))
     side_by_side(tool, [openclaw.remove_command(job_id) for job_id in ids], "cron rm")
     changes = [f"removed the OpenClaw job {job_id}" for job_id in ids]
     for name in unusable:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -119,8 +120,22 @@ def folder(machine: Machine) -> Path:
     return host.state_dir(machine.env) / "hooks" / NAME
 
 
+_ONE = threading.Lock()  # agents side by side: one of them enables the hook, the others see it
+
+
 def install(machine: Machine) -> list[str]:
     """Put the hook in place and enable it; what was done."""
+    with _ONE:
+        return _install(machine)
+
+
+def remove(machine: Machine) -> list[str]:
+    """Take the hook out, leaving OpenClaw's hook settings as memfuse found them."""
+    with _ONE:
+        return _remove(machine)
+
+
+def _install(machine: Machine) -> list[str]:
     where = folder(machine)
     internal = _internal(machine)
     enabled = internal.get("enabled") if isinstance(internal, dict) else None
@@ -149,8 +164,7 @@ def install(machine: Machine) -> list[str]:
     return changes
 
 
-def remove(machine: Machine) -> list[str]:
-    """Take the hook out, leaving OpenClaw's hook settings as memfuse found them."""
+def _remove(machine: Machine) -> list[str]:
     where = folder(machine)
     text = read_text(where / "HOOK.md")
     if text is None:
