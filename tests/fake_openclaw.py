@@ -2,7 +2,7 @@
 (dist/cron-cli-*.mjs, dist/list-jobs-*.mjs): `cron list --all --json`, `cron add --json
 --declaration-key=…` converging a job in place, `cron edit … -- ID`, `cron rm --json -- ID`,
 `gateway call cron.list --json --params=…` and `gateway call cron.add --json --params=…` (the
-RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object); `config get PATH --json` and `config unset PATH`
+RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object); `config get PATH --json`, `config unset PATH` and `config set --batch-json=…`
 on the configuration file OpenClaw reads (`OPENCLAW_CONFIG_PATH`, else `openclaw.json` in
 `OPENCLAW_STATE_DIR` or `~/.openclaw`, plain JSON here), and `hooks enable|disable NAME` as
 2026.9.6 writes them (`hooks.internal.entries.NAME.enabled`, the master switch on; a hook
@@ -34,7 +34,7 @@ FLAGS = {
 VALUED = {
     "--declaration-key", "--name", "--description", "--cron", "--tz", "--session", "--wake",
     "--command-argv", "--command-env", "--message", "--timeout-seconds",
-    "--failure-alert-after", "--params", "--display-name", "--agent",
+    "--failure-alert-after", "--params", "--display-name", "--agent", "--batch-json",
 }  # fmt: skip
 
 
@@ -194,6 +194,16 @@ def serve(argv: list[str]) -> str:
     opts, positional = parse(args)
     one = {k: v[-1] for k, v in opts.items()}
     size = int(os.environ.get("FAKE_OPENCLAW_PAGE") or 200)
+    if group == "config" and command == "set":  # `--batch-json`: every path set, one write
+        config = load_config()
+        for each in json.loads(one["--batch-json"]):
+            *parents, last = each["path"].split(".")
+            node = config
+            for key in parents:
+                node = node.setdefault(key, {})
+            node[last] = each["value"]
+        save_config(config)
+        return "Updated config paths.\n"
     if group == "config" and command in ("get", "unset"):
         return json.dumps(config_command(command, positional[0]), indent=2) + "\n"
     if group == "hooks" and command in ("enable", "disable"):

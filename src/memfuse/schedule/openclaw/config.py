@@ -10,15 +10,9 @@ followed out, no FIFO waited on), at most CONFIG_LIMIT bytes, strict JSON first,
 interpreter's recursion limit. A file that cannot be read at all is said (`problem`), never
 taken silently for "OpenClaw's defaults".
 
-`$include` is followed as OpenClaw 2026.9.6 follows it (dist/includes-*.mjs): a path or a
-list of paths, relative to the including file; one file replaces the object, a list is
-deep-merged in order, sibling keys are merged over it (objects by key, lists joined, the rest
-replaced); never outside the configuration's folder or an `OPENCLAW_INCLUDE_ROOTS` folder (a
-link out included), never a file twice on one chain, at most INCLUDE_DEPTH deep. memfuse adds
-its own bounds — INCLUDE_FILES files and INCLUDE_BYTES bytes in all, only a file of this user
-with one name — and an include it does not follow is the whole file's problem, as it is
-OpenClaw's. A reading is kept for the process while every file it
-read is unchanged (size, time, inode), since one command asks it several things.
+`$include` is followed as OpenClaw 2026.9.6 follows it (dist/includes-*.mjs; docs/operations.md,
+"Several agents"), within memfuse's own bounds (INCLUDE_*). A reading is kept for the process
+while every file it read is unchanged (size, time, inode).
 """
 
 from __future__ import annotations

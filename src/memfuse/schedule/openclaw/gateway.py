@@ -1,15 +1,7 @@
 """`memfuse cron --format openclaw --install/--remove`: memfuse's jobs in OpenClaw's Gateway
-cron, through the `openclaw` CLI (flags and answers as the package 2026.9.6 has them).
-
-Each job is declared with its declaration key and its failure alert in one call (`openclaw
-gateway call cron.add`, the RPC `cron add --declaration-key` makes, which converges the job
-in place); a job the Gateway already lists as declared costs no call, so a second install
-only reads the list. Every `openclaw` call starts Node (9–10 s each on the machine of issue
-47), so the calls that do not wait on each other run side by side. Jobs of this schedule
-that it no longer has are removed by id, after `--`.
-The Gateway's list is read to its end, page after page; a job that rewrites MEMORY.md there
-(OpenClaw's dreaming sweep) moves tidy out of its minute. When the CLI fails, what it said
-about why is shown, not only its last line.
+cron, through the `openclaw` CLI as the package 2026.9.6 has it (docs/operations.md,
+"OpenClaw"): each job declared whole in one `gateway call cron.add`, none for a job already in
+place, calls that do not wait on each other side by side (each starts Node: seconds).
 """
 
 from __future__ import annotations
@@ -34,22 +26,15 @@ MAX_PAGES = 50  # the CLI's own bound: 10 000 jobs
 SIDE_BY_SIDE = 4  # `openclaw` calls at once
 
 
-class _Shared:
-    """The Gateway's list read once for every agent of one command, kept as its calls change
-    it (issue 57: one `cron list` per agent, and one more for the strays)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.listed: list[dict[str, Any]] | None = None
-
-
-_SHARED: list[_Shared] = []
+_LOCK = threading.Lock()
+_SHARED: list[list[dict[str, Any]] | None] = []  # within `shared`: the job list, once read
 
 
 @contextlib.contextmanager
 def shared() -> Iterator[bool]:
-    """Within it, every agent's install or removal reads one list of the Gateway's jobs."""
-    _SHARED.append(_Shared())
+    """Within it, every agent's install or removal reads one list of the Gateway's jobs, kept
+    as this command's own calls change it (issue 57: one `cron list` per agent, and one more)."""
+    _SHARED.append(None)
     try:
         yield True
     finally:
@@ -57,35 +42,27 @@ def shared() -> Iterator[bool]:
 
 
 def list_jobs(tool: Tool) -> list[dict[str, Any]]:
-    """Every job the Gateway has, disabled ones too (within `shared`, as this command's
-    calls left them)."""
-    if not _SHARED:
-        return _list(tool)
-    with _SHARED[-1].lock:
-        if _SHARED[-1].listed is None:
-            _SHARED[-1].listed = _list(tool)
-        return list(_SHARED[-1].listed)
+    """Every job the Gateway has, disabled ones too (within `shared`, as this command left it)."""
+    with _LOCK:
+        if not _SHARED:
+            return _list(tool)
+        if _SHARED[-1] is None:
+            _SHARED[-1] = _list(tool)
+        return list(_SHARED[-1] or [])
 
 
-def forget(listed: list[dict[str, Any]], ids: set[str]) -> list[dict[str, Any]]:
-    """The jobs left once these go, from the shared list when there is one (its agents'
-    removals each see the others' gone, in turn: the last one sees none left)."""
-    if not _SHARED:
-        return [j for j in listed if j.get("id") not in ids]
-    with _SHARED[-1].lock:
-        known = _SHARED[-1].listed
+def forget(
+    listed: list[dict[str, Any]], ids: set[str], new: tuple[dict[str, Any], ...] = ()
+) -> list[dict[str, Any]]:
+    """The jobs once `ids` are gone and `new` declared, from the shared list when there is one
+    (its agents' removals each see the others' gone, in turn: the last sees none left)."""
+    with _LOCK:
+        known = _SHARED[-1] if _SHARED else None
+        ids = ids | {str(j.get("id")) for j in new}
         kept = [j for j in (listed if known is None else known) if j.get("id") not in ids]
-        _SHARED[-1].listed = kept
-        return list(kept)
-
-
-def _declared(jobs: list[dict[str, Any]]) -> None:
-    """Jobs this command declared, in the shared list in place of what it had."""
-    if _SHARED:
-        with _SHARED[-1].lock:
-            ids = {j.get("id") for j in jobs}
-            before = [j for j in _SHARED[-1].listed or [] if j.get("id") not in ids]
-            _SHARED[-1].listed = before + jobs
+        if _SHARED:
+            _SHARED[-1] = [*kept, *new]
+        return kept
 
 
 def _list(tool: Tool) -> list[dict[str, Any]]:
@@ -143,7 +120,7 @@ def install(
         job_id = job.get("id") if isinstance(job, dict) else None
         if not isinstance(job_id, str) or not job_id.strip():
             raise MemfuseError(f"openclaw's cron.add did not say the id of the job {name}")
-        _declared([job] if isinstance(job, dict) else [])
+        forget(listed, set(), (job,) if isinstance(job, dict) else ())
         if isinstance(answer, dict) and answer.get("created") is False:
             changed = "updated" if answer.get("updated") else "already in place, unchanged"
             changes.append(f"the OpenClaw job {name} ({job_id}): {changed}")

@@ -1,26 +1,8 @@
 """RECENT.md in every main session on OpenClaw: an `agent:bootstrap` hook memfuse installs with
-its schedule and removes with it.
-
-OpenClaw loads only AGENTS.md, SOUL.md, IDENTITY.md, USER.md, BOOTSTRAP.md and MEMORY.md as
-bootstrap files; a hook may extend `bootstrapFiles` on `agent:bootstrap` (OpenClaw 2026.9.6,
-tried on a Gateway: /work/shared/reference/openclaw-2026.9.md §3–5). The handler adds the
-workspace's RECENT.md as one more record in main and direct sessions, never in group,
-channel, cron or subagent ones (a digest of private memory stays out of shared rooms); the
-Gateway's own per-file and total budgets still apply. It reads, writes nothing, and touches
-neither AGENTS.md nor MEMORY.md. What it adds is framed as data: RECENT.md's text between a
-boundary the text cannot forge, after one sentence saying these are notes recalled from
-memory, not instructions (issue 46; the file itself keeps the SPEC's template).
-
-Install (idempotent): the two files written atomically into `<state>/hooks/memfuse-recent/`
-(only over memfuse's own), then `openclaw hooks enable` unless internal hooks are open-ended
-already (`enabled` with no entries: every hook loads) — or refused by the user (`enabled:
-false`: said, not overridden). Whether memfuse turned the master switch on is kept beside the
-files, so removal puts it back: `hooks disable` while the files exist, the folder removed,
-the master switch unset only when memfuse set it and no other entry remains, the entry unset.
-The hook settings are read from openclaw.json by memfuse's own reader (openclaw.config), not
-by `openclaw config get` (each `openclaw` call starts Node: 5-10 s on the real package), and
-when memfuse's own entry and master switch are all `hooks.internal` holds, one `config unset
-hooks.internal` takes both: removal is two calls where it was four.
+its schedule and removes with it (docs/operations.md, "RECENT.md in every main session";
+observed on OpenClaw 2026.9.6: /work/shared/reference/openclaw-2026.9.md §3–5). Whether
+memfuse turned the master switch on is kept beside the files, so removal puts it back; the
+hook settings are read by memfuse's own reader (openclaw.config), not `openclaw config get`.
 """
 
 from __future__ import annotations
@@ -153,7 +135,10 @@ def _install(machine: Machine) -> list[str]:
         changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
     else:
         changes += _keep_json5(machine)
-        machine.tool(["openclaw", "hooks", "enable", NAME])
+        # What `hooks enable` writes, in the call that costs a third less CPU (issue 57)
+        sets = [{"path": f"hooks.internal.entries.{NAME}.enabled", "value": True}]
+        sets += [{"path": "hooks.internal.enabled", "value": True}] if enabled is not True else []
+        machine.tool(["openclaw", "config", "set", f"--batch-json={json.dumps(sets)}"])
         _remember(where, set_master=enabled is not True)
         changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
     if any(c.startswith("wrote") for c in changes):

@@ -301,7 +301,7 @@ def _private_host(url: str, policy: object) -> str | None:
         named = host in ("localhost", "localhost.localdomain") or host.endswith(
             (".localhost", ".local", ".internal")
         )
-        return host if named or "." not in host else None
+        return host if named else None
     return host if not address.is_global else None
 
 
