@@ -1,12 +1,6 @@
-"""The schedulers memfuse knows: the built-ins, one line each, then other packages' (docs/
-architecture.md, "A scheduler").
-
-Each built-in line names a module whose `SCHEDULER` is a complete `Scheduler`; another
-installed package adds its own as an entry point in the `memfuse.schedulers` group naming its
-`Scheduler` (`k8s = "memfuse_k8s:SCHEDULER"`), as llm loads its plugins beside its defaults.
-Both go through `register`, which refuses an incomplete one; a built-in's name stays the
-built-in's. The first built-in is the default `--format`. `cron --format`'s choices and help,
-and the check that the docs list every scheduler, are read from here.
+"""The schedulers memfuse knows: the built-ins, one line each, then other packages' entry
+points in the `memfuse.schedulers` group, all through `register` (docs/architecture.md, "A
+scheduler"). The first built-in is the default `--format`.
 """
 
 from __future__ import annotations
