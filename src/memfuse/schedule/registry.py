@@ -55,34 +55,30 @@ def _load() -> dict[str, Scheduler]:
         loaded: dict[str, Scheduler] = {}
         for module in BUILTIN:
             register(importlib.import_module(module).SCHEDULER, loaded)
-        builtin, found, loading = set(loaded), list[Scheduler](), [""]
+        builtin, found, loading = set(loaded), list[Scheduler](), ["(installed packages)"]
         worker = threading.Thread(target=_plugins, args=(builtin, found, loading), daemon=True)
         worker.start()
         worker.join(PLUGIN_WAIT)  # a plugin that hangs keeps its thread, not the command
         if worker.is_alive():
             _REFUSED[loading[0]] = f"still loading after {PLUGIN_WAIT:g} s: set aside"
-        for scheduler in list(found):
-            if scheduler.name not in builtin:
-                loaded.setdefault(scheduler.name, scheduler)
+        for scheduler in list(found):  # a built-in's name stays the built-in's
+            loaded.setdefault(scheduler.name, scheduler)
         _REGISTERED.update(loaded)
     return _REGISTERED
 
 
 def _plugins(builtin: set[str], found: list[Scheduler], loading: list[str]) -> None:
     """Load other packages' schedulers into `found` (the one loading now named in `loading`)."""
-    try:
-        points = list(entry_points(group=GROUP))
-    except BaseException as exc:  # an unrelated package's broken entry_points.txt
+    try:  # another package's code, or its broken entry_points.txt: any failure is its own
+        for point in entry_points(group=GROUP):
+            if point.name not in builtin:
+                loading[0] = point.name
+                try:
+                    found.append(register(point.load(), {}))
+                except BaseException as exc:  # `sys.exit` too
+                    _REFUSED[point.name] = f"{type(exc).__name__}: {exc}"[:300]
+    except BaseException as exc:
         _REFUSED["(installed packages)"] = f"{type(exc).__name__}: {exc}"[:300]
-        return
-    for point in points:
-        if point.name in builtin:
-            continue
-        loading[0] = point.name
-        try:  # another package's code: any failure is its own, `sys.exit` included
-            found.append(register(point.load(), {}))
-        except BaseException as exc:
-            _REFUSED[point.name] = f"{type(exc).__name__}: {exc}"[:300]
 
 
 def refused() -> list[str]:

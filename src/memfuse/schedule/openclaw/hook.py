@@ -108,84 +108,78 @@ _ONE = threading.Lock()  # agents side by side: one of them enables the hook, th
 def install(machine: Machine) -> list[str]:
     """Put the hook in place and enable it; what was done."""
     with _ONE:
-        return _install(machine)
+        where = folder(machine)
+        internal = _internal(machine)
+        enabled = internal.get("enabled") if isinstance(internal, dict) else None
+        if enabled is False:
+            return [
+                f"RECENT.md is not added to OpenClaw's sessions: its internal hooks are turned off"
+                f" (hooks.internal.enabled is false), which memfuse leaves as you set it; `openclaw"
+                f" hooks enable {NAME}` after `memfuse cron --install --format openclaw` adds it"
+            ]
+        changes = _write(where)
+        entries = internal.get("entries") if isinstance(internal, dict) else None
+        entry = entries.get(NAME) if isinstance(entries, dict) else None
+        open_ended = enabled is True and not entries and not host.dig(internal, "load", "extraDirs")
+        if (isinstance(entry, dict) and entry.get("enabled") is True) or open_ended:
+            changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
+        else:
+            changes += _keep_json5(machine)
+            # What `hooks enable` writes, in the call that costs a third less CPU (issue 57)
+            sets = [{"path": f"hooks.internal.entries.{NAME}.enabled", "value": True}]
+            sets += (
+                [{"path": "hooks.internal.enabled", "value": True}] if enabled is not True else []
+            )
+            machine.tool(["openclaw", "config", "set", f"--batch-json={json.dumps(sets)}"])
+            _remember(where, set_master=enabled is not True)
+            changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
+        if any(c.startswith("wrote") for c in changes):
+            changes.append(
+                "restart the Gateway (`openclaw gateway restart`) if it runs an older copy of the"
+                " hook; a new one is loaded as it is enabled"
+            )
+        return changes
 
 
 def remove(machine: Machine) -> list[str]:
     """Take the hook out, leaving OpenClaw's hook settings as memfuse found them."""
     with _ONE:
-        return _remove(machine)
-
-
-def _install(machine: Machine) -> list[str]:
-    where = folder(machine)
-    internal = _internal(machine)
-    enabled = internal.get("enabled") if isinstance(internal, dict) else None
-    if enabled is False:
-        return [
-            f"RECENT.md is not added to OpenClaw's sessions: its internal hooks are turned off"
-            f" (hooks.internal.enabled is false), which memfuse leaves as you set it; `openclaw"
-            f" hooks enable {NAME}` after `memfuse cron --install --format openclaw` adds it"
-        ]
-    changes = _write(where)
-    entries = internal.get("entries") if isinstance(internal, dict) else None
-    entry = entries.get(NAME) if isinstance(entries, dict) else None
-    open_ended = enabled is True and not entries and not host.dig(internal, "load", "extraDirs")
-    if (isinstance(entry, dict) and entry.get("enabled") is True) or open_ended:
-        changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
-    else:
+        where = folder(machine)
+        text = read_text(where / "HOOK.md")
+        if text is None:
+            return []
+        if MARK not in text or where.is_symlink():
+            return [f"left {where}: memfuse did not write it"]
+        memo = _memo(where)
+        internal = _internal(machine)
+        entries = host.dig(internal, "entries")
+        others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
+        changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
         changes += _keep_json5(machine)
-        # What `hooks enable` writes, in the call that costs a third less CPU (issue 57)
-        sets = [{"path": f"hooks.internal.entries.{NAME}.enabled", "value": True}]
-        sets += [{"path": "hooks.internal.enabled", "value": True}] if enabled is not True else []
-        machine.tool(["openclaw", "config", "set", f"--batch-json={json.dumps(sets)}"])
-        _remember(where, set_master=enabled is not True)
-        changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
-    if any(c.startswith("wrote") for c in changes):
-        changes.append(
-            "restart the Gateway (`openclaw gateway restart`) if it runs an older copy of the"
-            " hook; a new one is loaded as it is enabled"
-        )
-    return changes
-
-
-def _remove(machine: Machine) -> list[str]:
-    where = folder(machine)
-    text = read_text(where / "HOOK.md")
-    if text is None:
-        return []
-    if MARK not in text or where.is_symlink():
-        return [f"left {where}: memfuse did not write it"]
-    memo = _memo(where)
-    internal = _internal(machine)
-    entries = host.dig(internal, "entries")
-    others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
-    changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
-    changes += _keep_json5(machine)
-    if memo.get("set_master") is True and not others:
-        changes.append("unset hooks.internal.enabled, which memfuse had set")
-        if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
-            # memfuse's switch and entry are all there is: one call unsets both, straight to
-            # "not configured" (never the open-ended state that loads every hook), before
-            # the folder goes, so no reload finds the hook half gone; `hooks` with them
-            # when they are all it holds (no `"hooks": {}` left behind).
-            hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
-            alone = isinstance(hooks, dict) and set(hooks) == {"internal"}
-            key = "hooks" if alone else "hooks.internal"
-            machine.tool(["openclaw", "config", "unset", key], check=False)
-            shutil.rmtree(where, ignore_errors=True)
-            return changes
-    # The hook turned off while its files exist, then the folder, then the settings in turn
-    # (each call rewrites the one file); the switch before the entry: the entry first would
-    # pass through the open-ended state.
-    machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
-    shutil.rmtree(where, ignore_errors=True)
-    unset = [f"hooks.internal.entries.{NAME}"]
-    if memo.get("set_master") is True and not others:
-        unset.insert(0, "hooks.internal.enabled")
-    for path in unset:
-        machine.tool(["openclaw", "config", "unset", path], check=False)
-    return changes
+        if memo.get("set_master") is True and not others:
+            changes.append("unset hooks.internal.enabled, which memfuse had set")
+            if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
+                # memfuse's switch and entry are all there is: one call unsets both, straight to
+                # "not configured" (never the open-ended state that loads every hook), before
+                # the folder goes, so no reload finds the hook half gone; `hooks` with them
+                # when they are all it holds (no `"hooks": {}` left behind).
+                hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
+                alone = isinstance(hooks, dict) and set(hooks) == {"internal"}
+                key = "hooks" if alone else "hooks.internal"
+                machine.tool(["openclaw", "config", "unset", key], check=False)
+                shutil.rmtree(where, ignore_errors=True)
+                return changes
+        # The hook turned off while its files exist, then the folder, then the settings in turn
+        # (each call rewrites the one file); the switch before the entry: the entry first would
+        # pass through the open-ended state.
+        machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
+        shutil.rmtree(where, ignore_errors=True)
+        unset = [f"hooks.internal.entries.{NAME}"]
+        if memo.get("set_master") is True and not others:
+            unset.insert(0, "hooks.internal.enabled")
+        for path in unset:
+            machine.tool(["openclaw", "config", "unset", path], check=False)
+        return changes
 
 
 def _keep_json5(machine: Machine) -> list[str]:
