@@ -5,10 +5,9 @@ OpenClaw's own docs write it with unquoted keys, single quotes, comments and tra
 and a hand-edited file is likely to have them; memfuse reads its agents, dreaming's zone, the
 failure-alert route and the MCP servers there. The file is the user's but lies beside what an
 agent may write, so it is read as hostile input: through the confined reader (no link
-followed out, no FIFO waited on), at most CONFIG_LIMIT bytes, strict JSON first, else by
-`pyjson5` (C: 250 KiB in milliseconds, docs/performance.md), its nesting bounded by the
-interpreter's recursion limit. A file that cannot be read at all is said (`problem`), never
-taken silently for "OpenClaw's defaults".
+followed out, no FIFO waited on), at most CONFIG_LIMIT bytes, by `pyjson5` (C: 250 KiB in
+milliseconds, docs/performance.md), nested at most as deep as the interpreter's recursion
+limit. A file that cannot be read is said (`problem`), never taken for OpenClaw's defaults.
 
 `$include` is followed as OpenClaw 2026.9.6 follows it (dist/includes-*.mjs; docs/operations.md,
 "Several agents"), within memfuse's own bounds (INCLUDE_*). A reading is kept for the process
@@ -133,10 +132,6 @@ class _Follow:
 
     def _parse(self, path: str, raw: bytes) -> Any:
         text = raw.decode("utf-8", "replace")
-        try:  # strict JSON, what `config set` writes, first: a lone surrogate is JSON too
-            return json.loads(text)
-        except (ValueError, RecursionError):
-            pass
         try:
             try:
                 return pyjson5.decode(text, maxdepth=-1)
