@@ -291,18 +291,17 @@ def _private_host(url: str, policy: object) -> str | None:
     resolves to such an address is blocked too; memfuse does not resolve it)."""
     host = (urlsplit(url.strip()).hostname or "").rstrip(".")
     allowed = dig(policy, "allowedHostnames")
-    if dig(policy, "dangerouslyAllowPrivateNetwork") is True or (
-        isinstance(allowed, list) and host in allowed
+    if dig(policy, "dangerouslyAllowPrivateNetwork") is True or host in (
+        allowed if isinstance(allowed, list) else ()
     ):
         return None
     try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        named = host in ("localhost", "localhost.localdomain") or host.endswith(
+        private = not ipaddress.ip_address(host).is_global
+    except ValueError:  # a name: OpenClaw's own before DNS
+        private = host in ("localhost", "localhost.localdomain") or host.endswith(
             (".localhost", ".local", ".internal")
         )
-        return host if named else None
-    return host if not address.is_global else None
+    return host if private else None
 
 
 def serve_commands(env: Mapping[str, str]) -> list[tuple[str, list[str]]]:
