@@ -204,7 +204,7 @@ def _every_agent(
     machine = installing.machine_for(s, ctx.workspace.state, tool=ctx.seams.tool)
     with (
         scheduler.every_agent() as side_by_side,
-        ThreadPoolExecutor(max_workers=max(1, len(placing) if side_by_side else 1)) as pool,
+        ThreadPoolExecutor(max_workers=max(1, min(side_by_side, len(placing)))) as pool,
     ):  # each agent's install or removal beside the others' where its host allows
         futures = [pool.submit(installing.place, scheduler, schedule, at, state, s.now,
                             Workspace(agent.workspace).recent_md, remove=remove)

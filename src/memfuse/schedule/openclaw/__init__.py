@@ -122,7 +122,7 @@ class OpenClaw(Scheduler):
     def left_out(self, machine: Machine) -> str | None:
         return host.agents_left_out(machine.env)
 
-    def every_agent(self) -> contextlib.AbstractContextManager[bool]:
+    def every_agent(self) -> contextlib.AbstractContextManager[int]:
         """The agents side by side, one job list read for them all (issue 57)."""
         return gateway.shared()
 

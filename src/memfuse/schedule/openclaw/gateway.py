@@ -23,7 +23,8 @@ from memfuse.schedule.openclaw import jobs as openclaw
 LIST_LIMIT = 16_000_000  # bytes of one answer read
 PAGE_SIZE = 200  # the CLI's own page
 MAX_PAGES = 50  # the CLI's own bound: 10 000 jobs
-SIDE_BY_SIDE = 4  # `openclaw` calls at once
+SIDE_BY_SIDE = 4  # `openclaw` calls at once, for one agent
+AGENTS_SIDE_BY_SIDE = 2  # agents at once: each Node process is ~150 MB, 64 agents are allowed
 
 
 _LOCK = threading.Lock()
@@ -31,12 +32,12 @@ _SHARED: list[list[dict[str, Any]] | None] = []  # within `shared`: the job list
 
 
 @contextlib.contextmanager
-def shared() -> Iterator[bool]:
+def shared() -> Iterator[int]:
     """Within it, every agent's install or removal reads one list of the Gateway's jobs, kept
     as this command's own calls change it (issue 57: one `cron list` per agent, and one more)."""
     _SHARED.append(None)
     try:
-        yield True
+        yield AGENTS_SIDE_BY_SIDE
     finally:
         _SHARED.pop()
 
