@@ -47,10 +47,8 @@ def register(scheduler: Scheduler, into: dict[str, Scheduler] | None = None) -> 
 
 
 def _load() -> dict[str, Scheduler]:
-    """Every scheduler, loaded once a process. Another package's that fails to load (whatever
-    it raises, `sys.exit` too), is incomplete, or is still loading after PLUGIN_WAIT seconds is
-    set aside with why (`get` and `refused` say it), as is a broken package list: the CLI reads
-    `--format`'s choices at import, so no plugin may stop or stall a command, cron's `sync`."""
+    """Every scheduler, loaded once a process; another package's that fails, is incomplete or
+    hangs is set aside with why (decision 712): the CLI reads `--format`'s choices at import."""
     if not _REGISTERED:
         loaded: dict[str, Scheduler] = {}
         for module in BUILTIN:

@@ -54,12 +54,8 @@ def config_problem(env: Mapping[str, str]) -> str | None:
 
 
 def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list[Writer]:
-    """When OpenClaw's dreaming sweep rewrites MEMORY.md on this machine, read from its config
-    alone (no process): nothing when OpenClaw is not here (neither its program nor its config:
-    a bare `~/.openclaw`, which `memfuse doctor --install-config` makes, is not OpenClaw), its
-    `dreaming.frequency` and `timezone` when the config says, and OpenClaw's default (on,
-    03:00 local) when it is silent or cannot be read. For the schedulers that are not
-    OpenClaw's own; the OpenClaw install reads the Gateway's job itself."""
+    """When OpenClaw's dreaming sweep rewrites MEMORY.md here, from its config alone (no
+    process; docs/operations.md, "Dreaming"), for the schedulers that are not OpenClaw's."""
     settings = read_config(env)
     if settings is None:
         if which("openclaw") is None:
@@ -144,10 +140,8 @@ AGENTS_MAX = 64  # agents served from a roster; the rest are said (agents_left_o
 
 
 def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Every configured agent (`agents.entries.<id>`, then the older `agents.list[]` roster,
-    an id once), the first AGENTS_MAX, and its workspace: its own `workspace`, else the one
-    OpenClaw gives it (`agents.defaults.workspace`/<id>, else `<state>/workspace-<id>`), real
-    paths; one whose workspace memfuse cannot read as OpenClaw does is left out (said)."""
+    """Every configured agent, the first AGENTS_MAX, and its workspace as OpenClaw gives it,
+    a real path; one whose workspace memfuse cannot read so is left out (`agents_left_out`)."""
     return _workspaces(env)[0]
 
 
@@ -177,9 +171,8 @@ VAR = re.compile(r"\$\$\{([A-Z_][A-Z0-9_]*)\}|\$\{([A-Z_][A-Z0-9_]*)\}")  # Open
 def _workspace(
     settings: dict[str, Any], env: Mapping[str, str], key: str, value: object
 ) -> tuple[str | None, str | None]:
-    """The workspace at `key` of the configuration as OpenClaw reads it (its `${VAR}`s from
-    this environment, else the configuration's `env`; `~` its home), a real path, or why it
-    cannot be; (None, None) when `value` is not given."""
+    """`value`, the workspace at `key`, as OpenClaw reads it (decision 711), a real path; or
+    why it cannot be; (None, None) when it is not given."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None, None
     if not isinstance(value, str):
@@ -286,9 +279,8 @@ def alert_route(env: Mapping[str, str]) -> str | None:
 
 
 def _private_host(url: str, policy: object) -> str | None:
-    """The webhook's host when the Gateway's SSRF policy (`cron.webhookSsrfPolicy`) blocks it
-    as private, loopback, link-local or internal before any DNS, else None (a name that
-    resolves to such an address is blocked too; memfuse does not resolve it)."""
+    """The webhook's host when the Gateway's `cron.webhookSsrfPolicy` blocks it before DNS (a
+    private, loopback or internal one), else None (decision 713)."""
     host = (urlsplit(url.strip()).hostname or "").rstrip(".")
     allowed = dig(policy, "allowedHostnames")
     if dig(policy, "dangerouslyAllowPrivateNetwork") is True or host in (
