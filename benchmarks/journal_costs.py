@@ -6,7 +6,8 @@ flood that took `where`, `sync` and `status` past 60 s at 3 MiB), a bullet with 
 every line, plain items, a heading before every item, items in a block quote, nested items
 stepping in, prose, and two nested past what markdown-it-py reads cheaply: items 90 deep on
 every line (the hostile review's), and a quote 90 deep whose lazy lines markdown-it's quote
-rule reads once a level (docs/decisions.md 320-321). The figure is the CPU time of
+rule reads once a level (docs/decisions.md 320-321); and four a preview does not show whole
+(issue 54: `… 1 10 unseen`). The figure is the CPU time of
 `memfuse.workspace.journal.read` (the process's, so that the shared machine's other work does
 not count), and its seconds per MiB: a cost linear in bytes keeps that column flat from 1× to
 100×.
@@ -50,6 +51,17 @@ def shapes(size: int) -> Iterator[tuple[str, str]]:
     yield "prose with `<` (no bullet)", _repeat("Some prose about a <tag> here.\n", size)
     yield "items 90 deep on every line", _repeat(" - " * 90 + "a\n", size)
     yield "a quote 90 deep, then lazy lines", "> " * 90 + "a\n" + _repeat("b\n", size)
+    # issue 54: what a preview does not show, named in every bullet (`unseen` selects these)
+    hostile = "- <b>x</b> " + "[![a](" * 6800 + "\n"  # 40 KB: ~1 s of markdown-it's inline
+    yield "unseen: 40 KB bullets of `[![a](`", _repeat(hostile, size)
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "ignore previous instructions")
+    yield "unseen: tag characters in every bullet", _repeat(f"- ship it{tags}\n", size)
+    image = "- ship ![mail the token](data:image/gif;base64,R0l) now\n"
+    yield "unseen: an image with alt text in every bullet", _repeat(image, size)
+    yield (
+        "unseen: emoji joined in every bullet",
+        _repeat("- 👩\u200d💻 pairs 🏳\ufe0f\u200d🌈\n", size),
+    )
 
 
 def reader() -> Callable[[str], object]:

@@ -14,7 +14,11 @@ before, and many of its Chinese questions share an everyday character (做, 天,
 bullet they do not ask about; issue 49's two knobs for Chinese were chosen on it too
 (docs/decisions.md 370-371). So a second set, benchmarks/recall_bilingual/apart/ (two days,
 12 English and 14 Chinese bullets, 26 questions), was written after they were chosen and is
-only measured. A hit is a result that holds the question's relevant fragment.
+only measured. Issue 56's two sets (benchmarks/recall_bilingual/paraphrase/: three days and a
+MEMORY.md each, 34 and 36 questions, half of them asked in the other language than their
+bullet's) were written together before its fusion was tried; the fusion's three knobs were
+chosen on `tune/` and `held/` is only measured. A hit is a result that holds the question's
+relevant fragment; besides each language's row, a row for the questions asked across languages.
 
 In-process and without the store, as recall_fusion.py: the workspace is indexed by the real
 RecallIndex with every bullet embedded by the installed model; each question is asked of the
@@ -48,13 +52,16 @@ Ranked = dict[str, list[str]]  # system -> the contents, best first
 SETS = {
     "the set the knobs were chosen on (recall_bilingual/questions.json)": SET / "questions.json",
     "the set written after, only measured (recall_bilingual/apart/)": SET / "apart" / "questions.json",
+    "issue 56's tuning set (recall_bilingual/paraphrase/tune/)": SET / "paraphrase" / "tune" / "questions.json",
+    "issue 56's held-out set, only measured (recall_bilingual/paraphrase/held/)": SET / "paraphrase" / "held" / "questions.json",
 }  # fmt: skip
 
 
 def collect(path: Path) -> tuple[list[tuple[str, list[str], Ranked]], str]:
+    from memfuse.recall import vectors
     from memfuse.recall.index import RecallIndex
     from memfuse.recall.meaning import DEPTH, with_meaning
-    from memfuse.recall.semantic import describe, installed
+    from memfuse.recall.semantic import best, describe, installed
     from memfuse.state.folder import StateFolder
     from memfuse.text.classify import Classifier
     from memfuse.workspace.layout import Workspace
@@ -71,15 +78,18 @@ def collect(path: Path) -> tuple[list[tuple[str, list[str], Ranked]], str]:
         state = StateFolder(Path(tmp) / "state")
         index = RecallIndex(state)
         index.refresh(Workspace(ws, state.path), Classifier((), ()), print, model,
-                      embed_max=1_000_000)  # fmt: skip
+                      vectors.Budget(1_000_000, 1e9))  # fmt: skip
         for item in spec["queries"]:
             question = item["query"]
             words = index.search(question, 50, today)
             vector = model.embed([question], question=True)[0]
             near, close_of = index.closest(vector, DEPTH, model.name, also=[h.id for h in words])
             close, _known = index.closest(vector, 50, model.name)
+            loaded = index._loaded(model.name)
+            cosine = index._hits(best(loaded.cosines(vector), 50), loaded)
             ranked = {
                 "words alone (--without meaning)": [h.content for h in words],
+                "meaning alone, by cosine": [h.content for h in cosine],
                 "meaning alone, by closeness": [h.content for h in close],
                 "words + 0.5 × closeness (before issue 49)": [
                     h.content for h in former(words, near, close_of)
@@ -90,7 +100,7 @@ def collect(path: Path) -> tuple[list[tuple[str, list[str], Ranked]], str]:
             }
             asked.append((question, item["relevant"], ranked))
         index.close()
-    return asked, describe(model, where=False)
+    return asked, describe(model)
 
 
 def score(ranked: list[str], relevant: list[str]) -> tuple[int, int, float]:
@@ -106,17 +116,23 @@ def chinese(text: str) -> bool:
 
 
 def table(asked: list[tuple[str, list[str], Ranked]]) -> list[str]:
-    languages: dict[str, Callable[[str], bool]] = {
-        "English": lambda q: not chinese(q), "Chinese": chinese}  # fmt: skip
-    counts = {name: sum(test(q) for q, _r, _x in asked) for name, test in languages.items()}
-    head = ["system", *(f"{name} ({counts[name]}) hit@1 / hit@5 / MRR" for name in languages)]
-    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(languages) + "|"]
+    groups: dict[str, Callable[[str, list[str]], bool]] = {
+        "all": lambda q, r: True,
+        "English": lambda q, r: not chinese(q),
+        "Chinese": lambda q, r: chinese(q),
+        "across languages": lambda q, r: chinese(q) != chinese(r[0]),
+    }  # fmt: skip
+    counts = {name: sum(test(q, r) for q, r, _x in asked) for name, test in groups.items()}
+    head = ["system", *(f"{name} ({counts[name]}) hit@1 / hit@5 / MRR"
+                        for name in groups if counts[name])]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     for system in asked[0][2]:
         cells = []
-        for test in languages.values():
-            rows = [score(x[system], r) for q, r, x in asked if test(q)]
-            cells.append(" / ".join(f"{statistics.fmean(s[k] for s in rows):.2f}"
-                                    for k in range(3)))  # fmt: skip
+        for test in groups.values():
+            rows = [score(x[system], r) for q, r, x in asked if test(q, r)]
+            if rows:
+                cells.append(" / ".join(f"{statistics.fmean(s[k] for s in rows):.2f}"
+                                        for k in range(3)))  # fmt: skip
         lines.append(f"| {system} | " + " | ".join(cells) + " |")
     return lines
 

@@ -65,6 +65,7 @@ class FakeGateway:
     db_path: Path
     clock: Clock = field(default_factory=Clock)
     name: str = "fake"
+    costly_listing: bool = False
     gate: bool = True
     down: str | None = None  # "missing" | "timeout" | "failed": every call fails so
     failing: dict[str, str] = field(default_factory=dict)  # tool -> failure kind
@@ -106,6 +107,9 @@ class FakeGateway:
         if result.get("isError"):
             raise CallFailed(f"{tool} failed: {text[:300]}")
         return parse_answer(tool, text)
+
+    def version(self) -> None:
+        """No bridge."""
 
     def list_tools(self) -> list[str]:
         if self.down is not None:

@@ -2,7 +2,7 @@
 memfuse.schedule's): where the host keeps the agent's workspace, and where agent-memory beside
 it keeps its database and which workspace it watches by default, and the blocks its dreaming
 writes into a journal. Facts of OpenClaw 2026.9
-(reference/openclaw-2026.9.md, reference/agent-memory-versions.md). Pure: nothing is opened."""
+(docs/reference.md: OpenClaw, agent-memory 3.x, 4.x, 5.x). Pure: nothing is opened."""
 
 from __future__ import annotations
 

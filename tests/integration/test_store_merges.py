@@ -78,7 +78,7 @@ def test_an_edited_merged_bullet_through_mcporter_on_compat_5(
     _family_1(workspace, store.cli_args("mcporter"), _held(store.direct))
 
 
-def _real_server(tmp_path: Path) -> list[str]:
+def _real_server(tmp_path: Path, workspace: Path) -> list[str]:
     """memfuse's flags for the real agent-memory named by MEMFUSE_TEST_AGENT_MEMORY."""
     entry = os.environ.get("MEMFUSE_TEST_AGENT_MEMORY")
     node = shutil.which("node")
@@ -93,7 +93,7 @@ def _real_server(tmp_path: Path) -> list[str]:
     data.mkdir()
     env = {
         "AGENT_MEMORY_DB": str(data / "memory.db"), "AGENT_MEMORY_AUTO_INGEST": "0",
-        "AGENT_MEMORY_WORKSPACE": str(data),
+        "AGENT_MEMORY_WORKSPACE": str(workspace),  # the store serves it (ingestion off)
     }  # fmt: skip
     config = tmp_path / "mcporter.json"
     server = {"command": node, "args": [entry], "env": env}
@@ -125,7 +125,7 @@ def _held(call: Any) -> Any:
 
 
 def test_families_1_and_7_against_the_real_agent_memory(tmp_path: Path, workspace: Path) -> None:
-    args = _real_server(tmp_path)
+    args = _real_server(tmp_path, workspace)
     at = _reader(args)
     _family_1(workspace, args, at)
     _family_7(workspace, args, at, copies=30)

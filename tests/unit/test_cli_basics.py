@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,11 @@ def test_common_options_are_accepted_after_the_subcommand(tmp_path: Path) -> Non
     result = CliRunner().invoke(
         app, ["doctor", "--workspace", str(tmp_path), "--json", "-q", "--mcporter", "/x"]
     )
-    assert '"command": "doctor"' in result.stdout
+    doc = json.loads(result.stdout)  # --json: one document; -q adds no line to it
+    checks = {c["name"]: c["detail"] for c in doc["data"]["checks"]}
+    assert doc["command"] == "doctor"
+    assert checks["workspace"] == str(tmp_path)  # --workspace taken
+    assert "'/x'" in checks["mcporter"]  # --mcporter taken
 
 
 def test_malformed_user_config_file_exits_2_naming_file_and_key(tmp_path: Path) -> None:

@@ -23,3 +23,15 @@ def test_sync_help_says_what_a_plain_sync_reads() -> None:
     said = " ".join(out.split())
     assert "today's journal" not in said
     assert "every journal that changed since the last sync, whatever its day" in said
+
+
+def test_no_help_sends_the_reader_to_a_state_folder_inside_the_workspace() -> None:
+    """memfuse's state lives in the user's state folder (`--state-dir`), not the workspace's
+    `.memfuse/`, which holds only the workspace's own config.toml (issue 59)."""
+    listing = CliRunner().invoke(app, ["--help"], terminal_width=200).stdout
+    commands = re.findall(r"^  ([a-z-]+) ", listing.split("Commands:")[1], re.MULTILINE)
+    assert "status" in commands
+    for command in commands:
+        out = CliRunner().invoke(app, [command, "--help"], terminal_width=200).stdout
+        said = " ".join(out.split())
+        assert re.search(r"\.memfuse/(?!config\.toml)", said) is None, command

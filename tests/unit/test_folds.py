@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from memfuse.ledger.folds import (
-    SEPARATOR_2,
-    SEPARATOR_4,
-    Member,
-    carried,
-    plan_fold,
-    plan_folds,
-    separator,
-)
+from memfuse.ledger.folds import Member, carried, plan_fold, plan_folds
 from memfuse.ledger.ledger import Entry, content_hash
+from memfuse.store.generations import BASELINE, GENERATIONS, generation_of
 
 DAY = "2026-11-29"
 
@@ -27,8 +20,8 @@ def _now(entry: Entry, text: str | None) -> Member:
 
 
 def test_the_separator_is_the_generations() -> None:
-    assert (separator(2), separator(3)) == (SEPARATOR_2, SEPARATOR_2)
-    assert (separator(4), separator(5), separator(None)) == ((SEPARATOR_4,) * 3)
+    joins = {g.number: g.merge_separator for g in (*GENERATIONS, BASELINE)}
+    assert joins == {2: "\n\n[Updated] ", 3: "\n\n[Updated] ", 4: "；", 5: "；"}
 
 
 def test_a_merged_member_edited_refolds_the_memory_at_its_creators_uri() -> None:
@@ -95,10 +88,10 @@ def test_a_refold_is_written_at_its_anchor_joined_as_the_generation_joins() -> N
     made = _entry(1, "nine", created=True)
     fold = plan_fold("m1", [_now(made, "nine"), _now(_entry(2, "x", "merged"), "ten sharp")])
     assert fold is not None and fold.refold is not None
-    [four] = writes([fold.refold], 4)
+    [four] = writes([fold.refold], generation_of(["reindex"]))
     assert four.arguments() == {"content": "nine；ten sharp", "type": "knowledge",
                                 "uri": made.uri, "source": f"memory-sync:{DAY}"}  # fmt: skip
-    [two] = writes([fold.refold], 2)
+    [two] = writes([fold.refold], BASELINE)
     assert two.content == "nine\n\n[Updated] ten sharp"
 
 

@@ -158,6 +158,10 @@ def test_guard_flags_non_json_answers_where_json_is_needed() -> None:
 def test_concurrent_calls_keep_their_index() -> None:
     class Echo:
         name = "echo"
+        costly_listing = False
+
+        def version(self) -> None:
+            pass
 
         def call(self, tool: str, arguments: Mapping[str, object]) -> object:
             from memfuse.store.gateway import Answer

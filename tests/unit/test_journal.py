@@ -104,15 +104,23 @@ def test_appending_a_section_never_changes_earlier_uris(lines: list[str], extra:
     # Close any open fence or comment first, as the agent's next append would start fresh.
     appended = text + "\n```\n-->\n\n## 22:00 appended\n" + "".join(f"- {e}\n" for e in extra)
     after = parse(appended)
-    assert [(b.position, b.text) for b in after[: len(before)]] == [
-        (b.position, b.text) for b in before
-    ] or _fence_or_comment_was_open(text)
+    # Markdown's own rule: a fence or comment the text left open swallows the rest, and the
+    # appended closer may change what it held; every bullet above its opener keeps its URI.
+    opener = _opener_left_open(text)
+    kept = [b for b in before if opener is None or b.line < text.count("\n", 0, opener) + 1]
+    assert [(b.position, b.text) for b in after[: len(kept)]] == [
+        (b.position, b.text) for b in kept
+    ]
 
 
-def _fence_or_comment_was_open(text: str) -> bool:
-    # When the original text ends inside a fence or comment, the appended closer changes what
-    # came before it; that is Markdown's own rule, not a numbering change.
-    return text.count("```") % 2 == 1 or text.rfind("<!--") > text.rfind("-->")
+def _opener_left_open(text: str) -> int | None:
+    """Where the fence or comment the text ends inside of opens, or None."""
+    openers = []
+    if text.count("```") % 2 == 1:
+        openers.append(text.rfind("```"))
+    if text.rfind("<!--") > text.rfind("-->"):
+        openers.append(text.rfind("<!--"))
+    return min(openers, default=None)
 
 
 @given(st.binary(max_size=300))

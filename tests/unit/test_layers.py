@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests import source
@@ -187,3 +188,11 @@ def test_imports_only_go_down() -> None:
             if theirs == mine or (mine == "refserver" and theirs in ("store", "state", "text")):
                 continue
             assert floor_of(theirs) > floor_of(mine), f"{path.relative_to(SRC)} imports {module}"
+
+
+def test_the_architecture_doc_states_the_floors_this_test_holds() -> None:
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    stated = doc.split("<!-- floors -->")[1].split("<!-- /floors -->")[0]
+    floors = [re.findall(r"`(\w+)`", floor) for floor in stated.split("→")]
+    # __main__ above cli and the package's face, __init__, at the bottom go unsaid
+    assert floors == [[p for p in f if p != "__init__"] for f in FLOORS[1:]]

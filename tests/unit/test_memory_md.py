@@ -182,3 +182,11 @@ def test_a_planted_huge_memory_md_is_parsed_a_piece_at_a_time_with_the_same_fact
     assert facts[-1][1] == "quoted: the freeze starts Friday"
     assert len(lines_parsed) > 1
     assert max(lines_parsed) <= blocks.PIECE + 10
+
+
+def test_a_header_before_the_first_list_is_not_a_fact_for_recall() -> None:
+    text = "# Memory\n\nLong-term memory, curated by hand.\n\n## People\n- Omar is on call.\n\nLater prose.\n"
+    assert memory_md_facts(text, header=False) == [(6, "Omar is on call."), (8, "Later prose.")]
+    assert memory_md_facts(text)[0] == (3, "Long-term memory, curated by hand.")
+    prose = "I live in Berlin.\n\nI work from home.\n"  # no list: every paragraph is a fact
+    assert memory_md_facts(prose, header=False) == memory_md_facts(prose)

@@ -147,6 +147,27 @@ def test_the_bullet_that_holds_the_questions_terms_stays_first_over_the_closest_
     assert order[:2] == ["Caroline joined the choir rehearsals at the town hall", closest]
 
 
+TEETH = """## 08:30
+- The dentist found a cavity in my back molar; the filling is booked for December 3.
+- Mia lost her first tooth at breakfast and put it under her pillow.
+- Switched our home internet to a fibre plan.
+## 19:00
+- Cooked a mushroom risotto; it needed more salt.
+- Read half a novel on the train.
+"""
+
+
+def test_a_shared_everyday_word_does_not_override_a_model_that_is_sure(tmp_path: Path) -> None:
+    # The words' best shares "tooth" with the question and nothing else (a quarter of what a
+    # bullet holding its terms would score); the model is sure of the dentist's bullet (issue
+    # 56): the words found little of the question, and meaning leads.
+    question = "when do I get the hole in my aching tooth fixed?"
+    dentist = "The dentist found a cavity in my back molar; the filling is booked for December 3."
+    order = first_of(tmp_path, TEETH, question, Pointing(question, dentist))
+    assert order[0] == dentist
+    assert order[1] == "Mia lost her first tooth at breakfast and put it under her pillow."
+
+
 def test_a_day_that_holds_the_questions_other_candidates_lifts_its_own() -> None:
     score = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7}
     day = {1: "2026-11-01", 2: "2026-11-02", 3: "2026-11-02", 4: "2026-11-02"}

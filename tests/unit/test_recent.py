@@ -153,13 +153,22 @@ def test_any_records_render_within_budget(records: list[Record], max_lines: int,
     assert [line for line in lines if line.startswith("## ")] == HEADINGS
 
 
-def test_default_budget_never_exceeds_80_lines_even_with_wild_records() -> None:
+def test_default_budget_fills_each_section_to_its_cap_within_80_lines() -> None:
     records = [
-        rec(f"x{i}\n" * 50, k, days_ago=i % 7)
+        rec(f"{k} x{i}\n" * 50, k, days_ago=i % 7)
         for i in range(300)
         for k in ("emotion", "knowledge", "event")
     ]
-    assert render(choose(records, NOW, BUDGET), NOW, BUDGET).count("\n") <= 80
+    text = render(choose(records, NOW, BUDGET), NOW, BUDGET)
+    assert text.count("\n") <= 80
+    entries: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("## "):
+            entries[line] = []
+        elif line.startswith("- "):
+            list(entries.values())[-1].append(line)
+    assert [len(e) for e in entries.values()] == [8, 15, 15]  # each section's cap, no starving
+    assert all(len(line) <= BUDGET.entry_chars + 2 for e in entries.values() for line in e)
 
 
 def test_a_huge_kept_copy_is_cut_in_one_pass_to_its_cap() -> None:

@@ -35,4 +35,9 @@ def test_the_budget_caps_what_is_written() -> None:
     many = [_record(f"Event number {n} of the day", days_ago=n / 100) for n in range(200)]
     small = Budget(max_lines=12)
     done = plan(Reading(many), NOW, small)
-    assert len(done.text.splitlines()) <= 12 and not done.keep_old
+    lines = done.text.splitlines()
+    assert len(lines) == 12 and not done.keep_old  # filled to the cap, not past it
+    assert [line for line in lines if line.startswith("- ")] == [
+        f"- Event number {n} of the day"
+        for n in range(3)  # the newest, newest first
+    ]

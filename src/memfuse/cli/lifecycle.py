@@ -71,6 +71,7 @@ def sync(
         "sync",
         common,
         lambda ctx: command.run(ctx, scope, prune=prune, explain=explain, verify=verify),
+        lock=True,
         dry_run=dry_run,
     )
 
@@ -124,7 +125,9 @@ def tidy(
     """
     from memfuse.commands import tidy as command
 
-    runner.run("tidy", common, lambda ctx: command.run(ctx, do_archive=archive), dry_run=dry_run)
+    runner.run(
+        "tidy", common, lambda ctx: command.run(ctx, do_archive=archive), lock=True, dry_run=dry_run
+    )
 
 
 @app.command(short_help="Forget what memfuse made in the store, and pause sync.")
@@ -159,4 +162,4 @@ def rollback(
     if undo and others:
         raise typer.BadParameter("--undo forgets nothing", param_hint="--shared-with")
     body = lambda ctx: command.run(ctx, undo=undo, shared_with=others)  # noqa: E731
-    runner.run("rollback", common, body, dry_run=dry_run)
+    runner.run("rollback", common, body, lock=True, dry_run=dry_run)

@@ -26,7 +26,7 @@ def status(
 ) -> None:
     """Show the lifecycle at a glance: last runs, RECENT.md, the ledger, the lock.
 
-    Reads only .memfuse/ (no store call). Exits 4 when something needs a person, so
+    Reads only memfuse's state folder (no store call). Exits 4 when something needs a person, so
     `memfuse status -q` can be a monitoring probe. Example: memfuse status --json
     """
     if all_agents:  # every agent, each its own status (memfuse.commands.status_all)

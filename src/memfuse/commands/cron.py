@@ -1,18 +1,7 @@
-"""`memfuse cron`: the five scheduled runs, for the scheduler this machine uses.
-
-The schedule (memfuse.schedule.plan) is rendered by the scheduler `--format` names (one module
-each, listed in memfuse.schedule.registry). `--install` puts it in place beside what is there
-and `--remove` takes it out (memfuse.schedule.install); each install records the schedule in
-the state folder, which `memfuse status` checks runs against. `--check [FILE]` tries each
-memfuse job of a schedule the way its scheduler would run it (memfuse.schedule.check).
-
-`--all-agents` (every agent its host configures) and several `-w` do the same for each agent
-of the roster (memfuse.schedule.agents), its own workspace, state folder and store: in its
-host's own scheduler, or one block per workspace in a system scheduler. An agent's store entry
-is merged by `doctor --install-config`'s writer (memfuse.setup.merge); jobs of an agent no
-longer configured are named by an install and removed by `--remove` (the scheduler's
-`strays`).
-"""
+"""`memfuse cron`: the five scheduled runs (memfuse.schedule.plan) for the scheduler `--format`
+names (memfuse.schedule.registry): printed, `--install`ed beside what is there or `--remove`d
+(memfuse.schedule.install), each job tried with `--check` (memfuse.schedule.check); for every
+agent of the roster (memfuse.schedule.agents) with `--all-agents` or several `-w`."""
 
 from __future__ import annotations
 
@@ -168,6 +157,8 @@ def _every_agent(
         )
     config = mcporter_config_path(s, os.environ)
     roster, notes = agents.roster(s, config, store=not remove, given=given)
+    if not roster:  # every one left out, each said why
+        raise ConfigError("no agent left to schedule: " + "; ".join(notes))
     changes: list[str] = []
     files: dict[str, str] = {}
     tried: list[checking.JobCheck] = []

@@ -1,12 +1,6 @@
-"""`memfuse doctor`: check each dependency and show the effective configuration; or write
-agent-memory's mcporter entry. The checks are memfuse.setup.checks', the entry
-memfuse.setup.entry's, merged into the file by memfuse.setup.merge.
-
-`--all-agents` (`run_all`) is `doctor` for every agent of the roster (memfuse.schedule.agents),
-each with its own workspace and store (the server entry `cron --all-agents` gives it), on a
-context of its own closed before the next (one store server at a time): a row each — its
-failed checks, the store's generation — and one exit code, the worst.
-"""
+"""`memfuse doctor`: check each dependency (memfuse.setup.checks), or write agent-memory's
+mcporter entry (memfuse.setup.entry, merged by memfuse.setup.merge); `--all-agents` (`run_all`):
+a row for every agent of the roster (memfuse.schedule.agents), one at a time, the worst exit."""
 
 from __future__ import annotations
 
@@ -26,9 +20,9 @@ from memfuse.schedule import agents, registry
 from memfuse.schedule import install as installing
 from memfuse.setup import merge
 from memfuse.setup.checks import Probe, run_checks
-from memfuse.setup.entry import ServerSetup, database_folder, server_entry
+from memfuse.setup.entry import ServerSetup, database_folder, own_database, server_entry
 from memfuse.store.diagnose import Check
-from memfuse.store.server_entry import mcporter_config_path
+from memfuse.store.server_entry import mcporter_config_path, servers_in
 from memfuse.untrusted import one_line
 
 __all__ = ["ServerSetup", "install_config", "print_config", "run", "run_all"]
@@ -64,6 +58,7 @@ def print_config(ctx: RunContext, setup: ServerSetup) -> CommandResult:
     `--install-config` adds the entry to an existing file instead)."""
     home = Path(os.environ.get("HOME") or Path.home())
     entry, notes = server_entry(ctx.settings, home, setup)
+    entry = own_database(entry, ctx.settings.server, ctx.settings.workspace, None)
     for note in notes:
         ctx.reporter.info(note)
     config = {"mcpServers": {ctx.settings.server: entry}}
@@ -78,6 +73,8 @@ def install_config(ctx: RunContext, setup: ServerSetup, target: Path) -> Command
     every server's secrets masked (memfuse.setup.merge)."""
     home = Path(os.environ.get("HOME") or Path.home())
     entry, notes = server_entry(ctx.settings, home, setup, target=target)
+    server = ctx.settings.server
+    entry = own_database(entry, server, ctx.settings.workspace, servers_in(target).get(server))
     found, changes = merge.install(target, ctx.settings.server, entry)
     changes = notes + changes + database_folder(entry)
     data: InstallConfigData = {"path": found["path"], "backup": found["backup"],
@@ -124,12 +121,6 @@ def run_all(ctx: RunContext) -> CommandResult:
         data = done.data
         failed = [f"{c['name']}: {c['detail']}" for c in data["checks"]
                   if not c["ok"] and c["critical"]]  # fmt: skip
-        if agent.entry is not None and any(f"no server {agent.server!r}" in f for f in failed):
-            # doctor's own fix (`--install-config`) would give it the shared database
-            failed.append(
-                f"{agent.server}: `memfuse cron --install --all-agents` writes this agent's"
-                " entry, with a database of its own"
-            )
         rows.append({"agent": agent.id, "workspace": str(agent.workspace),
                      "server": agent.server, "exit_code": int(done.exit_code),
                      "failed": failed, "generation": data.get("generation"),

@@ -1,18 +1,7 @@
-"""`memfuse rollback`: the design's way back — forget, in the store, every memory memfuse made,
-and stop syncing until the operator says so.
-
-Only memfuse's own memories are forgotten: those the ledger says memfuse created, and those the
-store holds at a journal URI with memfuse's `memory-sync:` source (a ledger lost since would
-otherwise leave them behind). Each is looked up at its URI first and forgotten only when the
-memory there is that one and carries that source: a memory memfuse merged into, or one someone
-else put at the URI, stays. Then every ledger position is marked `withdrawn` and sync pauses:
-a later sync sends nothing until `memfuse rollback --undo`, which marks them to be sent again
-by the next sync. `--dry-run` lists what would be forgotten and changes nothing.
-
-Like sync, it reads, plans, then acts: `candidates` and `plan` are pure functions of what was
-read (the ledger's entries, the URIs the store lists, each lookup's answer), so the decision is
-tested with plain data, and `--dry-run` shows the very plan a real run carries out.
-"""
+"""`memfuse rollback`: forget, in the store, every memory memfuse made (and only those: each
+looked up at its URI first), then pause sync until `--undo` (docs/operations.md). It reads,
+plans, then acts: `candidates` and `plan` are pure functions of what was read, so `--dry-run`
+shows the very plan a real run carries out."""
 
 from __future__ import annotations
 
@@ -38,6 +27,7 @@ def run(ctx: RunContext, *, undo: bool = False, shared_with: Sequence[Path] = ()
     """`shared_with`: the other workspaces whose memories are in this store too (a database
     agents shared): only this ledger's own memories are forgotten, none another one holds."""
     others = _others(ctx, shared_with) if shared_with else None
+    ctx.sharing = tuple(os.path.realpath(os.path.expanduser(str(w))) for w in shared_with)
     data = _undo(ctx, ctx.ledger) if undo else _rollback(ctx, ctx.ledger, others)
     return CommandResult("rollback", data, tuple(render.rollback(data)))
 

@@ -1,11 +1,6 @@
-"""`memfuse status --all-agents`: `memfuse status` for every agent of the roster (the one
-`cron --all-agents` installs: memfuse.schedule.agents), one row each — its last runs, bullets
-waiting for the store, its alarms — and one exit code, the worst.
-
-Each agent's status is `memfuse status` itself (memfuse.views.status), run on a context of
-its own (the agent's workspace, the state folder memfuse keeps for it): the rows say what each
-would say alone. No store call, no lock, as `status` has none.
-"""
+"""`memfuse status --all-agents`: `memfuse status` (memfuse.views.status) for every agent of
+the roster (memfuse.schedule.agents), each on a context of its own, a row each and the worst
+exit. No store call, no lock, as `status` has none."""
 
 from __future__ import annotations
 

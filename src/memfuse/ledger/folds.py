@@ -1,6 +1,6 @@
 """How the store folds several bullets into one memory, and what an edit does to such a fold.
 
-agent-memory keeps one memory for several bullets in two ways (reference/agent-memory-*.md):
+agent-memory keeps one memory for several bullets in two ways (docs/reference.md, agent-memory):
 - an exact duplicate is answered `skipped` with the existing memory's id, and its URI is not
   created: the bullet is held while that memory's text is its text;
 - a near duplicate is answered `merged` into an existing memory whose text becomes
@@ -31,13 +31,6 @@ from memfuse.ledger.ledger import HOLDING, Entry
 
 # A memory the store lost (or a rollback undone) is sent again bullet by bullet, not refolded.
 UNSETTLED = frozenset({"lost", "resumed"})
-SEPARATOR_4 = "；"  # 4.x/5.x: `old；new` (full-width semicolon)
-SEPARATOR_2 = "\n\n[Updated] "  # 2.x/3.x: `old\n\n[Updated] new`
-
-
-def separator(generation: int | None) -> str:
-    """How the store joins a merged text to the one it holds; 4.x's when it is not known."""
-    return SEPARATOR_2 if generation is not None and generation < 4 else SEPARATOR_4
 
 
 @dataclass(frozen=True)

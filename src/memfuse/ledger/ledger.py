@@ -1,9 +1,9 @@
 """The sync ledger: what memfuse has already put into the store, per journal position.
 
-SQLite in `.memfuse/ledger.sqlite3`. One row per position (`YYYY-MM-DD#HHMM-N`) holding the
-content hash last synced, the URI and type pinned at the first successful sync, the memory id,
-and the outcome. Each outcome is committed on its own, so a run killed half-way keeps every
-result it had; a failed call is never recorded and is retried by the next run.
+SQLite in the state folder's `ledger.sqlite3`. One row per position (`YYYY-MM-DD#HHMM-N`)
+holding the content hash last synced, the URI and type pinned at the first successful sync,
+the memory id, and the outcome. Each outcome is committed on its own, so a run killed half-way
+keeps every result it had; a failed call is never recorded and is retried by the next run.
 """
 
 from __future__ import annotations

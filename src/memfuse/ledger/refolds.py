@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memfuse.ledger.folds import Refold, carried, separator
+from memfuse.ledger.folds import Refold, carried
 from memfuse.ledger.ledger import Ledger
 from memfuse.store.client import NewMemory, StoreClient
+from memfuse.store.generations import GENERATIONS, Generation
 from memfuse.workspace.position import SOURCE_PREFIX, JournalPosition
 
 
-def writes(refolds: Sequence[Refold], generation: int | None) -> list[NewMemory]:
+def writes(refolds: Sequence[Refold], generation: Generation) -> list[NewMemory]:
     """The writes that refold these memories (pure): at the URI of the bullet that made each,
     its members' texts joined as a store of this generation joins a merge."""
-    joiner = separator(generation)
+    joiner = generation.merge_separator
     found = []
     for refold in refolds:
         anchor = refold.anchor
@@ -32,11 +33,11 @@ def writes(refolds: Sequence[Refold], generation: int | None) -> list[NewMemory]
 
 
 def refold_writes(store: StoreClient, refolds: Sequence[Refold]) -> list[NewMemory]:
-    """`writes` for this store's generation (asked only when there is something to refold)."""
+    """`writes` for this store's generation, asked only when there is something to refold
+    (4.x's join when the store cannot say)."""
     if not refolds:
         return []
-    generation = store.generation()
-    return writes(refolds, generation.number if generation is not None else None)
+    return writes(refolds, store.generation() or GENERATIONS[1])
 
 
 def send_refolds(

@@ -4,8 +4,11 @@ Every bullet of a journal is indexed with its day's tokens (`d20230508 m202305 m
 A question gets the tokens of the dates it names: absolute (`8 May, 2023`, `May 8, 2023`,
 `2023-05-08` → that day; `May 2023` → that month; `in May` → that month of any year; `2023` →
 that year) and, since a run knows its own clock, relative (`yesterday`, `3 days ago`,
-`last Saturday`, `last week`, `last month`, `昨天`, `前天`, `上周`, `上周六`, `上个月`). Matched
-by BM25 like any term, a day (rare) weighs more than a month, a month more than a year.
+`last Saturday`, `on Friday`, `last week`, `last month`, `昨天`, `前天`, `大前天`, `上周`,
+`上周六`, `周五`, `上个月`); a weekday named alone is its last one before today. A day said by
+an event (`the day after the outage`, `停电的第二天`) is that event's day in the journals, moved
+by one (`around`: the caller finds the event). Matched by BM25 like any term, a day (rare)
+weighs more than a month, a month more than a year.
 """
 
 from __future__ import annotations
@@ -29,11 +32,23 @@ _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 _WEEKDAYS = {name: n for n, names in enumerate(
     ("monday mon", "tuesday tue tues", "wednesday wed", "thursday thu thurs", "friday fri",
      "saturday sat", "sunday sun")) for name in names.split()}  # fmt: skip
-_LAST_WEEKDAY = re.compile(r"\b(?:last|on|this past)\s+(" + "|".join(_WEEKDAYS) + r")\b", re.I)
+_LAST_WEEKDAY = re.compile(
+    r"\b(?:(?:last|on|this past)\s+(" + "|".join(_WEEKDAYS) + r")|(" + "|".join(
+        n for n in _WEEKDAYS if len(n) > 4) + r"))\b", re.I)  # fmt: skip
 _DAYS_AGO = re.compile(r"\b(\d{1,3})\s+days?\s+ago\b", re.I)
 _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
-_ZH_LAST_WEEKDAY = re.compile(r"上(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_WEEKDAY_NAMED = re.compile(
+    r"(?<![一二三四五六七八九十两几\d])(上|下|每)?(?:周|星期|礼拜)([一二三四五六日天])"
+)
+# A day said by an event: "the day after the outage", "停电的第二天" (the event, its shift).
+_AROUND = (
+    re.compile(r"\bthe day (after|before) (?!yesterday|today|tomorrow)(?:the |my |our |that )?"
+               r"(.{3,80}?)\s*(?:[?.!,;]|$)", re.I),
+    re.compile(r"([^\s，。？！,.?!]{2,16}?)的?(第二天|次日|后一天|前一天|头一天)"),
+)  # fmt: skip
+_SHIFT = {"after": 1, "before": -1, "第二天": 1, "次日": 1, "后一天": 1, "前一天": -1, "头一天": -1}
 _RELATIVE = (
+    (re.compile(r"大前天"), lambda today: [today - timedelta(3)]),
     (re.compile(r"\bthe day before yesterday\b|前天", re.I), lambda today: [today - timedelta(2)]),
     (re.compile(r"\byesterday\b|昨天|昨日", re.I), lambda today: [today - timedelta(1)]),
     (re.compile(r"\btoday\b|今天|今日", re.I), lambda today: [today]),
@@ -80,11 +95,14 @@ def query_tokens(question: str, today: date) -> list[str]:
     for m in _DAYS_AGO.finditer(question):
         take(m, [f"d{today - timedelta(int(m[1])):%Y%m%d}"])
     for m in _LAST_WEEKDAY.finditer(question):
-        back = (today.weekday() - _WEEKDAYS[m[1].lower()]) % 7 or 7
+        back = (today.weekday() - _WEEKDAYS[(m[1] or m[2]).lower()]) % 7 or 7
         take(m, [f"d{today - timedelta(back):%Y%m%d}"])
-    for m in _ZH_LAST_WEEKDAY.finditer(question):
-        monday = today - timedelta(today.weekday() + 7)
-        take(m, [f"d{monday + timedelta(_ZH_WEEKDAY[m[1]]):%Y%m%d}"])
+    for m in _ZH_WEEKDAY_NAMED.finditer(question):
+        weekday = _ZH_WEEKDAY[m[2]]
+        if m[1] == "上":  # last week's
+            take(m, [f"d{today - timedelta(today.weekday() + 7 - weekday):%Y%m%d}"])
+        elif m[1] is None:  # alone: the last one before today
+            take(m, [f"d{today - timedelta((today.weekday() - weekday) % 7 or 7):%Y%m%d}"])
     if re.search(r"\blast month\b|上个月|上月", question, re.I):
         first = today.replace(day=1) - timedelta(days=1)
         found.append(f"m{first:%Y%m}")
@@ -94,6 +112,17 @@ def query_tokens(question: str, today: date) -> list[str]:
         if free(m.span()):
             found.append(f"y{m[1]}")
     return list(dict.fromkeys(found))
+
+
+def around(question: str) -> tuple[str, int, str] | None:
+    """The event a question dates its day by, the days from it and the words that say so
+    (`the day after the outage`: ("outage", 1, "the day after the outage")); None when it
+    names none."""
+    for pattern in _AROUND:
+        if m := pattern.search(question):
+            after, event = (m[1], m[2]) if m[1].lower() in _SHIFT else (m[2], m[1])
+            return event, _SHIFT[after.lower()], m[0]
+    return None
 
 
 def _week(day: date) -> list[date]:

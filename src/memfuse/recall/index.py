@@ -31,16 +31,16 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.recall import tail, vectors, writes
-from memfuse.recall.dates import query_tokens
+from memfuse.recall.dates import around, query_tokens
 from memfuse.recall.rows import DaysRead, Row, Stamp, files_of, rows_of, to_read_again
 from memfuse.recall.semantic import Embedder, best, closeness
-from memfuse.recall.terms import bounded, query_terms
+from memfuse.recall.terms import bounded, doc_terms, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
 from memfuse.text.classify import Classifier
@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) 
 # What the index's rows were read by: a build that reads the Markdown otherwise (MEMORY.md by
 # CommonMark) or lays out its tables otherwise bumps it, and an index of any other
 # build is made again from the Markdown, silently (it holds nothing the Markdown does not).
-READER = 2
+READER = 3
 WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality.md
 REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"
 
@@ -82,6 +82,7 @@ class Hit:
     rank: int  # 1 = best
     score: float  # BM25, or the closeness by meaning; higher is better
     id: int = 0  # the row's, in this index
+    dated: bool = False  # of a day the question names, and sharing a word with it
 
 
 class RecallIndexError(MemfuseError):
@@ -260,9 +261,16 @@ class RecallIndex:
             ") best JOIN docs d ON d.id = best.id ORDER BY best.score, best.id",
             (*weights, match, limit),
         ).fetchall()
+        # A bullet of a day the question names that shares a word with it comes first.
+        named = {t[1:] for t in asked if t[0] == "d" and t[1:].isdigit()}
+        dated = [bool(day) and day.replace("-", "") in named and not set(doc_terms(content))
+                 .isdisjoint(asked) for _p, _l, content, _k, day, _s, _i in rows]  # fmt: skip
+        ranked = sorted(zip(rows, dated, strict=True), key=lambda row: not row[1])
         return [
-            Hit(f"{path}:{line}", content, kind, day, rank, float(score), row_id)
-            for rank, (path, line, content, kind, day, score, row_id) in enumerate(rows, start=1)
+            Hit(f"{path}:{line}", content, kind, day, rank, float(score), row_id, on_day)
+            for rank, ((path, line, content, kind, day, score, row_id), on_day) in enumerate(
+                ranked, start=1
+            )
         ]
 
     def closest(
@@ -311,8 +319,16 @@ class RecallIndex:
         ]
 
     def terms(self, query: str, today: date, *, dates: bool = True) -> list[str]:
-        """The terms of a question the index is asked for: its rarest (terms.bounded)."""
-        wanted = query_terms(query) + (query_tokens(query, today) if dates else [])
+        """The terms of a question the index is asked for: its rarest (terms.bounded). A day
+        said by an event (memfuse.recall.dates.around) is the day of the event's best bullet by
+        words, moved; the event's own words are not asked (its bullet is not the answer)."""
+        said = around(query) if dates else None
+        wanted = query_terms(query.replace(said[2], " ") if said else query)
+        wanted += query_tokens(query, today) if dates else []
+        if said is not None:
+            days = [h.day for h in self.search(said[0], 10, today, frozenset({"dates"})) if h.day]
+            if days:
+                wanted.append(f"d{date.fromisoformat(days[0]) + timedelta(said[1]):%Y%m%d}")
         wanted = list(dict.fromkeys(wanted))
         if not wanted:
             return []

@@ -15,6 +15,9 @@ greatest closeness, and ordered in two steps:
   day's three best candidates score against the best day's (a question's evidence sits
   together in one sitting of the journal): meaning pulls into the top ten what words miss.
 
+Where the words found little of the question and the model is sure (issue 56: one shared
+everyday word, "tooth", made the words' first), both weights are CONFIDENT (the knobs'
+comment says when). A bullet of a day the question names stays ahead in both steps.
 A Chinese (Japanese, Korean) question is matched by characters and their pairs
 (memfuse.recall.terms), so its words' best may share one everyday character with it (做, 天)
 and nothing else. Its BM25 is then taken over the greater of the words' best and what a bullet
@@ -42,6 +45,12 @@ WEIGHT = 0.5  # what the closest bullet adds past the first, where the words' be
 FIRST_WEIGHT = 0.2  # … and in choosing the first
 DAY_WEIGHT = 0.2  # what the day of the best candidates adds
 DAY_BEST = 3  # a day is scored by its best three candidates
+# Meaning is trusted where the words' best scores under LITTLE of what a bullet holding every
+# term of the question would (terms.full_match) and the closest stands CLEAR (in spreads of
+# the cosines) above the next: both its weights are then CONFIDENT.
+LITTLE = 0.3
+CLEAR = 0.75
+CONFIDENT = 2.0
 
 Found = tuple[Hit, tuple[str, ...]]  # a candidate, with what found it: "journal" (words), "meaning"
 
@@ -68,11 +77,13 @@ def with_meaning(
     near, close_of = index.closest(vector[0], DEPTH, embedder.name, also=[h.id for h in words])
     if not near:
         return by_words(words)
-    top = max((h.score for h in words), default=0.0)
-    top = top if top > 0 else 1.0
-    if has_cjk(question):
-        top = max(top, full_match_in(index, question))
+    best_words = max((h.score for h in words), default=0.0)
+    full = full_match_in(index, question)
+    top = max(best_words, full if has_cjk(question) else 0.0) or 1.0
     closest = near[0].score if near[0].score > 0 else 1.0
+    clear = len(near) < 2 or near[0].score - near[1].score >= CLEAR
+    sure = clear and best_words < LITTLE * full
+    weight, first_weight = (CONFIDENT, CONFIDENT) if sure else (WEIGHT, FIRST_WEIGHT)
     share = {h.id: max(h.score, 0.0) / top for h in words}
     hits = {h.id: h for h in words}
     found = {h.id: ("journal",) for h in words}
@@ -87,10 +98,13 @@ def with_meaning(
     candidates = list(dict.fromkeys([*share, *close]))  # the words' order first: ties keep it
     if not candidates:
         return []
-    score = {i: share.get(i, 0.0) + WEIGHT * close.get(i, 0.0) for i in candidates}
+    score = {i: share.get(i, 0.0) + weight * close.get(i, 0.0) for i in candidates}
     score = with_day(score, {i: hits[i].day or hits[i].location for i in candidates})
-    first = max(candidates, key=lambda i: share.get(i, 0.0) + FIRST_WEIGHT * close.get(i, 0.0))
-    order = [first, *(i for i in sorted(candidates, key=lambda i: -score[i]) if i != first)]
+    # a bullet of a day the question names (RecallIndex.search) stays ahead, as in the words'
+    first = max(candidates, key=lambda i: (hits[i].dated, share.get(i, 0.0) + first_weight *
+                                           close.get(i, 0.0)))  # fmt: skip
+    rest = sorted(candidates, key=lambda i: (not hits[i].dated, -score[i]))
+    order = [first, *(i for i in rest if i != first)]
     return [
         (replace(hits[i], rank=rank, score=score[i]), found[i])
         for rank, i in enumerate(order, start=1)

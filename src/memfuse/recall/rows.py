@@ -132,7 +132,7 @@ def rows_of(
         text = decode(raw)[0]
         return [
             (n, None, "knowledge", fact, " ".join(doc_terms(fact)), "", "", "")
-            for n, fact in memory_md_facts(text)
+            for n, fact in memory_md_facts(text, header=False)
         ]
     rows: list[Row] = []
     for day, forms in days:

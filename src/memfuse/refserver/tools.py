@@ -16,7 +16,7 @@ from memfuse.refserver.store import Store, ToolError
 TYPES = ["identity", "emotion", "knowledge", "event"]
 PHASES = ["decay", "tidy", "govern", "all"]
 
-# Each tool with the generation that added it (reference/agent-memory-versions.md): the
+# Each tool with the generation that added it (docs/reference.md, "agent-memory 3.x, 4.x, 5.x"): the
 # reference server lists a generation's own, so that memfuse can tell it from the tool list.
 TOOLS: dict[str, tuple[int, dict[str, Any]]] = {
     "remember": (2, {

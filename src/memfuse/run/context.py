@@ -29,6 +29,7 @@ from memfuse.run.server_log import ServerLog
 from memfuse.schedule.base import Tool, run_tool
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
+from memfuse.store import owner
 from memfuse.store.client import StoreClient
 from memfuse.store.connect import Server, connect, find_server
 from memfuse.store.diagnose import Check, config_check, setup_faults
@@ -80,6 +81,8 @@ class RunContext:
     progress: ProgressFactory = no_progress  # the CLI passes a progress bar on a terminal
     verbose: bool = False
     transport_why: str | None = None  # why the gateway took its transport, once opened
+    claims: bool = False  # a database nobody claimed becomes this workspace's (memfuse.store.owner)
+    sharing: tuple[str, ...] = ()  # workspaces known to share the store: `rollback --shared-with`
     _store: StoreClient | None = None
     _ledger: Ledger | None = None
     # What the run does once it let go of the workspace lock (memfuse.run.runner), so that no
@@ -95,6 +98,7 @@ class RunContext:
     def store(self) -> StoreClient:
         """agent-memory, through the best-effort guard: every store call goes here."""
         if self._store is None:
+            self.refuse_crossing()
             gateway, why = self._unset() or self.seams.gateway_factory(
                 self.settings, self.server, self.server_stderr()
             )
@@ -110,6 +114,12 @@ class RunContext:
                 server_env=self.server_env,
             )
         return self._store
+
+    def refuse_crossing(self) -> None:
+        """ConfigError when the store's entry serves another workspace (memfuse.store.owner)."""
+        why = owner.check(self.settings, self.server, claim=self.claims, sharing=self.sharing)
+        if why is not None:
+            raise ConfigError(why)
 
     def _unset(self) -> tuple[Gateway, str] | None:
         """No transport, when the mcporter config the run names cannot give the server's
@@ -239,6 +249,8 @@ class NoStore:
     on the first); a CallFailed while a long-lived command waits to try it again (the guard
     makes it the call's warning, instead of waiting out a timeout)."""
 
+    costly_listing = False
+
     def __init__(self, name: str, why: str, error: type[GatewayError]) -> None:
         self.name = name
         self.why = why
@@ -252,6 +264,9 @@ class NoStore:
 
     def close(self) -> None:
         """Nothing is held."""
+
+    def version(self) -> None:
+        """No bridge is run."""
 
 
 class WarmStore:
@@ -296,6 +311,7 @@ class WarmStore:
         """A new gateway; a resting one (for `retry_after`) when none can be made."""
         try:
             run = self.run
+            run.refuse_crossing()
             self._gateway, _why = run.seams.gateway_factory(
                 run.settings, run.server, run.server_stderr()
             )

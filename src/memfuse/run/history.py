@@ -1,7 +1,7 @@
 """Run history and escalation: what each cron run did, and when silence must end.
 
 Every sync, surface and tidy that gets as far as doing its job leaves a record in
-`.memfuse/runs.json` (command, start, duration, status, exit code, counts, store calls and
+the state folder's `runs.json` (command, start, duration, status, exit code, counts, store calls and
 warnings), written atomically, the last `KEEP` per command. From the records, `assess` decides
 whether a run needs a person: the store failed on every call for `failed_runs` runs in a row,
 or the command has not succeeded for longer than `max_age`. `memfuse status` reads the same
@@ -108,7 +108,7 @@ class Alarm:
 
 
 class History:
-    """`.memfuse/runs.json`: the last runs of each lifecycle command."""
+    """The state folder's `runs.json`: the last runs of each lifecycle command."""
 
     def __init__(self, state: StateFolder) -> None:
         self.state = state

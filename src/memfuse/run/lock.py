@@ -1,7 +1,8 @@
 """The workspace lock: one memfuse run per workspace at a time.
 
-An OS advisory lock (flock) on `.memfuse/lock`: the kernel drops it when the process dies, so a
-killed run never leaves a stale lock behind. The file's content (pid, command) is informational.
+An OS advisory lock (flock) on the state folder's `lock`: the kernel drops it when the process
+dies, so a killed run never leaves a stale lock behind. The file's content (pid, command) is
+informational.
 """
 
 from __future__ import annotations

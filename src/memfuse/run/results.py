@@ -66,7 +66,7 @@ class DeepRow(TypedDict):
 
 class HiddenRow(TypedDict):
     file: str  # a journal form, as a person finds it in the workspace
-    bullets: int  # its bullets holding HTML a rendering preview hides (`hidden_items`)
+    bullets: int  # its bullets and blocks a preview does not show whole (`hidden_items`)
     first_line: int  # the first of them (1-based)
 
 
@@ -87,7 +87,7 @@ class AccountingData(TypedDict):
     dreaming_lines: int
     deep_lines: int  # lines nested too deep to parse, read as whole bullets or text
     deep: list[DeepRow]  # the first forms holding such lines
-    hidden_items: int  # bullets holding HTML a rendering preview hides: sent, and named
+    hidden_items: int  # bullets and blocks a preview does not show whole: sent, and named
     hidden: list[HiddenRow]  # the first forms holding such bullets
     unaccounted_lines: int  # text a viewer shows that is none of the above: warned about
     unaccounted: list[UnaccountedRow]  # the first forms holding such text

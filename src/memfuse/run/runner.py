@@ -1,7 +1,7 @@
 """One run of a command, the same for every subcommand: prepare, execute, conclude.
 
 `run` resolves the settings (flags > env > config files), masks the secrets, opens the log,
-refuses an unsafe `.memfuse/`, takes the workspace lock, calls the command's function of a
+refuses an unsafe state folder, takes the workspace lock, calls the command's function of a
 `RunContext`, settles the exit code (strict, escalation), records the run in the history,
 prints the result — the `--json` envelope, the rendered lines or the payload on stdout, one
 line for people on stderr — and exits with the documented code.
@@ -124,7 +124,7 @@ def run(
     common: Common,
     body: Callable[[RunContext], CommandResult],
     *,
-    lock: bool = True,
+    lock: bool,  # the workspace lock: the commands that write (sync, surface, tidy, rollback)
     dry_run: bool = False,
     workspace: bool = True,
 ) -> None:
@@ -141,6 +141,7 @@ def run(
     try:
         ctx, refused = _prepare(name, common, reporter, dry_run=dry_run, workspace=workspace)
         if lock and not dry_run:
+            ctx.claims = True  # a run that writes claims a database nobody has
             with WorkspaceLock(ctx.workspace.state, name, common.wait):
                 try:
                     result = body(ctx)

@@ -1,14 +1,5 @@
 """Every agent on this machine, each its own workspace and store: the one roster `cron`,
-`status` and `doctor --all-agents` go through.
-
-The agents are those every host configures (each scheduler with `lists_agents`, in the
-registry's order, an id once), or the workspaces several `cron -w` name. Each agent's memories
-go to a database of its own: one agent's server entry in the mcporter config memfuse reads,
-`agent-memory-<id>`, made from the `agent-memory` entry as it is (the same server, the same
-capacities) with its own `AGENT_MEMORY_DB` beside the first's and `AGENT_MEMORY_WORKSPACE` its
-workspace. The agent whose workspace the existing entry serves keeps that entry and its
-database: nothing it holds moves.
-"""
+`status` and `doctor --all-agents` go through (docs/operations.md, "Several agents")."""
 
 from __future__ import annotations
 
@@ -26,6 +17,7 @@ from memfuse.schedule import registry
 from memfuse.schedule.install import machine_for
 from memfuse.settings import Settings
 from memfuse.state.folder import StateFolder, default_state_dir
+from memfuse.store.owner import claimed
 from memfuse.store.server_entry import CONFIG_MAX, read_config, strip_jsonc
 from memfuse.untrusted import load_json, one_line
 
@@ -72,10 +64,9 @@ def roster(
     named = base.get("env")
     env: dict[str, Any] = named if isinstance(named, dict) else {}
     home = Path(os.environ.get("HOME") or Path.home())
-    served = os.path.realpath(
-        os.path.expanduser(str(env.get("AGENT_MEMORY_WORKSPACE") or workspace_in(home)))
-    )
     database = Path(os.path.expanduser(str(env.get("AGENT_MEMORY_DB") or store_db_in(home))))
+    named = env.get("AGENT_MEMORY_WORKSPACE") or claimed(database.absolute()) or workspace_in(home)
+    served = os.path.realpath(os.path.expanduser(str(named)))  # its memories stay where they are
     agents: list[Agent] = []
     notes = [n for s in hosts if given is None and (n := s.left_out(machine))]
     seen: dict[str, str] = {}
@@ -90,6 +81,13 @@ def roster(
             notes.append(
                 f"agent {agent_id}: its workspace ({one_line(workspace[:200])}) is no name a"
                 " file system takes: left out"
+            )
+            continue
+        held = _holds(agent_id, workspace, listed, database)
+        if held is not None:
+            notes.append(
+                f"agent {agent_id}: its workspace ({one_line(workspace)}) holds {held}, which"
+                " its agent can read and write: left out (give it a workspace of its own)"
             )
             continue
         outer = _around(workspace, listed)
@@ -148,6 +146,18 @@ def _around(workspace: str, listed: list[tuple[str, str]]) -> tuple[str, str] | 
          if own != workspace and inner.is_relative_to(own)),
         None,
     )  # fmt: skip
+
+
+def _holds(agent: str, workspace: str, listed: list[tuple[str, str]], db: Path) -> str | None:
+    """Another agent's state folder, or the folder every database is made in, if this workspace
+    holds it (another's workspace inside it is `_around`'s)."""
+    for other, own in listed:
+        state = default_state_dir(Path(own), os.environ) if nameable(own) else Path("/")
+        for what, path in (("state folder", state), ("database's folder", db.parent)):
+            real = Path(os.path.realpath(path))
+            if other != agent and own != workspace and real.is_relative_to(workspace):
+                return f"agent {other}'s {what} ({one_line(str(path))})"
+    return None
 
 
 def _kept_db(entry: object, shared: Path) -> Path | None:

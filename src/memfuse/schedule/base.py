@@ -42,9 +42,9 @@ class Machine:
     tool: Tool
     which: Callable[[str], str | None]
     backup: Callable[[str, str], str]  # (name, text) kept in the state folder → where
+    alert_failed_runs: int  # the settings' [alert] values, which a printed schedule states
+    alert_max_age_hours: float
     state_dir: Path | None = None
-    alert_failed_runs: int = 3
-    alert_max_age_hours: float = 24.0
 
 
 @dataclass

@@ -22,6 +22,7 @@ from memfuse.schedule.base import Machine, Outcome, Scheduler, why
 from memfuse.schedule.cronexpr import cron_times, daily_times
 from memfuse.schedule.runs import Job, ParseError, Schedule, ScheduleError, merge_adjacent
 from memfuse.schedule.shwords import split_command
+from memfuse.settings import Settings
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
 _MARKER = re.compile(r"# (>>>|<<<) memfuse ([a-z0-9-]+) \1")
@@ -39,7 +40,12 @@ def end_marker(label: str) -> str:
     return f"# <<< memfuse {label} <<<"
 
 
-def render(schedule: Schedule, *, failed_runs: int = 3, max_age_hours: float = 24.0) -> str:
+def render(
+    schedule: Schedule,
+    *,
+    failed_runs: int = Settings.alert_failed_runs,
+    max_age_hours: float = Settings.alert_max_age_hours,
+) -> str:
     """The block for this schedule, markers included, ending with a newline."""
     lines = [
         begin_marker(schedule.label),

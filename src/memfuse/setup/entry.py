@@ -110,6 +110,21 @@ def server_entry(
     return entry, notes
 
 
+def own_database(entry: dict[str, Any], server: str, ws: Path, kept: object) -> dict[str, Any]:
+    """The entry on a database of its own: the database and workspace of the entry in place
+    (`kept`), else for another server than agent-memory `<server>.db` and this workspace."""
+    env, old = entry["env"], kept.get("env") if isinstance(kept, dict) else None
+    own = {"AGENT_MEMORY_DB": str(Path(env["AGENT_MEMORY_DB"]).with_name(f"{server}.db")),
+           "AGENT_MEMORY_WORKSPACE": os.path.realpath(ws)}  # fmt: skip
+    for key, value in own.items():
+        was = old.get(key) if isinstance(old, dict) else None
+        if isinstance(was, str) and was.strip():
+            env[key] = was
+        elif server != "agent-memory":
+            env[key] = value
+    return entry
+
+
 def package_version(server_js: Path) -> str | None:
     """The version in the package.json of the package server.js belongs to (dist/mcp/…)."""
     for folder in list(server_js.parents)[:4]:

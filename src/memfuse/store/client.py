@@ -106,8 +106,7 @@ class StoreClient:
     def bridge_version(self) -> str | None:
         """The bridge's version when calls go through mcporter; None when it cannot be run.
         Only meaningful when `transport` is "mcporter"."""
-        version = getattr(self._guard.gateway, "version", None)
-        return version() if callable(version) else None
+        return self._guard.gateway.version()
 
     def close(self) -> None:
         self._guard.gateway.close()
@@ -137,7 +136,7 @@ class StoreClient:
         asked again) and only where a listing costs no process of its own (mcporter's would:
         it learns on a misread answer); else the baseline, whose names and readers serve every
         generation to 5.x."""
-        costly = getattr(self._guard.gateway, "costly_listing", False)
+        costly = self._guard.gateway.costly_listing
         if self._generation is None and not self._asked and self._guard.reached and not costly:
             self._asked = True
             self.generation()

@@ -1,4 +1,4 @@
-"""agent-memory's Ebbinghaus decay model and its recall weighting (reference/agent-memory-2.2.md),
+"""agent-memory's Ebbinghaus decay model and its recall weighting (docs/reference.md),
 shared by memfuse (surface's vitality estimate, recall's local weighting) and the reference
 server (`reflect phase=decay`, `recall`'s ranking)."""
 

@@ -1,14 +1,15 @@
 """agent-memory's generations, 2.x to 5.x: how each is recognised, what it answers differently,
-and its capacity rules. Facts in reference/agent-memory-versions.md.
+and its capacity rules. Facts in docs/reference.md.
 
 `serverInfo.version` is stale in every release, so a generation is recognised by the first
 tool it added. Each `Generation` is one entry of GENERATIONS carrying everything memfuse must
 know of it: its marker, the name of each tool memfuse calls (`Tools`), the readers of its
 answers (the defaults read every known generation: their differences are tolerated field by
-field in memfuse.store.answers) and its capacity rules. A new generation — even one whose write
-tool is renamed and whose ids come in another shape — is one entry here and nothing else moves
-(tests/unit/flows/test_generations_flow.py adds one; tests/unit/test_generations_registry.py
-fails on an incomplete entry).
+field in memfuse.store.answers), how it joins a merge, and its capacity rules. A new
+generation — even one whose write tool is renamed and whose ids come in another shape — is one
+entry here and nothing else in memfuse moves (tests/unit/flows/test_generations_flow.py adds
+one; tests/unit/test_generations_registry.py fails on an incomplete entry); the reference
+server, a stand-in for tests, is taught to answer as it behind `AGENT_MEMORY_COMPAT`.
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ class Generation:
     # the `archive` tool lists (5.x), or delete them (4.x).
     eviction: Eviction = "none"
     ingests_by_itself: bool = False  # watches the host's workspace unless told not to (3.x+)
+    # How a `merged` write joins the new text to the one held: `old\n\n[Updated] new` to 3.x,
+    # `old；new` (a full-width semicolon) from 4.x.
+    merge_separator: str = "\n\n[Updated] "
 
     def limits(self, reported: Mapping[str, int], server_env: Mapping[str, str]) -> dict[str, int]:
         """The capacity limits in force: what status reports, else this generation's defaults
@@ -98,10 +102,20 @@ CAPACITY_5 = {"identity": None, "emotion": 50, "knowledge": 250, "event": 50, "t
 # Newest first: the first whose marker the server offers is its generation.
 GENERATIONS: tuple[Generation, ...] = (
     Generation(
-        5, ("archive",), Tools(archive="archive"), eviction="archive", ingests_by_itself=True
+        5,
+        ("archive",),
+        Tools(archive="archive"),
+        eviction="archive",
+        ingests_by_itself=True,
+        merge_separator="；",
     ),
     Generation(
-        4, ("reindex",), default_limits=GEN4_LIMITS, eviction="delete", ingests_by_itself=True
+        4,
+        ("reindex",),
+        default_limits=GEN4_LIMITS,
+        eviction="delete",
+        ingests_by_itself=True,
+        merge_separator="；",
     ),
     Generation(3, ("ingest", "surface"), ingests_by_itself=True),
 )

@@ -1,10 +1,6 @@
-"""Where the store's server is: mcporter's config entry (or memfuse's `[session]` table) read
-into a small `ServerSpec`, for the session transport, `--transport auto` and doctor's checks.
-
-mcporter's config is JSONC (comments, trailing commas) with `${VAR}` / `${VAR:-default}`
-expansion; the lookup order is the `--mcporter-config` file, `$MCPORTER_CONFIG`, then
-`~/.mcporter/mcporter.json[c]`.
-"""
+"""Where the store's server is: mcporter's config entry (JSONC, `${VAR}` expanded; from
+`--mcporter-config`, `$MCPORTER_CONFIG`, then `~/.mcporter/mcporter.json[c]`) or memfuse's
+`[session]` table, read into a `ServerSpec`."""
 
 from __future__ import annotations
 
@@ -12,6 +8,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from memfuse.confine import UnsafePath, read_file
 from memfuse.errors import ConfigError
@@ -67,6 +64,16 @@ def strip_jsonc(text: str) -> str:
             out.append(c)
             i += 1
     return "".join(out)
+
+
+def servers_in(config: Path | None) -> dict[str, Any]:
+    """Every server entry of an mcporter config, as written ({}: none, or it cannot be read)."""
+    try:
+        found = load_json(strip_jsonc(read_config(config)), limit=CONFIG_MAX) if config else {}
+    except (OSError, ValueError, ConfigError):
+        return {}
+    servers = found.get("mcpServers") if isinstance(found, dict) else None
+    return dict(servers) if isinstance(servers, dict) else {}
 
 
 def expand(value: str, env: Mapping[str, str]) -> str:

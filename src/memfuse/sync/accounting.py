@@ -61,8 +61,8 @@ def account(reading: Reading, the_plan: Plan) -> AccountingData:
 
 def warnings(data: AccountingData) -> list[str]:
     """One warning for each form holding text a viewer shows that memfuse does not sync, for
-    each form read in part past the parser's reach, and for each form holding bullets whose
-    HTML a preview hides (issue 46)."""
+    each form read in part past the parser's reach, and for each form holding bullets or
+    blocks a preview does not show whole (issues 46, 54)."""
     said = [
         f"{row['file']}: {row['lines']} line(s) of text from line {row['first_line']} are no"
         " list item, code, comment or dreaming block: a viewer shows them, sync does not send"
@@ -79,11 +79,11 @@ def warnings(data: AccountingData) -> list[str]:
         for row in data["deep"]
     ]
     said += [
-        f"{row['file']}: {row['bullets']} bullet(s) or HTML block(s) from line"
-        f" {row['first_line']} hold HTML that"
-        " a preview rendering HTML hides (a tag's attributes, a hidden element, or a <style>,"
-        " <script>, <title>… that swallows the bullets after it): synced as written, so recall"
-        " and RECENT.md carry text the person reading the journal does not see"
+        f"{row['file']}: {row['bullets']} bullet(s), heading(s) or block(s) from line"
+        f" {row['first_line']} hold text a Markdown preview does not show (an invisible"
+        " character, words only in an image's alt text or a title, a link definition, HTML"
+        " that hides them or the bullets after it): synced as written, so recall carries text"
+        " the person reading the journal does not see (RECENT.md shows it escaped)"
         for row in data["hidden"]
     ]
     return said

@@ -1,28 +1,13 @@
-"""HTML in a bullet that a preview which renders HTML (VS Code's, Obsidian's, most Markdown
-viewers) shows otherwise than it is stored. Pure.
-
-CommonMark passes raw HTML through (a tag, a comment, a processing instruction, a
-declaration, a CDATA section, outside code spans), and a browser then shows none of the
-tag's own text — its name, its attributes — and, for some tags, not what follows either:
-an element it hides (`hidden`, a `style`, `<details>`, `<template>` …) or one whose content
-it reads as raw text until its end tag (`<style>`, `<script>`, `<title>`, `<textarea>` …),
-which swallows every later bullet of the day when left open. A character reference can show
-an invisible or direction-turning character (`&#x202E;`) that the note tool refuses written
-plainly. Which text is HTML is what markdown-it (the journal grammar's parser) reads as HTML
-with HTML on: its own HTML pattern, or its inline reading where a code span, an escape or a
-link destination could claim the text.
-
-- `html_in` (the note tool): the first raw HTML at all, or such a reference. A note is one
-  line of plain text: nothing of it may depend on a renderer.
-- `hiding` (sync's accounting): what a preview would hide of a bullet an agent wrote in its
-  journal directly. A bare tag of an element that only styles the text it holds (`<b>`,
-  `<em>`, `<sub>` …, no attribute) hides no word, and is not named.
-"""
+"""What a person reading a journal in a Markdown preview does not see of a bullet's text:
+the one rule of docs/security.md ("What a person sees"), `unseen`, made of `invisible` (by
+this Python's Unicode table), `hiding` (raw HTML, as markdown-it with HTML on reads it) and
+`in_attributes` (words only in an image's alt text or a title). Pure."""
 
 from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -31,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 # What a browser reads as raw text or hides with all it holds (the HTML standard's raw text,
 # escapable raw text and inert elements, and those hidden by default), and `plaintext`,
@@ -46,8 +32,6 @@ STYLING = frozenset((
     "code", "kbd", "samp", "var", "tt", "strike", "cite", "dfn", "q", "abbr", "span", "br",
     "wbr", "p", "div",
 ))  # fmt: skip
-# Characters that do not show as themselves: the note tool's disguise set, by category.
-_INVISIBLE = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)(\s[^>]*)?/?>\Z", re.DOTALL)
 
 
@@ -64,18 +48,25 @@ _REFERENCE = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0
 # Where markdown-it's reading differs from the bare patterns: a code span, an escape, a link
 # destination (`[a](<b>)` is no tag).
 _SPANS = ("`", "\\", "](")
+EXACT_TEXT = 10_000  # characters of one text markdown-it reads inline (~0.2 s when hostile)
+
+
+@functools.lru_cache(maxsize=1)
+def _inline(text: str) -> list[Token]:
+    """markdown-it's inline tokens of `text`, HTML on (the last kept: `hiding` and
+    `in_attributes` read the same bullet)."""
+    return [c for t in _parser().parseInline(text) for c in (t.children or [])]
 
 
 def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
     """The raw HTML (`("html", html, "")`) and character references (`("ref", shown as,
-    written)`) a CommonMark renderer finds in `text`, in order. The bare patterns (markdown-it's
-    own HTML pattern, a reference's) where nothing else could claim the text; markdown-it's
-    inline reading where something could, at ~40 µs a bullet — unless not `exact`: then the
-    bare patterns, which may take a tag in backticks for HTML."""
+    written)`) a CommonMark renderer finds in `text`, in order: by markdown-it's inline reading
+    where a code span, an escape or a link could claim the text and `exact`, else by the bare
+    patterns (which may take a tag in backticks for HTML)."""
     if not _MAYBE.search(text):
         return []
     if exact and any(span in text for span in _SPANS):
-        tokens = [c for t in _parser().parseInline(text) for c in (t.children or [])]
+        tokens = _inline(text)
         return [
             ("html", t.content, "") if t.type == "html_inline" else ("ref", t.content, t.markup)
             for t in tokens
@@ -94,8 +85,7 @@ def pieces(text: str, *, exact: bool = True) -> list[tuple[str, str, str]]:
 
 def _number_shown(reference: str) -> str:
     """What markdown-it shows for a numeric reference: the character, or U+FFFD for one no
-    renderer may show (a control, a surrogate, a non-character) — not the empty text or the
-    Windows-1252 guess Python's `html.unescape` gives for some of those."""
+    renderer may show (not `html.unescape`'s empty text or Windows-1252 guess)."""
     from markdown_it.common.utils import fromCodePoint, isValidEntityCode
 
     digits = reference[2:-1]
@@ -105,9 +95,7 @@ def _number_shown(reference: str) -> str:
 
 def _tags(text: str) -> Iterator[re.Match[str]]:
     """What `HTML_TAG_RE.finditer(text)` finds, in linear time: a `<` whose form's end (`>`,
-    `-->`, `]]>`, `?>`) occurs nowhere after it is passed over without the pattern, whose lazy
-    parts would read to the text's end at each (a bullet of 20 000 `<?` cost 6 s, and more
-    by the square). The same bounds as markdown-it's own inline rule, which does this."""
+    `-->`, `]]>`, `?>`) occurs nowhere after it is passed over (20 000 `<?` cost 6 s)."""
     from markdown_it.common.html_re import HTML_TAG_RE
 
     last = {end: text.rfind(end) for end in (">", "-->", "]]>", "?>")}
@@ -134,27 +122,25 @@ def _may_end(text: str, at: int, last: dict[str, int]) -> bool:
     return last[">"] >= at + 2
 
 
-def html_in(text: str) -> str | None:
-    """The first HTML a renderer would pass through in `text`, or a character reference it
-    would show as an invisible character, said as a person would look for it; None."""
-    for kind, content, written in pieces(text):
-        if kind == "html":
-            return f"HTML ({_shown(content)})"
-        if (found := _reference(content, written)) is not None:
-            return found
-    return None
-
-
-def hiding(text: str, *, exact: bool = True) -> str | None:
+def hiding(text: str, *, exact: bool = True, html: bool = False) -> str | None:
     """What an HTML-rendering preview would not show of this bullet's text, or which later
-    text it would swallow, said briefly; None when it shows it all."""
+    text it would swallow, said briefly (with `html`, any raw HTML at all); None."""
     if (found := _left_open(text)) is not None:
         return found
     for kind, content, written in pieces(text, exact=exact):
-        found = _hides(content) if kind == "html" else _reference(content, written)
+        if kind == "ref":
+            found = _reference(content, written)
+        else:
+            found = f"HTML ({_shown(content)})" if html else _hides(content)
         if found is not None:
             return found
     return None
+
+
+def unseen(text: str, *, exact: bool = True) -> str | None:
+    """What a person reading this bullet in a Markdown preview would not see of it, or which
+    later text it would hide from them, said briefly; None when it shows it all."""
+    return invisible(text) or hiding(text, exact=exact) or in_attributes(text, exact=exact)
 
 
 EXACT = 2000  # bullets of one reading that may cost markdown-it's inline reading (~0.1 s)
@@ -162,21 +148,127 @@ EXACT_CHARS = 100_000  # … and their characters: up to ~30 µs each on a hosti
 
 
 class Hiding:
-    """`hiding` for one reading of a journal: markdown-it's inline reading for its first EXACT
-    bullets that need it, of EXACT_CHARS characters between them, the bare patterns after (a
-    hostile file of 16 MiB of `` `<a `` items would otherwise cost minutes, and 2 000 items of
-    8 KB of `![a` ~4 CPU-minutes; past the budget a tag in backticks may be named too)."""
+    """`unseen` for one reading of a journal: markdown-it's inline reading for its first EXACT
+    bullets that need it, of EXACT_CHARS characters between them and EXACT_TEXT each, the bare
+    patterns after (which may name more, never less: a hostile file costs seconds, not
+    minutes)."""
 
     def __init__(self, exact: int = EXACT, chars: int = EXACT_CHARS) -> None:
         self.left = exact
         self.chars = chars
 
     def __call__(self, text: str) -> str | None:
-        exact = self.left > 0 and len(text) <= self.chars
-        if exact and any(span in text for span in _SPANS) and _MAYBE.search(text):
+        exact = self.left > 0 and len(text) <= min(self.chars, EXACT_TEXT)
+        if exact and any(span in text for span in _SPANS) and (_MAYBE.search(text) or "](" in text):
             self.left -= 1
             self.chars -= len(text)
-        return hiding(text, exact=exact)
+        return unseen(text, exact=exact)
+
+
+# --- code points that render as nothing ---------------------------------------------------
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]+")
+_JOINERS = "\N{ZERO WIDTH JOINER}\N{ZERO WIDTH NON-JOINER}"
+_PRESENTATION = "\N{VARIATION SELECTOR-15}\N{VARIATION SELECTOR-16}"
+# An emoji tag sequence (a subdivision's flag, UTS #51): the waving black flag, the tag
+# letters or digits of its code, the cancel tag.
+_FLAG_TAGS = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,6}\U000e007f")
+
+
+def _renders_nothing(char: str) -> bool:
+    """Whether the Unicode table makes `char` show nothing of its own: a format character, a
+    control but tab and line feed, a separator of lines or paragraphs, a surrogate, a
+    variation selector, or any code point of plane 14 (Unicode's default-ignorable one)."""
+    category = unicodedata.category(char)
+    if category in ("Cf", "Cs", "Zl", "Zp") or (category == "Cc" and char not in "\t\n"):
+        return True
+    if category == "Mn":
+        return "VARIATION SELECTOR" in unicodedata.name(char, "")
+    return category == "Cn" and ord(char) >> 16 == 14
+
+
+@functools.cache
+def _nothing() -> re.Pattern[str]:
+    """Runs of the code points that render as nothing, as ranges from the table (~0.15 s,
+    once, and only for a text that is not ASCII)."""
+    codes = [code for code in range(0x110000) if _renders_nothing(chr(code))]
+    steps = itertools.groupby(enumerate(codes), lambda pair: pair[1] - pair[0])
+    runs = [[code for _, code in run] for _, run in steps]
+    return re.compile("[" + "".join(f"\\U{r[0]:08x}-\\U{r[-1]:08x}" for r in runs) + "]+")
+
+
+def _drawn(char: str) -> bool:
+    """A letter, mark or symbol outside ASCII: what a joiner or a selector may go with."""
+    return char > "\x7f" and unicodedata.category(char)[0] in "LMS"
+
+
+def _needed(text: str, at: int) -> bool:
+    """Whether the code point at `at` is part of what shows: a joiner between letters or emoji
+    outside ASCII (Persian's ZWNJ, 👩‍💻), an emoji selector after one or on a keycap (1️⃣)."""
+    char, before, after = text[at], text[at - 1 : at], text[at + 1 : at + 2]
+    if char in _JOINERS:
+        return (_drawn(before) or (before != "" and before in _PRESENTATION)) and _drawn(after)
+    keycap = before != "" and before in "#*0123456789" and after == "\N{COMBINING ENCLOSING KEYCAP}"
+    return char in _PRESENTATION and (_drawn(before) or keycap)
+
+
+_KINDS = {
+    "Cc": "a control character",
+    "Cf": "an invisible format character",
+    "Mn": "a variation selector",
+}
+
+
+def _unneeded(text: str) -> Iterator[int]:
+    """Where `text` holds a code point that renders as nothing where it stands."""
+    runs = _ASCII_CONTROL if text.isascii() else _nothing()
+    for run in runs.finditer(text):
+        flag = text[run.start() - 1 : run.start()] == "\N{WAVING BLACK FLAG}"
+        if not (flag and _FLAG_TAGS.fullmatch(run[0])):
+            yield from (at for at in range(run.start(), run.end()) if not _needed(text, at))
+
+
+def invisible(text: str) -> str | None:
+    """The first code point of `text` that renders as nothing where it stands, said with its
+    number (`an invisible format character (U+202E)`); None. Tab and line feed are text."""
+    for at in _unneeded(text):
+        kind = _KINDS.get(unicodedata.category(text[at]), "an invisible code point")
+        return f"{kind} (U+{ord(text[at]):04X})"
+    return None
+
+
+def escaped(text: str) -> str:
+    """`text` with each code point that renders as nothing where it stands as `<U+XXXX>`."""
+    out, last = [], 0
+    for at in _unneeded(text):
+        out += [text[last:at], f"<U+{ord(text[at]):04X}>"]
+        last = at + 1
+    return "".join([*out, text[last:]])
+
+
+# --- words only in an attribute -----------------------------------------------------------
+# Past the exact budget: an image with words in its alt, a title after a destination, `data:`.
+_ATTRIBUTE = re.compile(r"!\[[^\]]*\w[^\]]*\]\(|\]\([^)\s]*\s+[\"'(]|\]\(\s*<?data:", re.I)
+
+
+def in_attributes(text: str, *, exact: bool = True) -> str | None:
+    """Words a preview shows only in an attribute, or not at all: an image's alt text, a
+    link's or image's title (a tooltip), a `data:` URI (its payload); None."""
+    if "](" not in text:
+        return None
+    if not exact or len(text) > EXACT_TEXT:
+        found = _ATTRIBUTE.search(text)
+        return None if found is None else f"{_shown(found[0])}: words only in an attribute"
+    for token in _inline(text):
+        if token.type not in ("image", "link_open"):
+            continue
+        title, target = token.attrs.get("title"), token.attrs.get("src", token.attrs.get("href"))
+        if token.type == "image" and re.search(r"\w", token.content):
+            return f"words only in an image's alt text ({_shown(token.content)})"
+        if title:
+            return f"words only in a link's title ({_shown(str(title))})"
+        if str(target).lower().startswith("data:"):
+            return f"a data: URI ({_shown(str(target))})"
+    return None
 
 
 # What may open a tag, a comment, a declaration or an instruction.
@@ -185,11 +277,8 @@ _MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 def _left_open(text: str) -> str | None:
     """A line of the bullet that opens an HTML block (CommonMark's kinds 1-6: `<style`, `<div`,
-    `<?`, `<!X` … at its start, by markdown-it's own patterns) holding markup left without its
-    end: the block goes to the preview raw, where what follows that `<` — the line's words,
-    the next item's `</li>` — is read as a tag's attributes or a comment, and a `<style`,
-    `<div hidden`, `<details` takes every later bullet too. The inline patterns miss it: an
-    open `<style` is no tag to them (markdown-it's inline reading would escape it)."""
+    `<?`, `<!X` … at its start) holding markup left without its end: the preview reads what
+    follows that `<` (the next item's `</li>` too) as a tag's attributes or a comment."""
     from markdown_it.common.html_re import HTML_TAG_RE
     from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
@@ -227,7 +316,7 @@ def _hides(raw: str) -> str | None:
 
 def _reference(shown: str, written: str) -> str | None:
     """A character reference (`&#x202E;`, `&shy;`) that shows an invisible character."""
-    if any(unicodedata.category(c) in _INVISIBLE for c in shown):
+    if any(_renders_nothing(c) for c in shown):
         return f"the reference {written} shows an invisible character"
     return None
 

@@ -1,5 +1,5 @@
 """The flow of `memfuse status` (and serve's `status` tool): the lifecycle at a glance, from
-`.memfuse/` alone (no store call, no lock).
+the state folder alone (no store call, no lock).
 
 Exits ESCALATED when something needs a person, so `memfuse status -q` is a monitoring probe.
 """
@@ -24,6 +24,8 @@ from memfuse.schedule import registry
 from memfuse.schedule.install import Recorded, machine_for, next_run, recorded
 from memfuse.schedule.runs import due_between
 from memfuse.state.folder import last_generation, paused_since
+from memfuse.store import owner
+from memfuse.store.connect import find_server
 
 
 def run(ctx: Asking) -> CommandResult:
@@ -84,6 +86,7 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     }
     data["alarms"] += unreadable_alarms(reader, SHOWN) + _set_aside_alarms(ctx)
     data["alarms"] += unheld_alarms(reader, s.now)
+    data["alarms"] += [why for why in [owner.check(s, find_server(s))] if why]  # another's store
     data["schedule"] = _schedule_view(ctx, schedule)
     paused = paused_since(ctx.workspace.state)
     if paused is not None:

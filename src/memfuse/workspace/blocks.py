@@ -254,8 +254,8 @@ class _Walk:
                 n = self.item(tokens, n, offset, quotes)
                 continue
             if token.type == "heading_open":
-                if token.level == 0 and token.markup.startswith("#"):  # ATX only (SPEC §3)
-                    self.build.heading(tokens[n + 1].content, len(token.markup))
+                atx = token.level == 0 and token.markup.startswith("#")  # (SPEC §3)
+                self.build.heading(tokens[n + 1].content, len(token.markup) * atx, first)
                 n += 3  # its inline and close: a heading is no other text
                 continue
             if token.type in _CODE:
@@ -295,9 +295,13 @@ class _Walk:
         lines = self.unquoted(first, end, quotes).split("\n")
         lines[0] = _MARKER.sub("", lines[0], count=1)
         depth, n, left_open = 0, start, False
+        held = [not line.strip() for line in lines]  # the lines a block of it holds
         while n < len(tokens):  # its leaf blocks: their comments out of its lines
             leaf = tokens[n]
             depth += leaf.nesting
+            if leaf.map and n > start:
+                a, b = leaf.map[0] + offset - first, leaf.map[1] + offset - first
+                held[a:b] = [True] * len(held[a:b])
             if leaf.type in _LEAVES and leaf.map and "<!--" in leaf.content:
                 a, b = leaf.map[0] + offset - first, leaf.map[1] + offset - first
                 raw = "\n".join(lines[a:b])
@@ -309,7 +313,8 @@ class _Walk:
             if depth <= 0:
                 break
         text = item_text("\n".join(lines).split("\n"))
-        self.build.item(first, text, ordered=ordered, hides=left_open)
+        # a line no block of it holds is one a preview drops: a link reference definition
+        self.build.item(first, text, ordered=ordered, hides=left_open or not all(held))
         return n
 
     def deep(self, first: int, end: int) -> None:

@@ -55,7 +55,7 @@ class Tally:
     deep_lines: int = 0  # lines of blocks nested too deep to parse, or past the reading's
     # budget (memfuse.workspace.blocks): each block read as one bullet when it holds a list
     # marker (counted in `items`), else as other lines (also counted there)
-    hidden_items: int = 0  # bullets holding HTML a rendering preview hides (memfuse.text.hidden)
+    hidden_items: int = 0  # bullets, headings, blocks a preview hides of (memfuse.text.hidden)
     first_hidden: int = 0  # the 1-based line of the first of them; 0 when none
 
     def __add__(self, other: Tally) -> Tally:
@@ -96,9 +96,13 @@ class Builder:
         self.first_hidden = 0
         self.hiding = Hiding()
 
-    def heading(self, title: str, level: int) -> None:
-        """An ATX heading outside every container: level 2-6 with a time starts a section."""
-        self.key = section_key(title) if level > 1 else NO_TIME
+    def heading(self, title: str, level: int, line: int) -> None:
+        """A heading outside every item at 0-based `line`: an ATX one (`level` 1-6, else 0) of
+        2-6 with a time starts a section. Named as `## 09:00 <style>` (hiding the rest) is."""
+        if level:
+            self.key = section_key(title) if level > 1 else NO_TIME
+        if self.hiding(title) is not None:
+            self.hidden_block(line)
 
     def item(self, first: int, text: str, *, ordered: bool, hides: bool = False) -> None:
         """A list item starting at 0-based line `first`, its text already made; `hides`: it
@@ -117,9 +121,9 @@ class Builder:
             self.hidden_block(first)
 
     def hidden_block(self, line: int) -> None:
-        """An HTML block outside every item that a preview hides, or that hides the bullets
-        after it (`<details>`, `<div hidden>`, `<style>` …), starting at 0-based `line`; an
-        item that hides (`item`) is counted the same way."""
+        """A block a preview hides, or that hides the bullets after it (`<details>`, `<div
+        hidden>`, `## 09:00 <style>` …), starting at 0-based `line`; an item that hides
+        (`item`) is counted the same way."""
         self.took["hidden_items"] += 1
         self.first_hidden = self.first_hidden or line + 1
 

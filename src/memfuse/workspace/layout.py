@@ -100,12 +100,17 @@ class Workspace:
     ) -> None:
         self.root = root
         self.files = WorkspaceFiles(root, read_cap)
-        # memfuse's own state: outside the workspace unless told otherwise (memfuse.config);
-        # a Workspace made without one (a test, a benchmark) keeps it in `.memfuse/`.
-        self.state = StateFolder(state if state is not None else self.root / ".memfuse")
+        self._state = state  # memfuse's own state folder (memfuse.config chooses where)
         # The roll-ups read that hold a section for a day outside the week they name, with
         # why (by path, as last read): never synced, a person must move it.
         self.misplaced: dict[Path, str] = {}
+
+    @functools.cached_property
+    def state(self) -> StateFolder:
+        """memfuse's own state folder; a Workspace made for its paths alone has none."""
+        if self._state is None:
+            raise ValueError(f"no state folder was given for the workspace {self.root}")
+        return StateFolder(self._state)
 
     # --- the layout ----------------------------------------------------------------------
     @classmethod

@@ -10,6 +10,9 @@ is one), but for a `<script>`, `<style>`, `<pre>` or `<textarea>` block, which a
 not show as text. Not facts: headings, code (fenced or indented), HTML comments, thematic
 breaks, and the host's dreaming blocks between their markers (as in a journal). A block nested
 too deep to parse is one fact of its lines as they are, comments out, as a journal reads it.
+With `header=False` (recall's index), the paragraphs outside every container before the first
+list item or quote of a file that has one are its header ("Long-term memory, curated by
+hand."), not facts.
 """
 
 from __future__ import annotations
@@ -31,11 +34,13 @@ _TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[!?][^<>]*>")
 _RAW = re.compile(r" {0,3}<(?:script|style|pre|textarea)(?:[\s>]|$)", re.IGNORECASE)
 
 
-def memory_md_facts(text: str) -> list[tuple[int, str]]:
-    """Read MEMORY.md's facts, in file order, each with the 1-based line it starts on."""
+def memory_md_facts(text: str, *, header: bool = True) -> list[tuple[int, str]]:
+    """Read MEMORY.md's facts, in file order, each with the 1-based line it starts on; its
+    header among them unless `header` is False."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     dreamt = {n for first, end in dreaming_blocks(lines) for n in range(first, end)}
     facts: list[tuple[int, str]] = []
+    preamble: int | None = None  # how many facts came before the first in a container
 
     def fact(line: int, raw: str, *, inline: bool, tags: bool = False) -> None:
         shown = without(raw, comment_spans(raw, inline=inline))
@@ -52,10 +57,12 @@ def memory_md_facts(text: str) -> list[tuple[int, str]]:
             if token.map is None:
                 continue
             if token.type == "inline" and tokens[n - 1].type == "paragraph_open":
+                if preamble is None and tokens[n - 1].level > 0:
+                    preamble = len(facts)
                 fact(first + token.map[0], token.content, inline=True)
             elif token.type == "html_block" and not _RAW.match(token.content):
                 fact(first + token.map[0], token.content, inline=False, tags=True)
-    return facts
+    return facts if header or preamble is None else facts[preamble:]
 
 
 def last_backup(folder: Path) -> Path | None:

@@ -6,18 +6,18 @@ reads it back and as a person sees it in a preview (docs/security.md, "The note 
   NOTE_MAX characters is refused (`NoteRefused`, saying what to change); surrounding
   whitespace is trimmed, as the journal reader trims it.
 - Nothing of it hidden from the person reading: raw HTML anywhere outside code spans (a tag,
-  a processing instruction, a declaration) and a character reference that shows an
-  invisible character are refused (memfuse.text.hidden).
+  a processing instruction, a declaration), and whatever else a preview would not show of
+  it (memfuse.text.hidden's one rule: an invisible code point, words only in an attribute, a
+  link reference definition) are refused.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from memfuse.errors import MemfuseError
-from memfuse.text.hidden import html_in
-from memfuse.workspace.journal import parse
+from memfuse.text.hidden import hiding, unseen
+from memfuse.workspace.journal import read
 
 NOTE_MAX = 2000  # characters of one note (a bullet is a line; a page belongs in a file)
 
@@ -31,18 +31,11 @@ _OPENERS = (
     (re.compile(r"<"), "an HTML tag or comment (<)"),
     (re.compile(r"(?:[-*_=]\s*){3,}$"), "a rule or heading underline (---, ===)"),
 )
+_BREAK = re.compile("[\t\n\r\x0b\x0c\x85\u2028\u2029]")  # a line's end, or a tab
 
 
 class NoteRefused(MemfuseError):
     """A note memfuse will not write: the text, or the journal, says why (nothing written)."""
-
-
-# Characters that make text display otherwise than it is stored: the bidirectional controls
-# and the invisible spaces (a zero-width joiner stays: emoji sequences are made with it).
-_DISGUISE = frozenset("\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060"
-                      "\u2066\u2067\u2068\u2069\ufeff")  # fmt: skip
-# `[name]: target` alone is a link reference definition, not a paragraph (CommonMark 4.7).
-_LINK_DEFINITION = re.compile(r"\[[^\]]+\]:")
 
 
 def checked_text(text: str) -> str:
@@ -52,35 +45,30 @@ def checked_text(text: str) -> str:
         raise NoteRefused("text must hold some words")
     if len(value) > NOTE_MAX:
         raise NoteRefused(f"text is {len(value)} characters, above the {NOTE_MAX} of one note")
-    for char in value:
-        if char in _DISGUISE:  # bidi overrides and zero-width spaces: text in disguise
-            raise NoteRefused(
-                f"text holds an invisible format character (U+{ord(char):04X}), which makes it"
-                " read otherwise than it is stored"
-            )
-        if unicodedata.category(char) in ("Cc", "Zl", "Zp", "Cs"):
-            what = (
-                "a line break" if char in "\n\r\x0b\x0c\x85\u2028\u2029" else "a control character"
-            )
-            raise NoteRefused(
-                f"text holds {what} (U+{ord(char):04X}): a note is one line, one bullet"
-            )
+    if (broken := _BREAK.search(value)) is not None:
+        what = "a tab" if broken[0] == "\t" else "a line break"
+        raise NoteRefused(f"text holds {what} (U+{ord(broken[0]):04X}): a note is one line of text")
     for pattern, what in _OPENERS:
         if pattern.match(value):
             raise NoteRefused(f"text opens with {what}: a note is the text of one bullet")
-    if _LINK_DEFINITION.match(value):
-        raise NoteRefused(
-            "text is a link reference definition ([name]: target): a viewer shows nothing of it"
-            " and turns [name] in other bullets into a link"
-        )
     if "<!--" in value or "-->" in value:
         raise NoteRefused("text holds an HTML comment marker (<!-- or -->), which hides text")
-    if (found := html_in(value)) is not None:
+    if (found := hiding(value, html=True)) is not None:
         raise NoteRefused(
             f"text holds {found}, which a preview rendering HTML does not show as written: a"
             " note is plain text (write it without the tag; code goes in backticks)"
         )
-    alone = parse(f"- {value}\n")
+    if (found := unseen(value)) is not None:
+        raise NoteRefused(
+            f"text holds {found}, which makes it read otherwise than it is stored: a person"
+            " reading the journal in a preview would not see it (write it as plain text)"
+        )
+    alone, tally = read(f"- {value}\n")
+    if tally.hidden_items:  # a line a preview drops: `[name]: target`, `[a\]b]: target`
+        raise NoteRefused(
+            "text is a link reference definition ([name]: target): a viewer shows nothing of it"
+            " and turns [name] in other bullets into a link"
+        )
     if [b.text for b in alone] != [value]:  # whatever else Markdown makes of it
         raise NoteRefused("text would not read back as written as one bullet: write it plainly")
     return value

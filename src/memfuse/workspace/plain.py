@@ -67,7 +67,7 @@ def _plain(lines: list[str], build: Builder) -> bool:
                 return False  # an empty heading, or a closing sequence: markdown-it's to read
             _close(build, lines, item)
             item, prose = None, False
-            build.heading(title, len(head[1]))
+            build.heading(title, len(head[1]), n)
         elif body[0] in "-*+" and body[1:2] == " ":
             rest = body[2:]
             if not rest[:1].strip() or _OPENS.match(rest):

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from memfuse.settings import Budget
 from memfuse.store.decay import priority_of, vitality
+from memfuse.text.hidden import escaped, unseen
 from memfuse.text.similarity import dice, fold_whitespace, profile
 from memfuse.workspace.blocks import PIECE, token_chunks
 from memfuse.workspace.memory_md import WHOLE
@@ -124,9 +125,20 @@ def one_line(text: str, limit: int) -> str:
     return folded if len(folded) <= limit else folded[: max(limit - 1, 0)].rstrip() + ELLIPSIS
 
 
+def shown_line(text: str, limit: int) -> str:
+    """An entry as `one_line`, or one a preview would not show whole (memfuse.text.hidden) as a
+    code span, its invisible code points as `<U+XXXX>`: a person sees what the model reads."""
+    line = one_line(text, limit)
+    if unseen(line) is None:
+        return line
+    plain = escaped(fold_whitespace(text)[:limit])  # escaping only lengthens it
+    fence = "`" * (max(map(len, re.findall("`+", plain)), default=0) + 1)
+    return f"{fence} {one_line(plain, max(limit - 2 * len(fence) - 2, 1))} {fence}"
+
+
 def render(sections: Mapping[str, Sequence[Record]], now: datetime, budget: Budget) -> str:
     """The exact RECENT.md layout. Never more than `budget.max_lines` lines."""
-    entries = {key: [one_line(r.content, budget.entry_chars) for r in sections.get(key, [])]
+    entries = {key: [shown_line(r.content, budget.entry_chars) for r in sections.get(key, [])]
                for key, _title, _types in SECTIONS}  # fmt: skip
     header = ["# RECENT.md", "", f"_auto-updated: {now.strftime('%Y-%m-%d %H:%M')}_"]
     fixed = len(header) + 2 * len(SECTIONS)

@@ -287,6 +287,7 @@ def test_openclaw_jobs_printed_are_cron_add_parameters(world: World) -> None:
     """Installing them is tests/unit/flows/test_openclaw_install_flow.py."""
     printed = world.json("cron", "--format", "openclaw")
     jobs = json.loads(next(iter(printed.data["files"].values())))
+    assert sorted(job["payload"]["argv"][1] for job in jobs) == sorted(plan.LIFECYCLE)
     for job in jobs:  # the shape of OpenClaw's cron.add (docs/automation/cron-jobs.md)
         assert set(job) >= {"name", "schedule", "sessionTarget", "payload", "delivery"}
         assert job["schedule"]["kind"] == "cron" and len(job["schedule"]["expr"].split()) == 5

@@ -1,6 +1,6 @@
 """A run whose mcporter config lacks the server goes on through mcporter when mcporter is
 there: mcporter merges the editors' configs in (Cursor's, Claude's…) even with `--config`,
-unless the file says `"imports": []` (reference/mcporter-0.12.md), so it may well start a
+unless the file says `"imports": []` (docs/reference.md, "mcporter 0.12"), so it may well start a
 server memfuse cannot see. Only where mcporter is missing does the run stop at the config's
 fault at once (docs/decisions.md 382, 420)."""
 

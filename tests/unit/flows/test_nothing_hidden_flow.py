@@ -169,7 +169,7 @@ def test_sync_names_each_bullet_a_preview_would_hide_and_only_those(world: World
     account = out.data["accounting"]
     assert account["hidden_items"] == 4
     assert account["hidden"] == [{"file": f"memory/{DAY}.md", "bullets": 4, "first_line": 6}]
-    assert f"memory/{DAY}.md: 4 bullet(s) or HTML block(s) from line 6 hold HTML" in (
+    assert f"memory/{DAY}.md: 4 bullet(s), heading(s) or block(s) from line 6 hold text" in (
         out.warnings_text
     )
     assert [hiding(b) is not None for b in bullets] == [False, False, True, True, True, False, True]
@@ -244,4 +244,4 @@ def test_an_html_block_outside_every_item_that_hides_the_bullets_after_it_is_nam
     account = out.data["accounting"]
     assert account["hidden"] == [{"file": f"memory/{DAY}.md", "bullets": 1, "first_line": 3}]
     assert account["bullets"] == 2 and account["unaccounted_lines"] == 0
-    assert "hold HTML that a preview rendering HTML hides" in out.warnings_text
+    assert "hold text a Markdown preview does not show" in out.warnings_text

@@ -274,9 +274,8 @@ def test_doctor_all_agents_checks_each_agents_own_store(
     rows = {row["agent"]: row for row in before.data["agents"]}
     assert [rows["home"]["server"], rows["work"]["server"]] == ["agent-memory", "agent-memory-work"]
     assert any("has no server 'agent-memory-work'" in line for line in rows["work"]["failed"])
-    assert any(
-        "`memfuse cron --install --all-agents` writes this" in x for x in rows["work"]["failed"]
-    )
+    fix = "`memfuse cron --install --all-agents` writes it from 'agent-memory', with a database"
+    assert any(fix in x for x in rows["work"]["failed"]), rows["work"]["failed"]
     assert before.code == 1
     assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
     after = {row["agent"]: row for row in world.json("doctor", "--all-agents").data["agents"]}

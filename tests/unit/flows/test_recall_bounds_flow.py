@@ -35,7 +35,7 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def index(ws: Path) -> Iterator[RecallIndex]:
-    opened = RecallIndex(Workspace(ws).state)
+    opened = RecallIndex(Workspace(ws, ws.parent / "state").state)
     try:
         yield opened
     finally:
@@ -43,7 +43,7 @@ def index(ws: Path) -> Iterator[RecallIndex]:
 
 
 def refresh(index: RecallIndex, ws: Path) -> int:
-    return index.refresh(Workspace(ws), CLASSIFIER, print)
+    return index.refresh(Workspace(ws, ws.parent / "state"), CLASSIFIER, print)
 
 
 def statements(index: RecallIndex) -> list[str]:
@@ -181,7 +181,7 @@ def test_touched_empty_journals_are_not_opened(
     for day in range(1, 11):
         (ws / "memory" / f"2026-11-{day:02d}.md").touch()
     (ws / "memory" / "2026-11-11.md").write_text("- The one with words\n")
-    workspace = Workspace(ws)
+    workspace = Workspace(ws, ws.parent / "state")
     opened: list[Path] = []
     real = workspace.files.read
     monkeypatch.setattr(workspace.files, "read", lambda path: opened.append(path) or real(path))
@@ -276,7 +276,7 @@ def test_an_index_of_another_build_is_made_again_silently(ws: Path, user_version
     """An upgrade re-reads the Markdown: an index another build made (its tables, or the same
     tables read by another reader) would keep MEMORY.md's old facts until the file changed."""
     (ws / "memory" / "2026-11-28.md").write_text("- Alpha bravo charlie\n")
-    state = Workspace(ws).state
+    state = Workspace(ws, ws.parent / "state").state
     state.ensure()
     old = sqlite3.connect(state.recall_index)
     old.executescript(E40A25B if user_version == 0 else index_schema())

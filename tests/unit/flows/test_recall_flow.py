@@ -111,7 +111,7 @@ def test_the_local_index_rereads_only_what_changed(tmp_path: Path) -> None:
     (ws / "memory" / "2026-11-28.md").write_text("- Delta echo foxtrot\n")
     state = ws / ".memfuse"
     state.mkdir(parents=True, mode=0o700)
-    workspace, classifier = Workspace(ws), Classifier((), ())
+    workspace, classifier = Workspace(ws, ws.parent / "state"), Classifier((), ())
     index = RecallIndex(workspace.state)
     try:
         assert index.refresh(workspace, classifier, print) == 2

@@ -88,7 +88,7 @@ def test_a_path_too_long_to_name_a_folder_is_not_resolved(
     monkeypatch.setattr(os.path, "realpath", counted)
     found = dict(host.agents(env_for(path)))
     serving.serve_servers(env_for(path))
-    host.serve_entries(env_for(path), str(tmp_path))
+    serving.serve_entries(env_for(path), str(tmp_path))
     assert found["home"] == long and found["a1"] == f"{long}/a1"
     assert resolved and max(resolved) <= host.PATH_MAX
 
@@ -108,7 +108,7 @@ def test_a_path_no_file_system_can_name_is_not_resolved(tmp_path: Path) -> None:
     assert found == {"home": odd, "work": f"{odd}/work"}
     assert host.agent_for(str(tmp_path), env_for(path)) is None
     serving.serve_servers(env_for(path))
-    host.serve_entries(env_for(path), str(tmp_path))
+    serving.serve_entries(env_for(path), str(tmp_path))
 
 
 def test_workspaces_are_read_as_openclaw_reads_them(tmp_path: Path) -> None:

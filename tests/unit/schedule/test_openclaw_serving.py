@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memfuse.commands import serve as serve_command
 from memfuse.schedule.openclaw import serving
 
 
@@ -89,3 +90,49 @@ def test_a_tilde_inside_a_served_path_is_not_the_home(tmp_path: Path) -> None:
         ("memfuse-home", str(home)),
         ("memfuse-work", str(work)),
     ]
+
+
+def test_every_tool_of_serve_is_a_way_in_not_only_recall_and_note(tmp_path: Path) -> None:
+    """Issue 55: a deny of `__recall` and `__note` left `where` (a bullet's text) and `status`
+    open; an allow list that admits `__where` let it in."""
+    home, work = tmp_path / "home-ws", tmp_path / "work-ws"
+    config: dict[str, object] = {
+        "agents": {"entries": {
+            "home": {"workspace": str(home), "tools": {"deny": ["memfuse-work__*"]}},
+            "work": {"workspace": str(work),
+                     "tools": {"deny": ["memfuse-home__recall", "memfuse-home__note"]}}}},
+        "mcp": {"servers": {"memfuse-home": serve(home), "memfuse-work": serve(work)}},
+    }  # fmt: skip
+    said = serving.leaks(env_with(tmp_path, config))
+    assert len(said) == 1, said
+    assert said[0].startswith(
+        "agent work can call mcp.servers.memfuse-home (where, status of its tools)"
+    )
+    entries: dict[str, dict[str, object]] = config["agents"]["entries"]  # type: ignore[index]
+    entries["work"]["tools"] = {"allow": ["read", "memfuse-work__*", "memfuse-home__where"]}
+    (said,) = serving.leaks(env_with(tmp_path, config))
+    assert "memfuse-home (where of its tools)" in said
+    assert tuple(tool.name for tool in serve_command.TOOLS) == serving.TOOLS
+
+
+def test_every_way_of_naming_the_served_workspace_is_read(tmp_path: Path) -> None:
+    """`--workspace=/w`, `-w/w`, `-w /w` and MEMFUSE_WORKSPACE in the entry's env: the
+    workspace the entry serves, so the warning goes to the agent that is not its own."""
+    home, work = tmp_path / "home-ws", tmp_path / "work-ws"
+    memfuse = "/home/me/.local/bin/memfuse"
+    forms: list[dict[str, object]] = [
+        {"command": memfuse, "args": ["serve", f"--workspace={home}"]},
+        {"command": memfuse, "args": ["serve", f"-w{home}"]},
+        {"command": memfuse, "args": ["serve", "-w", str(work), "-w", str(home)]},  # the last
+        {"command": memfuse, "args": ["serve"], "env": {"MEMFUSE_WORKSPACE": str(home)}},
+    ]
+    for entry in forms:
+        config = {
+            "agents": {"entries": {"home": {"workspace": str(home)},
+                                   "work": {"workspace": str(work)}}},
+            "mcp": {"servers": {"memfuse-home": entry}},
+        }  # fmt: skip
+        env = env_with(tmp_path, config)
+        assert serving.serve_servers(env) == [("memfuse-home", str(home))], entry
+        (said,) = serving.leaks(env)
+        assert said.startswith("agent work can call mcp.servers.memfuse-home,"), entry

@@ -80,7 +80,7 @@ class OpenClaw(Scheduler):
                 " jobs) still uses it"
             )
         changes += hook_changes
-        for entry in host.serve_entries(machine.env, workspace_of(schedule)):
+        for entry in serving.serve_entries(machine.env, workspace_of(schedule)):
             key = entry.split(" (")[0]
             changes.append(
                 f"left OpenClaw's MCP server mcp.servers.{entry}, which starts `memfuse serve`:"

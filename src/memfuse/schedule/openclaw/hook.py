@@ -1,6 +1,6 @@
 """RECENT.md in every main session on OpenClaw: an `agent:bootstrap` hook memfuse installs with
 its schedule and removes with it (docs/operations.md, "RECENT.md in every main session";
-observed on OpenClaw 2026.9.6: /work/shared/reference/openclaw-2026.9.md §3–5). Whether
+observed on OpenClaw 2026.9.6: docs/reference.md, "OpenClaw 2026.9"). Whether
 memfuse turned the master switch on is kept beside the files, so removal puts it back; the
 hook settings are read by memfuse's own reader (openclaw.config), not `openclaw config get`.
 """

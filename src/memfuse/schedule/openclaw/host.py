@@ -294,32 +294,3 @@ def _private_host(url: str, policy: object) -> str | None:
             (".localhost", ".local", ".internal")
         )
     return host if private else None
-
-
-def serve_commands(env: Mapping[str, str]) -> list[tuple[str, list[str]]]:
-    """Each `mcp.servers` entry that starts `memfuse serve` (memfuse never writes one: the
-    user did, as docs/serve.md shows): its key, and the workspaces its `-w` names, as written."""
-    servers = dig(read_config(env) or {}, "mcp", "servers")
-    found = []
-    for key, entry in servers.items() if isinstance(servers, dict) else ():
-        if not isinstance(entry, dict):
-            continue
-        command, args = entry.get("command"), entry.get("args")
-        words = [command, *(args if isinstance(args, list) else [])]
-        words = [w for w in words if isinstance(w, str)]
-        if any(os.path.basename(w) == "memfuse" for w in words[:3]) and "serve" in words:
-            named = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-w", "--workspace")]
-            found.append((str(key), named))
-    return found
-
-
-def serve_entries(env: Mapping[str, str], workspace: str | None) -> list[str]:
-    """Each `memfuse serve` entry of `mcp.servers` (serve_commands): its key, and whether it
-    serves `workspace`."""
-    home = env.get("HOME") or "/nonexistent"
-    target = os.path.realpath(workspace) if workspace else None
-    found = []
-    for key, named in serve_commands(env):
-        here = target is not None and target in [_path(w, home) for w in named]
-        found.append(f"{one_line(key[:80])}{' (this workspace)' if here else ''}")
-    return found[:20]

@@ -1,19 +1,12 @@
 """`memfuse serve` in a Gateway of several agents: which agent can call whose memory.
 
-OpenClaw's MCP servers (`mcp.servers`) are Gateway-wide: every agent's model sees every
-server's tools (`<prefix>__<tool>`) unless its tool policy says otherwise. A server that
-learns its caller is not offered for a stdio server (OpenClaw 2026.9 scopes a connection per
-requester only for OAuth or a plugin's HTTP resolver, keyed by sender, not agent), so each
-agent gets a `memfuse serve -w <its workspace>` entry of its own, and every other agent
-denies it (`agents.entries.<id>.tools.deny: ["memfuse-work__*"]`, deny wins; or an `allow`
-list that does not take it). This module reads what is configured and names each agent that
-can still reach another agent's memory; it writes nothing (the entries are the user's). Tool
-profiles are not read: an agent whose profile leaves plugins out is named all the same, and
-says why in its words (a policy that names nothing about the server).
-"""
+`mcp.servers` are Gateway-wide, so every agent but the one a `memfuse serve` entry serves must
+deny it (docs/serve.md, "Several agents on one Gateway"). Reads, writes nothing;
+tool profiles are not read."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 
@@ -23,6 +16,7 @@ from memfuse.untrusted import one_line
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _ANY_MCP = {"bundle-mcp", "group:plugins", "*"}
+TOOLS = ("recall", "where", "status", "note")  # memfuse serve's (memfuse.commands.serve)
 
 
 def prefix(key: str) -> str:
@@ -32,15 +26,38 @@ def prefix(key: str) -> str:
 
 
 def serve_servers(env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(key, the workspace it serves) of each `mcp.servers` entry that starts `memfuse serve`
-    (no `-w`: memfuse's default workspace)."""
+    """(key, the workspace it serves) of each `mcp.servers` entry that starts `memfuse serve`:
+    its last `-w`/`--workspace` in any form memfuse reads (`-w /w`, `-w/w`, `--workspace=/w`),
+    else its env's MEMFUSE_WORKSPACE, else memfuse's default workspace."""
     home = env.get("HOME") or "/nonexistent"
+    servers = host.dig(host.read_config(env) or {}, "mcp", "servers")
     found = []
-    for key, named in host.serve_commands(env):
-        served = host._path(named[0] if named else str(workspace_in(home)), home)
+    for key, entry in servers.items() if isinstance(servers, dict) else ():
+        command, args = host.dig(entry, "command"), host.dig(entry, "args")
+        words = [
+            w for w in [command, *(args if isinstance(args, list) else [])] if isinstance(w, str)
+        ]
+        if not (any(os.path.basename(w) == "memfuse" for w in words[:3]) and "serve" in words):
+            continue
+        named = host.dig(entry, "env", "MEMFUSE_WORKSPACE")
+        for i, word in enumerate(words):
+            if word in ("-w", "--workspace") and i + 1 < len(words):
+                named = words[i + 1]
+            elif word.startswith(("--workspace=", "-w")) and word not in ("-w", "--workspace"):
+                named = word.split("=", 1)[1] if word.startswith("--") else word[2:]
+        served = host._path(named if isinstance(named, str) else str(workspace_in(home)), home)
         if served is not None and len(served) <= host.PATH_MAX:  # a longer one names no folder
-            found.append((key[:80], served))
+            found.append((str(key)[:80], served))
     return found[:64]
+
+
+def serve_entries(env: Mapping[str, str], workspace: str | None) -> list[str]:
+    """Each `memfuse serve` entry of `mcp.servers`: its key, and whether it serves `workspace`."""
+    target = os.path.realpath(workspace) if workspace else None
+    return [
+        f"{one_line(key)}{' (this workspace)' if served == target else ''}"
+        for key, served in serve_servers(env)
+    ][:20]
 
 
 def leaks(env: Mapping[str, str]) -> list[str]:
@@ -51,12 +68,15 @@ def leaks(env: Mapping[str, str]) -> list[str]:
     for agent, workspace in host.agents(env):
         policy = _policy(settings, agent)
         for key, served in servers:
-            if served == workspace or not _reaches(policy, prefix(key)):
+            tools = [] if served == workspace else _reaches(policy, prefix(key))
+            if not tools:
                 continue
             agent_, key_ = one_line(agent), one_line(key)
+            only = f" ({', '.join(tools)} of its tools)" if len(tools) < len(TOOLS) else ""
             said.append(
-                f"agent {agent_} can call mcp.servers.{key_}, the memory of {one_line(served)}"
-                f' (not its own {one_line(workspace)}): add "{prefix(key)}__*" to'
+                f"agent {agent_} can call mcp.servers.{key_}{only}, the memory of"
+                f" {one_line(served)} (not its own {one_line(workspace)}):"
+                f' add "{prefix(key)}__*" to'
                 f" agents.entries.{agent_}.tools.deny"
             )
     return said
@@ -77,14 +97,16 @@ def _policy(settings: object, agent: str) -> tuple[list[str], list[str] | None]:
     return deny, (_strings(allow) if isinstance(allow, list) else None)
 
 
-def _reaches(policy: tuple[list[str], list[str] | None], server: str) -> bool:
+def _reaches(policy: tuple[list[str], list[str] | None], server: str) -> list[str]:
+    """The tools of this server the policy lets the agent call (every tool reads or writes
+    the memory: `where` and `status` tell a bullet as `recall` does)."""
     deny, allow = policy
-    tools = [f"{server}__recall", f"{server}__note"]
-    if all(any(_glob(g, t) for g in deny) for t in tools):
-        return False
-    if allow is None:
-        return True
-    return any(g.lower() in _ANY_MCP or _glob(g, t) for g in allow for t in tools)
+
+    def named(globs: list[str], tool: str) -> bool:
+        return any(g.lower() in _ANY_MCP or _glob(g, f"{server}__{tool}") for g in globs)
+
+    open_ = [tool for tool in TOOLS if not named(deny, tool)]
+    return [tool for tool in open_ if allow is None or named(allow, tool)]
 
 
 def _glob(pattern: str, name: str) -> bool:

@@ -86,6 +86,9 @@ class Gateway(Protocol):
     """A way to call agent-memory's tools. Implementations must be thread-safe."""
 
     name: str
+    # Listing the tools costs a process of its own (mcporter's does): the client then learns
+    # the store's generation from an answer it misreads instead of asking.
+    costly_listing: bool
 
     def call(self, tool: str, arguments: Mapping[str, Any]) -> Answer:
         """Call one tool; raise a GatewayError subclass when there is no usable answer."""
@@ -97,4 +100,8 @@ class Gateway(Protocol):
 
     def close(self) -> None:
         """Release whatever the transport holds (a session, a daemon)."""
+        ...
+
+    def version(self) -> str | None:
+        """The bridge's version where calls go through one (mcporter), else None."""
         ...

@@ -29,7 +29,8 @@ Tried = tuple[dict[str, Any] | None, str | None]  # the answer, or None and why 
 
 
 # After this many failures in a row that say the store is unreachable (not a per-call error),
-# the rest of the run's calls fail at once instead of each waiting out its own timeout.
+# the rest of the run's calls fail at once instead of each waiting out its own timeout (calls
+# within one run: not the settings' alert_failed_runs, which counts runs).
 BREAKER_THRESHOLD = 3
 UNREACHABLE = (ToolMissing, CallTimeout, CallFailed)
 

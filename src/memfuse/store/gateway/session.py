@@ -246,6 +246,7 @@ class SessionGateway:
     """Calls tools over one long-lived MCP session. Thread-safe; reopens a dead session once."""
 
     name = "session"
+    costly_listing = False
 
     def __init__(
         self,
@@ -360,6 +361,9 @@ class SessionGateway:
         if result.get("isError"):
             raise CallFailed(f"{tool} failed: {text.strip()[:300]}")
         return parse_answer(tool, text)
+
+    def version(self) -> None:
+        """No bridge: memfuse speaks MCP to the server itself."""
 
     def list_tools(self) -> list[str]:
         """The server's tool names, listed once a session: a long-lived command (serve) makes
