@@ -47,8 +47,8 @@ def register(scheduler: Scheduler, into: dict[str, Scheduler] | None = None) -> 
 
 
 def _load() -> dict[str, Scheduler]:
-    """Every scheduler, loaded once a process; another package's that fails, is incomplete or
-    hangs is set aside with why (decision 712): the CLI reads `--format`'s choices at import."""
+    """Every scheduler, loaded once a process; another package's that fails (`sys.exit` too), is
+    incomplete or hangs is set aside with why: the CLI reads `--format`'s choices at import."""
     if not _REGISTERED:
         loaded: dict[str, Scheduler] = {}
         for module in BUILTIN:

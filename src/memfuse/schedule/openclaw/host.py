@@ -171,8 +171,9 @@ VAR = re.compile(r"\$\$\{([A-Z_][A-Z0-9_]*)\}|\$\{([A-Z_][A-Z0-9_]*)\}")  # Open
 def _workspace(
     settings: dict[str, Any], env: Mapping[str, str], key: str, value: object
 ) -> tuple[str | None, str | None]:
-    """`value`, the workspace at `key`, as OpenClaw reads it (decision 711), a real path; or
-    why it cannot be; (None, None) when it is not given."""
+    """`value`, the workspace at `key`, as OpenClaw 2026.9.6 reads it (`${VAR}` from this
+    environment, else the file's `env`; `~` its home; relative: its own cwd, unknown here), a
+    real path; or why it cannot be; (None, None) when it is not given."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None, None
     if not isinstance(value, str):
@@ -280,7 +281,7 @@ def alert_route(env: Mapping[str, str]) -> str | None:
 
 def _private_host(url: str, policy: object) -> str | None:
     """The webhook's host when the Gateway's `cron.webhookSsrfPolicy` blocks it before DNS (a
-    private, loopback or internal one), else None (decision 713)."""
+    private, loopback or internal one), else None (memfuse resolves no name)."""
     host = (urlsplit(url.strip()).hostname or "").rstrip(".")
     allowed = dig(policy, "allowedHostnames")
     if dig(policy, "dangerouslyAllowPrivateNetwork") is True or host in (

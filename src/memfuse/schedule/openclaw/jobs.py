@@ -1,8 +1,9 @@
 """OpenClaw's own cron (the Gateway scheduler): a job per run, a `command` payload (an argv
 run on the Gateway host, no model in between), declared by its declaration key (converged in
-place, same id) as the `cron.add` parameters of OpenClaw's docs (docs/automation/cron-jobs.md)
-and src/cron/types.ts have it; jobs of this label the schedule no longer has are removed by id
-(`stale_ids`). An agent-turn job (`exec: <sh command>`) is read back, never written.
+place, same id) as the `cron.add` parameters of OpenClaw's docs/automation/cron-jobs.md and
+src/cron/types.ts have them (openclaw/openclaw at commit 001978f7002940af65e02388381f5feaec92d2f7);
+jobs of this label the schedule no longer has are removed by id (`stale_ids`). An agent-turn
+job (`exec: <sh command>`) is read back, never written.
 """
 
 from __future__ import annotations
