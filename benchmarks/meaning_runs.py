@@ -1,6 +1,7 @@
 """Issue 49's run lines, side by side with MEMFUSE_SEMANTIC=off: a sync of 1 000 new bullets
-and a rebuild of 1 000 after the database was lost, each against a raw stdio session sending
-the same remembers, and the night's tidy that now embeds what the sync left (decisions 350).
+(which embeds them once it let go of the lock: decision 650) and a rebuild of 1 000 after the
+database was lost, each against a raw stdio session sending the same remembers, and the night's
+tidy, which embeds what the sync's count left (none here).
 
     .venv/bin/python benchmarks/meaning_runs.py              # 3 rounds
     .venv/bin/python benchmarks/meaning_runs.py --rounds 5
@@ -8,7 +9,8 @@ the same remembers, and the night's tidy that now embeds what the sync left (dec
 Each round, for meaning on (the `semantic` extra installed and used) and off in turn (the order
 swapped each round, so that the load of a shared machine falls on both): a fresh reference
 server and workspace of 1 000 bullets (bench.py's, 40 a journal); `memfuse sync --all` timed,
-then a raw session of the same remembers into another fresh server; the database deleted and
+with its CPU seconds (the children's, the store's included) and the texts it embedded, then a
+raw session of the same remembers into another fresh server; the database deleted and
 the next plain sync timed (the rebuild), with another raw session; then `memfuse tidy` timed,
 with the texts its step after the lock embedded (`recall_index_embedded`) and its CPU seconds (the
 children's, the store's included). The ratios are each
@@ -66,7 +68,9 @@ def one(root: Path, meaning: bool) -> dict[str, float]:
     env = env_of(meaning, root / f"{label}-state")
     server = bench.reference_server(root / label, "sync")
     ws, _last = bench.make_workspace(root / label, 1000)
+    before = cpu()
     synced, envelope = bench.sync_envelope(server, ws, "--all", env=env)
+    sync_cpu = cpu() - before
     assert envelope["data"]["counts"]["added"] == 1000, envelope["data"]["counts"]
     sync_raw = raw(root, f"{label}-raw1")
     Path(server.env["AGENT_MEMORY_DB"]).unlink()
@@ -80,6 +84,7 @@ def one(root: Path, meaning: bool) -> dict[str, float]:
         "sync": synced, "sync_raw": sync_raw, "sync_own": (envelope["duration_ms"]
         - envelope["store_ms"]) / 1000, "rebuild": rebuilt, "rebuild_raw": rebuild_raw,
         "tidy": tidied, "tidy_cpu": tidy_cpu, "embedded": float(night["data"].get("recall_index_embedded", 0)),
+        "sync_cpu": sync_cpu, "sync_embedded": float(envelope["data"].get("recall_index_embedded", 0)),
     }  # fmt: skip
 
 
@@ -96,9 +101,9 @@ def main() -> None:
                 found[meaning].append(got)
                 print(f"round {n + 1}, meaning {'on' if meaning else 'off'}: {got}", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}\n")
-    print("| meaning | sync of 1 000 (s) | its own (s) | × raw | rebuild of 1 000 (s) | × raw"
-          " | tidy (s) | tidy's CPU (s) | texts tidy embedded |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| meaning | sync of 1 000 (s) | its own (s) | its CPU (s) | texts it embedded | × raw"
+          " | rebuild of 1 000 (s) | × raw | tidy (s) | tidy's CPU (s) | texts tidy embedded |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for meaning in (True, False):
         runs = found[meaning]
 
@@ -108,7 +113,8 @@ def main() -> None:
         sync_x = [r["sync"] / r["sync_raw"] for r in runs]
         rebuild_x = [r["rebuild"] / r["rebuild_raw"] for r in runs]
         print(f"| {'on' if meaning else 'off (MEMFUSE_SEMANTIC=off)'} | {med('sync'):.2f} |"
-              f" {med('sync_own'):.2f} | {statistics.median(sync_x):.2f}×"
+              f" {med('sync_own'):.2f} | {med('sync_cpu'):.2f} | {med('sync_embedded'):.0f} |"
+              f" {statistics.median(sync_x):.2f}×"
               f" ({min(sync_x):.2f}–{max(sync_x):.2f}) | {med('rebuild'):.2f} |"
               f" {statistics.median(rebuild_x):.2f}× ({min(rebuild_x):.2f}–{max(rebuild_x):.2f})"
               f" | {med('tidy'):.2f} | {med('tidy_cpu'):.2f} | {med('embedded'):.0f} |")  # fmt: skip

@@ -85,7 +85,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "src"))
     from memfuse.recall.semantic import describe, installed
 
-    model = describe(installed(), where=False)
+    model = describe(installed())
     with tempfile.TemporaryDirectory(prefix="memfuse-eval-") as tmp, ExitStack() as stack:
         root = Path(tmp)
         ws = root / "workspace"

@@ -2,7 +2,8 @@
 wrote: evidence recall@5/@10 and MRR per question category, for the store alone, a standard BM25
 (bm25s), and `memfuse recall` with each of its stages switched off in turn — side by side, one run.
 With the `semantic` extra installed, `memfuse recall` ranks by meaning too, and the row "by words
-alone" is the lexical path (`--without meaning`); without the extra the two rows are the same.
+alone" is the lexical path (`--without meaning`); without the extra (or with MEMFUSE_SEMANTIC=off,
+which the benchmark passes on) the two rows are the same.
 
     .venv/bin/pip install -e '.[bench]'                 # bm25s, for the baseline
     .venv/bin/python benchmarks/recall_locomo.py ../shared/data/locomo-dev
@@ -11,7 +12,11 @@ alone" is the lexical path (`--without meaning`); without the extra the two rows
 Each conversation is one agent's workspace: each session a `## HH:MM` section of the journal of
 its date, each turn a bullet `- Speaker: text` (a shared photo's caption appended). The
 workspace is synced into its own reference server (`memfuse sync --all`), then every question
-is asked through `memfuse recall --batch` (one session, one index for all). A question is
+is asked through `memfuse recall --batch` (one session, one index for all): the index as a user
+has it after the sync, no tidy in between (the sync embeds what it stored once it let go of the
+lock). Then `memfuse tidy` runs and the questions are asked again: the figure after the night.
+The difference with meaning and without is given with its 95 % paired bootstrap interval
+(2 000 resamples of the questions, a fixed seed). `--quick` asks only those three rows. A question is
 answered as far as its evidence turns are in the top k: recall@k is the share of its evidence
 turns among the first k results, MRR the reciprocal rank of the first one (within the first 20).
 The data stays where it is (its licence is non-commercial): the benchmark takes the folder.
@@ -20,6 +25,7 @@ The data stays where it is (its licence is non-commercial): the benchmark takes 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -41,10 +47,13 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 SECTION = "## LoCoMo"
 BILINGUAL = "## The bilingual example set"
 DEPTH = 20  # results asked for: recall@5, @10 and MRR within 20
+SHIPPED = "memfuse recall, after sync (as shipped)"
+WORDS = "  by words alone (without meaning)"
+TIDIED = "memfuse recall, after tidy"
 # memfuse recall's variants: the full pipeline, then each stage switched off (--without).
 VARIANTS = {
-    "memfuse recall": [],
-    "  by words alone (without meaning)": ["meaning"],
+    SHIPPED: [],
+    WORDS: ["meaning"],
     "  without the store": ["store"],
     "  without neighbouring bullets": ["near"],
     "  without dates": ["dates"],
@@ -125,6 +134,8 @@ def environment(conv: Conversation, root: Path) -> dict[str, str]:
              "env": {"AGENT_MEMORY_DB": str(root / f"{conv.name}.db")}}  # fmt: skip
     config.write_text(json.dumps({"mcpServers": {"agent-memory": entry}, "imports": []}))
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("MEMFUSE_", "AGENT_MEMORY"))}
+    if "MEMFUSE_SEMANTIC" in os.environ:  # the caller's choice of meaning, as a user's
+        keep["MEMFUSE_SEMANTIC"] = os.environ["MEMFUSE_SEMANTIC"]
     return keep | {"MEMFUSE_WORKSPACE": str(conv.workspace), "MEMFUSE_MCPORTER_CONFIG": str(config),
                    "HOME": str(root / "home"), "MEMFUSE_TRANSPORT": "session"}  # fmt: skip
 
@@ -195,7 +206,7 @@ def first_table(results: dict[str, list[tuple[int, tuple[float, float, float]]]]
     cats = sorted({category for rows in results.values() for category, _s in rows})
     head = ["system", *(f"{CATEGORIES[c]} @5 / MRR" for c in cats)]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
-    for name in ("memfuse recall", "by words alone (without meaning)"):
+    for name in (SHIPPED, WORDS.strip()):
         cells = [
             f"{statistics.fmean(r[1][0] for r in results[name] if r[0] == c):.3f} / "
             f"{statistics.fmean(r[1][2] for r in results[name] if r[0] == c):.3f}"
@@ -205,11 +216,36 @@ def first_table(results: dict[str, list[tuple[int, tuple[float, float, float]]]]
     return lines
 
 
+def bootstrap(pairs: list[tuple[float, float]], n: int = 2000) -> tuple[float, float, float]:
+    """The mean of a − b over the questions, with its 95 % paired bootstrap interval."""
+    import random
+
+    rng = random.Random(56)
+    diffs = [a - b for a, b in pairs]
+    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(n))
+    return statistics.fmean(diffs), means[int(0.025 * n)], means[int(0.975 * n) - 1]
+
+
+def meaning_lines(named: dict[str, list[tuple[int, tuple[float, float, float]]]]) -> list[str]:
+    """What meaning adds after sync (as shipped) and after tidy, with its intervals."""
+    words = named[WORDS.strip()]
+    lines = []
+    for name in (SHIPPED, TIDIED):
+        cells = []
+        for metric, i in (("R@10", 1), ("MRR", 2)):
+            pairs = [(a[1][i], b[1][i]) for a, b in zip(named[name], words, strict=True)]
+            mean, low, high = bootstrap(pairs)
+            cells.append(f"{metric} {mean:+.3f} [{low:+.3f}, {high:+.3f}]")
+        lines.append(f"- {name}, with meaning less without: " + "; ".join(cells))
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="the folder of LoCoMo's conv-*.json files")
     parser.add_argument("--first", type=int, help="only the first N questions of each (a try)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
+    parser.add_argument("--quick", action="store_true", help="as shipped, words, after tidy")
     options = parser.parse_args()
     files = sorted(options.data.glob("conv-*.json"))
     if not files:
@@ -217,6 +253,8 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "src"))
     results: dict[str, list[tuple[int, tuple[float, float, float]]]] = defaultdict(list)
     own_ms: dict[str, list[float]] = defaultdict(list)
+    embedded: list[int] = []
+    variants = {k: v for k, v in VARIANTS.items() if not options.quick or k in (SHIPPED, WORDS)}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memfuse-locomo-") as tmp:
         root = Path(tmp)
@@ -225,41 +263,58 @@ def main() -> None:
             if options.first:
                 conv.questions = conv.questions[: options.first]
             env = environment(conv, root)
-            memfuse(env, "sync", "--all", "--now", f"{conv.last_day}T23:00", "-q")
-            rows = {"bm25s, as shipped (baseline)": bm25s_baseline(conv)}
-            for name, without in VARIANTS.items():
+            now = f"{conv.last_day}T23:00"
+            synced = json.loads(memfuse(env, "sync", "--all", "--now", now, "-q", "--json"))
+            embedded.append(int(synced["data"].get("recall_index_embedded", 0)))
+            rows = {}
+            if importlib.util.find_spec("bm25s") is not None:
+                rows["bm25s, as shipped (baseline)"] = bm25s_baseline(conv)
+            for name, without in variants.items():
                 rows[name], ms = ask(conv, env, without)
                 own_ms[name].append(ms)
+            memfuse(env, "tidy", "--now", now, "-q")
+            rows[TIDIED], _ms = ask(conv, env, [])
             order = ["  without the local index (the store, through memfuse)",
-                     "bm25s, as shipped (baseline)", *VARIANTS]  # fmt: skip
-            for name in dict.fromkeys(order):
+                     "bm25s, as shipped (baseline)", *variants, TIDIED]  # fmt: skip
+            for name in (n for n in dict.fromkeys(order) if n in rows):
                 for (_q, category, evidence), ranked in zip(
                     conv.questions, rows[name], strict=True
                 ):
                     results[name].append((category, scores(ranked, evidence)))
-            print(f"{conv.name}: {len(conv.questions)} questions, {len(conv.texts)} bullets",
-                  flush=True)  # fmt: skip
+            print(f"{conv.name}: {len(conv.questions)} questions, {len(conv.texts)} bullets,"
+                  f" {embedded[-1]} embedded by the sync", flush=True)  # fmt: skip
     named = {("the store alone (agent-memory's BM25 and weighting, through memfuse)"
               if k.startswith("  without the local index") else k.strip()): v
              for k, v in results.items()}  # fmt: skip
     count = len(next(iter(results.values())))
-    base = statistics.fmean(r[1][1] for r in named["bm25s, as shipped (baseline)"])
-    full = statistics.fmean(r[1][1] for r in named["memfuse recall"])
     from memfuse.recall.semantic import describe, installed
 
+    off = os.environ.get("MEMFUSE_SEMANTIC") == "off"
     lines = [
-        f"recall's model of meaning: {describe(installed(), where=False)}.",
+        f"recall's model of meaning: {describe(installed(), off)}.",
         "",
         f"{count} questions of {len(files)} conversations ({options.data.name}); measured"
-        f" {datetime.now():%Y-%m-%d %H:%M} in {time.monotonic() - started:.0f} s:",
+        f" {datetime.now():%Y-%m-%d %H:%M} in {time.monotonic() - started:.0f} s; bullets"
+        f" embedded by the sync, per conversation: {', '.join(map(str, embedded))}:",
         "",
         *table(named),
+        "",
+        "What meaning adds (95 % paired bootstrap intervals):",
+        "",
+        *meaning_lines(named),
         "",
         "The first hits by category, with meaning and without:",
         "",
         *first_table(named),
         "",
-        f"memfuse recall's evidence recall@10 is {full / base:.2f}× the BM25 baseline's.",
+    ]
+    if "bm25s, as shipped (baseline)" in named:
+        base = statistics.fmean(r[1][1] for r in named["bm25s, as shipped (baseline)"])
+        full = statistics.fmean(r[1][1] for r in named[SHIPPED])
+        lines.append(
+            f"memfuse recall's evidence recall@10 is {full / base:.2f}× the BM25 baseline's."
+        )
+    lines += [
         "Every memory in these stores is a synced bullet, which the local index ranks and the"
         " store's vote no longer reorders (docs/decisions.md 93): the store changes the answer"
         ' only by a bullet the local index did not return, so "without the store" is close'

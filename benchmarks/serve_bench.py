@@ -103,7 +103,7 @@ def embed_all(ws: Path) -> str:
             Workspace(ws, state.path), Classifier((), ()), print, model, vectors.Budget(10**7, 1e9)
         )
         index.close()
-    return describe(model, where=False)
+    return describe(model)
 
 
 def measure(root: Path, count: int) -> list[str]:

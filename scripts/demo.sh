@@ -2,14 +2,21 @@
 # The embedded default, end to end: set up, copy the example workspace into demo/ (its week of
 # journals re-dated to end today), start nothing by hand — memfuse starts the bundled
 # reference server (one MCP session per run: `--transport auto`) — then run the nightly
-# lifecycle and show RECENT.md.
+# lifecycle, show RECENT.md, and what a person does by day: a recall, and a note.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p demo
-if ! scripts/setup.sh > demo/setup.log 2>&1; then
-    cat demo/setup.log >&2
-    echo "demo: setup failed (log above)" >&2
-    exit 1
+if [ -x .venv/bin/memfuse ] && [ -f tools/node_modules/mcporter/dist/cli.js ]; then
+    echo "==> set up already (.venv/, tools/node_modules/): skipped; scripts/setup.sh redoes it"
+else
+    # A first run installs memfuse and mcporter (a minute or two): its steps as they start.
+    echo "==> setting up: .venv/ and tools/node_modules/ (log: demo/setup.log)"
+    if ! scripts/setup.sh 2>&1 | tee demo/setup.log | grep --line-buffered '^==>' |
+        while IFS= read -r line; do echo "    $line"; done; then
+        cat demo/setup.log >&2
+        echo "demo: setup failed (log above)" >&2
+        exit 1
+    fi
 fi
 export PATH="$PWD/.venv/bin:$PATH"
 
@@ -53,3 +60,7 @@ echo "==> memfuse surface";           memfuse surface
 echo "==> memfuse tidy";              memfuse tidy
 echo "==> $MEMFUSE_WORKSPACE/RECENT.md"
 cat "$MEMFUSE_WORKSPACE/RECENT.md"
+# By day: ask the memory, and write to it from the shell (a hook, a script, a person).
+echo "==> memfuse recall \"what does Mia prefer\""; memfuse recall "what does Mia prefer" --limit 3
+echo "==> memfuse note \"…\"";           memfuse note "The demo ran end to end, 心情不错: relieved it was this short"
+echo "==> memfuse sync";               memfuse sync

@@ -8,6 +8,9 @@ Every file memfuse reads or writes under the workspace goes through here:
   parent folder, re-checks that the *open* folder is still inside (so swapping a component for a
   link after the check changes nothing), and creates the temp file relative to that folder
   with `O_NOFOLLOW`;
+- a file memfuse owns in the workspace (`own`: RECENT.md, RECENT.kept.md, a roll-up, a backup)
+  is read and written only as a regular file of one name: never through a link of its own
+  name, opened `O_NOFOLLOW` and checked on the open descriptor (docs/security.md, "Links");
 
 memfuse's own state folder (memfuse.state.folder) builds on the same checks.
 
@@ -57,8 +60,11 @@ def nameable(path: str) -> bool:
     return True
 
 
-def inside(root: Path, path: Path) -> Path:
-    """`path` with every link resolved, when that lies inside `root` (itself resolved)."""
+def inside(root: Path, path: Path, *, own: bool = False) -> Path:
+    """`path` with every link resolved (with `own`, but its own name's), when that lies inside
+    `root` (itself resolved)."""
+    if own:
+        return inside(root, path.parent) / path.name
     real = os.path.realpath(path)
     if not within(root, real):
         raise UnsafePath(f"{path} resolves to {real}, outside the workspace {root}")
@@ -105,33 +111,38 @@ def read_file(
     *,
     one_link: bool = False,
     owner: int | None = None,
+    own: bool = False,
 ) -> bytes:
     """The bytes of a regular file inside `root`, at most `cap` of them; with `one_link`, only
     of a file with no other name (a hard link passes every path check: its other name may be
     a file outside `root` that whoever wrote the link could not read); with `owner`, only of
-    a file that user owns (checked on the open file: a swap after a check by path is seen).
+    a file that user owns (checked on the open file: a swap after a check by path is seen);
+    with `own`, never through a link of its own name.
 
     Raises FileNotFoundError when there is no such file, UnsafePath for everything memfuse
     refuses to read (the message names the file and says why).
     """
-    real = inside(root, path)
+    real = inside(root, path, own=own)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(real, flags | (os.O_NOFOLLOW if own else 0))
     except FileNotFoundError:
         raise
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket, or a FIFO nobody writes
             raise UnsafePath(f"{path} is a socket or FIFO, not a regular file") from None
+        if exc.errno == errno.ELOOP and own:
+            raise UnsafePath(
+                f"{path} is a symbolic link: memfuse reads and writes its own files only as"
+                " files of their own, never through a link"
+            ) from None
         raise UnsafePath(f"{path} cannot be opened: {exc.strerror}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafePath(f"{path} is {kind_of(info.st_mode)}, not a regular file")
-        if one_link and info.st_nlink > 1:
-            raise UnsafePath(
-                f"{path} has {info.st_nlink} hard links, so it may be a file from outside the"
-                " workspace; memfuse reads only a file with one name"
-            )
+        if (one_link or own) and info.st_nlink > 1:
+            raise UnsafePath(_hard_links(path, info.st_nlink))
         if owner is not None and info.st_uid != owner:
             raise UnsafePath(f"{path} belongs to another user")
         _check_open(root, fd, real, path)
@@ -147,6 +158,13 @@ def read_file(
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _hard_links(path: Path, links: int) -> str:
+    return (
+        f"{path} has {links} hard links, so it may be another file under another name;"
+        " memfuse reads and writes only a file with one name"
+    )
 
 
 def _too_big(path: Path, size: int, cap: int) -> str:
@@ -182,8 +200,10 @@ def write_atomic(
     create_parents: bool = False,
     write: Writer = os.write,
     new_only: bool = False,
+    own: bool = False,
 ) -> Path:
-    """Replace `path` (or the file a link inside the workspace points to) with `data`.
+    """Replace `path` (or the file a link inside `root` points to; with `own`, refused: a link,
+    a file of several names) with `data`.
 
     Readers see the old file or the whole new one: a temp file in the same folder is written,
     fsynced and renamed over the target, then the folder is fsynced. On any error the temp file
@@ -191,7 +211,7 @@ def write_atomic(
     With `new_only`, the file is put in place only while the name is free, in one step (a link,
     which no file made meanwhile can be under: FileChanged then, and nothing written).
     """
-    real = inside(root, path)
+    real = inside(root, path, own=own)
     with open_folder(root, real.parent, create=create_parents) as folder:
         try:
             current = os.stat(real.name, dir_fd=folder, follow_symlinks=False)
@@ -200,6 +220,8 @@ def write_atomic(
         if current is not None and not stat.S_ISREG(current.st_mode):
             what = kind_of(current.st_mode)
             raise UnsafePath(f"{path} is {what}, not a file memfuse can replace")
+        if current is not None and own and current.st_nlink > 1:
+            raise UnsafePath(_hard_links(path, current.st_nlink))
         if mode is None:
             mode = stat.S_IMODE(current.st_mode) if current is not None else _default_mode()
         tmp = f".{real.name}.{secrets.token_hex(4)}.tmp"
@@ -259,11 +281,13 @@ class WorkspaceFiles:
         self.root = Path(os.path.realpath(workspace))
         self.read_cap = read_cap
 
-    def read(self, path: Path) -> bytes:
-        return read_file(self.root, path, self.read_cap, one_link=True)
+    def read(self, path: Path, *, own: bool = False) -> bytes:
+        """A file of the workspace; with `own`, one of memfuse's, never through a link."""
+        return read_file(self.root, path, self.read_cap, one_link=True, own=own)
 
     def write(self, path: Path, data: bytes, **options: Any) -> Path:
-        return write_atomic(self.root, path, data, **options)
+        """Every workspace file memfuse writes is its own: never written through a link."""
+        return write_atomic(self.root, path, data, own=True, **options)
 
     def move_into(self, source: Path, folder: Path) -> Path:
         """Move `source` into `folder` (created if missing), never over an existing file.

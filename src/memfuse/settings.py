@@ -6,6 +6,7 @@ receives these and never resolves them itself.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -13,24 +14,13 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from memfuse.report import mask_args
+from memfuse.text.classify import LEXICON
 
 Transport = Literal["auto", "mcporter", "session"]
 
-# The classifier's keyword table, the one place it is written (docs/operations.md, "What a
-# bullet becomes", shows it): knowledge first, then emotion; everything else is an event.
-DEFAULT_KNOWLEDGE = (
-    "喜欢", "讨厌", "禁止", "偏好", "必须", "记住", "规则", "习惯",
-    "prefer", "prefers", "preferred", "must", "rule", "rules", "always", "never",
-    "remember", "remembered",
-    # decisions (RECENT.md's 最近决策/知识 section is theirs)
-    "决定", "决策", "选择", "选定", "拍板",
-    "decide", "decided", "decides", "decision", "decisions", "chose", "chosen", "opted",
-)  # fmt: skip
-DEFAULT_EMOTION = (
-    "开心", "安心", "难过", "害羞", "生气", "担心", "爱", "想你", "感动", "温柔", "幸福",
-    "寂寞", "心疼", "甜",
-    "happy", "sad", "angry", "love", "loves", "loved", "miss", "misses", "worried",
-)  # fmt: skip
+# The classifier's keyword table: the lexicon shipped with memfuse.text.classify (lexicon.txt).
+DEFAULT_KNOWLEDGE = LEXICON["knowledge"]
+DEFAULT_EMOTION = LEXICON["emotion"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +36,11 @@ class Budget:
     max_lines: int = 80
     entry_chars: int = 200
     dedup_similarity: float = 0.9
+    # what surface asks the store: one recall, and the newest memories listed by type
+    query: str = "最近重要的事 情感 决策"
+    recall_limit: int = 30
+    knowledge_listed: int = 20
+    emotion_listed: int = 10
 
     def cap(self, section: str) -> int:
         return {"emotion": self.emotion_cap, "knowledge": self.knowledge_cap}.get(
@@ -99,6 +94,7 @@ class Settings:
     mcporter_config: Path | None = None
     server: str = "agent-memory"
     transport: Transport = "auto"
+    semantic: Literal["auto", "off"] = "auto"  # off: recall by words, the model never loaded
     timeout: float = 30.0
     jobs: int = 4
     knowledge_keywords: tuple[str, ...] = DEFAULT_KNOWLEDGE
@@ -122,6 +118,13 @@ class Settings:
     @property
     def alert_policy(self) -> Policy:
         return Policy(self.alert_failed_runs, timedelta(hours=self.alert_max_age_hours))
+
+    @property
+    def store_setup(self) -> str:
+        """What reaches the store, as a digest: a run's and the installed schedule's tell a run
+        by hand with other settings from the schedule's (memfuse.run.history.by_schedule)."""
+        given = (self.mcporter, self.mcporter_config, self.server, self.transport)
+        return hashlib.sha256(repr((*given, self.session_server)).encode()).hexdigest()[:12]
 
     @property
     def read_cap(self) -> int:

@@ -31,12 +31,17 @@ def test_doctor_json_reports_every_check_ok(store: StoreServer, workspace: Path)
 
 
 def test_doctor_without_mcporter_exits_nonzero_in_one_line(workspace: Path) -> None:
-    result = CliRunner().invoke(
-        app, ["doctor", "-w", str(workspace), "--mcporter", "/nope/mcporter", "-q"]
-    )
+    """With mcporter chosen, its absence is the FAIL; before setup, under the default
+    transport, what leads is agent-memory and its entry (issue 58)."""
+    doctor = ["doctor", "-w", str(workspace), "--mcporter", "/nope/mcporter", "-q"]
+    result = CliRunner().invoke(app, [*doctor, "--transport", "mcporter"])
     assert result.exit_code == 1
     assert result.stderr.strip().count("\n") == 0
     assert "mcporter not found" in result.stderr
+    default = CliRunner().invoke(app, doctor)
+    assert default.exit_code == 1 and default.stderr.strip().count("\n") == 0
+    assert default.stderr.startswith("memfuse doctor: critical check(s) failed: agent-memory:")
+    assert "mcporter not found" not in default.stderr
 
 
 def test_no_api_key_in_doctor_output_or_log(

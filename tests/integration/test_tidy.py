@@ -69,7 +69,9 @@ def test_identical_facts_are_ok(store: StoreServer, workspace: Path) -> None:
     seed(store, [("当前最重要的事：User prefers light mode", "knowledge")])
     _code, envelope, _ = tidy(workspace, store)
     assert envelope["data"]["consistency"]["status"] == "ok"
-    assert envelope["data"]["consistency"]["summary"] == "consistency check: OK"
+    assert envelope["data"]["consistency"]["summary"] == (
+        "consistency check: OK — 1 recent memory read against MEMORY.md, no contradiction"
+    )
 
 
 def test_nothing_recalled_is_skipped_not_a_vacuous_ok(store: StoreServer, workspace: Path) -> None:

@@ -198,4 +198,33 @@ expect "$code" == 1 "cron --check exit code"
 echo "$out" | grep -q "FAIL" || fail "no job reported: $out"
 echo "$out" | grep -q "node is not on this job's PATH" || fail "node not named: $out"
 echo "$out" | grep -q "not used: --" && fail "the operator's own settings reported: $out"
+
+step "after the stop, the --server-js fix it names, then the block again as pasted: it goes on"
+# As a user whose machine reaches neither the package nor the release (issue 58): the block
+# stopped at step 2; they build agent-memory by hand where they like, write its entry as the
+# stop message says, and run the block again, which used to stop at step 2 again.
+cp "$(ls "$H/.mcporter/mcporter.json.before-memfuse-"* | head -n 1)" "$H/.mcporter/mcporter.json"
+"$M" cron --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WS" --remove >/dev/null
+rm -rf "$H/.local/share/agent-memory"
+(
+    cd "$HOME"
+    RELEASE_OUT_OF_REACH=1 bash "$WORK/readme-steps.sh"
+) > "$WORK/readme-stop-again.out" 2>&1 || true
+grep -q "then run this block again: it goes on from step 4" "$WORK/readme-stop-again.out" \
+    || fail "the stop names no way on: $(tail -n 5 "$WORK/readme-stop-again.out")"
+HAND=$H/agent-memory-by-hand
+mkdir -p "$HAND"
+tar -cz -C "$WORK/release" agent-memory-5.1.0 | tar -xz --strip-components=1 -C "$HAND"
+(cd "$HAND" && npm run build >/dev/null) || fail "the by-hand build failed"
+"$M" doctor --install-config "$CFG" --server-js "$HAND/dist/mcp/server.js" >/dev/null \
+    || fail "the --server-js fix failed"
+(
+    cd "$HOME"
+    RELEASE_OUT_OF_REACH=1 bash "$WORK/readme-steps.sh"
+) > "$WORK/readme-rerun.out" 2>&1 || fail "the block run again stopped: $(tail -n 15 "$WORK/readme-rerun.out")"
+grep -q "^stopped" "$WORK/readme-rerun.out" && fail "the block run again stopped: $(cat "$WORK/readme-rerun.out")"
+grep -q "E404" "$WORK/readme-rerun.out" && fail "the re-run tried agent-memory's package again"
+[ ! -e "$H/.local/share/agent-memory" ] || fail "the re-run installed agent-memory again"
+expect "$(grep -cE '^[0-9].* (sync|surface|tidy) ' "$WORK/crontab-table")" == 3 "jobs after the re-run"
+grep -q "$HAND/dist/mcp/server.js" "$CFG" || fail "the entry is not the one written by hand"
 echo "ok: fresh install"

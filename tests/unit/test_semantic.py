@@ -120,17 +120,6 @@ def test_closeness_lifts_the_neighbour_of_a_close_row_and_zeroes_the_crowd() -> 
     assert len(semantic.closeness(np.zeros(0, dtype=np.float32), *[np.arange(0)] * 2)) == 0
 
 
-def test_memfuse_semantic_off_leaves_the_model_unused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memfuse.recall import semantic
-
-    if semantic.info() is None:
-        pytest.skip("the semantic extra is not installed: nothing to leave unused")
-    monkeypatch.delenv("MEMFUSE_SEMANTIC", raising=False)
-    assert semantic.installed() is not None
-    monkeypatch.setenv("MEMFUSE_SEMANTIC", "off")
-    assert semantic.installed() is None
-
-
 def _blas_threads() -> list[int]:
     threadpoolctl = pytest.importorskip("threadpoolctl")
     return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
@@ -151,7 +140,7 @@ def test_the_model_and_the_cosines_run_on_one_blas_thread(monkeypatch: pytest.Mo
             seen.append(_blas_threads())
             return np.ones((len(texts), 4), dtype=np.float32)
 
-    monkeypatch.setattr(semantic, "load", lambda found: Model(1))
+    monkeypatch.setattr(semantic, "load", lambda found: (Model(1), None))
     if not _blas_threads():
         pytest.skip("numpy's BLAS is not one threadpoolctl can see")
     blocks: list[list[int]] = []

@@ -1,5 +1,5 @@
 """The commands that answer a question about the memory: recall, where, serve (the same as MCP
-tools for an agent) and classify."""
+tools for an agent), note (serve's one writer, from a shell) and classify."""
 
 from __future__ import annotations
 
@@ -123,6 +123,29 @@ def serve(common: Common) -> None:
     pinned = common.now is not None
     common = replace(common, json=False, quiet=True)
     runner.run("serve", common, lambda ctx: command.run(ctx, pinned_now=pinned), lock=False)
+
+
+@app.command(short_help="Append one bullet to today's journal, as serve's note tool does.")
+@with_common_options()
+def note(
+    text: Annotated[str, typer.Argument(help="The bullet's text: one line, what to remember.")],
+    *,
+    common: Common,
+) -> None:
+    """Append TEXT as one bullet to today's journal under the current `## HH:MM` section, by
+    the same rules as serve's `note` tool; the next sync stores it. Refused (nothing written,
+    a non-zero exit) when the text is not one line of plain text or the journal cannot take it.
+
+    Example: memfuse note "Decided: the billing cutover moves to Saturday"
+    """
+    from memfuse.commands import note as command
+    from memfuse.workspace.note import NoteRefused, checked_text
+
+    try:
+        checked_text(text)
+    except NoteRefused as exc:
+        raise typer.BadParameter(str(exc), param_hint="TEXT") from None
+    runner.run("note", common, lambda ctx: command.run(ctx, text), lock=False)
 
 
 @app.command(short_help="The type a bullet would get, and why.")

@@ -1,11 +1,11 @@
-"""`memfuse cron`: the five scheduled runs (memfuse.schedule.plan) for the scheduler `--format`
-names (memfuse.schedule.registry): printed, `--install`ed beside what is there or `--remove`d
-(memfuse.schedule.install), each job tried with `--check` (memfuse.schedule.check); for every
-agent of the roster (memfuse.schedule.agents) with `--all-agents` or several `-w`."""
+"""`memfuse cron`: the five scheduled runs, for the scheduler `--format` names: printed,
+installed (`--install`, recorded for `status`), removed, or tried (`--check [FILE]`); with
+`--all-agents` or several `-w`, for each agent of the roster (docs/architecture.md)."""
 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -62,10 +62,17 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
     if request.install or request.remove:
         placed = installing.place(
             scheduler, schedule, machine, ctx.workspace.state, s.now, ctx.workspace.recent_md,
-            remove=request.remove,
+            remove=request.remove, setup=s.store_setup, given=_given(s),
         )  # fmt: skip
         schedule, files, changes = placed.schedule, placed.files, placed.changes
     return _printed(scheduler, schedule.label, files, list(schedule.notes), changes, request)
+
+
+def _given(s: Settings) -> str:
+    """The store flags the user gave, for a retried install to repeat."""
+    mcporter = s.mcporter if s.mcporter != "mcporter" else None
+    flags = (("--mcporter", mcporter), ("--mcporter-config", s.mcporter_config))
+    return "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in flags if value)
 
 
 def _planned(

@@ -43,7 +43,8 @@ def run(ctx: RunContext, *, show_config: bool = False) -> CommandResult:
     )
     checks, generation = run_checks(probe)
     # recall by meaning: the model the `semantic` extra brings, or that it is not installed
-    checks.append(Check("meaning", True, semantic.describe(ctx.embedder), critical=False))
+    off = ctx.settings.semantic == "off"
+    checks.append(Check("meaning", True, semantic.describe(ctx.embedder, off), critical=False))
     machine = installing.machine_for(ctx.settings, ctx.workspace.state, tool=ctx.seams.tool)
     for host in registry.every():  # a host's configuration memfuse cannot read: said
         if (unread := host.unread(machine)) is not None:

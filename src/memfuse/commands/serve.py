@@ -48,6 +48,7 @@ def run(ctx: RunContext, *, pinned_now: bool) -> CommandResult:
         served.specs, served.call, name="memfuse", version=__version__,
         instructions=INSTRUCTIONS, log=ctx.reporter.logger, mask=ctx.reporter.mask,
         warm=served.warm, close=served.close, request_max=REQUEST_MAX,
+        after_write=served.embed_written,
     )  # fmt: skip
     data: ServeData = {"calls": answered}
     return CommandResult("serve", data)
@@ -69,14 +70,14 @@ def service(
 
 # --- the tools: each answered by its command's own flow ----------------------------------
 def _recall(service: Service, call: Call, request: Request) -> CommandResult:
-    service.catch_up(call)
     s = call.settings
     reranking = Reranking(s.rerank, service.run.seams.rerank_factory, call.reporter, s.now)
-    services = engine.Services(
-        store=call.store.recall, index=service.index, reranking=reranking, uris=service.uris,
-        warn=call.reporter.warn, now=s.now, embedder=service.run.embedder,
-    )  # fmt: skip
-    return CommandResult("recall", engine.ask(services, request))
+    with service.borrowed(call.reporter.warn) as index:
+        services = engine.Services(
+            store=call.store.recall, index=index, reranking=reranking, uris=service.uris,
+            warn=call.reporter.warn, now=s.now, embedder=service.run.embedder,
+        )  # fmt: skip
+        return CommandResult("recall", engine.ask(services, request))
 
 
 def _warm_up(service: Service, call: Call) -> None:

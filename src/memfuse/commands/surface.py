@@ -1,11 +1,5 @@
-"""`memfuse surface`: RECENT.md from the store, or from the journals when the store is down.
-
-Read, plan, write — the shape sync has. Four independent reads of the store (run
-concurrently) are normalised into records, with the journals read only when the store gives
-nothing usable; `plan`, a pure function of those records and the file there now, decides what
-RECENT.md holds under its budgets (ranked and rendered by `memfuse.workspace.recent_md`); the
-file is then replaced atomically, and on any error the old one stays.
-"""
+"""`memfuse surface`: RECENT.md from the store, or from the journals when the store is down:
+read, plan, write (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -30,9 +24,6 @@ from memfuse.workspace.recent_keep import keep_foreign, note_written
 from memfuse.workspace.recent_md import Record, choose, section_counts
 from memfuse.workspace.recent_md import render as recent_md
 
-RECALL_QUERY = "最近重要的事 情感 决策"
-RECALL_LIMIT = 30
-PREFIX_KEEP = {"knowledge://": 20, "emotion://": 10}
 EVENTS_PREFIX = "event://journal/"
 
 
@@ -55,23 +46,24 @@ def _newest(records: list[Record], keep: int) -> list[Record]:
 def from_store(ctx: RunContext) -> list[Record]:
     now = ctx.settings.now
     store = ctx.store
+    ask = ctx.settings.surface  # the query and its limits ([surface] in the config)
     rerank = ctx.reranking.wanted(ctx.settings.rerank.surface)
-    asked = candidates(RECALL_LIMIT, rerank=rerank)
+    asked = candidates(ask.recall_limit, rerank=rerank)
     answers = store.concurrently(
-        lambda: store.recall(RECALL_QUERY, asked),
+        lambda: store.recall(ask.query, asked),
         lambda: store.listing("knowledge://"),
         lambda: store.listing("emotion://"),
         lambda: store.listing(EVENTS_PREFIX),
     )
-    best = ctx.reranking.recalled(RECALL_QUERY, answers[0], RECALL_LIMIT, rerank=rerank)
+    best = ctx.reranking.recalled(ask.query, answers[0], ask.recall_limit, rerank=rerank)
     recalled = _records(best, now)
     knowledge, emotion, events = (_records(a, now) for a in answers[1:])
     recalled = _with_journal_dates(recalled, [*knowledge, *emotion, *events])
     window_start = now - timedelta(days=ctx.settings.surface.window_days)
     return [
         *recalled,
-        *_newest(knowledge, PREFIX_KEEP["knowledge://"]),
-        *_newest(emotion, PREFIX_KEEP["emotion://"]),
+        *_newest(knowledge, ask.knowledge_listed),
+        *_newest(emotion, ask.emotion_listed),
         *(r for r in events if r.when is not None and r.when >= window_start),
     ]
 
@@ -167,7 +159,7 @@ def read(ctx: RunContext, *, writing: bool) -> Reading:
 def _old_text(ctx: RunContext, path: Path) -> str | None:
     """RECENT.md as it is now, or None when it cannot be read (worth keeping only if it can)."""
     try:
-        return ctx.workspace.files.read(path).decode("utf-8", errors="replace")
+        return ctx.workspace.files.read(path, own=True).decode("utf-8", errors="replace")
     except (OSError, WorkspaceError):
         return None
 
@@ -180,6 +172,7 @@ def _kept(path: Path) -> CommandResult:
 
 
 def run(ctx: RunContext, *, to_stdout: bool = False) -> CommandResult:
+    ctx.embed_afterwards()  # what the sync before it left without a vector
     s = ctx.settings
     target = ctx.workspace.recent_md
     path = None if to_stdout or ctx.dry_run else target

@@ -40,9 +40,9 @@ def run(
     if not ctx.dry_run:
         # The Markdown side of recall, kept current from the journals the sync read, where
         # their files have not changed since: by words alone. The vectors of what is new are
-        # made where nothing waits on the model: by the questions, a few each,
-        # and by the night's tidy once it let go of the lock.
+        # made once the run let go of the lock, where nothing waits on the model.
         given = unchanged(report.reading.parsed, report.stamps, workspace.location)
         refreshed = refresh_index(workspace, ctx.classifier, ctx.reporter.warn, given=given)
         data["recall_index_refreshed"] = None if refreshed is None else refreshed[0]
+        ctx.embed_afterwards(data)
     return CommandResult("sync", data, tuple(render.sync(data)))

@@ -1,6 +1,6 @@
 """`memfuse tidy`: the 03:00 run — the store's sleep cycle, a MEMORY.md consistency check,
 the MEMORY.md backup and size guard, (with --archive) the weekly journal roll-up, and, once it
-let go of the workspace lock, the vectors recall's questions left to make."""
+let go of the workspace lock, the vectors of what is new (RunContext.embed_afterwards)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,7 @@ from memfuse.errors import WorkspaceError
 from memfuse.ledger.ledger import Entry, content_hash
 from memfuse.ledger.reconcile import verify_index
 from memfuse.ledger.stale import gone_from_journals, with_stale
-from memfuse.recall.index import refresh_index
 from memfuse.recall.reranking import candidates
-from memfuse.recall.semantic import Embedder
-from memfuse.recall.vectors import NIGHT
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
@@ -75,9 +72,14 @@ def consistency(ctx: RunContext, reflect_ok: bool, memory_md: bytes | None) -> C
     findings = check(memories, facts, s.consistent_similarity, s.related_similarity)
     conflicts = sum(f.verdict == "conflict" for f in findings)
     linked = sum(f.verdict == "related" for f in findings)
+    # Said for someone who has never read docs/operations.md: what was compared, what it found.
     summary = (
-        f"consistency check: ⚠️ CONFLICT ({conflicts})" if conflicts else "consistency check: OK"
-    ) + (f", {linked} related" if linked else "")
+        f"consistency check: ⚠️ CONFLICT ({conflicts}) — recent memories that contradict a"
+        " MEMORY.md line, each below with the line"
+        if conflicts
+        else f"consistency check: OK — {len(memories)} recent memor"
+        f"{'y' if len(memories) == 1 else 'ies'} read against MEMORY.md, no contradiction"
+    ) + (f"; {linked} add to something it already holds" if linked else "")
     return {
         "status": "conflict" if conflicts else "ok",
         "summary": summary,
@@ -248,19 +250,8 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     if do_archive:
         data["archive"] = archive(ctx)
     data["counts"] = _counts(data)
-    embedder = ctx.embedder
-    if not ctx.dry_run and embedder is not None:
-        ctx.afterwards.append(lambda: embed(ctx, embedder, data))
+    ctx.embed_afterwards(data)
     return CommandResult("tidy", data, tuple(render.tidy(data)))
-
-
-def embed(ctx: RunContext, embedder: Embedder, data: TidyData) -> None:
-    """The night's embedding, once the run let go of the workspace lock: the
-    recall index brought up to date and the vectors of what the questions left, bounded by
-    vectors.NIGHT. No note, sync or question waits for the model."""
-    done = refresh_index(ctx.workspace, ctx.classifier, ctx.reporter.warn, embedder, NIGHT)
-    if done is not None:
-        data["recall_index_embedded"] = done[1]
 
 
 def _counts(data: TidyData) -> dict[str, int]:

@@ -65,9 +65,15 @@ def _transport(value: Any) -> Transport:
     return value  # type: ignore[no-any-return]
 
 
+def _semantic(value: Any) -> str:
+    if value not in ("auto", "off"):
+        raise TypeError("'auto' (the semantic extra's model when installed) or 'off'")
+    return str(value)
+
+
 # A keyword list compiles into one regular expression per run: bounded, so that no list can
 # make the compile (or the match on every bullet) take long.
-KEYWORDS_MAX = 200
+KEYWORDS_MAX = 500  # lexicon.txt holds ~300 emotion words: room to add to them
 KEYWORD_CHARS = 64
 
 
@@ -149,6 +155,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("transport", _transport, ("", "transport"), "MEMFUSE_TRANSPORT", ("--transport",),
            str, "auto, mcporter (a process per call) or session (one MCP session per run);"
            " auto takes session for a stdio server", "auto", trusted=True),
+    Option("semantic", _semantic, None, "MEMFUSE_SEMANTIC"),
     Option("state_dir", _path_text, ("", "state_dir"), "MEMFUSE_STATE_DIR", ("--state-dir",),
            Path, "memfuse's own state folder (ledger, history, lock, logs)",
            "~/.local/state/memfuse/<workspace>", trusted=True),
@@ -168,6 +175,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("surface.max_lines", _positive_count, ("surface", "max_lines"), limit=True),
     Option("surface.entry_chars", _positive_count, ("surface", "entry_chars"), limit=True),
     Option("surface.dedup_similarity", _fraction, ("surface", "dedup_similarity")),
+    Option("surface.query", _string, ("surface", "query")),
+    Option("surface.recall_limit", _positive_count, ("surface", "recall_limit"), limit=True),
+    Option("surface.knowledge_listed", _count, ("surface", "knowledge_listed"), limit=True),
+    Option("surface.emotion_listed", _count, ("surface", "emotion_listed"), limit=True),
     Option("memory_md_max_lines", _positive_count, ("tidy", "memory_md_max_lines"), limit=True),
     Option("consistent_similarity", _fraction, ("tidy", "consistent_similarity")),
     Option("related_similarity", _fraction, ("tidy", "related_similarity")),

@@ -92,7 +92,7 @@ class RecallIndexError(MemfuseError):
 class RecallIndex:
     def __init__(self, state: StateFolder, clock: Callable[[], float] = time.monotonic) -> None:
         self.state = state
-        self.clock = clock  # what an embedding's time budget is counted by
+        self.clock = clock  # what an embedding's safety valve is counted by
         # True when an unusable index was moved aside and started again: it holds nothing that
         # the Markdown does not, and the first refresh re-reads every file.
         self.rebuilt = False
@@ -149,13 +149,17 @@ class RecallIndex:
         """Vectors for what `budget` allows of the texts without one; a model that fails is
         one warning and recall by words alone (the index is derived: nothing is lost)."""
         try:
-            done, self.unembedded = vectors.embed_pending(self.db, embedder, budget, self.clock)
+            done, self.unembedded, cut = vectors.embed_pending(
+                self.db, embedder, budget, self.clock
+            )
             self._embedded_by = embedder.name
         except sqlite3.Error:
             raise
         except Exception as exc:  # the model's own failure, whatever it is
             warn(f"recall by meaning is off this time: the model {embedder.name} failed ({exc})")
             return 0
+        if cut:
+            warn(f"recall by meaning: a time limit ({budget.seconds:g} s) cut it at {done} texts")
         if done:
             self._vectors = None
         return done
@@ -382,11 +386,11 @@ def refresh_index(
     classifier: Classifier,
     warn: Callable[[str], None],
     embedder: Embedder | None = None,
-    budget: vectors.Budget = vectors.NIGHT,
+    budget: vectors.Budget = vectors.RUN,
     given: Mapping[date, Journal] | None = None,
 ) -> tuple[int, int] | None:
-    """Bring the index up to date (sync does, by words alone, so recall starts warm; tidy,
-    after it let go of the workspace lock, with `embedder`, within `budget`): the number of
+    """Bring the index up to date (sync does, by words alone, so recall starts warm; a run, after
+    it let go of the workspace lock, with `embedder`, within `budget`): the number of
     files re-read and of texts embedded, or None, with one warning, when the index cannot be
     used. Best-effort: the index is derived, and recall rebuilds what is missing on demand.
     `given`: days the caller read whole and checked unchanged since, taken instead of reading
@@ -397,7 +401,7 @@ def refresh_index(
     try:
         changed = index.refresh(workspace, classifier, warn, None, budget, given)
         embedded = index.embed(embedder, budget, warn) if embedder is not None else 0
-        if embedder is not None:  # after the night's embedding: the questions map the file
+        if embedder is not None:  # after the run's embedding: the questions map the file
             index.keep_vectors(model=embedder.name)
         return changed, embedded
     except (sqlite3.Error, OSError) as exc:

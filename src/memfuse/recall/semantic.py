@@ -93,9 +93,10 @@ class UniversalSentenceEncoder:
     process."""
 
     def __init__(self, found: ModelInfo) -> None:
-        self.found = found  # what `_installed` found: loading it does not look again
+        self.found = found  # what `installed` found: loading it does not look again
         self.name = f"{PACKAGE} {found.version}"
         self._model: Any = None
+        self._cache: Any = None  # the ModelCache it was mapped from, if any
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], *, question: bool = False) -> Matrix:
@@ -103,8 +104,10 @@ class UniversalSentenceEncoder:
         import numpy as np
 
         with self._lock, one_thread():
+            if self._cache is not None and not self._cache.intact():
+                self._model = None  # its file was cut or changed under this process
             if self._model is None:
-                self._model = load(self.found)
+                self._model, self._cache = load(self.found)
             rows = [
                 self._model.encode([t[:TEXT_MAX] for t in texts[at : at + BATCH]])
                 for at in range(0, len(texts), BATCH)
@@ -113,17 +116,17 @@ class UniversalSentenceEncoder:
         return quantize(vectors)
 
 
-def load(found: ModelInfo) -> Any:
+def load(found: ModelInfo) -> tuple[Any, Any]:
     """The model `found`, ready to `encode` a list of texts: the package's backend with its
     arrays mapped from memfuse's cache (made by the first process that needs it:
-    model_cache.py), or, when that cannot be had, loaded the package's own way (slower, the
-    same vectors)."""
+    model_cache.py), and that cache; else loaded the package's own way (slower), and None."""
     from memfuse.recall.model_cache import ModelCache, cache_folder
 
-    model = ModelCache(cache_folder(os.environ), found.version, found.path).load()
+    cache = ModelCache(cache_folder(os.environ), found.version, found.path)
+    model = cache.load()
     if model is not None:
-        return model
-    return importlib.import_module(MODULE).USE(threads=1)  # a CLI on a shared machine: one core
+        return model, cache
+    return importlib.import_module(MODULE).USE(threads=1), None  # a shared machine: one core
 
 
 @functools.cache
@@ -161,16 +164,10 @@ def quantize(vectors: Any) -> Matrix:
     return rows
 
 
+@functools.cache
 def installed() -> Embedder | None:
     """The extra's model when it is installed (not yet loaded), else None: recall is lexical.
-    `MEMFUSE_SEMANTIC=off` leaves it unused (recall by words alone, no embedding in sync)."""
-    if os.environ.get("MEMFUSE_SEMANTIC", "").strip().lower() in ("0", "off", "no", "false"):
-        return None
-    return _installed()
-
-
-@functools.cache
-def _installed() -> Embedder | None:
+    (`MEMFUSE_SEMANTIC=off` is a setting: RunContext.embedder asks for none.)"""
     found = info()
     if found is None:
         return None
@@ -179,8 +176,10 @@ def _installed() -> Embedder | None:
     return UniversalSentenceEncoder(found)
 
 
-def describe(embedder: Embedder | None) -> str:
+def describe(embedder: Embedder | None, off: bool = False) -> str:
     """What `doctor` says of recall's model of meaning: which, how big, from where."""
+    if off:
+        return "off (MEMFUSE_SEMANTIC=off): recall ranks by words; no model is loaded"
     if embedder is None:
         return (
             "none: recall ranks by words (the `semantic` extra, installed into the Python"

@@ -2,13 +2,13 @@
 
 A vector is keyed by the text it was made from, not by the row: a journal edited, archived or
 rolled up is re-read into new rows, and only a text the index has no vector for is embedded
-(a new or edited bullet). What one run embeds is bounded by a `Budget` of texts and of
-seconds, the rows written last first (the new bullets), each step computed outside any write
-transaction and stored in a short one of its own: a year's journals on a first run are embedded
-over a few runs instead of holding up one, and a process waiting on the index waits for a
-write, never for the model. No run embeds under the workspace lock: a
-question embeds itself and a few pending texts (QUESTION), the night's tidy the rest after it
-let go of the lock (NIGHT), and until a text has its vector the words still find it. Vectors of
+(a new or edited bullet). What one run embeds is bounded by a `Budget` of texts, the rows
+written last first (the new bullets), each step computed outside any write transaction and
+stored in a short one of its own: a year's journals on a first run are embedded over a few
+runs instead of holding up one, and a process waiting on the index waits for a write, never
+for the model. No run embeds under the workspace lock: the scheduled runs embed what is new
+once they let go of it (RUN), a question itself and a few pending texts (QUESTION), and until
+a text has its vector the words still find it. Vectors of
 texts no row holds any more are dropped when a refresh deletes their last row. A different model
 starts them all again. A cold process takes the rows' vectors from the file the night wrote
 beside the index and reads from the index only what changed since (`load`, `keep`:
@@ -45,21 +45,18 @@ CREATE INDEX IF NOT EXISTS docs_content ON docs(content);
 @dataclass(frozen=True)
 class Budget:
     """What one run may embed: at most `count` texts, `step` at a time (embedded, then
-    written), and no step begun that would end past `seconds` at the pace of the steps before
-    it (a text of 2 000 characters costs the model ~20× a short one, so a count alone bounds
-    nothing). The first text is embedded alone and not counted in the time (it loads the
-    model, which a question pays for its own vector anyway); the step after it always runs."""
+    written). `seconds` is a safety valve, not a bound: no step begins past it, and a run it
+    cut says so (a warning with the answer), never silently."""
 
     count: int
     seconds: float
     step: int = 256
 
 
-# A question: itself, and as many pending texts as keep it short after a sync of hundreds
-# (docs/performance.md). The night's tidy, after it let go of the lock: a few
-# minutes of one core at most, the rest the next night (and the questions meanwhile).
-QUESTION = Budget(count=48, seconds=0.25, step=4)
-NIGHT = Budget(count=20_000, seconds=180.0, step=256)
+# A question: itself, and the few texts left pending meanwhile. The scheduled runs, after they
+# let go of the lock: what is new, a first run's year over a few runs.
+QUESTION = Budget(count=48, seconds=10.0, step=16)
+RUN = Budget(count=20_000, seconds=600.0, step=256)
 
 # The texts without a vector, the rows written last first: the index's ids grow with each
 # write, so a refresh's new rows are found first and the scan stops once it has enough,
@@ -75,41 +72,35 @@ def embed_pending(
     embedder: Embedder,
     budget: Budget,
     clock: Callable[[], float] = time.monotonic,
-) -> tuple[int, bool]:
-    """Embed the texts the index has no vector for, within `budget`: how many, and whether
-    some are left for a later run."""
+) -> tuple[int, bool, bool]:
+    """Embed the texts the index has no vector for, within `budget`: how many, whether some
+    are left for a later run, and whether the safety valve cut it."""
     _same_model(db, embedder.name)
     changes = _changes(db)
     if not changes or budget.count <= 0:
-        return 0, bool(changes)  # no row written since every text had its vector: no scan
+        return 0, bool(changes), False  # no row written since every text had its vector
     texts = pending_texts(db, budget.count + 1)
     left = len(texts) > budget.count
     texts = texts[: budget.count]
-    # The first text alone, unpaced: it loads the model, which a question pays for itself.
-    steps = [texts[:1]] + [texts[at : at + budget.step] for at in range(1, len(texts), budget.step)]
-    done = paced = 0
+    done = 0
     started = clock()
-    for batch in (step for step in steps if step):
-        spent = clock() - started
-        if paced and spent + spent / paced * len(batch) > budget.seconds:
-            return done, True  # the next step would end past the budget: the next run's
+    for at in range(0, len(texts), budget.step):
+        if at and clock() - started > budget.seconds:
+            return done, True, True
+        batch = texts[at : at + budget.step]
         vectors = embedder.embed(batch)
         with immediate(db):
             if _model_of(db) != embedder.name:
-                return done, True  # another process changed the model meanwhile: later
+                return done, True, False  # another process changed the model meanwhile
             db.executemany(
                 "INSERT OR REPLACE INTO vectors (content, vec) VALUES (?, ?)",
                 zip(batch, (bytes(v.tobytes()) for v in vectors), strict=True),
             )
             matrix.log_stored(db, batch)
         done += len(batch)
-        if done == 1:
-            started = clock()  # the pace is the steps' after the first
-        else:
-            paced += len(batch)
     if not left:  # all done, unless another process's refresh wrote rows meanwhile
         db.execute("UPDATE embedder SET pending = 0 WHERE pending = ?", (changes,))
-    return done, left
+    return done, left, False
 
 
 def pending_texts(db: sqlite3.Connection, limit: int) -> list[str]:

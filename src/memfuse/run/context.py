@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from memfuse.errors import ConfigError, MemfuseError
 from memfuse.ledger.ledger import Ledger
+from memfuse.recall import vectors
+from memfuse.recall.index import refresh_index
 from memfuse.recall.reranker import RerankClient
 from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.recall.semantic import Embedder, installed
@@ -86,8 +88,22 @@ class RunContext:
     _store: StoreClient | None = None
     _ledger: Ledger | None = None
     # What the run does once it let go of the workspace lock (memfuse.run.runner), so that no
-    # other run, note or question waits for it: the night's embedding.
+    # other run, note or question waits for it: the embedding of what is new.
     afterwards: list[Callable[[], None]] = field(default_factory=list)
+
+    def embed_afterwards(self, data: Any = None) -> None:
+        """After the lock, what is new embedded within vectors.RUN; how many, in `data`."""
+        embedder = self.embedder
+        if self.dry_run or embedder is None:
+            return
+
+        def embed() -> None:
+            warn = self.reporter.warn
+            done = refresh_index(self.workspace, self.classifier, warn, embedder, vectors.RUN)
+            if done is not None and data is not None:
+                data["recall_index_embedded"] = done[1]
+
+        self.afterwards.append(embed)
 
     @functools.cached_property
     def server(self) -> Server:
@@ -178,7 +194,7 @@ class RunContext:
     @functools.cached_property
     def embedder(self) -> Embedder | None:
         """The model recall ranks by meaning with (loaded when it first embeds), or None."""
-        return self.seams.embedder_factory()
+        return self.seams.embedder_factory() if self.settings.semantic != "off" else None
 
     @functools.cached_property
     def classifier(self) -> Classifier:

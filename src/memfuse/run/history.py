@@ -1,12 +1,6 @@
-"""Run history and escalation: what each cron run did, and when silence must end.
-
-Every sync, surface and tidy that gets as far as doing its job leaves a record in
-the state folder's `runs.json` (command, start, duration, status, exit code, counts, store calls and
-warnings), written atomically, the last `KEEP` per command. From the records, `assess` decides
-whether a run needs a person: the store failed on every call for `failed_runs` runs in a row,
-or the command has not succeeded for longer than `max_age`. `memfuse status` reads the same
-file without taking the lock.
-"""
+"""Run history and escalation: what each sync, surface and tidy did (`runs.json` in the state
+folder, the last `KEEP` per command), and when silence must end (`assess`; the rules:
+docs/operations.md, "Scheduling")."""
 
 from __future__ import annotations
 
@@ -56,6 +50,7 @@ class RunRecord:
     read: Mapping[str, int] = field(default_factory=dict)
     # Why the run failed, in its own words (a misconfigured run: doctor's), for status to name.
     error: str = ""
+    setup: str = ""  # Settings.store_setup: whose run it was (by_schedule)
 
     @property
     def at(self) -> datetime:
@@ -92,6 +87,7 @@ class RunRecord:
             warning_count=int(value.get("warning_count", 0)),
             read={str(k): int(v) for k, v in dict(value.get("read", {})).items()},
             error=str(value.get("error", ""))[:ERROR_KEPT],
+            setup=str(value.get("setup", ""))[:40],
         )
 
 
@@ -157,6 +153,23 @@ class History:
         runs = {**runs, record.command: [*runs.get(record.command, []), record]}
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
         self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
+
+
+def by_schedule(records: list[RunRecord], setup: str | None) -> tuple[list[RunRecord], str | None]:
+    """The runs with the installed schedule's store `setup`, which alone decide whether a
+    command needs a person (every run, when none has it: no schedule, or its setup changed);
+    and the last run, when it was by hand with another setup (a mistyped --mcporter-config)
+    and failed."""
+    setup = setup if any(r.setup == setup for r in records) else None
+    ours = [r for r in records if not (setup and r.setup and r.setup != setup)]
+    last = records[-1] if records else None
+    if last is None or last in ours or (last.succeeded and last.store != MISCONFIGURED):
+        return ours, None
+    why = last.error.removeprefix(SETUP_PREFIX) or last.status
+    return ours, (
+        f"a manual run failed ({stamp(last.at)}, exit {last.exit_code}): {why} — its setup is"
+        " not the installed schedule's, so the schedule is not in alarm"
+    )
 
 
 FUTURE_SLACK = timedelta(hours=1)  # clocks that disagree a little are not an alarm

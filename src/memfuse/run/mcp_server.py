@@ -5,10 +5,10 @@ The SDK speaks the protocol; this module bounds what it is fed and where the wor
 - stdin is read through a reader that refuses a line (one JSON-RPC message) longer than
   `request_max` bytes: the line is read and dropped in chunks, never held, and a request
   whose id can be read from its head or tail gets an error answer instead of a hang;
-- every tool call runs on ONE worker thread, in order (SQLite connections and the store's
-  session belong to one thread; the event loop stays free to read and answer), and at most
-  `pending_max` calls may wait for it: more are refused, so a flood cannot queue work without
-  bound;
+- a tool that writes runs on ONE worker thread, in order, then `after_write` there; the
+  read-only tools on READERS threads of their own, side by side (the handler gives each call
+  what it may not share); the event loop stays free to read and answer. At most `pending_max`
+  calls may wait: more are refused, so a flood cannot queue work without bound;
 - what a handler raises is caught: the caller gets an error result, the server goes on;
 - fd 0 is pointed at the null device while serving (a child never reads the client's
   requests) and fd 1 at stderr (stray output never corrupts the channel), as the SDK does;
@@ -35,6 +35,7 @@ OVERSIZED = "memfuse/oversized"  # the request a too-long line is replaced with
 DRAIN_MAX = 120.0  # seconds the calls running at the end of stdin may take to finish
 WARM_WAIT = 10.0  # seconds the handshake waits for the warm-up (the store's start included)
 KEEP = 4096  # bytes of a too-long line's head and tail kept to find its id
+READERS = 2  # read-only calls answered side by side
 _ID = r'("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})'
 _HEAD_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID.encode())
 _TAIL_ID = re.compile(rb'"id"\s*:\s*' + _ID.encode() + rb"\s*\}\s*$")
@@ -215,6 +216,7 @@ def serve_stdio(
     close: Callable[[], None] | None = None,
     request_max: int = 256 * 1024,
     pending_max: int = 16,
+    after_write: Callable[[], None] | None = None,
 ) -> int:
     """Serve `tools` over stdin/stdout until stdin closes; the number of calls answered.
     `warm` runs first on the worker thread, before the handshake is answered (start-up pays
@@ -231,13 +233,16 @@ def serve_stdio(
         importlib.import_module(module)
 
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memfuse-serve")
+    readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="memfuse-ask")
+    lanes = {t.name: worker if not t.read_only else readers for t in tools}
+    after = _logged(after_write, log, mask) if after_write is not None else None
     counts = {"answered": 0, "waiting": 0}
     try:
         with _claimed_stdio() as (stdin, stdout):
             if warm is not None:  # with fd 0 and 1 claimed: a child it starts cannot take them
                 warmed(worker, _logged(warm, log, mask), WARM_WAIT)
             server = _server(
-                tools, handle, name, version, instructions, worker, counts,
+                tools, handle, name, version, instructions, (lanes, readers, after), counts,
                 log=log, mask=mask, pending_max=pending_max, limit=request_max,
             )  # fmt: skip
             lines = BoundedLines(stdin, request_max, log, lambda: counts["waiting"] > 0)
@@ -252,6 +257,7 @@ def serve_stdio(
             with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
                 anyio.run(main)
     finally:
+        readers.shutdown(wait=True, cancel_futures=False)
         if close is not None:
             worker.submit(_logged(close, log, mask))
         worker.shutdown(wait=True, cancel_futures=False)
@@ -280,7 +286,8 @@ def _server(
     name: str,
     version: str,
     instructions: str,
-    worker: ThreadPoolExecutor,
+    # each tool's thread pool, the read-only tools' (an unknown tool's), the step after a write
+    lanes: tuple[dict[str, ThreadPoolExecutor], ThreadPoolExecutor, Callable[[], None] | None],
     counts: dict[str, int],
     *,
     log: logging.Logger,
@@ -314,10 +321,13 @@ def _server(
         if counts["waiting"] >= pending_max:
             raise MCPError(types.INTERNAL_ERROR, f"busy: {pending_max} calls are waiting already")
         counts["waiting"] += 1
+        lane = lanes[0].get(params.name, lanes[1])
         try:
             arguments = params.arguments if params.arguments is not None else {}
-            future = worker.submit(_answer, handle, params.name, arguments, log, mask)
+            future = lane.submit(_answer, handle, params.name, arguments, log, mask)
             answer = await asyncio.wrap_future(future)
+            if lane is not lanes[1] and lanes[2] is not None and answer and not answer.error:
+                lane.submit(lanes[2])  # after the answer: nothing waits for it but the next write
         finally:
             counts["waiting"] -= 1
         if answer is None:

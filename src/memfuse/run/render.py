@@ -20,6 +20,7 @@ from memfuse.run.results import (
     DoctorData,
     InstallConfigData,
     LedgerView,
+    NoteData,
     RecallData,
     RecentView,
     RerankTestData,
@@ -199,6 +200,7 @@ def status(data: StatusData) -> list[str]:
         read = (view["last_run"] or {}).get("read")
         if isinstance(read, dict) and read:
             lines.append(f"           read {read_line(read)}")
+        lines += [f"           {manual}" for manual in [view.get("manual")] if manual]
         if view.get("missed"):
             count = view.get("missed_runs", 1)
             runs = (
@@ -300,9 +302,9 @@ def _ledger_line(ledger: LedgerView) -> str:
 
 
 def ago(moment: datetime, now: datetime) -> str:
-    """`2026-12-03 14:05 (3 h ago)`: a moment and how long before `now` it was."""
+    """`2026-12-03 14:05 (3 h ago)`: a moment, in `now`'s zone, and how long before it was."""
     seconds = (now - moment).total_seconds()
-    when = stamp(moment)
+    when = stamp(moment.astimezone(now.tzinfo))
     if seconds < 0:
         return when
     if seconds < 3600:
@@ -360,6 +362,16 @@ def where(data: WhereData) -> list[str]:
     return lines
 
 
+def note(data: NoteData) -> list[str]:
+    made = {"journal": " (a new journal)", "section": " (a new section)"}.get(
+        data["made"] or "", ""
+    )
+    return [
+        f"noted at {data['file']}:{data['line']}{made}, under {data['section']}",
+        f"sync will store it as {data['uri']}",
+    ]
+
+
 def doctor(data: DoctorData) -> list[str]:
     lines = [f"{_verdict(c)}  {c['name']:<9} {c['detail']}" for c in data["checks"]]
     if data["config_shown"]:
@@ -382,7 +394,7 @@ def cron_check(data: CronCheckData) -> list[str]:
         lines.append("  no memfuse job found")
     for c in data["jobs"]:
         verdict = "FAIL" if not c["ok"] else "NOT CHECKED" if c.get("unchecked") else "ok"
-        lines.append(f"  {c['job']}: {verdict}  {c['command'][:90]}")
+        lines.append(f"  {c['job']}: {verdict}  {c['command']}")
         lines += [f"    not used: {finding}" for finding in c.get("findings", [])]
         lines += [f"    {problem}" for problem in c["problems"]]
         lines += [f"    not checked: {why}" for why in c.get("unchecked", [])]

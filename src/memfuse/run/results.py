@@ -113,6 +113,7 @@ class SyncData(TypedDict):
     refolded: NotRequired[int]  # shared memories rewritten with their bullets' texts now
     calls: int
     recall_index_refreshed: NotRequired[int | None]  # not under --dry-run
+    recall_index_embedded: NotRequired[int]  # with a model of meaning, after the lock
     stale: list[StaleRow]
     rejected: list[RejectedRow]
     pruned: list[PrunedRow]
@@ -243,6 +244,7 @@ class CommandView(TypedDict):
     # hour after it passed; None when on time or no schedule was installed (`memfuse cron`).
     missed: str | None
     missed_runs: int  # scheduled runs since the last run (and the install) that never came
+    manual: NotRequired[str | None]  # a run by hand, not the schedule's, that failed
 
 
 class RecentView(TypedDict):

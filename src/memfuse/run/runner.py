@@ -37,10 +37,13 @@ from memfuse.run.history import (
     History,
     RunRecord,
     assess,
+    by_schedule,
 )
 from memfuse.run.lock import WorkspaceLock
 from memfuse.run.output import CommandResult, failure, libraries, setup_log, to_json
 from memfuse.schedule import registry
+from memfuse.schedule.install import recorded
+from memfuse.store.diagnose import close_file
 from memfuse.untrusted import json_printable, printable
 
 if TYPE_CHECKING:
@@ -184,8 +187,11 @@ def _prepare(
     settings = load_settings({**common.settings, "now": common.now})
     mask = SecretMasker(secrets_in(settings))
     if workspace and not settings.workspace.is_dir():
+        near = close_file(settings.workspace, folder=True)
+        meant = f"; did you mean {near}?" if near else ""
         raise NoWorkspace(
-            f"workspace {settings.workspace} does not exist (set --workspace or MEMFUSE_WORKSPACE)"
+            f"workspace {settings.workspace} does not exist{meant} (set --workspace or"
+            " MEMFUSE_WORKSPACE)"
         )
     interactive = sys.stderr.isatty() and not common.quiet and not common.json
     ctx = RunContext(
@@ -296,12 +302,17 @@ def _record(ctx: RunContext, name: str, result: CommandResult, duration_ms: int)
         error=ctx.reporter.mask(str(result.data.get("error", "")))[:ERROR_KEPT]
         if result.exit_code not in (ExitCode.OK, ExitCode.STRICT)
         else "",
+        setup=settings.store_setup,
     )
+    schedule = recorded(state)
     history = History(state)
     try:
         with history.locked():
             runs, problem = history.load()
-            alarm = assess([*runs.get(name, []), record], settings.alert_policy, settings.now)
+            ours, _theirs = by_schedule(
+                [*runs.get(name, []), record], schedule.setup if schedule else None
+            )
+            alarm = assess(ours, settings.alert_policy, settings.now) if record in ours else None
             if problem:
                 # The history is what the alarms are computed from: losing it is an alarm itself.
                 why = f"{problem}; it was moved aside and starts afresh, so look at what touched it"

@@ -76,8 +76,11 @@ def place(
     recent: Path,
     *,
     remove: bool = False,
+    setup: str = "",
+    given: str = "",
 ) -> Placed:
-    """Install (or remove) the schedule; the record for `status` follows what was done."""
+    """Install (or remove) the schedule; the record for `status` follows what was done;
+    `given`: the flags a retry of the install repeats."""
     files = scheduler.render(schedule, machine)
     state.ensure()
     if remove:
@@ -89,14 +92,14 @@ def place(
     if scheduler.program and machine.which(scheduler.program) is None:
         # nothing written: a scheduler's own program is what puts its files to work
         raise MemfuseError(
-            f"{scheduler.program} is not on this PATH. {ways_on(scheduler, machine)}"
+            f"{scheduler.program} is not on this PATH. {ways_on(scheduler, machine, given)}"
         )
     try:
         outcome = scheduler.install(schedule, files, machine)
     except MemfuseError as exc:
         if scheduler.available(machine):
             raise
-        raise MemfuseError(f"{exc}. {ways_on(scheduler, machine)}") from None
+        raise MemfuseError(f"{exc}. {ways_on(scheduler, machine, given)}") from None
     if outcome.schedule != schedule:  # moved clear of another job's minute
         schedule = outcome.schedule
         files = scheduler.render(schedule, machine)
@@ -110,22 +113,26 @@ def place(
         "zone": scheduler.zone(machine),
         "where": scheduler.where(schedule, machine),
         "alerts": alerts,
+        "setup": setup,  # the store setup its jobs run with (Settings.store_setup)
     }
     state.write(SCHEDULE_FILE, json.dumps(record, indent=2).encode("utf-8"))
     return Placed(schedule, files, [*outcome.changes, f"failures: {alerts}"])
 
 
-def ways_on(missing: Scheduler, machine: Machine) -> str:
+def ways_on(missing: Scheduler, machine: Machine, given: str = "") -> str:
     """What a machine without this scheduler can do instead: the schedulers it has, how to
     get this one, or a schedule printed for one of the user's own."""
     here = [s for s in registry.every() if s is not missing and s.available(machine)]
     ways = [
-        f"`memfuse cron --format {s.name} --install` ({s.summary}: on this machine)" for s in here
+        f"`memfuse cron --format {s.name} --install{given}` ({s.summary}: on this machine)"
+        for s in here
     ]
     if missing.routes:
-        ways += [f"{missing.routes}, then `memfuse cron --format {missing.name} --install` again"]
+        ways += [
+            f"{missing.routes}, then `memfuse cron --format {missing.name} --install{given}` again"
+        ]
     ways += [
-        f"{s.routes}, then `memfuse cron --format {s.name} --install`"
+        f"{s.routes}, then `memfuse cron --format {s.name} --install{given}`"
         for s in registry.every()
         if s is not missing and s not in here and s.routes
     ]
@@ -158,6 +165,7 @@ class Recorded:
     since: datetime | None
     where: str | None
     alerts: str | None
+    setup: str | None = None
 
 
 def recorded(state: StateFolder, warn: Callable[[str], None] = lambda _m: None) -> Recorded | None:
@@ -193,7 +201,7 @@ def recorded(state: StateFolder, warn: Callable[[str], None] = lambda _m: None) 
     return Recorded(
         format=text("format", 40), times=times, zone_name=zone_name, zone=zone,
         since=since if since is not None and since.utcoffset() is not None else None,
-        where=text("where"), alerts=text("alerts"),
+        where=text("where"), alerts=text("alerts"), setup=text("setup", 40),
     )  # fmt: skip
 
 

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memfuse.run.render import HELD
+from memfuse.run.render import HELD, note
 from memfuse.untrusted import printable
 
 TEXT_MAX = 4000  # characters of one text in an answer (a bullet may be a page long)
@@ -118,16 +118,8 @@ def _where(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _note(data: dict[str, Any]) -> list[str]:
-    made = {"journal": " (a new journal)", "section": " (a new section)"}.get(data["made"], "")
-    return [
-        f"noted at {data['file']}:{data['line']}{made}, under {data['section']}",
-        f"sync will store it as {data['uri']}",
-    ]
-
-
 _RENDER: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "recall": _recall,
     "where": _where,
-    "note": _note,
+    "note": note,  # type: ignore[dict-item]
 }

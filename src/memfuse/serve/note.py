@@ -20,7 +20,10 @@ from memfuse.run.results import NoteData
 from memfuse.serve.arguments import BadArguments, text
 from memfuse.serve.service import Service, Tool, ToolRefused
 from memfuse.state.folder import StateFolder
+from memfuse.text.classify import Classifier
+from memfuse.workspace.layout import Workspace
 from memfuse.workspace.note import NOTE_MAX, NoteRefused, append_note, checked_text
+from memfuse.workspace.note_file import Marks
 
 
 def _checked(given: Any) -> str:
@@ -34,15 +37,23 @@ def _checked(given: Any) -> str:
 
 
 def answer(service: Service, call: Call, text: str) -> CommandResult:
-    workspace = call.workspace
-    now = in_schedule_zone(workspace.state, call.settings.now)
     try:
-        noted = append_note(workspace, text, now, marks=service.marks)
+        data = written(call.workspace, call.settings.now, call.classifier, service.marks, text)
     except NoteRefused as exc:
         raise ToolRefused(str(exc)) from None
-    memory_type = call.classifier.classify(noted.bullet.text).type
+    return CommandResult("note", data)
+
+
+def written(
+    workspace: Workspace, now: datetime, classifier: Classifier, marks: Marks, text: str
+) -> NoteData:
+    """The one writer of a note, serve's tool's and `memfuse note`'s: `text` appended to the
+    journal of `now` on the schedule's clock; where it went, and the URI sync will give it.
+    NoteRefused (nothing written) when the text or the journal says no."""
+    noted = append_note(workspace, text, in_schedule_zone(workspace.state, now), marks=marks)
+    memory_type = classifier.classify(noted.bullet.text).type
     key = noted.position.section
-    data: NoteData = {
+    return {
         "file": workspace.location(noted.path),
         "line": noted.bullet.line,
         "section": f"{key[:2]}:{key[2:]}",
@@ -52,7 +63,6 @@ def answer(service: Service, call: Call, text: str) -> CommandResult:
         "type": memory_type,
         "text": noted.bullet.text,
     }
-    return CommandResult("note", data)
 
 
 def in_schedule_zone(state: StateFolder, now: datetime) -> datetime:

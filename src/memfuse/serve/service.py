@@ -1,7 +1,7 @@
 """What `memfuse serve` keeps warm between calls, and one call answered.
 
 What a process pays per question is paid once: the settings, the local recall index (kept
-open, and brought up to date before every answer: only what changed is re-read), and one
+open, one more when a call holds it, and brought up to date before every answer), and one
 store session (`WarmStore`: after a call the store did not answer, it rests and is tried
 again later, and meanwhile the journals answer with one warning). Each call runs as a `Call`
 of its own — its clock, its warnings, its store client — is answered by its tool's handler
@@ -12,8 +12,10 @@ text for a model (memfuse.serve.answers).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -92,14 +94,21 @@ class Service:
         self.pinned_now = pinned_now
         self._warm_up = warm_up
         self.store = WarmStore(ctx, retry_after=retry_after, clock=clock)
-        self.index: RecallIndex | None = None
+        self._opened: list[RecallIndex] = []  # every index opened, the warm-up's first
+        self._idle: list[RecallIndex] = []  # those no call holds now
+        self._lock = threading.Lock()
         self.uris = UriBook(ctx.workspace.state)  # read again only after a sync wrote the ledger
         self.marks = Marks(ctx.workspace.state)  # where the last notes in its journals went
-        # The Markdown as the index last caught up with it: an unchanged stamp spares the
+        # The Markdown as each index last caught up with it: an unchanged stamp spares the
         # refresh its look at every journal (a `stat` and a path each, ~5 ms at a year).
-        self._stamp: object = None
+        self._stamps: dict[int, object] = {}
         # What the run said before serving (a refused config key): told with the first answer.
         self._notices = list(ctx.reporter.warnings)
+
+    @property
+    def index(self) -> RecallIndex | None:
+        """The first index opened (the warm-up's), if any."""
+        return self._opened[0] if self._opened else None
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -113,15 +122,14 @@ class Service:
         reporter = CallReporter()
         reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
         call = self._call(reporter)
-        self.open_index(call)
         self._warm_up(self, call)
         self._notices += reporter.warnings
         call.store.tools()  # starts the store's server (a failure: the first call says it)
 
     def close(self) -> None:
         self.store.close()
-        if self.index is not None:
-            self.index.close()
+        for index in self._opened:
+            index.close()
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> ToolAnswer:
         """One tool call: its envelope, with a compact text, or an error the caller can act on."""
@@ -144,8 +152,8 @@ class Service:
         finally:
             self.store.settle(store, reporter.store_said[0] if reporter.store_said else None)
             self.run.server_log.trim()  # the one store server's stderr, bounded for days
-        warnings = [*self._notices, *reporter.warnings]
-        self._notices = []
+        with self._lock:
+            warnings, self._notices = [*self._notices, *reporter.warnings], []
         if reporter.store_said:
             cause = reporter.store_said[0]
             if STORE_DOWN in warnings:
@@ -168,22 +176,37 @@ class Service:
         store = self.store.client(reporter)
         return Call(settings, reporter, store, run.workspace, run.classifier)
 
-    def open_index(self, call: Call) -> None:
-        """The index, opened once (a failure is said with every recall until it opens)."""
-        if self.index is None:
-            self.index = open_index(call.workspace.state, call.reporter.warn)
+    @contextlib.contextmanager
+    def borrowed(self, warn: Callable[[str], None]) -> Iterator[RecallIndex | None]:
+        """An index no other call holds (opened when all are held), brought up to date; None,
+        said with every call until it opens, when it cannot be used."""
+        try:
+            index = self._idle.pop()  # a list's pop is atomic
+        except IndexError:
+            opened = open_index(self.run.workspace.state, warn)
+            if opened is None:
+                yield None
+                return
+            index = opened
+            self._opened.append(index)
+        try:
+            workspace, embedder = self.run.workspace, self.run.embedder
+            stamp = workspace.markdown_stamp()
+            behind = stamp != self._stamps.get(id(index))
+            if (behind or (embedder is not None and index.unembedded)) and catch_up(
+                index, workspace, self.run.classifier, warn, embedder
+            ):
+                self._stamps[id(index)] = stamp
+            yield index
+        finally:
+            self._idle.append(index)
 
-    def catch_up(self, call: Call) -> None:
-        """The open index (opened now if it is not) brought up to date, when the Markdown
-        changed since it last was (or, with a model of meaning, bullets wait for vectors)."""
-        self.open_index(call)
-        if self.index is None:
-            return
-        stamp, embedder = call.workspace.markdown_stamp(), self.run.embedder
-        behind = stamp != self._stamp or (embedder is not None and self.index.unembedded)
-        if behind and catch_up(self.index, call.workspace, call.classifier, call.reporter.warn,
-                               embedder):  # fmt: skip
-            self._stamp = stamp
+    def embed_written(self) -> None:
+        """After a note was answered: an index caught up, the note embedded (off the answer)."""
+        reporter = CallReporter()  # what it says goes to the log
+        reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
+        with self.borrowed(reporter.warn):
+            pass
 
 
 def _refused(tool: str, exc: Exception, reporter: Reporter) -> ToolAnswer:

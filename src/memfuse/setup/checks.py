@@ -9,7 +9,7 @@ import contextlib
 import os
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -83,15 +83,17 @@ def run_checks(probe: Probe) -> tuple[list[Check], int | None]:
     checks.append(Check("config", not s.config_refused, files, critical=False))
     entry = config_check(s, os.environ)
     if entry is not None:
-        checks.append(entry)
         if not entry.ok:
-            checks.append(_installed(s))
+            checks.append(_installed(s))  # the README's step 2, before its step 3: the entry
+        checks.append(entry)
         if entry.fault:
             return checks, None
     if ws.is_dir():  # the state folder keeps the server's stderr, for a failure to quote
         with contextlib.suppress(OSError, MemfuseError):
             probe.workspace.state.ensure()
     generation = _store_checks(probe, checks)
+    if not generation and entry is not None and not entry.ok:
+        checks = [_before_setup(c, s) for c in checks]
     if generation is None:
         return checks, None
     rr = s.rerank
@@ -106,6 +108,22 @@ def run_checks(probe: Probe) -> tuple[list[Check], int | None]:
     )
     checks.append(Check("reranker", True, detail, critical=False))
     return checks, generation or None
+
+
+def _before_setup(check: Check, settings: Settings) -> Check:
+    """Where no store answered and its entry is not written, what stands between the user and
+    a sync is agent-memory and its entry: FAILs, in the README's order. mcporter is not,
+    unless chosen: with the entry written, `auto` starts the server itself."""
+    if check.ok:
+        return check
+    if check.name in ("agent-memory", "mcporter-config"):
+        return replace(check, critical=True)
+    if check.name == "mcporter" and settings.transport == "auto":
+        detail = f"{check.detail} — needed only with --transport mcporter: once agent-memory's"
+        return replace(
+            check, critical=False, detail=f"{detail} entry is written, memfuse starts it"
+        )
+    return check
 
 
 def _installed(settings: Settings) -> Check:

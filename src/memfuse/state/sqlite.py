@@ -133,7 +133,7 @@ def open_private_db(
     it is not memfuse's; sqlite3.Error when SQLite cannot use it."""
     path = state.database(name, SIDECARS, create=True)
     assert path is not None  # created
-    db = connect_bounded(path, timeout=30)
+    db = connect_bounded(path, timeout=30, check_same_thread=False)
     try:
         if check_schema(db, schema, version) and version is not None:
             # One transaction: another process never sees some tables, or all without their

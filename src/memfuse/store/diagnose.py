@@ -77,7 +77,7 @@ def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
     try:
         raw = read_config(path)
     except FileNotFoundError:
-        near = _close_file(path)
+        near = close_file(path)
         if near is not None:  # a typo: writing a config at the mistyped path is no fix
             return failed(f"{path} does not exist; did you mean {near}?")
         return failed(f"{path} does not exist; {fix} writes it")
@@ -121,12 +121,13 @@ def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
 NEAR_LOOKED_AT = 500  # names of a config's folder compared with a mistyped one, at most
 
 
-def _close_file(path: Path) -> Path | None:
-    """The file beside `path` whose name is closest to its own (`mcporter.json` for
-    `mcporter.jsn`); None when none is close, or the folder cannot be listed."""
+def close_file(path: Path, *, folder: bool = False) -> Path | None:
+    """The file (or folder) beside `path` whose name is closest to its own (`mcporter.json`
+    for `mcporter.jsn`); None when none is close, or the folder cannot be listed."""
     try:
         with os.scandir(path.parent) as entries:
-            names = [e.name for e in itertools.islice(entries, NEAR_LOOKED_AT) if e.is_file()]
+            kind = os.DirEntry.is_dir if folder else os.DirEntry.is_file
+            names = [e.name for e in itertools.islice(entries, NEAR_LOOKED_AT) if kind(e)]
     except OSError:
         return None
     near = difflib.get_close_matches(path.name, names, n=1, cutoff=0.8)

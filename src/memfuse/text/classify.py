@@ -1,4 +1,5 @@
-"""The keyword classifier (SPEC §4): knowledge > emotion > event. Pure.
+"""The keyword classifier (SPEC §4): knowledge > emotion > event, its words the lexicon
+shipped beside it (lexicon.txt). Pure once that is read.
 
 CJK keywords match as substrings. Latin keywords match whole words, case-insensitively, so
 `miss` never fires inside `mission` and `must` never inside `mustard`.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 
 KNOWLEDGE = "knowledge"
 EMOTION = "emotion"
@@ -29,24 +31,52 @@ class Verdict:
 
 
 def _pattern(keywords: Iterable[str]) -> re.Pattern[str] | None:
-    parts = []
+    """One expression, longest keywords first, grouped by their word edges (fast to compile)."""
+    edge = "(?<![A-Za-z0-9_])", "(?![A-Za-z0-9_])"
+    groups: dict[tuple[bool, bool], list[str]] = {}
     for keyword in sorted(set(keywords), key=len, reverse=True):
-        escaped = re.escape(keyword)
-        if keyword.isascii():
-            parts.append(rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])")
-        else:
-            parts.append(escaped)
+        latin = keyword.isascii()
+        ends = (latin and keyword[0].isalnum(), latin and keyword[-1].isalnum())
+        groups.setdefault(ends, []).append(re.escape(keyword))
+    parts = [
+        f"{edge[0] if before else ''}(?:{'|'.join(words)}){edge[1] if after else ''}"
+        for (before, after), words in groups.items()
+    ]
     return re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
 
+def lexicon() -> dict[str, tuple[str, ...]]:
+    """lexicon.txt's sections: their words, in the file's order."""
+    sections: dict[str, list[str]] = {}
+    words: list[str] = []
+    text = resources.files(__package__).joinpath("lexicon.txt").read_text("utf-8")
+    for line in (raw.split("#", 1)[0].strip() for raw in text.splitlines()):
+        if line.startswith("["):
+            words = sections.setdefault(line.strip("[]"), [])
+        elif line:
+            words += [w.strip() for w in line.split(",") if w.strip()]
+    return {name: tuple(found) for name, found in sections.items()}
+
+
+LEXICON = lexicon()
+
+
 class Classifier:
-    def __init__(self, knowledge: Iterable[str], emotion: Iterable[str]) -> None:
+    def __init__(
+        self,
+        knowledge: Iterable[str],
+        emotion: Iterable[str],
+        not_emotion: Iterable[str] = LEXICON["not emotion"],
+    ) -> None:
         self._rules = [(KNOWLEDGE, _pattern(knowledge)), (EMOTION, _pattern(emotion))]
+        self._not_emotion = _pattern(not_emotion)
 
     def classify(self, text: str) -> Verdict:
         """The first class (in precedence order) with a keyword in the text, and that keyword
-        as written where it first occurs."""
+        as written where it first occurs; an emotion's not inside a [not emotion] phrase."""
         for memory_type, pattern in self._rules:
+            if memory_type == EMOTION and self._not_emotion is not None:
+                text = self._not_emotion.sub(lambda m: " " * len(m.group(0)), text)
             match = pattern.search(text) if pattern is not None else None
             if match is not None:
                 return Verdict(memory_type, match.group(0))

@@ -16,7 +16,7 @@ from memfuse.ledger.ledger import LedgerError
 from memfuse.ledger.reader import LedgerReader
 from memfuse.run import render
 from memfuse.run.context import Asking
-from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, stamp
+from memfuse.run.history import LIFECYCLE, Alarm, History, RunRecord, assess, by_schedule, stamp
 from memfuse.run.lock import lock_holder
 from memfuse.run.output import CommandResult
 from memfuse.run.results import CommandView, LedgerView, RecentView, ScheduleView, StatusData
@@ -47,11 +47,12 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     schedule = recorded(state, ctx.reporter.warn)
     stopped: list[str] = []
     for name in LIFECYCLE:
-        records = runs.get(name, [])
+        records, manual = by_schedule(runs.get(name, []), schedule.setup if schedule else None)
         alarm = assess(records, s.alert_policy, s.now, current=False)
         if alarm is not None:
             alarms.append(alarm)
-        commands[name] = _command_view(records, alarm)
+        commands[name] = _command_view(runs.get(name, []), alarm)
+        commands[name]["manual"] = manual
         missed = _missed(schedule, name, records, s.now)
         latest = missed[-1] if missed else None
         commands[name]["missed"] = latest.isoformat(timespec="minutes") if latest else None
@@ -73,7 +74,10 @@ def _status(ctx: Asking, reader: LedgerReader | None, trouble: str | None) -> Co
     data: StatusData = {
         "workspace": str(s.workspace),
         "state": str(state.path),
-        "at": s.now.isoformat(),
+        # status's times are shown in the installed schedule's zone, its next run's
+        "at": (
+            s.now.astimezone(schedule.zone) if schedule and schedule.zone else s.now
+        ).isoformat(),
         "commands": commands,
         "recent": _recent_view(ctx),
         "ledger": _ledger_view(ctx, reader, trouble, runs.get("sync", [])),

@@ -228,7 +228,7 @@ class Journal:
 @contextlib.contextmanager
 def opened(root: Path, path: Path, cap: int) -> Iterator[Journal | None]:
     """The journal at `path` open for a note; None when there is none (nor its folder)."""
-    real = inside(root, path)
+    real = inside(root, path, own=True)  # today's journal itself, never a link's target
     if not os.path.isdir(real.parent):
         yield None
         return

@@ -35,11 +35,17 @@ def keep_foreign(
     """Copy the lines of RECENT.md memfuse did not write — a person's, the agent's — beside it
     (RECENT.kept.md) before it is replaced; in the state folder when that copy cannot be
     written there (a link, a folder in its place). None when there are none. WorkspaceError
-    when they can be kept nowhere: RECENT.md is then left as it is."""
+    when they can be kept nowhere, or RECENT.md cannot be read whole (a link, a folder, past
+    the read limit): RECENT.md is then left as it is, never written over unread."""
     try:
-        current = workspace.files.read(path).decode("utf-8", errors="replace")
-    except (OSError, WorkspaceError):
-        return None  # not there, or not a file memfuse would replace either
+        current = workspace.files.read(path, own=True).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except (OSError, WorkspaceError) as exc:
+        raise WorkspaceError(
+            f"{exc}; RECENT.md is not rewritten (memfuse never writes over what it could not"
+            " read whole): it and anything it links to are untouched"
+        ) from None
     state = workspace.state
     try:
         written: str | None = state.read(state.RECENT_WRITTEN, KEPT_MAX).decode("utf-8", "replace")
@@ -51,7 +57,7 @@ def keep_foreign(
     copy = workspace.recent_kept
     try:
         try:
-            existing = workspace.files.read(copy).decode("utf-8", errors="replace")
+            existing = workspace.files.read(copy, own=True).decode("utf-8", errors="replace")
         except FileNotFoundError:
             existing = ""
         new, dropped = kept_text(existing, lines, now)

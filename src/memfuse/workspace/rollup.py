@@ -72,7 +72,7 @@ def roll_up(workspace: Workspace, day: date, daily: Path, raw: bytes) -> Rolled:
     files = workspace.files
     weekly = workspace.weekly_path(day)
     try:
-        existing = decode(files.read(weekly))[0]
+        existing = decode(files.read(weekly, own=True))[0]
     except FileNotFoundError:
         existing = ""
     body, _replaced = decode(raw)

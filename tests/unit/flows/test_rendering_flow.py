@@ -120,3 +120,15 @@ def test_a_payload_is_printed_verbatim_and_held_whole_in_json(
         data = lived_in.json(*argv, "--now", NOW).data
         assert text.stdout == data["text"].rstrip("\n") + "\n"
         assert_shape(data, shape)
+
+
+def test_a_note_from_the_shell_reads_the_same_in_text_and_json(lived_in: World) -> None:
+    """`memfuse note` writes: each form runs on the same journal, put back between them."""
+    journal = lived_in.workspace / "memory" / f"{DAY}.md"
+    before = journal.read_bytes()
+    text = lived_in.run("note", "Decided: the cutover moves to Saturday", "--now", NOW)
+    assert text.code == 0, text.stderr
+    journal.write_bytes(before)
+    data = lived_in.json("note", "Decided: the cutover moves to Saturday", "--now", NOW).data
+    assert text.stdout.rstrip("\n").split("\n") == render.note(data)
+    assert_shape(data, results.NoteData)

@@ -1,0 +1,71 @@
+"""serve answers a question while a note, or another question, is still running (issue 57):
+calls run side by side where they are safe, writes one at a time. Shown without timing: a
+handler that blocks on an event only the next call sets. Called one at a time, the first
+would wait for its guard (`GUARD`) and say so; side by side, it is released."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.integration.test_serve import HELLO, rpc
+
+pytestmark = pytest.mark.integration
+
+HARNESS = """
+import logging, sys, threading
+from memfuse.run.mcp_server import ToolAnswer, ToolSpec, serve_stdio
+
+GUARD = 60.0  # a hang guard, not a measure: side by side the event is set at once
+released = {"note": threading.Event(), "status": threading.Event()}
+writes = []
+
+def handle(tool, arguments):
+    if tool == "note":  # a note that waits for a question to be answered
+        writes.append(arguments["text"])
+        if arguments["text"] == "first":
+            return ToolAnswer("released" if released["note"].wait(GUARD) else "held")
+        return ToolAnswer(f"after {writes[0]}")
+    if tool == "status":  # a question that waits for another question
+        return ToolAnswer("released" if released["status"].wait(GUARD) else "held")
+    released[arguments["frees"]].set()
+    return ToolAnswer("answered")
+
+tools = [ToolSpec("note", "", {"type": "object"}, read_only=False),
+         ToolSpec("status", "", {"type": "object"}), ToolSpec("recall", "", {"type": "object"})]
+embedded = []
+serve_stdio(tools, handle, name="t", version="0", instructions="", log=logging.getLogger("t"),
+            mask=str, after_write=lambda: embedded.append(len(writes)))
+print(f"after each write: {embedded}", file=sys.stderr)
+"""
+
+
+def call(msg_id: int, tool: str, arguments: dict[str, Any]) -> bytes:
+    return rpc(msg_id, "tools/call", {"name": tool, "arguments": arguments})
+
+
+def test_a_question_is_answered_while_a_note_and_another_question_run() -> None:
+    lines = [
+        *HELLO,
+        call(1, "note", {"text": "first"}),
+        call(2, "status", {}),
+        call(3, "recall", {"frees": "note"}),
+        call(4, "recall", {"frees": "status"}),
+        call(5, "note", {"text": "second"}),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", HARNESS], input=b"".join(line + b"\n" for line in lines),
+        capture_output=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    answers = {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
+    text = {i: answers[i]["result"]["content"][0]["text"] for i in range(1, 6)}
+    assert text == {1: "released", 2: "released", 3: "answered", 4: "answered",
+                    5: "after first"}  # fmt: skip
+    # the step after a write ran once after each note (on the writes' own thread)
+    assert re.search(r"after each write: \[[12], 2\]", done.stderr.decode())
