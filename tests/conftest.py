@@ -77,6 +77,10 @@ def model_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cache")
 
 
+# The opt-in tests' knobs as docs/operations.md names them (the real OpenClaw's CLI).
+OPT_IN = {"MEMFUSE_OPENCLAW"}
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(
     tmp_path_factory: pytest.TempPathFactory,
@@ -89,7 +93,7 @@ def isolated_env(
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache_home))
     for name in list(os.environ):
-        if name.startswith("MEMFUSE_TEST_"):
+        if name.startswith("MEMFUSE_TEST_") or name in OPT_IN:
             continue  # the suite's own knobs (MEMFUSE_TEST_MCPORTER), not an operator's setting
         if name.startswith(("MEMFUSE_", "AGENT_MEMORY_", "OPENAI_", "MCPORTER_")):
             monkeypatch.delenv(name, raising=False)

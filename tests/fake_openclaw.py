@@ -2,7 +2,7 @@
 (dist/cron-cli-*.mjs, dist/list-jobs-*.mjs): `cron list --all --json`, `cron add --json
 --declaration-key=…` converging a job in place, `cron edit … -- ID`, `cron rm --json -- ID`,
 `gateway call cron.list --json --params=…` and `gateway call cron.add --json --params=…` (the
-RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object); `config get PATH --json` and `config unset PATH`
+RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object); `config get PATH --json`, `config unset PATH` and `config set --batch-json=…`
 on the configuration file OpenClaw reads (`OPENCLAW_CONFIG_PATH`, else `openclaw.json` in
 `OPENCLAW_STATE_DIR` or `~/.openclaw`, plain JSON here), and `hooks enable|disable NAME` as
 2026.9.6 writes them (`hooks.internal.entries.NAME.enabled`, the master switch on; a hook
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
-# json5 and uuid are imported where they are used: each `openclaw` call is a process of its
+# pyjson5 and uuid are imported where they are used: each `openclaw` call is a process of its
 # own (~200 in the unit tier), and the two were a third of its start (~10 of ~33 ms of CPU).
 
 FLAGS = {
@@ -34,7 +34,7 @@ FLAGS = {
 VALUED = {
     "--declaration-key", "--name", "--description", "--cron", "--tz", "--session", "--wake",
     "--command-argv", "--command-env", "--message", "--timeout-seconds",
-    "--failure-alert-after", "--params", "--display-name", "--agent",
+    "--failure-alert-after", "--params", "--display-name", "--agent", "--batch-json",
 }  # fmt: skip
 
 
@@ -91,10 +91,17 @@ def config_file() -> Path:
 
 
 def load_config() -> dict[str, object]:
-    import json5
+    import pyjson5
 
     path = config_file()
-    return json5.loads(path.read_text()) if path.exists() else {}  # OpenClaw reads JSON5
+    text = path.read_text() if path.exists() else "{}"  # OpenClaw reads JSON5
+    try:
+        return pyjson5.decode(text)  # type: ignore[no-any-return]
+    except pyjson5.Json5IllegalCharacter:  # a lone surrogate's escape, which JavaScript takes
+        import re
+
+        lone = re.sub(r"\\u(d[89a-f][0-9a-f]{2})", lambda m: chr(int(m[1], 16)), text, flags=re.I)
+        return pyjson5.decode(lone)  # type: ignore[no-any-return]
 
 
 def save_config(config: dict[str, object]) -> None:
@@ -187,6 +194,16 @@ def serve(argv: list[str]) -> str:
     opts, positional = parse(args)
     one = {k: v[-1] for k, v in opts.items()}
     size = int(os.environ.get("FAKE_OPENCLAW_PAGE") or 200)
+    if group == "config" and command == "set":  # `--batch-json`: every path set, one write
+        config = load_config()
+        for each in json.loads(one["--batch-json"]):
+            *parents, last = each["path"].split(".")
+            node = config
+            for key in parents:
+                node = node.setdefault(key, {})
+            node[last] = each["value"]
+        save_config(config)
+        return "Updated config paths.\n"
     if group == "config" and command in ("get", "unset"):
         return json.dumps(config_command(command, positional[0]), indent=2) + "\n"
     if group == "hooks" and command in ("enable", "disable"):

@@ -295,6 +295,33 @@ def tool_results(received: str) -> list[str]:
     return [json.dumps(m.get("content")) for m in last["messages"] if m.get("role") == "tool"]
 
 
+def agent_memory() -> dict[str, object]:
+    """The store's command: the real agent-memory where `MEMFUSE_TEST_AGENT_MEMORY` names its
+    dist/mcp/server.js (this machine's registry does not carry it), else the reference server."""
+    real = os.environ.get("MEMFUSE_TEST_AGENT_MEMORY")
+    if real:
+        assert Path(real).is_file(), f"MEMFUSE_TEST_AGENT_MEMORY={real} is not a file"
+        return {"command": shutil.which("node") or "node", "args": [real]}
+    return {"command": sys.executable, "args": ["-m", "memfuse.refserver"]}
+
+
+def test_the_opt_in_is_read_as_documented(tmp_path: Path) -> None:
+    """Issue 57: `MEMFUSE_OPENCLAW=/path/to/openclaw` skipped as "the openclaw package is
+    absent": the suite's isolation dropped every MEMFUSE_* variable before the test read it."""
+    stand_in = tmp_path / "openclaw"
+    stand_in.write_text("#!/bin/sh\nexit 0\n")
+    stand_in.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:randomly", "-p", "no:xdist",
+         "-p", "no:cacheprovider", f"{__file__}::test_install_is_idempotent_alerted_clear_of"
+         "_dreaming_and_removable"],
+        env={**os.environ, "MEMFUSE_OPENCLAW": str(stand_in), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert "package is absent" not in done.stdout, done.stdout
+    assert "OpenClaw needs Node" in done.stdout or "passed" in done.stdout, done.stdout
+
+
 def test_a_note_from_one_agent_never_reaches_the_other(
     tmp_path: Path, model: tuple[int, Path]
 ) -> None:
@@ -338,7 +365,7 @@ def test_a_note_from_one_agent_never_reaches_the_other(
     phrase, words = f"NOTE-{os.getpid()}-{time.time_ns()}", "zebra accordion lighthouse"
     with running_gateway(tmp_path, config, {"agents.json5": agents}) as env:
         store.parent.mkdir(parents=True)
-        entry = {"command": sys.executable, "args": ["-m", "memfuse.refserver"],
+        entry = {**agent_memory(),
                  "env": {"AGENT_MEMORY_DB": str(tmp_path / "agent-memory.db"),
                          "AGENT_MEMORY_WORKSPACE": str(spaces["home"])}}  # fmt: skip
         store.write_text(json.dumps({"mcpServers": {"agent-memory": entry}, "imports": []}))

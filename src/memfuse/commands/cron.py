@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from memfuse.schedule.plan import build
 from memfuse.schedule.runs import Schedule
 from memfuse.settings import Settings
 from memfuse.setup import merge
+from memfuse.state.folder import StateFolder
 from memfuse.store.server_entry import mcporter_config_path
 from memfuse.untrusted import one_line
 from memfuse.workspace.layout import Workspace
@@ -168,6 +170,7 @@ def _every_agent(
     files: dict[str, str] = {}
     tried: list[checking.JobCheck] = []
     failed = unchecked = 0
+    placing: list[tuple[str, agents.Agent, Schedule, Machine, StateFolder]] = []
     for agent in roster:
         mine, state = agent.settings(s), agent.state()
         machine = installing.machine_for(mine, state, tool=ctx.seams.tool)
@@ -190,25 +193,30 @@ def _every_agent(
             continue
         if install and agent.entry is not None and config is not None:
             changes += _store(config, agent)
-        placed = installing.place(
-            scheduler, schedule, machine, state, s.now, Workspace(agent.workspace).recent_md,
-            remove=remove,
-        )  # fmt: skip
-        _merge(files, placed.files)
-        changes += [f"{said}: {c}" for c in placed.changes]
-        if remove and agent.entry is not None:
-            changes.append(
-                f"{said}: left its store entry {agent.server} and its database"
-                f" ({agent.entry['env']['AGENT_MEMORY_DB']}): memfuse never deletes memories"
-            )
+        placing.append((said, agent, schedule, machine, state))
     if request.check:
         for note in notes:
             ctx.reporter.warn(note)
         every = checking.Checked(tried, failed, len(tried), unchecked)
         return _verdict(scheduler, "every agent's schedule", every, "no agent to check")
     machine = installing.machine_for(s, ctx.workspace.state, tool=ctx.seams.tool)
-    if (install or remove) and given is None:
-        changes += scheduler.strays(machine, [a.id for a in roster], remove=remove)
+    with (
+        scheduler.every_agent() as side_by_side,
+        ThreadPoolExecutor(max_workers=max(1, min(side_by_side, len(placing)))) as pool,
+    ):  # each agent's install or removal beside the others' where its host allows
+        futures = [pool.submit(installing.place, scheduler, schedule, at, state, s.now,
+                            Workspace(agent.workspace).recent_md, remove=remove)
+                for _, agent, schedule, at, state in placing]  # fmt: skip
+        for (said, agent, *_), placed in zip(placing, futures, strict=True):
+            _merge(files, placed.result().files)
+            changes += [f"{said}: {c}" for c in placed.result().changes]
+            if remove and agent.entry is not None:
+                changes.append(
+                    f"{said}: left its store entry {agent.server} and its database"
+                    f" ({agent.entry['env']['AGENT_MEMORY_DB']}): memfuse never deletes memories"
+                )
+        if (install or remove) and given is None:
+            changes += scheduler.strays(machine, [a.id for a in roster], remove=remove)
     for host in registry.every():
         for crossing in host.crossings(machine):
             ctx.reporter.warn(crossing)  # another agent's memory within reach

@@ -49,6 +49,8 @@ def run(ctx: RunContext, *, show_config: bool = False) -> CommandResult:
     for host in registry.every():  # a host's configuration memfuse cannot read: said
         if (unread := host.unread(machine)) is not None:
             checks.append(Check(f"{host.name}-config", False, unread, critical=False))
+    for why in registry.refused():  # a scheduler plugin set aside: every other runs
+        checks.append(Check("scheduler-plugin", False, why, critical=False))
     return _result(ctx, checks, generation, show_config=show_config)
 
 

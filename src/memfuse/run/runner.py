@@ -41,6 +41,7 @@ from memfuse.run.history import (
 )
 from memfuse.run.lock import WorkspaceLock
 from memfuse.run.output import CommandResult, failure, libraries, setup_log, to_json
+from memfuse.schedule import registry
 from memfuse.schedule.install import recorded
 from memfuse.store.diagnose import close_file
 from memfuse.untrusted import json_printable, printable
@@ -209,7 +210,7 @@ def _prepare(
         logger = setup_log(state, mask, common.verbose)
     reporter.begin(mask, logger)
     reporter.info(f"start {name} {' '.join(mask(a) for a in sys.argv[1:])}")
-    for notice in settings.config_notices:
+    for notice in [*settings.config_notices, *registry.refused()]:  # a plugin set aside too
         reporter.warn(notice)
     return ctx, bool(settings.config_refused)
 

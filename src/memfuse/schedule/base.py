@@ -124,6 +124,11 @@ class Scheduler(abc.ABC):
         """The agents its configuration lists past what `agents` takes, as a warning."""
         return None
 
+    def every_agent(self) -> contextlib.AbstractContextManager[int]:
+        """One `--all-agents` command's work: inside it, how many agents' installs may run side
+        by side (1: in turn), and what they share (a host's job list, read once)."""
+        return contextlib.nullcontext(1)
+
     def strays(self, machine: Machine, ids: list[str], *, remove: bool) -> list[str]:
         """memfuse's jobs of agents no longer listed (`ids` are those listed): named, or
         removed when `remove`."""

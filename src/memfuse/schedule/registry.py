@@ -1,18 +1,13 @@
-"""The schedulers memfuse knows: the built-ins, one line each, then other packages' (docs/
-architecture.md, "A scheduler").
-
-Each built-in line names a module whose `SCHEDULER` is a complete `Scheduler`; another
-installed package adds its own as an entry point in the `memfuse.schedulers` group naming its
-`Scheduler` (`k8s = "memfuse_k8s:SCHEDULER"`), as llm loads its plugins beside its defaults.
-Both go through `register`, which refuses an incomplete one; a built-in's name stays the
-built-in's. The first built-in is the default `--format`. `cron --format`'s choices and help,
-and the check that the docs list every scheduler, are read from here.
+"""The schedulers memfuse knows: the built-ins, one line each, then other packages' entry
+points in the `memfuse.schedulers` group, all through `register` (docs/architecture.md, "A
+scheduler"). The first built-in is the default `--format`.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 from importlib.metadata import entry_points
 
 from memfuse.schedule.base import Scheduler
@@ -28,6 +23,7 @@ GROUP = "memfuse.schedulers"  # other packages' schedulers: entry points naming 
 
 _REGISTERED: dict[str, Scheduler] = {}
 _REFUSED: dict[str, str] = {}  # another package's entry point that failed to load: why
+PLUGIN_WAIT = 10.0  # seconds other packages' schedulers may take to load, all of them
 _TEXT_FIELDS = ("name", "summary", "source_help")
 
 
@@ -51,25 +47,42 @@ def register(scheduler: Scheduler, into: dict[str, Scheduler] | None = None) -> 
 
 
 def _load() -> dict[str, Scheduler]:
-    """Every scheduler, loaded once a process. Another package's that fails to load or is
-    incomplete is set aside with why (`get` says it): the CLI reads `--format`'s choices at
-    import, so a broken plugin must not stop every command, cron's `sync` among them."""
+    """Every scheduler, loaded once a process; another package's that fails (`sys.exit` too), is
+    incomplete or hangs is set aside with why: the CLI reads `--format`'s choices at import."""
     if not _REGISTERED:
         loaded: dict[str, Scheduler] = {}
         for module in BUILTIN:
             register(importlib.import_module(module).SCHEDULER, loaded)
-        builtin = set(loaded)
-        for point in entry_points(group=GROUP):
-            if point.name in builtin:
-                continue
-            try:
-                scheduler = point.load()
-                if getattr(scheduler, "name", None) not in builtin:
-                    register(scheduler, loaded)
-            except Exception as exc:  # another package's code: any failure is its own
-                _REFUSED[point.name] = f"{type(exc).__name__}: {exc}"[:300]
+        builtin, found, loading = set(loaded), list[Scheduler](), ["(installed packages)"]
+        worker = threading.Thread(target=_plugins, args=(builtin, found, loading), daemon=True)
+        worker.start()
+        worker.join(PLUGIN_WAIT)  # a plugin that hangs keeps its thread, not the command
+        if worker.is_alive():
+            _REFUSED[loading[0]] = f"still loading after {PLUGIN_WAIT:g} s: set aside"
+        for scheduler in list(found):  # a built-in's name stays the built-in's
+            loaded.setdefault(scheduler.name, scheduler)
         _REGISTERED.update(loaded)
     return _REGISTERED
+
+
+def _plugins(builtin: set[str], found: list[Scheduler], loading: list[str]) -> None:
+    """Load other packages' schedulers into `found` (the one loading now named in `loading`)."""
+    try:  # another package's code, or its broken entry_points.txt: any failure is its own
+        for point in entry_points(group=GROUP):
+            if point.name not in builtin:
+                loading[0] = point.name
+                try:
+                    found.append(register(point.load(), {}))
+                except BaseException as exc:  # `sys.exit` too
+                    _REFUSED[point.name] = f"{type(exc).__name__}: {exc}"[:300]
+    except BaseException as exc:
+        _REFUSED["(installed packages)"] = f"{type(exc).__name__}: {exc}"[:300]
+
+
+def refused() -> list[str]:
+    """Each other package's scheduler set aside, and why: said by doctor and in every run."""
+    _load()
+    return [f"the scheduler plugin {name!r} did not load ({why})" for name, why in _REFUSED.items()]
 
 
 def names() -> tuple[str, ...]:

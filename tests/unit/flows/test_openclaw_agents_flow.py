@@ -101,6 +101,33 @@ def test_every_agent_gets_its_own_jobs_state_and_store(
     )
 
 
+def test_two_agents_install_and_remove_with_one_job_list_and_one_hook_call(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Issue 57: each `openclaw` call starts Node (seconds at load); the agents' installs read
+    one job list for them all and the strays (before: one per agent and one more), the hook is
+    enabled once, and removal takes every agent's jobs, the hook and its settings whole."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    installed = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert installed.code == 0, installed.stdout
+    assert len(gateway.calls("cron", "list")) == 1  # before: 3
+    assert gateway.calls("hooks") == [] and len(gateway.calls("config", "set")) == 1
+    assert len(gateway.calls("gateway", "call", "cron.add")) == 6
+    assert len(gateway.calls()) == 8  # before: 10
+    assert sorted(by_agent(gateway)) == ["home", "work"]
+    gateway.forget_calls()
+    removed = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
+    assert removed.code == 0, removed.stdout
+    assert len(gateway.calls("cron", "list")) == 1 and len(gateway.calls("cron", "rm")) == 6
+    assert gateway.calls("config") + gateway.calls("hooks") == [["config", "unset", "hooks"]]
+    assert len(gateway.calls()) == 8  # before: 10
+    assert by_agent(gateway) == {}
+    config = json.loads((Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json").read_text())
+    assert "hooks" not in config
+
+
 def test_an_agent_without_its_workspace_yet_is_said_not_installed(
     world: World, gateway: Gateway, tmp_path: Path
 ) -> None:

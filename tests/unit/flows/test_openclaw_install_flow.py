@@ -387,7 +387,8 @@ def test_the_recent_md_hook_comes_and_goes_with_the_schedule(
     assert out.code == 0, out.stdout
     assert "agent:bootstrap" in (hook_dir() / "HOOK.md").read_text()
     assert "RECENT.md" in (hook_dir() / "handler.js").read_text()
-    assert gateway.calls("hooks", "enable") == [["hooks", "enable", "memfuse-recent"]]
+    (enabled,) = gateway.calls("config", "set")  # what `hooks enable` writes, for less CPU
+    assert "hooks.internal.entries.memfuse-recent.enabled" in enabled[2]
     assert openclaw_config()["hooks"] == {
         "internal": {"enabled": True, "entries": {"memfuse-recent": {"enabled": True}}}
     }
@@ -399,9 +400,9 @@ def test_the_recent_md_hook_comes_and_goes_with_the_schedule(
     )
     removed = world.json("cron", "--format", "openclaw", "--remove")
     assert removed.code == 0, removed.stdout
-    assert gateway.calls("config", "unset") == [["config", "unset", "hooks.internal"]]
+    assert gateway.calls("config", "unset") == [["config", "unset", "hooks"]]
     assert not hook_dir().exists()
-    assert openclaw_config()["hooks"] == {}  # as memfuse found it: no hook setting
+    assert "hooks" not in openclaw_config()  # as memfuse found it (issue 55: not `"hooks": {}`)
     assert agents_md.read_text() == "# my rules\n"
     assert (memory_md.read_bytes() if memory_md.exists() else None) == before
 
@@ -547,6 +548,30 @@ def test_status_reads_the_alert_route_when_asked_not_the_copy_made_at_install(
     assert "NOT announced" not in world.run("status").stdout
 
 
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8080/alert", "http://192.168.1.20/hook", "http://nas.local/x",
+            "http://[::1]/x", "http://localhost:9/x"],
+)  # fmt: skip
+def test_status_says_a_webhook_the_gateways_ssrf_policy_blocks_is_not_delivered(
+    world: World, gateway: Gateway, url: str
+) -> None:
+    """Issue 55: a loopback or LAN webhook (what the hint led to) is blocked by the Gateway
+    (`[security] blocked URL fetch … private/internal`) while status said "OpenClaw posts
+    them to the webhook"; it says the route is blocked and how to allow it."""
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    before = json.loads(config.read_text())
+    alert = {"failureAlert": {"mode": "webhook", "to": url}}
+    config.write_text(json.dumps({**before, "cron": alert}))
+    said = world.json("status").data["schedule"]["alerts"]
+    assert said.startswith("a failed run is NOT delivered: OpenClaw's Gateway blocks"), said
+    assert "cron.webhookSsrfPolicy.allowedHostnames" in said
+    allowed = {**alert, "webhookSsrfPolicy": {"dangerouslyAllowPrivateNetwork": True}}
+    config.write_text(json.dumps({**before, "cron": allowed}))
+    said = world.json("status").data["schedule"]["alerts"]
+    assert said.startswith("a failed run: OpenClaw posts them to the webhook"), said
+
+
 def test_remove_names_the_mcp_server_entry_that_starts_memfuse_serve(
     world: World, gateway: Gateway
 ) -> None:
@@ -592,9 +617,7 @@ def test_install_and_remove_cost_few_openclaw_calls_each_job_one(
     assert len(gateway.calls("cron", "list")) == 1  # before: 2
     # The hook's settings read by memfuse itself, its own entry and switch unset in one call:
     # one `openclaw` call where there were four, one after the other (review of 47 and 50).
-    assert gateway.calls("hooks") + gateway.calls("config") == [
-        ["config", "unset", "hooks.internal"]
-    ]
+    assert gateway.calls("hooks") + gateway.calls("config") == [["config", "unset", "hooks"]]
     assert len(gateway.calls("cron", "rm")) == 3 and ours(gateway, world) == []
 
 
@@ -643,6 +666,27 @@ def test_a_json5_config_gives_the_agent_and_one_that_cannot_be_read_is_said(
     assert f"OpenClaw's configuration {config} is not JSON5" in said
     assert "takes OpenClaw's defaults" in said
     assert "agentId" not in printed.data["text"]
+
+
+def test_a_json5_config_openclaw_rewrites_is_kept_as_it_was_and_said(
+    world: World, gateway: Gateway
+) -> None:
+    """Issue 55: OpenClaw's `hooks enable` (and `config unset`) rewrite openclaw.json as plain
+    JSON, dropping the user's comments, and its own `.bak` lasts one write: memfuse keeps a
+    copy beside it (the user's only, 0600: it may hold keys) and says where."""
+    config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    text = "// my Gateway, by hand\n{ gateway: { port: 18789, }, }\n"
+    config.write_text(text)
+    out = world.json("cron", "--format", "openclaw", "--install")
+    (said,) = [c for c in out.data["changes"] if "dropping its comments" in c]
+    kept = Path(said.rsplit(" in ", 1)[1])
+    assert kept.parent == config.parent and kept.read_text() == text
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert gateway.calls("config", "set")  # the rewrite happened after the copy
+    removed = world.json("cron", "--format", "openclaw", "--remove")
+    assert not [c for c in removed.data["changes"] if "dropping its comments" in c]  # JSON now
+    assert openclaw_config() == {"gateway": {"port": 18789}}  # nothing of memfuse's left
 
 
 def test_removal_unsets_the_switch_before_the_entry_and_keeps_the_users_other_hook_settings(

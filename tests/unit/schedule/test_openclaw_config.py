@@ -41,7 +41,6 @@ def test_what_cannot_be_read_is_said_and_bounded(tmp_path: Path) -> None:
         "{ agents: ": "is not JSON5",
         "[1, 2]": "is not a JSON5 object",
         "[" * 5000 + "]" * 5000: "nests too deep to read",
-        "{ a: '" + "x" * (config.JSON5_LIMIT + 10) + "' }": "over 256 KiB to read as JSON5",
         '{"a": "' + "x" * config.CONFIG_LIMIT + '"}': "was not read",
     }
     for text, said in cases.items():
@@ -110,3 +109,45 @@ def test_a_path_no_file_system_can_name_is_not_resolved(tmp_path: Path) -> None:
     assert host.agent_for(str(tmp_path), env_for(path)) is None
     serving.serve_servers(env_for(path))
     serving.serve_entries(env_for(path), str(tmp_path))
+
+
+def test_workspaces_are_read_as_openclaw_reads_them(tmp_path: Path) -> None:
+    """Issue 55: `${HOME}/ws` became `<cwd>/${HOME}/ws`, and a number, NaN or a list silently
+    became OpenClaw's default workspace. `${VAR}` (upper case; `$${VAR}` a literal) comes from
+    the environment, else the configuration's `env`; `~` is the home; a workspace OpenClaw would
+    refuse, or one whose folder memfuse cannot know, is left out with its key's path."""
+    path = tmp_path / "openclaw.json"
+    path.write_text(
+        "{ env: { vars: { WS_ROOT: '/srv/agents' } },\n"
+        "  agents: { entries: {\n"
+        "    home: { workspace: '${HOME}/ws' }, tilde: { workspace: '~/t' },\n"
+        "    vars: { workspace: '${WS_ROOT}/v' }, escaped: { workspace: '/srv/$${WS_ROOT}' },\n"
+        "    number: { workspace: 42 }, nan: { workspace: NaN }, list: { workspace: ['/a'] },\n"
+        "    unset: { workspace: '${NOT_SET_HERE}/u' }, relative: { workspace: 'ws/r' },\n"
+        "    plain: {} } } }\n"
+    )
+    env = {**env_for(path), "OPENCLAW_STATE_DIR": str(tmp_path / "state")}
+    home = str(tmp_path)
+    assert dict(host.agents(env)) == {
+        "home": f"{home}/ws", "tilde": f"{home}/t", "vars": "/srv/agents/v",
+        "escaped": "/srv/${WS_ROOT}", "plain": f"{tmp_path}/state/workspace-plain",
+    }  # fmt: skip
+    said = host.agents_left_out(env) or ""
+    for named in (
+        "agent number: agents.entries.number.workspace is 42, not a path: left out",
+        "agent nan: agents.entries.nan.workspace is NaN, not a path",
+        'agent list: agents.entries.list.workspace is ["/a"], not a path',
+        "agents.entries.unset.workspace names ${NOT_SET_HERE}, which is not set here",
+        "agents.entries.relative.workspace (ws/r) is relative: OpenClaw resolves it against",
+    ):
+        assert named in said, (named, said)
+
+
+def test_a_default_workspace_memfuse_cannot_read_leaves_out_the_agents_that_take_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "openclaw.json"
+    path.write_text("{ agents: { defaults: { workspace: 7 }, list: [{ id: 'a' }] } }")
+    assert host.agents(env_for(path)) == []
+    said = host.agents_left_out(env_for(path))
+    assert said == "agent a: agents.defaults.workspace is 7, not a path: left out"

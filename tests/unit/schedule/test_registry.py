@@ -16,6 +16,7 @@ from memfuse.schedule import registry
 from memfuse.schedule.base import Machine, Outcome, Scheduler
 from memfuse.schedule.runs import Job, Schedule
 from tests.conftest import ROOT
+from tests.fakes import World
 
 SRC = ROOT / "src" / "memfuse"
 
@@ -179,3 +180,77 @@ def test_a_plugin_that_fails_to_load_stops_no_command(
     result = CliRunner().invoke(app, ["cron", "--format", "crontab", "-w", str(tmp_path)])
     assert "Traceback" not in result.output
     assert result.exit_code == 0, result.output
+
+
+class Hanging:
+    """An entry point whose import never ends until the test lets it go."""
+
+    name = "hangs"
+
+    def __init__(self) -> None:
+        import threading
+
+        self.release = threading.Event()
+
+    def load(self) -> Scheduler:
+        self.release.wait()
+        return K8S
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry loaded anew in this test, and loaded anew after it."""
+    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.setattr(registry, "_REFUSED", {})
+
+
+def test_a_plugin_that_calls_sys_exit_is_set_aside_named_by_doctor_and_recorded(
+    fresh: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, world: World
+) -> None:
+    """Issue 55: `except Exception` let a plugin's `sys.exit` stop every command."""
+    from importlib.metadata import EntryPoint
+
+    (tmp_path / "memfuse_exits.py").write_text("import sys\nsys.exit(1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    points = [EntryPoint("exits", "memfuse_exits:SCHEDULER", registry.GROUP)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: points)
+    assert registry.names() == ("crontab", "systemd", "launchd", "openclaw")
+    with pytest.raises(KeyError, match=r"'exits' did not load \(SystemExit: 1\)"):
+        registry.get("exits")
+    checks = {c["name"]: c for c in world.json("doctor").data["checks"]}
+    assert "'exits' did not load (SystemExit: 1)" in checks["scheduler-plugin"]["detail"]
+    synced = world.json("sync")
+    assert synced.code == 0
+    assert "the scheduler plugin 'exits' did not load" in synced.warnings_text
+
+
+def test_an_unrelated_packages_broken_entry_points_stops_no_command(
+    fresh: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 55: `entry_points()` itself raised outside the guard, before any command ran."""
+    info = tmp_path / "broken-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[console_scripts]\nthis line has no equals sign\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry.names() == ("crontab", "systemd", "launchd", "openclaw")
+    assert any("(installed packages)" in why for why in registry.refused())
+    result = CliRunner().invoke(app, ["cron", "--format", "crontab", "-w", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_hanging_plugin_import_is_set_aside_after_the_bound(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 55: a plugin whose import hangs stalled each command; the bound is injected
+    (nothing here races it: the import never returns until the test is done)."""
+    hanging = Hanging()
+    monkeypatch.setattr(registry, "entry_points", lambda group: [hanging])
+    monkeypatch.setattr(registry, "PLUGIN_WAIT", 0.01)
+    try:
+        assert registry.names() == ("crontab", "systemd", "launchd", "openclaw")
+        assert registry.refused() == [
+            "the scheduler plugin 'hangs' did not load (still loading after 0.01 s: set aside)"
+        ]
+    finally:
+        hanging.release.set()

@@ -7,6 +7,7 @@ memfuse knows of OpenClaw lives in this package.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -68,7 +69,7 @@ class OpenClaw(Scheduler):
             raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
         listed = gateway.list_jobs(machine.tool)
         going, _ = stale_ids(listed, schedule, keeping=False)
-        others = [j for j in memfuses(listed) if j.get("id") not in going]
+        others = memfuses(gateway.forget(listed, set(going)))  # another agent's, still there
         with ThreadPoolExecutor(max_workers=2) as pool:  # the hook and the jobs, side by side
             unhooked = None if others else pool.submit(hook.remove, machine)
             changes = gateway.remove(machine.tool, schedule, listed)
@@ -93,6 +94,8 @@ class OpenClaw(Scheduler):
 
     def alerts(self, machine: Machine) -> str:
         route = host.alert_route(machine.env)
+        if route is not None and route.startswith("NOT"):
+            return f"a failed run is {route}; only `memfuse status` (exit 4) tells"
         if route is not None:
             return f"a failed run: {route}, and `memfuse status` exits 4"
         return (
@@ -118,6 +121,10 @@ class OpenClaw(Scheduler):
 
     def left_out(self, machine: Machine) -> str | None:
         return host.agents_left_out(machine.env)
+
+    def every_agent(self) -> contextlib.AbstractContextManager[int]:
+        """The agents side by side, one job list read for them all (issue 57)."""
+        return gateway.shared()
 
     def crossings(self, machine: Machine) -> list[str]:
         return serving.leaks(machine.env)

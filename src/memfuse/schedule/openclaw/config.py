@@ -5,44 +5,38 @@ OpenClaw's own docs write it with unquoted keys, single quotes, comments and tra
 and a hand-edited file is likely to have them; memfuse reads its agents, dreaming's zone, the
 failure-alert route and the MCP servers there. The file is the user's but lies beside what an
 agent may write, so it is read as hostile input: through the confined reader (no link
-followed out, no FIFO waited on), at most CONFIG_LIMIT bytes, strict JSON (and JSONC) first —
-the fast, common case, which OpenClaw's own `config set` writes — and the `json5` parser only
-for a file within JSON5_LIMIT bytes (it is pure Python: ~30 KB a second on a loaded machine),
-its nesting bounded by the interpreter's recursion limit. A file that cannot be read at all is
-said (`problem`), never taken silently for "OpenClaw's defaults".
+followed out, no FIFO waited on), at most CONFIG_LIMIT bytes, by `pyjson5` (C: 250 KiB in
+milliseconds, docs/performance.md), nested at most as deep as the interpreter's recursion
+limit. A file that cannot be read is said (`problem`), never taken for OpenClaw's defaults.
 
-`$include` is followed as OpenClaw 2026.9.6 follows it (dist/includes-*.mjs): a path or a
-list of paths, relative to the including file; one file replaces the object, a list is
-deep-merged in order, sibling keys are merged over it (objects by key, lists joined, the rest
-replaced); never outside the configuration's folder or an `OPENCLAW_INCLUDE_ROOTS` folder (a
-link out included), never a file twice on one chain, at most INCLUDE_DEPTH deep. memfuse adds
-its own bounds — INCLUDE_FILES files and INCLUDE_BYTES bytes in all, only a file of this user
-with one name — and an include it does not follow is the whole file's problem, as it is
-OpenClaw's. A reading is kept for the process while every file it
-read is unchanged (size, time, inode), since one command asks it several things.
+`$include` is followed as OpenClaw 2026.9.6 follows it (dist/includes-*.mjs; docs/operations.md,
+"Several agents"), within memfuse's own bounds (INCLUDE_*). A reading is kept for the process
+while every file it read is unchanged (size, time, inode).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import json5
+import pyjson5
 
 from memfuse.confine import UnsafePath, nameable, read_file, within
-from memfuse.store.server_entry import strip_jsonc
 from memfuse.untrusted import one_line
 
 CONFIG_LIMIT = 1 << 20  # bytes of openclaw.json (or one included file) read at all
-JSON5_LIMIT = 256 << 10  # bytes the (slow, pure Python) JSON5 parser is given
 INCLUDE = "$include"
 INCLUDE_DEPTH = 10  # OpenClaw's own limit of nested includes
 INCLUDE_FILES = 32  # files included in all: a diamond of lists would read one 2**10 times
 INCLUDE_BYTES = 4 << 20  # bytes of included files read in all
+LONE = re.compile(  # the escape of half a surrogate pair, without its other half
+    r"\\u(d[89ab][0-9a-f]{2})(?!\\ud[c-f])|(?<!\\ud[89ab]..)\\u(d[c-f][0-9a-f]{2})", re.I
+)
 PATH_LIMIT = 4096  # OpenClaw's limit of an include's path, as given and resolved
 
 
@@ -107,7 +101,6 @@ class _Follow:
         self.read: list[tuple[str, Stamp]] = []  # every file read, with its stamp before
         self.included = 0  # files included so far
         self.size = 0  # their bytes
-        self.json5 = 0  # bytes given to the JSON5 parser, the configuration's file's too
 
     def whole(self) -> Reading:
         self.read.append((self.path, _stamp(self.path)))
@@ -140,21 +133,16 @@ class _Follow:
     def _parse(self, path: str, raw: bytes) -> Any:
         text = raw.decode("utf-8", "replace")
         try:
-            return json.loads(strip_jsonc(text))
-        except (ValueError, RecursionError):
-            pass
-        if len(raw) > JSON5_LIMIT:
-            raise _Unread(f"{path} is not JSON, and over {JSON5_LIMIT >> 10} KiB to read as JSON5")
-        self.json5 += len(raw)
-        if self.json5 > JSON5_LIMIT:  # the budget is the configuration's, includes and all
-            raise _Unread(f"{path} is not JSON, and the JSON5 read for its configuration in all"
-                          f" would pass {JSON5_LIMIT >> 10} KiB")  # fmt: skip
-        try:
-            return json5.loads(text)
-        except RecursionError:
+            try:
+                return pyjson5.decode(text, maxdepth=-1)
+            except pyjson5.Json5IllegalCharacter:  # pyjson5 refuses a lone surrogate's escape
+                return pyjson5.decode(
+                    LONE.sub(lambda m: chr(int(m[1] or m[2], 16)), text), maxdepth=-1
+                )
+        except (RecursionError, pyjson5.Json5NestingTooDeep):
             raise _Unread(f"{path} nests too deep to read") from None
-        except ValueError as exc:  # json5 says where: "<string>:3 Unexpected …"
-            raise _Unread(f"{path} is not JSON5: {str(exc)[:200]}") from None
+        except pyjson5.Json5Exception as exc:  # it says where: "Stray b'comma' near 7"
+            raise _Unread(f"{path} is not JSON5: {str(exc.args[0])[:200]}") from None
 
     def _resolve(self, value: Any, chain: tuple[str, ...]) -> Any:
         """`value` with every `$include` in it replaced as OpenClaw replaces it; `chain`: the

@@ -1,21 +1,16 @@
 """`memfuse cron --format openclaw --install/--remove`: memfuse's jobs in OpenClaw's Gateway
-cron, through the `openclaw` CLI (flags and answers as the package 2026.9.6 has them).
-
-Each job is declared with its declaration key and its failure alert in one call (`openclaw
-gateway call cron.add`, the RPC `cron add --declaration-key` makes, which converges the job
-in place); a job the Gateway already lists as declared costs no call, so a second install
-only reads the list. Every `openclaw` call starts Node (9–10 s each on the machine of issue
-47), so the calls that do not wait on each other run side by side. Jobs of this schedule
-that it no longer has are removed by id, after `--`.
-The Gateway's list is read to its end, page after page; a job that rewrites MEMORY.md there
-(OpenClaw's dreaming sweep) moves tidy out of its minute. When the CLI fails, what it said
-about why is shown, not only its last line.
+cron, through the `openclaw` CLI as the package 2026.9.6 has it (docs/operations.md,
+"OpenClaw"): each job declared whole in one `gateway call cron.add`, none for a job already in
+place, calls that do not wait on each other side by side (each starts Node: seconds).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -28,13 +23,53 @@ from memfuse.schedule.openclaw import jobs as openclaw
 LIST_LIMIT = 16_000_000  # bytes of one answer read
 PAGE_SIZE = 200  # the CLI's own page
 MAX_PAGES = 50  # the CLI's own bound: 10 000 jobs
-SIDE_BY_SIDE = 4  # `openclaw` calls at once
+SIDE_BY_SIDE = 4  # `openclaw` calls at once, for one agent
+AGENTS_SIDE_BY_SIDE = 2  # agents at once: each Node process is ~150 MB, 64 agents are allowed
+
+
+_LOCK = threading.Lock()
+_SHARED: list[list[dict[str, Any]] | None] = []  # within `shared`: the job list, once read
+
+
+@contextlib.contextmanager
+def shared() -> Iterator[int]:
+    """Within it, every agent's install or removal reads one list of the Gateway's jobs, kept
+    as this command's own calls change it (issue 57: one `cron list` per agent, and one more)."""
+    _SHARED.append(None)
+    try:
+        yield AGENTS_SIDE_BY_SIDE
+    finally:
+        _SHARED.pop()
 
 
 def list_jobs(tool: Tool) -> list[dict[str, Any]]:
-    """Every job the Gateway has, disabled ones too. `cron list --json` reads every page
-    itself in OpenClaw 2026.9; an answer that says there is more (an older CLI, one page) is
-    followed through the Gateway's own `cron.list`, page by page, to its end."""
+    """Every job the Gateway has, disabled ones too (within `shared`, as this command left it)."""
+    with _LOCK:
+        if not _SHARED:
+            return _list(tool)
+        if _SHARED[-1] is None:
+            _SHARED[-1] = _list(tool)
+        return list(_SHARED[-1] or [])
+
+
+def forget(
+    listed: list[dict[str, Any]], ids: set[str], new: tuple[dict[str, Any], ...] = ()
+) -> list[dict[str, Any]]:
+    """The jobs once `ids` are gone and `new` declared, from the shared list when there is one
+    (its agents' removals each see the others' gone, in turn: the last sees none left)."""
+    with _LOCK:
+        known = _SHARED[-1] if _SHARED else None
+        ids = ids | {str(j.get("id")) for j in new}
+        kept = [j for j in (listed if known is None else known) if j.get("id") not in ids]
+        if _SHARED:
+            _SHARED[-1] = [*kept, *new]
+        return kept
+
+
+def _list(tool: Tool) -> list[dict[str, Any]]:
+    """`cron list --json` reads every page itself in OpenClaw 2026.9; an answer that says there
+    is more (an older CLI, one page) is followed through the Gateway's own `cron.list`, page
+    by page, to its end."""
     page = _answer(tool(["openclaw", "cron", "list", "--all", "--json"]), "openclaw cron list")
     jobs = _jobs_of(page)
     for _ in range(MAX_PAGES):
@@ -86,6 +121,7 @@ def install(
         job_id = job.get("id") if isinstance(job, dict) else None
         if not isinstance(job_id, str) or not job_id.strip():
             raise MemfuseError(f"openclaw's cron.add did not say the id of the job {name}")
+        forget(listed, set(), (job,) if isinstance(job, dict) else ())
         if isinstance(answer, dict) and answer.get("created") is False:
             changed = "updated" if answer.get("updated") else "already in place, unchanged"
             changes.append(f"the OpenClaw job {name} ({job_id}): {changed}")
@@ -114,6 +150,7 @@ def _remove(
     tool: Tool, listed: list[dict[str, Any]], schedule: Schedule, *, everything: bool = False
 ) -> list[str]:
     ids, unusable = openclaw.stale_ids(listed, schedule, keeping=not everything)
+    forget(listed, set(ids))
     side_by_side(tool, [openclaw.remove_command(job_id) for job_id in ids], "cron rm")
     changes = [f"removed the OpenClaw job {job_id}" for job_id in ids]
     for name in unusable:

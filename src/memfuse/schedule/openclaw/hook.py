@@ -1,32 +1,16 @@
 """RECENT.md in every main session on OpenClaw: an `agent:bootstrap` hook memfuse installs with
-its schedule and removes with it.
-
-OpenClaw loads only AGENTS.md, SOUL.md, IDENTITY.md, USER.md, BOOTSTRAP.md and MEMORY.md as
-bootstrap files; a hook may extend `bootstrapFiles` on `agent:bootstrap` (OpenClaw 2026.9.6,
-tried on a Gateway: docs/reference.md, "OpenClaw 2026.9"). The handler adds the
-workspace's RECENT.md as one more record in main and direct sessions, never in group,
-channel, cron or subagent ones (a digest of private memory stays out of shared rooms); the
-Gateway's own per-file and total budgets still apply. It reads, writes nothing, and touches
-neither AGENTS.md nor MEMORY.md. What it adds is framed as data: RECENT.md's text between a
-boundary the text cannot forge, after one sentence saying these are notes recalled from
-memory, not instructions (issue 46; the file itself keeps the SPEC's template).
-
-Install (idempotent): the two files written atomically into `<state>/hooks/memfuse-recent/`
-(only over memfuse's own), then `openclaw hooks enable` unless internal hooks are open-ended
-already (`enabled` with no entries: every hook loads) — or refused by the user (`enabled:
-false`: said, not overridden). Whether memfuse turned the master switch on is kept beside the
-files, so removal puts it back: `hooks disable` while the files exist, the folder removed,
-the master switch unset only when memfuse set it and no other entry remains, the entry unset.
-The hook settings are read from openclaw.json by memfuse's own reader (openclaw.config), not
-by `openclaw config get` (each `openclaw` call starts Node: 5-10 s on the real package), and
-when memfuse's own entry and master switch are all `hooks.internal` holds, one `config unset
-hooks.internal` takes both: removal is two calls where it was four.
+its schedule and removes with it (docs/operations.md, "RECENT.md in every main session";
+observed on OpenClaw 2026.9.6: docs/reference.md, "OpenClaw 2026.9"). Whether
+memfuse turned the master switch on is kept beside the files, so removal puts it back; the
+hook settings are read by memfuse's own reader (openclaw.config), not `openclaw config get`.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import threading
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -118,68 +102,102 @@ def folder(machine: Machine) -> Path:
     return host.state_dir(machine.env) / "hooks" / NAME
 
 
+_ONE = threading.Lock()  # agents side by side: one of them enables the hook, the others see it
+
+
 def install(machine: Machine) -> list[str]:
     """Put the hook in place and enable it; what was done."""
-    where = folder(machine)
-    internal = _internal(machine)
-    enabled = internal.get("enabled") if isinstance(internal, dict) else None
-    if enabled is False:
-        return [
-            f"RECENT.md is not added to OpenClaw's sessions: its internal hooks are turned off"
-            f" (hooks.internal.enabled is false), which memfuse leaves as you set it; `openclaw"
-            f" hooks enable {NAME}` after `memfuse cron --install --format openclaw` adds it"
-        ]
-    changes = _write(where)
-    entries = internal.get("entries") if isinstance(internal, dict) else None
-    entry = entries.get(NAME) if isinstance(entries, dict) else None
-    open_ended = enabled is True and not entries and not host.dig(internal, "load", "extraDirs")
-    if (isinstance(entry, dict) and entry.get("enabled") is True) or open_ended:
-        changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
-    else:
-        machine.tool(["openclaw", "hooks", "enable", NAME])
-        _remember(where, set_master=enabled is not True)
-        changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
-    if any(c.startswith("wrote") for c in changes):
-        changes.append(
-            "restart the Gateway (`openclaw gateway restart`) if it runs an older copy of the"
-            " hook; a new one is loaded as it is enabled"
-        )
-    return changes
+    with _ONE:
+        where = folder(machine)
+        internal = _internal(machine)
+        enabled = internal.get("enabled") if isinstance(internal, dict) else None
+        if enabled is False:
+            return [
+                f"RECENT.md is not added to OpenClaw's sessions: its internal hooks are turned off"
+                f" (hooks.internal.enabled is false), which memfuse leaves as you set it; `openclaw"
+                f" hooks enable {NAME}` after `memfuse cron --install --format openclaw` adds it"
+            ]
+        changes = _write(where)
+        entries = internal.get("entries") if isinstance(internal, dict) else None
+        entry = entries.get(NAME) if isinstance(entries, dict) else None
+        open_ended = enabled is True and not entries and not host.dig(internal, "load", "extraDirs")
+        if (isinstance(entry, dict) and entry.get("enabled") is True) or open_ended:
+            changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
+        else:
+            changes += _keep_json5(machine)
+            # What `hooks enable` writes, in the call that costs a third less CPU (issue 57)
+            sets = [{"path": f"hooks.internal.entries.{NAME}.enabled", "value": True}]
+            sets += (
+                [{"path": "hooks.internal.enabled", "value": True}] if enabled is not True else []
+            )
+            machine.tool(["openclaw", "config", "set", f"--batch-json={json.dumps(sets)}"])
+            _remember(where, set_master=enabled is not True)
+            changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
+        if any(c.startswith("wrote") for c in changes):
+            changes.append(
+                "restart the Gateway (`openclaw gateway restart`) if it runs an older copy of the"
+                " hook; a new one is loaded as it is enabled"
+            )
+        return changes
 
 
 def remove(machine: Machine) -> list[str]:
     """Take the hook out, leaving OpenClaw's hook settings as memfuse found them."""
-    where = folder(machine)
-    text = read_text(where / "HOOK.md")
-    if text is None:
+    with _ONE:
+        where = folder(machine)
+        text = read_text(where / "HOOK.md")
+        if text is None:
+            return []
+        if MARK not in text or where.is_symlink():
+            return [f"left {where}: memfuse did not write it"]
+        memo = _memo(where)
+        internal = _internal(machine)
+        entries = host.dig(internal, "entries")
+        others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
+        changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
+        changes += _keep_json5(machine)
+        if memo.get("set_master") is True and not others:
+            changes.append("unset hooks.internal.enabled, which memfuse had set")
+            if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
+                # memfuse's switch and entry are all there is: one call unsets both, straight to
+                # "not configured" (never the open-ended state that loads every hook), before
+                # the folder goes, so no reload finds the hook half gone; `hooks` with them
+                # when they are all it holds (no `"hooks": {}` left behind).
+                hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
+                alone = isinstance(hooks, dict) and set(hooks) == {"internal"}
+                key = "hooks" if alone else "hooks.internal"
+                machine.tool(["openclaw", "config", "unset", key], check=False)
+                shutil.rmtree(where, ignore_errors=True)
+                return changes
+        # The hook turned off while its files exist, then the folder, then the settings in turn
+        # (each call rewrites the one file); the switch before the entry: the entry first would
+        # pass through the open-ended state.
+        machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
+        shutil.rmtree(where, ignore_errors=True)
+        unset = [f"hooks.internal.entries.{NAME}"]
+        if memo.get("set_master") is True and not others:
+            unset.insert(0, "hooks.internal.enabled")
+        for path in unset:
+            machine.tool(["openclaw", "config", "unset", path], check=False)
+        return changes
+
+
+def _keep_json5(machine: Machine) -> list[str]:
+    """Before OpenClaw rewrites openclaw.json as plain JSON (it drops a JSON5 file's comments,
+    and its own `.bak` lasts one more write): a copy beside it, kept, and said."""
+    path = host.config_path(machine.env)
+    text = read_text(path)
+    try:
+        json.loads(text or "{}")
         return []
-    if MARK not in text or where.is_symlink():
-        return [f"left {where}: memfuse did not write it"]
-    memo = _memo(where)
-    internal = _internal(machine)
-    entries = host.dig(internal, "entries")
-    others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
-    changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
-    if memo.get("set_master") is True and not others:
-        changes.append("unset hooks.internal.enabled, which memfuse had set")
-        if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
-            # memfuse's switch and entry are all there is: one call unsets both, straight to
-            # "not configured" (never the open-ended state that loads every hook), before
-            # the folder goes, so no reload finds the hook half gone.
-            machine.tool(["openclaw", "config", "unset", "hooks.internal"], check=False)
-            shutil.rmtree(where, ignore_errors=True)
-            return changes
-    # The hook turned off while its files exist, then the folder, then the settings in turn
-    # (each call rewrites the one file); the switch before the entry: the entry first would
-    # pass through the open-ended state.
-    machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
-    shutil.rmtree(where, ignore_errors=True)
-    unset = [f"hooks.internal.entries.{NAME}"]
-    if memo.get("set_master") is True and not others:
-        unset.insert(0, "hooks.internal.enabled")
-    for path in unset:
-        machine.tool(["openclaw", "config", "unset", path], check=False)
-    return changes
+    except ValueError:
+        pass
+    kept = path.with_name(f"{path.name}.memfuse-{datetime.now():%Y%m%dT%H%M%S}")
+    write_atomic(path.parent, kept, (text or "").encode("utf-8"), mode=0o600)
+    return [
+        f"OpenClaw rewrites {path} as plain JSON, dropping its comments: memfuse kept it as it"
+        f" was in {kept}"
+    ]
 
 
 def _write(where: Path) -> list[str]:

@@ -10,9 +10,13 @@ rewrites MEMORY.md. Names and markers are from the `openclaw` package 2026.9.6
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import nameable
@@ -50,12 +54,8 @@ def config_problem(env: Mapping[str, str]) -> str | None:
 
 
 def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list[Writer]:
-    """When OpenClaw's dreaming sweep rewrites MEMORY.md on this machine, read from its config
-    alone (no process): nothing when OpenClaw is not here (neither its program nor its config:
-    a bare `~/.openclaw`, which `memfuse doctor --install-config` makes, is not OpenClaw), its
-    `dreaming.frequency` and `timezone` when the config says, and OpenClaw's default (on,
-    03:00 local) when it is silent or cannot be read. For the schedulers that are not
-    OpenClaw's own; the OpenClaw install reads the Gateway's job itself."""
+    """When OpenClaw's dreaming sweep rewrites MEMORY.md here, from its config alone (no
+    process; docs/operations.md, "Dreaming"), for the schedulers that are not OpenClaw's."""
     settings = read_config(env)
     if settings is None:
         if which("openclaw") is None:
@@ -140,60 +140,102 @@ AGENTS_MAX = 64  # agents served from a roster; the rest are said (agents_left_o
 
 
 def agents(env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Every configured agent (`agents.entries.<id>`, then the older `agents.list[]` roster,
-    an id once), the first AGENTS_MAX, and its workspace: its own `workspace`, else the one
-    OpenClaw gives it (`agents.defaults.workspace`/<id>, else `<state>/workspace-<id>`), real
-    paths."""
+    """Every configured agent, the first AGENTS_MAX, and its workspace as OpenClaw gives it,
+    a real path; one whose workspace memfuse cannot read so is left out (`agents_left_out`)."""
+    return _workspaces(env)[0]
+
+
+def _workspaces(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], list[str]]:
     settings = read_config(env) or {}
-    home = env.get("HOME") or "/nonexistent"
-    base = _path(dig(settings, "agents", "defaults", "workspace"), home)
+    given = dig(settings, "agents", "defaults", "workspace")
+    base, why = _workspace(settings, env, "agents.defaults.workspace", given)
     found: list[tuple[str, str]] = []
-    for agent, entry in _roster(settings)[:AGENTS_MAX]:
-        own = _path(entry.get("workspace"), home)
-        if own is None:  # OpenClaw's own rule for an entry without one
-            own = (
-                os.path.join(base, agent) if base
-                else os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}")
+    said: list[str] = []
+    for agent, entry, key in _roster(settings)[:AGENTS_MAX]:
+        own, problem = _workspace(settings, env, f"{key}.workspace", entry.get("workspace"))
+        if own is None and problem is None:  # OpenClaw's own rule for an entry without one
+            own, problem = (
+                (os.path.join(base, agent), None) if base else (None, why) if why
+                else (os.path.join(os.path.realpath(state_dir(env)), f"workspace-{agent}"), None)
             )  # fmt: skip
-        found.append((agent, own))
-    return found
+        if own is None:
+            said.append(f"agent {one_line(agent[:80])}: {problem}: left out")
+        else:
+            found.append((agent, own))
+    return found, said
+
+
+VAR = re.compile(r"\$\$\{([A-Z_][A-Z0-9_]*)\}|\$\{([A-Z_][A-Z0-9_]*)\}")  # OpenClaw's ${VAR}
+
+
+def _workspace(
+    settings: dict[str, Any], env: Mapping[str, str], key: str, value: object
+) -> tuple[str | None, str | None]:
+    """`value`, the workspace at `key`, as OpenClaw 2026.9.6 reads it (`${VAR}` from this
+    environment, else the file's `env`; `~` its home; relative: its own cwd, unknown here), a
+    real path; or why it cannot be; (None, None) when it is not given."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, None
+    if not isinstance(value, str):
+        return None, f"{key} is {json.dumps(value)[:60]}, not a path"
+    given = dig(settings, "env")
+    named = {k: v for k, v in (given.items() if isinstance(given, dict) else ()) if k != "vars"}
+    more = dig(given, "vars")
+    named.update(more if isinstance(more, dict) else {})
+    named.update({k: v for k, v in env.items() if v.strip()})  # the environment wins
+    unset = [m[2] for m in VAR.finditer(value) if m[2] and not isinstance(named.get(m[2]), str)]
+    if unset:
+        return None, f"{key} names ${{{unset[0]}}}, which is not set here"
+    text = VAR.sub(lambda m: f"${{{m[1]}}}" if m[1] else str(named[m[2]]), value).strip()
+    home = env.get("OPENCLAW_HOME") or env.get("HOME") or "/nonexistent"
+    if not (text.startswith(("/", "~/")) or text == "~"):  # OpenClaw: the Gateway's own cwd
+        return None, (
+            f"{key} ({one_line(text[:200])}) is relative: OpenClaw resolves it against the"
+            " Gateway's working folder, which memfuse cannot know; write it from / or ~"
+        )
+    return _path(text, home), None
 
 
 def agents_left_out(env: Mapping[str, str]) -> str | None:
     """The agents past AGENTS_MAX, as a warning (how many, the first few ids); None when
     there are none."""
     roster = _roster(read_config(env) or {})
-    extra = [agent for agent, _ in roster[AGENTS_MAX:]]
-    if not extra:
-        return None
-    named = ", ".join(one_line(agent[:80]) for agent in extra[:5])
-    return (
-        f"OpenClaw's configuration lists {len(roster)} agents; memfuse takes the first"
-        f" {AGENTS_MAX} and leaves {len(extra)} out, unscheduled and unchecked: {named}"
-        f"{', …' if len(extra) > 5 else ''}"
-    )
+    extra = [agent for agent, _, _ in roster[AGENTS_MAX:]]
+    said = _workspaces(env)[1][:5]
+    if extra:
+        named = ", ".join(one_line(agent[:80]) for agent in extra[:5])
+        said.append(
+            f"OpenClaw's configuration lists {len(roster)} agents; memfuse takes the first"
+            f" {AGENTS_MAX} and leaves {len(extra)} out, unscheduled and unchecked: {named}"
+            f"{', …' if len(extra) > 5 else ''}"
+        )
+    return "; ".join(said) or None
 
 
 def agents_past_cap(env: Mapping[str, str]) -> set[str]:
     """The ids of configured agents past AGENTS_MAX: configured, but not memfuse's to serve."""
-    return {agent for agent, _ in _roster(read_config(env) or {})[AGENTS_MAX:]}
+    return {agent for agent, _, _ in _roster(read_config(env) or {})[AGENTS_MAX:]}
 
 
-def _roster(settings: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(id, entry) of every configured agent: `agents.entries`, then `agents.list[]`, an id
-    once."""
+def _roster(settings: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+    """(id, entry, the entry's key path) of every configured agent: `agents.entries`, then
+    `agents.list[]`, an id once."""
     listed = dig(settings, "agents", "list")
     entries = dig(settings, "agents", "entries")
-    pairs: list[tuple[object, object]] = list(entries.items()) if isinstance(entries, dict) else []
+    pairs: list[tuple[object, object, str]] = [
+        (k, e, f"agents.entries.{k}")
+        for k, e in (entries.items() if isinstance(entries, dict) else ())
+    ]
     pairs += [
-        (e.get("id"), e) for e in (listed if isinstance(listed, list) else [])
+        (e.get("id"), e, f"agents.list.{i}")
+        for i, e in enumerate(listed if isinstance(listed, list) else [])
         if isinstance(e, dict)
-    ]  # fmt: skip
-    found: dict[str, dict[str, Any]] = {}
-    for agent, entry in pairs:
+    ]
+    found: dict[str, tuple[dict[str, Any], str]] = {}
+    for agent, entry, key in pairs:
         if isinstance(agent, str) and agent.strip() and isinstance(entry, dict):
-            found.setdefault(agent, entry)
-    return list(found.items())
+            found.setdefault(agent, (entry, key))
+    return [(agent, entry, key) for agent, (entry, key) in found.items()]
 
 
 def agent_for(workspace: str | None, env: Mapping[str, str]) -> str | None:
@@ -214,7 +256,15 @@ def alert_route(env: Mapping[str, str]) -> str | None:
     settings = read_config(env) or {}
     alert = dig(settings, "cron", "failureAlert")
     if dig(alert, "mode") == "webhook" and isinstance(dig(alert, "to"), str):
-        return "OpenClaw posts them to the webhook of its cron.failureAlert"
+        host = _private_host(str(dig(alert, "to")), dig(settings, "cron", "webhookSsrfPolicy"))
+        if host is None:
+            return "OpenClaw posts them to the webhook of its cron.failureAlert"
+        return (
+            f"NOT delivered: OpenClaw's Gateway blocks its cron.failureAlert webhook to"
+            f" {one_line(host[:80])}, a private or internal address, under its"
+            " cron.webhookSsrfPolicy; allow it with `openclaw config set"
+            f" cron.webhookSsrfPolicy.allowedHostnames '{json.dumps([host[:80]])}' --strict-json`"
+        )
     named = dig(alert, "channel")
     channels = dig(settings, "channels")
     configured = [
@@ -227,3 +277,21 @@ def alert_route(env: Mapping[str, str]) -> str | None:
         names = ", ".join(one_line(str(name)[:80]) for name in sorted(configured)[:5])
         return f"OpenClaw announces them on its channel ({names})"
     return None
+
+
+def _private_host(url: str, policy: object) -> str | None:
+    """The webhook's host when the Gateway's `cron.webhookSsrfPolicy` blocks it before DNS (a
+    private, loopback or internal one), else None (memfuse resolves no name)."""
+    host = (urlsplit(url.strip()).hostname or "").rstrip(".")
+    allowed = dig(policy, "allowedHostnames")
+    if dig(policy, "dangerouslyAllowPrivateNetwork") is True or host in (
+        allowed if isinstance(allowed, list) else ()
+    ):
+        return None
+    try:
+        private = not ipaddress.ip_address(host).is_global
+    except ValueError:  # a name: OpenClaw's own before DNS
+        private = host in ("localhost", "localhost.localdomain") or host.endswith(
+            (".localhost", ".local", ".internal")
+        )
+    return host if private else None

@@ -1,20 +1,9 @@
-"""OpenClaw's own cron (the Gateway scheduler; formerly Clawdbot/Moltbot): a job per run.
-
-Schema source. The job shape is the `cron.add` parameters of OpenClaw's docs page
-docs/automation/cron-jobs.md, section "JSON schema for tool calls" (openclaw/openclaw, stored
-at commit 001978f7002940af65e02388381f5feaec92d2f7; published at
-https://docs.openclaw.ai/automation/cron-jobs), checked against the `CronJob`, `CronSchedule`
-and `CronPayload` types of src/cron/types.ts in the same repository:
-`{name, description?, enabled?, schedule: {kind: "cron", expr, tz?}, sessionTarget: "isolated",
-wakeMode, payload, delivery: {mode, bestEffort?}}`. The payload is a `command` one, which runs
-an argv on the Gateway host with no model in between (`{kind: "command", argv, env?}`, as
-src/cli/cron-cli/register.cron-add.ts stores `--command-argv`). An agent-turn
-job (`exec: <sh command>` as a line of the agent's prompt) is read back, never written.
-
-A job is declared by its declaration key (`declare_params`; gateway.py makes the calls), which
-converges the job that has that key in place — same id, failure streaks kept — or creates it.
-Jobs carrying this label's names or keys that the schedule no longer has are removed by id
-(`stale_ids`), nothing else. Times without `tz` are the Gateway host's local time.
+"""OpenClaw's own cron (the Gateway scheduler): a job per run, a `command` payload (an argv
+run on the Gateway host, no model in between), declared by its declaration key (converged in
+place, same id) as the `cron.add` parameters of OpenClaw's docs/automation/cron-jobs.md and
+src/cron/types.ts have them (openclaw/openclaw at commit 001978f7002940af65e02388381f5feaec92d2f7);
+jobs of this label the schedule no longer has are removed by id (`stale_ids`). An agent-turn
+job (`exec: <sh command>`) is read back, never written.
 """
 
 from __future__ import annotations
