@@ -82,12 +82,11 @@ class Marks:
             self._kept.update(_load(self._state))
         return self._kept.get(os.fspath(real))
 
-    def keep(self, real: Path, mark: Mark | None) -> None:
+    def keep(self, real: Path, mark: Mark) -> None:
         self._kept.pop(os.fspath(real), None)
-        if mark is not None:
-            self._kept[os.fspath(real)] = mark
-            while len(self._kept) > MARKS_KEPT:
-                self._kept.popitem(last=False)
+        self._kept[os.fspath(real)] = mark
+        while len(self._kept) > MARKS_KEPT:
+            self._kept.popitem(last=False)
         if self._state is not None:
             saved = dict(list(self._kept.items())[-MARKS_SAVED:])
             data = json.dumps({k: _saved(m) for k, m in saved.items()}).encode()
