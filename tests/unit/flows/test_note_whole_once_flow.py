@@ -409,3 +409,37 @@ def test_a_mark_read_back_is_refused_where_the_file_cannot_check_it(world: World
         bullets = parse_bytes(journal.read_bytes()).bullets
         assert bullets[-1] == noted.bullet and noted.bullet.text == text, (field, value)
         append_note(workspace, "Then another, on the fresh mark", AT, marks=Marks(state))
+
+
+@pytest.mark.parametrize("process", ["same", "new"])
+def test_a_mark_the_file_was_edited_under_in_place_is_not_trusted(
+    world: World, process: str
+) -> None:
+    """Issue 57: the mark is the agent's to defeat — it writes the journal. An edit in place
+    above the last note, the note's line left at its offset, passed the inode and seal checks:
+    a fence opened above swallowed the next note (answered as a bullet, never synced), and a
+    line made a bullet moved every count after it. Every byte before the mark is now checked
+    against its digest: the file is read whole, the note refused or placed as the reader does."""
+    from memfuse.state.folder import StateFolder
+
+    prose, bullet = "Some prose here\n", "- Now a bullet!\n"
+    world.journal(DAY, f"## 22:00\n- first\n{prose}" + "".join(f"- b{n}\n" for n in range(40)))
+    journal, workspace = journal_of(world), workspace_of(world)
+    state = StateFolder(state_of(world.workspace))
+    marks = Marks(state)
+    append_note(workspace, "note 0", AT, marks=marks)
+    at = journal.read_bytes().index(prose.encode())
+    with journal.open("r+b") as fh:  # the same inode, the same size, the seal in place
+        fh.seek(at)
+        fh.write(bullet.encode())
+    again = marks if process == "same" else Marks(state)
+    noted = append_note(workspace, "note 1", AT, marks=again)
+    assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
+    assert noted.position.key == f"{DAY}#2200-44"  # first, the new bullet, 40, note 0, note 1
+    before = journal.read_bytes()
+    with journal.open("r+b") as fh:
+        fh.seek(at)
+        fh.write(b"```" + b"x" * (len(bullet) - 4) + b"\n")  # a fence opened above the mark
+    with pytest.raises(NoteRefused, match="inside a code fence"):
+        append_note(workspace, "note 2", AT, marks=marks if process == "same" else Marks(state))
+    assert len(journal.read_bytes()) == len(before)  # nothing written
