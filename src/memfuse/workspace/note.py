@@ -92,8 +92,8 @@ def append_note(
                 try:
                     planned = plan(view, value, now, shown)
                 except ReadWhole:  # a tail whose counts only the whole file gets right
-                    planned = plan(View(journal.read(read, 0, journal.size), None), value,
-                                   now, shown)  # fmt: skip
+                    view = View(journal.read(read, 0, journal.size), None)
+                    planned = plan(view, value, now, shown)
                 made = planned.made
                 if journal.size + len(planned.suffix) > files.read_cap:
                     raise NoteRefused(
@@ -108,8 +108,7 @@ def append_note(
                     held = journal.read(read, 0, files.read_cap)
                     expected = note_file.count_lines(held, value)
                     continue
-                start = journal.size + len(planned.suffix) - len(planned.line)
-                marks.keep(journal.real, planned.mark(journal, start))
+                marks.keep(journal.real, planned.mark(journal, view))
                 bullet = planned.bullet
         except (_Changed, FileChanged):
             continue
@@ -178,11 +177,15 @@ class Planned:
     encoding: str
     before: Counter[tuple[str, bool]]  # the bullets before the note, by section and kind
 
-    def mark(self, journal: note_file.Journal, start: int) -> Mark:
-        """Where this note's line is, for the next note to read from."""
+    def mark(self, journal: note_file.Journal, view: View) -> Mark:
+        """Where this note's line is, for the next note to read from, with the digest of the
+        bytes before it (made on from the view's: none is read again)."""
+        digest = view.before.copy()
+        digest.update(view.raw + self.suffix[: -len(self.line)])
+        start = journal.size + len(self.suffix) - len(self.line)
         base = tuple((key, numbered, n) for (key, numbered), n in sorted(self.before.items()))
         return Mark(journal.dev, journal.ino, start, self.line, self.bullet.line,
-                    self.bullet.key, base, self.encoding)  # fmt: skip
+                    self.bullet.key, base, self.encoding, digest.hexdigest())  # fmt: skip
 
 
 @dataclass(frozen=True)

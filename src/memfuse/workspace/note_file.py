@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memfuse.confine import FileChanged, UnsafePath, _check_open, inside, kind_of, open_folder
 from memfuse.errors import MemfuseError
@@ -62,14 +64,15 @@ class Mark:
     key: str  # its section
     base: tuple[tuple[str, bool, int], ...]  # bullets before it: (section, numbered, count)
     encoding: str
+    digest: str  # SHA-256 of the bytes before `start`, checked against the file before use
 
 
 class Marks:
     """The last note's `Mark` of each journal a process noted in, the oldest forgotten; with a
     state folder, the latest MARKS_SAVED of them kept there too, so that a new `serve`
     process (an MCP client starts one a session) reads the tail from its first note on. A
-    mark read back is only a hint: the seal and inode are checked against the file before
-    it is used, and a file that does not parse is as none."""
+    mark read back is only a hint: the inode, the seal and the digest of every byte before it
+    are checked against the file before it is used, and a file that does not parse is as none."""
 
     def __init__(self, state: StateFolder | None = None) -> None:
         self._kept: OrderedDict[str, Mark] = OrderedDict()
@@ -118,7 +121,7 @@ def _load(state: StateFolder | None) -> dict[str, Mark]:
             base = tuple((str(k), bool(numbered), int(n)) for k, numbered, n in fields["base"])
             mark = Mark(int(fields["dev"]), int(fields["ino"]), int(fields["start"]),
                         bytes.fromhex(fields["seal"]), int(fields["line"]), str(fields["key"]),
-                        base, str(fields["encoding"]))  # fmt: skip
+                        base, str(fields["encoding"]), str(fields["digest"]))  # fmt: skip
             if not (mark.key.isascii() and mark.key.isdigit() and len(mark.key) == 4):
                 continue  # no section key (HHMM)
             # what the file cannot check: where to read from, in what encoding, from what line
@@ -141,6 +144,7 @@ class View:
 
     raw: bytes
     mark: Mark | None  # None: `raw` is the whole file
+    before: Any = field(default_factory=hashlib.sha256)  # the digest of the bytes before `raw`
 
 
 class Journal:
@@ -151,7 +155,8 @@ class Journal:
         self.dev, self.ino, self.size = info.st_dev, info.st_ino, info.st_size
 
     def view(self, marks: Marks, read: Reader) -> View:
-        """The tail after the last note when its mark still holds, else the whole file."""
+        """The tail after the last note when its mark still holds — the same file, the line
+        in place, every byte before it as it was — else the whole file."""
         mark = marks.get(self.real)
         if (
             mark is not None
@@ -162,8 +167,18 @@ class Journal:
             raw = self.read(read, mark.start, self.size - mark.start)
             # A dreaming marker pairs with one above the mark: the tail alone cannot say.
             if raw.startswith(mark.seal) and DREAMING_TAG.encode(mark.encoding) not in raw:
-                return View(raw, mark)
+                before = self.digest(mark.start)  # an edit in place above leaves the seal
+                if before.hexdigest() == mark.digest:
+                    return View(raw, mark, before)
         return View(self.read(read, 0, self.size), None)
+
+    def digest(self, end: int) -> Any:
+        """The digest of the file's first `end` bytes (hashed, not parsed: `read` counts
+        what a note parses)."""
+        found = hashlib.sha256()
+        for offset in range(0, end, CHUNK):
+            found.update(os.pread(self.fd, min(CHUNK, end - offset), offset))
+        return found
 
     def read(self, read: Reader, offset: int, size: int) -> bytes:
         chunks: list[bytes] = []
