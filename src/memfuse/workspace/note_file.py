@@ -8,9 +8,10 @@ and takes back.
   (nothing another writer appended after them is ever cut).
 - The tail, not the file: after a note, `Marks` keep where its line begins and its bytes (in
   the process, and the latest in the state folder). The next note on the same file (same
-  inode, that line still in place) reads only from that line to the end, at most TAIL_MAX;
-  anything else (a journal no note marked, an editor that saved by rename, a line moved, a
-  dreaming marker in the tail, which pairs with one above) reads the file whole.
+  inode, that line in place, the SHA-256 of every byte before it unchanged) parses only from
+  that line to the end, at most TAIL_MAX; anything else (a journal no note marked, an editor
+  that saved by rename, an edit above, a dreaming marker in the tail, which pairs with one
+  above) reads the file whole.
 - Once: the write is checked to be in the file the path names, where it was planned; when it
   is not (an editor's rename landed meanwhile), `count_lines` of the replaced file is what the
   next try looks for before it writes again.
