@@ -34,6 +34,7 @@ loops holding both cores (`python -c 'while 1: pass'` ×2, stopped at the end):
 
     .venv/bin/python benchmarks/note_cost.py --serve 8
     .venv/bin/python benchmarks/note_cost.py --serve --busy 8
+    .venv/bin/python benchmarks/note_cost.py --serve 8 hourly one   # some shapes only
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def row(mib: int) -> str:
             f" {max(tails) * 1000:.1f} ms | {counted.bytes if not BEFORE else 'whole'} |"
             f" {renewed} |"
         )
+
+
+SHAPES = ["hourly", "one", "numbered", "bare"]
 
 
 def shaped(shape: str, size: int) -> bytes:
@@ -217,7 +221,8 @@ def main(argv: list[str]) -> None:
                 " | the function, median |"
             )
             print("|---|---|---:|---:|---:|---:|---:|---:|")
-            for shape in ("hourly", "one", "numbered", "bare"):
+            shapes = [a for a in argv if a in SHAPES] or SHAPES
+            for shape in shapes:
                 for mib in sizes:
                     print(serve_row(shape, mib), flush=True)
         finally:

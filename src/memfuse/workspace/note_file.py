@@ -27,7 +27,7 @@ import os
 import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +105,8 @@ _MARKS_LIMIT = 256 * 1024
 
 
 def _saved(mark: Mark) -> dict[str, object]:
-    return {**asdict(mark), "seal": mark.seal.hex(), "base": [list(b) for b in mark.base]}
+    # vars, not asdict: asdict copies the base's every tuple (121 ms a note at 1 400 sections)
+    return {**vars(mark), "seal": mark.seal.hex(), "base": [list(b) for b in mark.base]}
 
 
 def _load(state: StateFolder | None) -> dict[str, Mark]:
