@@ -1,4 +1,6 @@
-"""What one note costs the agent's turn, with today's journal at 1, 8 and 16 MiB (issue 46).
+"""What one note costs the agent's turn, with today's journal at 1, 8 and 16 MiB (issue 46),
+and through the door an agent uses (issue 57): the `note` tool call of a real `memfuse serve`
+process, driven by the MCP SDK's stdio client, timed in the client (`--serve`).
 
 Each journal is the agent's own shape: `## HH:MM` sections of plain bullets (~90 bytes each),
 grown to the size. In one process, as `memfuse serve` runs it, with its marks:
@@ -21,12 +23,25 @@ are written by that tree's `append_note`, which has no marks (every note reads w
 main before issue 46:
 
     MEMFUSE_BENCH_BEFORE=/work/main/src .venv/bin/python benchmarks/note_cost.py
+
+`--serve` (issue 57): per section shape (`hourly`: `## HH:MM` sections of 40 bullets; `one`:
+one section of every bullet; `numbered`: one section, every tenth item numbered `1.`; `bare`:
+bullets under no heading), an 8 MiB journal and a fresh state folder: a `memfuse serve`
+process's notes (its first, then NOTES more, every fifth after two lines the agent appended
+itself), then a new process's first note on the mark the state folder keeps. Each figure is
+the tool call's wall time in the client (sent → answer read); `--busy` runs it with two busy
+loops holding both cores (`python -c 'while 1: pass'` ×2, stopped at the end):
+
+    .venv/bin/python benchmarks/note_cost.py --serve 8
+    .venv/bin/python benchmarks/note_cost.py --serve --busy 8
+    .venv/bin/python benchmarks/note_cost.py --serve 8 hourly one   # some shapes only
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -111,7 +126,110 @@ def row(mib: int) -> str:
         )
 
 
+SHAPES = ["hourly", "one", "numbered", "bare"]
+
+
+def shaped(shape: str, size: int) -> bytes:
+    """A journal of `size` bytes in one of the section shapes (see the module's text)."""
+    if shape == "hourly":
+        return journal(size)
+    parts, total, n = ["# Journal\n" if shape == "bare" else "# Journal\n\n## 09:00\n"], 30, 0
+    while total < size:
+        marker = "1." if shape == "numbered" and n % 10 == 9 else "-"
+        line = f"{marker} Bullet {n}: the billing migration cutover moved, Alice reviews the plan\n"
+        parts.append(line)
+        total += len(line)
+        n += 1
+    return "".join(parts).encode()
+
+
+def served(workspace: Path, state: Path, path: Path, texts: list[str]) -> list[float]:
+    """Each note through one `memfuse serve` process: the tool call's wall seconds, in the
+    client, after the process's first answer (a `status`, timed first: the warm-up)."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    memfuse = str(Path(sys.executable).parent / "memfuse")
+    argv = ["serve", "-w", str(workspace), "--now", AT.strftime("%Y-%m-%dT%H:%M")]
+    env = {**os.environ, "MEMFUSE_STATE_DIR": str(state)}
+    params = StdioServerParameters(command=memfuse, args=argv, env=env)
+    walls: list[float] = []
+
+    async def main() -> None:
+        async with (
+            stdio_client(params, errlog=sys.stderr) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            started = time.perf_counter()  # serve's warm-up (the index caught up) is paid
+            await session.call_tool("status", {})  # before its first answer: not the note's
+            walls.append(time.perf_counter() - started)
+            for n, text in enumerate(texts):
+                if n % 5 == 4:
+                    with path.open("a") as fh:
+                        fh.write(f"- the agent's own line {n}\n- and another {n}\n")
+                started = time.perf_counter()
+                result = await session.call_tool("note", {"text": text})
+                walls.append(time.perf_counter() - started)
+                assert not result.is_error, result.content
+
+    anyio.run(main)
+    return walls
+
+
+def serve_row(shape: str, mib: int) -> str:
+    with tempfile.TemporaryDirectory() as top:
+        root = Path(top)
+        (root / "ws" / "memory").mkdir(parents=True)
+        path = root / "ws" / "memory" / "2026-11-29.md"
+        path.write_bytes(shaped(shape, mib * MIB))
+        warm, first, *later = served(root / "ws", root / "state", path,
+                                     [f"Note {n} of the evening" for n in range(NOTES + 1)])  # fmt: skip
+        _, renewed = served(root / "ws", root / "state", path, ["The next process's first"])
+        workspace = Workspace(root / "ws", root / "state2", read_cap=17 * MIB)
+        from memfuse.state.folder import StateFolder
+        from memfuse.workspace.note_file import Marks
+
+        marks = Marks(StateFolder(root / "state2"))
+        append_note(workspace, "The function's first", AT, marks=marks)
+        calls: list[float] = []
+        for n in range(NOTES):
+            start = time.perf_counter()
+            append_note(workspace, f"Function note {n}", AT, marks=marks)
+            calls.append(time.perf_counter() - start)
+        return (
+            f"| {shape} | {mib} MiB | {warm:.1f} s | {first * 1000:.0f} ms"
+            f" | {statistics.median(later) * 1000:.1f} ms"
+            f" | {max(later) * 1000:.1f} ms | {renewed * 1000:.1f} ms"
+            f" | {statistics.median(calls) * 1000:.1f} ms |"
+        )
+
+
 def main(argv: list[str]) -> None:
+    if "--serve" in argv:
+        busy = [
+            subprocess.Popen([sys.executable, "-c", "while 1: pass"])
+            for _ in range(2 if "--busy" in argv else 0)
+        ]
+        try:
+            sizes = [int(a) for a in argv if a.isdigit()] or [8]
+            print(f"load average: {os.getloadavg()[0]:.2f}; busy loops: {len(busy)}")
+            print(
+                "| shape | journal | serve's warm-up (its first answer) | first note (no mark yet)"
+                " | later note, median | slowest | a new process's first note"
+                " | the function, median |"
+            )
+            print("|---|---|---:|---:|---:|---:|---:|---:|")
+            shapes = [a for a in argv if a in SHAPES] or SHAPES
+            for shape in shapes:
+                for mib in sizes:
+                    print(serve_row(shape, mib), flush=True)
+        finally:
+            for loop in busy:
+                loop.kill()
+                loop.wait()
+        return
     sizes = [int(a) for a in argv] or [1, 8, 16]
     print(
         f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; {BEFORE or 'this tree'}"

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import StoreServer
 from tests.integration import ten_bullets
 from tests.integration.test_serve import MEMFUSE, ask
-from tests.integration.test_untrusted_workspace import DAY, NOW, run
+from tests.integration.test_untrusted_workspace import DAY, run
 
 pytestmark = pytest.mark.integration
 

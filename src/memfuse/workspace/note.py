@@ -92,8 +92,8 @@ def append_note(
                 try:
                     planned = plan(view, value, now, shown)
                 except ReadWhole:  # a tail whose counts only the whole file gets right
-                    planned = plan(View(journal.read(read, 0, journal.size), None), value,
-                                   now, shown)  # fmt: skip
+                    view = View(journal.read(read, 0, journal.size), None)
+                    planned = plan(view, value, now, shown)
                 made = planned.made
                 if journal.size + len(planned.suffix) > files.read_cap:
                     raise NoteRefused(
@@ -108,8 +108,7 @@ def append_note(
                     held = journal.read(read, 0, files.read_cap)
                     expected = note_file.count_lines(held, value)
                     continue
-                start = journal.size + len(planned.suffix) - len(planned.line)
-                marks.keep(journal.real, planned.mark(journal, start))
+                marks.keep(journal.real, planned.mark(journal, view))
                 bullet = planned.bullet
         except (_Changed, FileChanged):
             continue
@@ -178,17 +177,15 @@ class Planned:
     encoding: str
     before: Counter[tuple[str, bool]]  # the bullets before the note, by section and kind
 
-    def mark(self, journal: note_file.Journal, start: int) -> Mark | None:
-        """Where this note's line is, for the next note to read from; None past the counts
-        this reading keeps exact (a section of 900 items: the next note reads whole)."""
-        if any(n >= TAIL_COUNTS for n in self.before.values()):
-            return None
+    def mark(self, journal: note_file.Journal, view: View) -> Mark:
+        """Where this note's line is, for the next note to read from, with the digest of the
+        bytes before it (made on from the view's: none is read again)."""
+        digest = view.before.copy()
+        digest.update(view.raw + self.suffix[: -len(self.line)])
+        start = journal.size + len(self.suffix) - len(self.line)
         base = tuple((key, numbered, n) for (key, numbered), n in sorted(self.before.items()))
         return Mark(journal.dev, journal.ino, start, self.line, self.bullet.line,
-                    self.bullet.key, base, self.encoding)  # fmt: skip
-
-
-TAIL_COUNTS = 900  # bullets of one section past which positions may be bumped (Places)
+                    self.bullet.key, base, self.encoding, digest.hexdigest())  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -201,25 +198,25 @@ class _Frame:
     line: int = 1  # the tail's first line in the file
 
     def bullets(self, text: str) -> list[Bullet]:
+        """The tail's bullets, counted on from `base` as the reader's Places count them: a
+        section's `-` items from 1 and numbered ones from ORDERED_FROM + 1 until its `-` items
+        reach ORDERED_FROM, then every item the next count (`base` holds those below and above
+        ORDERED_FROM, which tell the two apart)."""
         if self.key is None:
             return parse(text)
         heading = f"## {self.key[:2]}:{self.key[2:]}\n" if self.key != NO_TIME else "# Journal\n"
-        base = {(k, numbered): n for k, numbered, n in self.base}
-        lines = self.line - 2  # the heading is line 1, the tail's first line line 2
-        parsed = parse(heading + text)
-        found = [
-            replace(b, n=b.n + base.get((b.key, b.n > ORDERED_FROM), 0), line=b.line + lines)
-            for b in parsed
-        ]
-        if any(_count(b.n) >= TAIL_COUNTS for b in (*parsed, *found)):
-            raise ReadWhole  # counts where the reader's Places may bump one: not from a tail
+        counts = {(k, numbered): n for k, numbered, n in self.base}
+        found = []
+        for b in parse(heading + text):
+            if b.n == ORDERED_FROM:  # the tail alone no longer tells its two kinds apart
+                raise ReadWhole
+            low, high = counts.get((b.key, False), 0), counts.get((b.key, True), 0)
+            numbered = low >= ORDERED_FROM or b.n > ORDERED_FROM
+            counts[b.key, numbered] = (high if numbered else low) + 1
+            n = low + high + 1 if low >= ORDERED_FROM else counts[b.key, numbered] + (
+                ORDERED_FROM if numbered else 0)  # fmt: skip
+            found.append(replace(b, n=n, line=b.line + self.line - 2))  # heading: line 1
         return found
-
-
-def _count(n: int) -> int:
-    """A bullet's count among its kind: `-` items from 1, numbered ones from ORDERED_FROM + 1
-    (an `-` item past ORDERED_FROM reads as numbered here, and as far past the bound)."""
-    return n - ORDERED_FROM if ORDERED_FROM < n < ORDERED_FROM + TAIL_COUNTS else n
 
 
 class ReadWhole(Exception):
@@ -239,7 +236,7 @@ def _restart(old: str, bullets: list[Bullet]) -> tuple[_Frame, str]:
             continue
         tail = "\n".join(lines[bullet.line - 1 :])
         base = Counter((b.key, b.n > ORDERED_FROM) for b in bullets[:index])
-        if DREAMING_TAG in tail or any(n >= TAIL_COUNTS for n in base.values()):
+        if DREAMING_TAG in tail:
             break
         counts = tuple((k, numbered, n) for (k, numbered), n in sorted(base.items()))
         return _Frame(bullet.key, counts, bullet.line), tail

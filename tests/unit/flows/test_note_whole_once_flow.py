@@ -349,20 +349,40 @@ def test_a_new_process_reads_the_tail_from_the_mark_the_state_folder_keeps(world
         assert counted.bytes == journal.stat().st_size - len(f"- After {kept!r}\n".encode())
 
 
-def test_a_section_of_a_thousand_items_is_read_whole_where_positions_may_be_bumped(
-    world: World,
+SHAPES = {
+    # one section of 1 000 `-` items: on main, past 900 a note dropped its mark (issue 57)
+    "one section": "# Journal\n\n## 22:00\n" + "- item\n" * 1000,
+    # the 1001st `-` item meets the numbered items' 1001: the reader's Places bump it
+    "numbered, then bumped": "# Journal\n\n## 22:00\n1. numbered\n" + "- item\n" * 850,
+    "numbered among many": "## 22:00\n"
+    + "".join(f"{'1.' if n % 7 == 0 else '-'} item {n}\n" for n in range(1100)),
+    "one key in two sections": "## 22:00\n"
+    + "- a\n" * 700
+    + "## 21:00\n- b\n## 22:00\n"
+    + "3. c\n" * 5
+    + "- d\n" * 600,
+    "no heading": "- bare\n" * 1000,
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
+def test_a_note_reads_the_tail_only_in_any_section_shape_and_counts_as_the_reader(
+    world: World, shape: str
 ) -> None:
-    """Past 900 items of one kind in a section, the reader may move a count (the 1001st `-`
-    item meets the numbered items' 1001): a tail cannot know, so the note reads the file."""
-    world.journal(DAY, "# Journal\n\n## 22:00\n1. numbered\n" + "- item\n" * 850)
+    """Issue 57: a section of 900 items or more dropped the tail mark, so every note read and
+    parsed the whole journal (seconds at 8 MiB). The tail is now counted on as the reader's
+    Places count, whatever the shape: each note reads only from the last one's line, and is
+    the bullet the whole file's reading gives, at the same position."""
+    world.journal(DAY, SHAPES[shape])
     journal, workspace, marks = journal_of(world), workspace_of(world), Marks()
     append_note(workspace, "note 0", AT, marks=marks)
-    with journal.open("a") as fh:
-        fh.write("".join(f"- agent {n}\n" for n in range(200)))  # past 1000 `-` items
-    counted, size = Counting(), journal.stat().st_size
-    noted = append_note(workspace, "note 1", AT, marks=marks, read=counted)
-    assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
-    assert counted.bytes >= size  # the tail first, then the whole file
+    for n in range(1, 4):
+        with journal.open("a") as fh:  # the agent's own lines, across the 1000th item
+            fh.write("".join(f"{'2.' if k % 9 == 0 else '-'} agent {n}-{k}\n" for k in range(90)))
+        counted = Counting()
+        noted = append_note(workspace, f"note {n}", AT, marks=marks, read=counted)
+        assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
+        assert counted.bytes < 2000, counted.bytes  # the last note's line on, not the file
 
 
 def test_a_mark_read_back_is_refused_where_the_file_cannot_check_it(world: World) -> None:
@@ -389,3 +409,37 @@ def test_a_mark_read_back_is_refused_where_the_file_cannot_check_it(world: World
         bullets = parse_bytes(journal.read_bytes()).bullets
         assert bullets[-1] == noted.bullet and noted.bullet.text == text, (field, value)
         append_note(workspace, "Then another, on the fresh mark", AT, marks=Marks(state))
+
+
+@pytest.mark.parametrize("process", ["same", "new"])
+def test_a_mark_the_file_was_edited_under_in_place_is_not_trusted(
+    world: World, process: str
+) -> None:
+    """Issue 57: the mark is the agent's to defeat — it writes the journal. An edit in place
+    above the last note, the note's line left at its offset, passed the inode and seal checks:
+    a fence opened above swallowed the next note (answered as a bullet, never synced), and a
+    line made a bullet moved every count after it. Every byte before the mark is now checked
+    against its digest: the file is read whole, the note refused or placed as the reader does."""
+    from memfuse.state.folder import StateFolder
+
+    prose, bullet = "Some prose here\n", "- Now a bullet!\n"
+    world.journal(DAY, f"## 22:00\n- first\n{prose}" + "".join(f"- b{n}\n" for n in range(40)))
+    journal, workspace = journal_of(world), workspace_of(world)
+    state = StateFolder(state_of(world.workspace))
+    marks = Marks(state)
+    append_note(workspace, "note 0", AT, marks=marks)
+    at = journal.read_bytes().index(prose.encode())
+    with journal.open("r+b") as fh:  # the same inode, the same size, the seal in place
+        fh.seek(at)
+        fh.write(bullet.encode())
+    again = marks if process == "same" else Marks(state)
+    noted = append_note(workspace, "note 1", AT, marks=again)
+    assert parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
+    assert noted.position.key == f"{DAY}#2200-44"  # first, the new bullet, 40, note 0, note 1
+    before = journal.read_bytes()
+    with journal.open("r+b") as fh:
+        fh.seek(at)
+        fh.write(b"```" + b"x" * (len(bullet) - 4) + b"\n")  # a fence opened above the mark
+    with pytest.raises(NoteRefused, match="inside a code fence"):
+        append_note(workspace, "note 2", AT, marks=marks if process == "same" else Marks(state))
+    assert len(journal.read_bytes()) == len(before)  # nothing written
