@@ -69,3 +69,38 @@ def test_a_question_is_answered_while_a_note_and_another_question_run() -> None:
                     5: "after first"}  # fmt: skip
     # the step after a write ran once after each note (on the writes' own thread)
     assert re.search(r"after each write: \[[12], 2\]", done.stderr.decode())
+
+
+WARMING = """
+import logging, sys, threading
+import memfuse.run.mcp_server as mcp_server
+from memfuse.run.mcp_server import ToolAnswer, ToolSpec, serve_stdio
+
+mcp_server.WARM_WAIT = 0.1  # the handshake's wait for the warm-up, cut: the warm-up goes on
+GUARD = 60.0  # a hang guard, not a measure: a note that does not wait sets the event at once
+noted = threading.Event()
+
+def warm():  # a warm-up that lasts until a note has been answered
+    print("warm-up " + ("outlived a note" if noted.wait(GUARD) else "held it"), file=sys.stderr)
+
+def handle(tool, arguments):
+    noted.set()
+    return ToolAnswer("noted")
+
+serve_stdio([ToolSpec("note", "", {"type": "object"}, read_only=False)], handle, name="t",
+            version="0", instructions="", log=logging.getLogger("t"), mask=str, warm=warm)
+"""
+
+
+def test_a_note_never_waits_for_the_warm_up() -> None:
+    """A fresh serve's first note is written while the index is still being brought up to
+    date (tens of seconds on a big journal under load): the warm-up runs beside the notes."""
+    lines = [*HELLO, call(1, "note", {"text": "first"})]
+    done = subprocess.run(
+        [sys.executable, "-c", WARMING], input=b"".join(line + b"\n" for line in lines),
+        capture_output=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    answers = {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
+    assert answers[1]["result"]["content"][0]["text"] == "noted"
+    assert "warm-up outlived a note" in done.stderr.decode()

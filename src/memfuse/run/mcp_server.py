@@ -219,10 +219,9 @@ def serve_stdio(
     after_write: Callable[[], None] | None = None,
 ) -> int:
     """Serve `tools` over stdin/stdout until stdin closes; the number of calls answered.
-    `warm` runs first on the worker thread, before the handshake is answered (start-up pays
+    `warm` runs first on a questions' thread, before the handshake is answered (start-up pays
     for it, not the first question) for at most WARM_WAIT seconds, after which serving
-    starts and the first call waits for the rest; `close` runs last, on the same thread
-    (what it holds belongs to that thread)."""
+    starts: a question may wait for the rest, a note never does; `close` runs last."""
     import importlib
 
     import anyio
@@ -240,7 +239,7 @@ def serve_stdio(
     try:
         with _claimed_stdio() as (stdin, stdout):
             if warm is not None:  # with fd 0 and 1 claimed: a child it starts cannot take them
-                warmed(worker, _logged(warm, log, mask), WARM_WAIT)
+                warmed(readers, _logged(warm, log, mask), WARM_WAIT)
             server = _server(
                 tools, handle, name, version, instructions, (lanes, readers, after), counts,
                 log=log, mask=mask, pending_max=pending_max, limit=request_max,
