@@ -1,17 +1,12 @@
 """The extra's model taken apart into flat arrays, and put together again from them.
 
-`take_apart` loads the model the package's way (its own npz reader and SentencePiece parse,
-once) and lists what its backend and tokenizer hold: every array, as it is. `assemble` gives
-the package's own classes those arrays again, mapped from memfuse's cache (model_cache.py), so
-the forward pass and the tokenizer's normalizer and Viterbi are the package's code, unchanged;
-only where their data comes from is memfuse's.
-
-The one thing built differently is the tokenizer's dict of pieces and their prefixes, which
-the package builds whole (128 000 pieces, 0.5 s in Python). Here the pieces are kept sorted,
-and before the package's Viterbi reads a text, the dict is given the answer to each lookup that
-Viterbi will make on it (`text[i:j]` for a growing j, up to the first that begins no piece),
-found by bisection: the same answers as the whole dict, so the package's ids (tested on texts
-in many scripts). A process that tokenizes a great deal makes the whole dict after all.
+`take_apart` lists every array the package's backend and tokenizer hold once loaded its way;
+`assemble` gives the package's own classes those arrays again, mapped from memfuse's cache
+(model_cache.py): the forward pass, normalizer and Viterbi stay the package's code. Only the
+tokenizer's dict of pieces and prefixes (128 000 pieces, 0.5 s to build) is made otherwise:
+the pieces kept sorted, and the dict given, before each text, the answers to the lookups its
+Viterbi will make, found by bisection — the same ids. A process that tokenizes a great deal
+makes the whole dict after all.
 """
 
 from __future__ import annotations
