@@ -1,9 +1,5 @@
 """`memfuse recall QUERY`: one ranked answer from the Markdown and the store, for the agent
-(the engine, and how it ranks: memfuse.recall.engine).
-
-`--batch` answers one question per line of stdin, one JSON envelope per line, in order, with
-one store session and one index for them all.
-"""
+(memfuse.recall.engine); `--batch`, one envelope per line of stdin, one index for them all."""
 
 from __future__ import annotations
 
@@ -27,9 +23,7 @@ __all__ = ["QUESTION_MAX", "STAGES", "Request", "questions", "run", "run_batch",
 
 
 def services(ctx: RunContext, request: Request, index: RecallIndex | None) -> Services:
-    """What the engine answers with, from a run's context: its store client (opened when first
-    asked), the index, its reranker, the ledger's URIs, its warnings, its clock and the model
-    of meaning (none under `--without meaning`)."""
+    """What the engine answers with, from a run's context."""
     state = ctx.workspace.state
     return Services(
         # The store's session is opened when the engine first asks it (`--without store`: never).
@@ -68,9 +62,8 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
 def run_batch(
     ctx: RunContext, request: Request, questions: Iterable[str], emit: Callable[[str], bool]
 ) -> CommandResult:
-    """One JSON envelope per question, in order, each with its own warnings and time, each
-    printed (`emit`) as soon as it is answered: an agent may ask, read, and ask again. The
-    batch ends with its input, or when no one reads the answers any more (emit says False)."""
+    """One JSON envelope per question, each with its own warnings and time, printed (`emit`)
+    as soon as it is answered; the batch ends with its input, or when emit says False."""
     index = _index(ctx, request)
     answered = 0
     try:

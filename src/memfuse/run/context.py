@@ -1,8 +1,5 @@
-"""What one run works with, built here and nowhere else: settings and the clock they carry
-(`settings.now`), the warning reporter, the store client and the sync ledger (each opened on
-first use and closed with the run), the reranker's step, the classifier, the workspace and the
-server's entry (each made once for the run); for serve, the store session kept warm across its
-calls (`WarmStore`) and what each call has of its own (`Call`)."""
+"""What one run works with, built here and nowhere else (docs/architecture.md, "One run"); for
+serve, the store session kept warm across its calls (`WarmStore`) and each call's own (`Call`)."""
 
 from __future__ import annotations
 
@@ -44,8 +41,7 @@ if TYPE_CHECKING:
 
 Advance = Callable[[], None]
 ProgressFactory = Callable[[str, int], AbstractContextManager[Advance]]
-# settings, the server's entry and where its stderr goes → a gateway, and why it took its
-# transport
+# settings, the server's entry, where its stderr goes → a gateway, and why that transport
 GatewayFactory = Callable[[Settings, Server, Callable[[], TextIO] | None], tuple["Gateway", str]]
 
 
@@ -87,8 +83,7 @@ class RunContext:
     sharing: tuple[str, ...] = ()  # workspaces known to share the store: `rollback --shared-with`
     _store: StoreClient | None = None
     _ledger: Ledger | None = None
-    # What the run does once it let go of the workspace lock (memfuse.run.runner), so that no
-    # other run, note or question waits for it: the embedding of what is new.
+    # run once the workspace lock is let go (memfuse.run.runner): the embedding of what is new
     afterwards: list[Callable[[], None]] = field(default_factory=list)
 
     def embed_afterwards(self, data: Any = None) -> None:
@@ -138,12 +133,10 @@ class RunContext:
             raise ConfigError(why)
 
     def _unset(self) -> tuple[Gateway, str] | None:
-        """No transport, when the mcporter config the run names cannot give the server's
-        entry (a mistyped --mcporter-config, a server it does not hold) and the transport is
-        chosen automatically and mcporter is not installed: it would be tried and found missing
-        for nothing, and warn of that instead of the cause. Every call fails with the cause, as
-        doctor names it. Where mcporter is installed it is tried, as before: it merges the
-        editors' configs in, and may start a server the named file lacks."""
+        """No transport when it is chosen automatically, mcporter is not installed and the
+        mcporter config cannot give the server's entry: every call fails with the cause, as
+        doctor names it, not with mcporter's absence. An installed mcporter is tried: it merges
+        the editors' configs in."""
         if self.settings.transport != "auto" or not isinstance(self.server, ConfigError):
             return None
         with contextlib.suppress(ValueError):  # a command shlex cannot split runs nowhere
@@ -210,9 +203,8 @@ class RunContext:
         return Workspace(s.workspace, state, s.read_cap)
 
     def setup_faults(self) -> list[Check]:
-        """Why this run reached no store, when the store's setup is why — named by doctor's
-        own checks (memfuse.store.diagnose); [] when the store answered, was not asked, or
-        is set up and down."""
+        """Why this run reached no store, when the store's setup is why, named by doctor's own
+        checks; [] when the store answered, was not asked, or is set up and down."""
         store = self._store
         if store is None or store.outcome != "failed":
             return []

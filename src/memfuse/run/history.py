@@ -45,11 +45,8 @@ class RunRecord:
     counts: Mapping[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     warning_count: int = 0
-    # sync: what it read (issue 39's accounting, its numbers): items, bullets, what each rule
-    # took and the lines of text no rule took
-    read: Mapping[str, int] = field(default_factory=dict)
-    # Why the run failed, in its own words (a misconfigured run: doctor's), for status to name.
-    error: str = ""
+    read: Mapping[str, int] = field(default_factory=dict)  # sync: its accounting's numbers
+    error: str = ""  # why it failed, in its own words (a misconfigured run: doctor's)
     setup: str = ""  # Settings.store_setup: whose run it was (by_schedule)
 
     @property
@@ -111,12 +108,8 @@ class History:
         self.path = state.runs
 
     def load(self, *, repair: bool = True) -> tuple[dict[str, list[RunRecord]], str | None]:
-        """The records per command, oldest first, and a problem reading them (or None).
-
-        A missing file is an empty history. One that cannot be read or is damaged is itself
-        an alarm (the history is what the alarms are computed from): the problem is returned,
-        and with `repair` the file is moved aside so that the next run's history is whole.
-        """
+        """The records per command, oldest first, and a problem reading them (or None): a file
+        that cannot be read is itself an alarm, and with `repair` it is moved aside."""
         runs: dict[str, list[RunRecord]] = {name: [] for name in LIFECYCLE}
         if not self.state.exists():
             return runs, None
@@ -178,12 +171,9 @@ FUTURE_SLACK = timedelta(hours=1)  # clocks that disagree a little are not an al
 def assess(
     records: list[RunRecord], policy: Policy, now: datetime, *, current: bool = True
 ) -> Alarm | None:
-    """Whether the command whose runs these are (oldest first) needs a person.
-
-    `current`: the last record is the run that just finished, so only a failing one can
-    escalate. Without it (`memfuse status`), a command that has stopped running at all is
-    also an alarm once it has been silent for twice `max_age`.
-    """
+    """Whether the command whose runs these are (oldest first) needs a person. `current`: the
+    last is the run that just finished; without it (status), silence for twice `max_age` is
+    an alarm too."""
     if not records:
         return None
     last = records[-1]
