@@ -1,7 +1,5 @@
-"""`memfuse rollback`: forget, in the store, every memory memfuse made (and only those: each
-looked up at its URI first), then pause sync until `--undo` (docs/operations.md). It reads,
-plans, then acts: `candidates` and `plan` are pure functions of what was read, so `--dry-run`
-shows the very plan a real run carries out."""
+"""`memfuse rollback`: forget, in the store, every memory memfuse made (and only those), then
+pause sync until `--undo`: read, plan (pure), act (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -96,8 +94,7 @@ def plan(
 def _read_and_plan(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> Plan:
     """Read the ledger's entries, the store's journal URIs and each lookup; plan from them.
     `others`: the memory ids other workspaces' ledgers hold in this shared store — then the
-    store's listed URIs are not candidates (another workspace's may sit there) and a memory
-    another ledger holds too (a bullet both journals wrote) stays."""
+    store's listed URIs are not candidates, and a memory another ledger holds stays."""
     entries = ledger.all_entries()
     listed: Collection[str] | None = ()
     if others is None:

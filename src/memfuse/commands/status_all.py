@@ -1,6 +1,5 @@
-"""`memfuse status --all-agents`: `memfuse status` (memfuse.views.status) for every agent of
-the roster (memfuse.schedule.agents), each on a context of its own, a row each and the worst
-exit. No store call, no lock, as `status` has none."""
+"""`memfuse status --all-agents`: `memfuse status` for every agent of the roster, each on a
+context of its own, a row each and the worst exit."""
 
 from __future__ import annotations
 

@@ -68,12 +68,9 @@ def server_entry(
     run: Runner = run_quietly,
     target: Path | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """A ready mcporter entry for agent-memory, and what the reader should know about it.
-
-    The entry turns off 3.x+'s own ingestion of the host's workspace (memfuse syncs it), and
-    for 4.x and 5.x raises the capacities the surface window needs (docs/operations.md: a
-    journal writes ~15 events a day; 5.x keeps 50 by default, 4.x 200 memories in all). Its
-    Node is one that loads the server's native module (memfuse.setup.node)."""
+    """A ready mcporter entry for agent-memory, and what the reader should know about it: 3.x+'s
+    own ingestion off (memfuse syncs), 4.x's and 5.x's capacities raised for the surface window
+    (~15 events a day: docs/operations.md), a Node that loads the server's native module."""
     if setup.server_js is not None:
         found = setup.server_js.expanduser().absolute()
         if not found.is_file():

@@ -1,8 +1,5 @@
 """The flow of `memfuse status` (and serve's `status` tool): the lifecycle at a glance, from
-the state folder alone (no store call, no lock).
-
-Exits ESCALATED when something needs a person, so `memfuse status -q` is a monitoring probe.
-"""
+the state folder alone (no store call, no lock); ESCALATED when something needs a person."""
 
 from __future__ import annotations
 
@@ -149,9 +146,8 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
 
 
 def _schedule_view(ctx: Asking, found: Recorded | None) -> ScheduleView:
-    """Which schedule `memfuse cron --install` put in place: where, its next run, and where
-    a failed run is reported as its scheduler says now (read from its configuration, no
-    process started: a webhook added since the install counts)."""
+    """Which schedule `memfuse cron --install` put in place: where, its next run, and where a
+    failed run is reported, as its scheduler's configuration says now."""
     if found is None or found.format is None:
         return {"installed": False}
     first = next_run(found, ctx.settings.now)
