@@ -52,8 +52,7 @@ class Request:
 
 
 StoreRecall = Callable[[str, int], list[StoredMemory] | None]
-# memory ids → the URI memfuse synced each to (the ledger's, read-only); MemfuseError when it
-# cannot be read
+# memory ids → the URI memfuse synced each to (the ledger's); MemfuseError when unreadable
 UriLookup = Callable[[set[str]], dict[str, str]]
 
 

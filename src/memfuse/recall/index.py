@@ -54,9 +54,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS bullets USING fts5(
 );
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
 {vectors.SCHEMA}{tail.SCHEMA}"""
-# What the index's rows were read by: a build that reads the Markdown otherwise (MEMORY.md by
-# CommonMark) or lays out its tables otherwise bumps it, and an index of any other
-# build is made again from the Markdown, silently (it holds nothing the Markdown does not).
+# What read the index's rows: a build that reads the Markdown or lays out its tables otherwise
+# bumps it, and an index of any other build is made again from the Markdown, silently.
 READER = 3
 WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality.md
 REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"

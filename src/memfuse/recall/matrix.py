@@ -81,16 +81,12 @@ class Rows:
             (vecs.reshape(len(kept), dim),),
         )
 
-    @property
-    def dim(self) -> int:
-        return int(self.blocks[0].shape[1])
-
     def merged(self, dropped: list[int], changed: Sequence[tuple[int, str, bytes]]) -> Rows:
         """These rows without the `dropped` ids, with the `changed` rows in (in place of the
         same id's)."""
         import numpy as np
 
-        fresh = Rows.of(changed, self.dim)
+        fresh = Rows.of(changed, int(self.blocks[0].shape[1]))
         if not dropped and not len(fresh.ids):
             return self
         codes = {path: n for n, path in enumerate(self.paths)}

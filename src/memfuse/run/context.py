@@ -58,8 +58,7 @@ def wall_clock() -> datetime:
 @dataclass
 class Seams:
     """How a run reaches the outside world; tests pass scripted fakes here. `clock` is read
-    only by a long-lived command for each of its calls (serve); a one-shot run's clock is
-    `settings.now`, read once (`--now` replaces it)."""
+    by serve for each call; a one-shot run's clock is `settings.now`, read once."""
 
     gateway_factory: GatewayFactory = connect
     rerank_factory: RerankFactory = RerankClient
@@ -253,9 +252,8 @@ RESTING = "resting"  # the store's transport while a long-lived command waits to
 
 class NoStore:
     """The store when it cannot be asked: every call fails at once with why, as `error` — a
-    ToolMissing where the run's setup names no server it can start (the guard's breaker trips
-    on the first); a CallFailed while a long-lived command waits to try it again (the guard
-    makes it the call's warning, instead of waiting out a timeout)."""
+    ToolMissing where the setup names no server it can start (the guard's breaker trips on the
+    first); a CallFailed while serve waits to try it again (the call's warning)."""
 
     costly_listing = False
 
@@ -278,12 +276,9 @@ class NoStore:
 
 
 class WarmStore:
-    """One store session kept across the calls of a long-lived command (`memfuse serve`).
-
-    Each call gets a client of its own (its own warnings and breaker) over the one gateway.
-    After a call the store did not answer, the gateway is closed and the store rests for
-    `retry_after` seconds — calls in between fail at once, saying why — and then a new
-    gateway is opened: a store that went away is found again when it is back."""
+    """One store session kept across the calls of a long-lived command (`memfuse serve`): a
+    client per call over the one gateway; a store that did not answer rests `retry_after`
+    seconds (calls fail at once, saying why), then a new gateway is opened."""
 
     def __init__(
         self,

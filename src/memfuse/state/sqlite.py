@@ -33,11 +33,9 @@ class Outdated(Foreign):
 
 class BoundedConnection(sqlite3.Connection):
     """A connection whose every statement is interrupted (OperationalError) once it has run
-    `seconds`, counted from the `execute` that started it, rows fetched later included.
-
-    The clock is reset here, not by a trace callback: SQLite traces the statements FTS5 runs
-    inside a query too, one per matching row, and calling Python for each made a recall over
-    a year of journals three times slower (docs/performance.md)."""
+    `seconds`, counted from the `execute` that started it, rows fetched later included. Not a
+    trace callback: SQLite traces FTS5's inner statements too, one per matching row, and
+    calling Python for each made a year's recall three times slower (docs/performance.md)."""
 
     seconds = STATEMENT_SECONDS
     clock: Callable[[], float] = staticmethod(time.monotonic)
@@ -118,10 +116,8 @@ def open_private_db(
     state: StateFolder, name: str, schema: str, *, version: int | None = None
 ) -> sqlite3.Connection:
     """A connection to a SQLite file of the state folder, created 0600, its schema memfuse's
-    own (created when empty), every statement bounded.
-
-    UnsafePath when the file or a sidecar is a link, not a file or hard-linked; Foreign when
-    it is not memfuse's; sqlite3.Error when SQLite cannot use it."""
+    own (created when empty), every statement bounded. UnsafePath for a link, a non-file or a
+    hard link; Foreign when it is not memfuse's; sqlite3.Error when SQLite cannot use it."""
     path = state.database(name, SIDECARS, create=True)
     assert path is not None  # created
     db = connect_bounded(path, timeout=30, check_same_thread=False)
