@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -37,24 +38,26 @@ def services(ctx: RunContext, request: Request, index: RecallIndex | None) -> Se
     )
 
 
-def _index(ctx: RunContext, request: Request) -> RecallIndex | None:
+@contextlib.contextmanager
+def _index(ctx: RunContext, request: Request) -> Iterator[RecallIndex | None]:
     """The local index, opened and brought up to date once for every question of the run."""
     if "index" in request.without:
-        return None
+        yield None
+        return
     index = open_index(ctx.workspace.state, ctx.reporter.warn)
     if index is not None:
         embedder = None if "meaning" in request.without else ctx.embedder
         catch_up(index, ctx.workspace, ctx.classifier, ctx.reporter.warn, embedder)
-    return index
-
-
-def run(ctx: RunContext, request: Request) -> CommandResult:
-    index = _index(ctx, request)
     try:
-        data: RecallData = ask(services(ctx, request, index), request)
+        yield index
     finally:
         if index is not None:
             index.close()
+
+
+def run(ctx: RunContext, request: Request) -> CommandResult:
+    with _index(ctx, request) as index:
+        data: RecallData = ask(services(ctx, request, index), request)
     # The answer is the product, for an agent's prompt: printed even under -q.
     return CommandResult("recall", data, payload="\n".join(render.recall(data)))
 
@@ -64,17 +67,13 @@ def run_batch(
 ) -> CommandResult:
     """One JSON envelope per question, each with its own warnings and time, printed (`emit`)
     as soon as it is answered; the batch ends with its input, or when emit says False."""
-    index = _index(ctx, request)
     answered = 0
-    try:
+    with _index(ctx, request) as index:
         for question in questions:
             answered += 1
             line = _envelope(ctx, index, replace(request, query=question))
             if not emit(ctx.reporter.mask(line)):
                 break
-    finally:
-        if index is not None:
-            index.close()
     data: RecallBatchData = {"queries": answered}
     return CommandResult("recall", data)
 
