@@ -197,8 +197,7 @@ def read_old_dailies(ctx: RunContext) -> list[Archival]:
 
 
 def archive(ctx: RunContext) -> ArchiveData:
-    """Roll up the old dailies that are ready; name the others and why (`--dry-run`: the
-    plan alone)."""
+    """Roll up the old dailies that are ready; name the others and why (`--dry-run`: plan)."""
     workspace = ctx.workspace
     done: list[ArchivedRow] = []
     refused: list[RefusedRow] = []

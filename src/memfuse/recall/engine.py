@@ -179,8 +179,7 @@ def _store_share(c: Candidate, *, index_answered: bool) -> float:
 
 
 def _add_local(candidates: dict[str, Candidate], hit: Hit, found: tuple[str, ...]) -> None:
-    """A bullet the local index found, by its words or its meaning or both (`found`): its rank
-    in the local order is its share of the fusion."""
+    """A bullet the local index found (by words, meaning or both: `found`), at its rank."""
     c = candidates.setdefault(_key(hit.content), Candidate(hit.content, hit.type))
     c.fused += LOCAL_WEIGHT / (RRF_K + hit.rank)
     c.location = c.location or hit.location

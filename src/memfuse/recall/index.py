@@ -112,8 +112,7 @@ class RecallIndex:
         budget: vectors.Budget = vectors.QUESTION,
         given: Mapping[date, Journal] | None = None,
     ) -> int:
-        """Re-index what changed, in one transaction, then embed what `budget` allows of the
-        texts without a vector; the number of files re-read or dropped."""
+        """Re-index what changed, then embed what `budget` allows; the files re-read or dropped."""
         changed = self._refresh(workspace, classifier, warn, given)
         if changed:
             self._vectors = None

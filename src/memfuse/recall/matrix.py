@@ -82,8 +82,7 @@ class Rows:
         )
 
     def merged(self, dropped: list[int], changed: Sequence[tuple[int, str, bytes]]) -> Rows:
-        """These rows without the `dropped` ids, with the `changed` rows in (in place of the
-        same id's)."""
+        """These rows without the `dropped` ids, with the `changed` rows in place of theirs."""
         import numpy as np
 
         fresh = Rows.of(changed, int(self.blocks[0].shape[1]))
@@ -123,8 +122,7 @@ def bump(db: sqlite3.Connection) -> int:
 
 
 def reset(db: sqlite3.Connection) -> None:
-    """Every vector was dropped (another model): no file before this generation may be
-    recorded."""
+    """Every vector was dropped (another model): no older file may be recorded."""
     gen = bump(db)
     db.execute("UPDATE matrix SET made = -1, file = '', reset = ?", (gen,))
     db.execute("DELETE FROM dropped")
@@ -142,8 +140,7 @@ def log_dropped(db: sqlite3.Connection, name: str, from_line: int) -> None:
 
 
 def log_stored(db: sqlite3.Connection, texts: list[str]) -> None:
-    """A new generation (inside the embedding step's transaction): these texts' vectors were
-    stored in it."""
+    """A new generation (in the embedding step's transaction) that stored these texts' vectors."""
     gen = bump(db)
     db.executemany(
         "INSERT OR REPLACE INTO stored (content, gen) VALUES (?, ?)", ((t, gen) for t in texts)

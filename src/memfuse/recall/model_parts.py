@@ -193,8 +193,7 @@ def tokenizer(spec: dict[str, Any], arrays: dict[str, Any]) -> Any:
                         break
 
         def _fill_whole(self) -> None:
-            """The whole dict, as the package makes it (the sorted order puts a piece before
-            the longer ones it begins: its own value stands)."""
+            """The whole dict, as the package makes it (sorted, a piece's own value stands)."""
             table, values = self._prefixes, self._values
             for at, piece in enumerate(self._keys):
                 for end in range(1, len(piece)):

@@ -78,8 +78,7 @@ def info() -> ModelInfo | None:
 
 
 class UniversalSentenceEncoder:
-    """The extra's model, loaded on first use (a run that embeds nothing pays nothing) and
-    kept for the process."""
+    """The extra's model, loaded on first use and kept for the process."""
 
     def __init__(self, found: ModelInfo) -> None:
         self.found = found  # what `installed` found: loading it does not look again
@@ -119,8 +118,7 @@ def load(found: ModelInfo) -> tuple[Any, Any]:
 
 @functools.cache
 def _blas() -> Any:
-    """threadpoolctl's hold on numpy's BLAS (made once numpy is imported), or None without
-    threadpoolctl (an older install of the extra: slower, not wrong)."""
+    """threadpoolctl's hold on numpy's BLAS, or None without it (an older extra: slower)."""
     try:
         return importlib.import_module("threadpoolctl").ThreadpoolController()
     except ImportError:
@@ -196,8 +194,7 @@ def unpacked(matrix: Matrix) -> Any:
 
 
 def cosines(matrix: Any, query: Matrix) -> Any:
-    """The cosine of each row of `matrix` (int8, or float32 from `unpacked`) with `query` (one
-    int8 row), as float32."""
+    """The cosine of each row of `matrix` (int8, or `unpacked`) with the int8 row `query`."""
     import numpy as np
 
     q = query.reshape(-1).astype(np.float32) / SCALE
@@ -212,8 +209,7 @@ def cosines(matrix: Any, query: Matrix) -> Any:
 
 
 def best(scores: Any, limit: int) -> list[tuple[int, float]]:
-    """The `limit` highest of `scores`, best first, as (row, score); a tie goes to the earlier
-    row."""
+    """The `limit` highest `scores`, best first, as (row, score); a tie to the earlier row."""
     import numpy as np
 
     if limit <= 0 or len(scores) == 0:

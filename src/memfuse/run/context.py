@@ -150,15 +150,13 @@ class RunContext:
 
     @property
     def ledger(self) -> Ledger:
-        """The sync ledger, opened for writing (created, an old one migrated) on first use and
-        closed with the run. LedgerError when it cannot be."""
+        """The sync ledger, opened for writing on first use, closed with the run; or LedgerError."""
         if self._ledger is None:
             self._ledger = Ledger(self.workspace.state)
         return self._ledger
 
     def server_stderr(self) -> Callable[[], TextIO] | None:
-        """Where a server the session transport starts is to write its stderr (None: there is
-        no state folder to keep it in)."""
+        """Where a session server writes its stderr (None: no state folder to keep it)."""
         return self.server_log.for_server if self.workspace.state.exists() else None
 
     @functools.cached_property
@@ -167,8 +165,7 @@ class RunContext:
         return ServerLog(self.workspace.state)
 
     def server_said(self) -> str | None:
-        """The line the store's server wrote on stderr during this run that names why it
-        failed (session transport), masked, for a failure to show; None when there is none."""
+        """The line the store's server wrote on stderr naming why it failed, masked; or None."""
         said = self.server_log.said()
         return self.reporter.mask(said)[:600] if said else None
 
@@ -195,8 +192,7 @@ class RunContext:
 
     @functools.cached_property
     def workspace(self) -> Workspace:
-        """The workspace's layout and Markdown, read and written only through its confined
-        file access (memfuse.confine)."""
+        """The workspace's layout and Markdown, through its confined file access."""
         s = self.settings
         state = s.state_dir or default_state_dir(s.workspace, os.environ)
         return Workspace(s.workspace, state, s.read_cap)
@@ -234,8 +230,7 @@ class RunContext:
         return self._store.outcome if self._store is not None else "idle"
 
     def close_ledger(self) -> None:
-        """Close the ledger (while the run still holds the workspace lock); a later use opens
-        it again."""
+        """Close the ledger (while the run holds the lock); a later use opens it again."""
         if self._ledger is not None:
             self._ledger.close()
         self._ledger = None
@@ -345,8 +340,7 @@ class WarmStore:
 
 @dataclass(frozen=True)
 class Call:
-    """One call of a long-lived command (serve's tools): its settings (its clock), warnings
-    and store client, with the run's workspace and classifier."""
+    """One call of serve's tools: its settings (its clock), warnings and store client."""
 
     settings: Settings
     reporter: Reporter

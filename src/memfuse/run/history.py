@@ -67,8 +67,7 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> RunRecord:
-        """A record as stored; ValueError for one whose time has no zone (it could not be
-        compared with now, and every later run would fail on it)."""
+        """A record as stored; ValueError for a time without a zone (never comparable to now)."""
         if datetime.fromisoformat(str(value["started"])).utcoffset() is None:
             raise ValueError(f"a run started at {str(value['started'])[:40]!r}, without a zone")
         return cls(
@@ -141,8 +140,7 @@ class History:
             os.close(fd)
 
     def append(self, record: RunRecord, runs: dict[str, list[RunRecord]]) -> None:
-        """Write `runs` (as just loaded) with `record` added, atomically: a reader sees the
-        old history or the new one."""
+        """Write `runs` (as just loaded) with `record` added, atomically."""
         runs = {**runs, record.command: [*runs.get(record.command, []), record]}
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
         self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
@@ -207,12 +205,10 @@ def assess(
         return Alarm(name, reason, first.started)
     reference = successes[-1].at if successes else records[0].at
     if now - reference > policy.max_age:
-        if successes:
-            reason = f"no successful run since {stamp(reference)}"
-        else:
-            reason = f"no successful run since the first one, {stamp(reference)}"
+        since = stamp(reference) if successes else f"the first one, {stamp(reference)}"
         first_bad = next((r for r in records if r.at > reference), last)
-        return Alarm(name, f"{reason} (last: {last.status})", first_bad.started)
+        reason = f"no successful run since {since} (last: {last.status})"
+        return Alarm(name, reason, first_bad.started)
     return None
 
 
@@ -231,8 +227,7 @@ def _misconfigured(records: list[RunRecord]) -> Alarm:
 
 
 def stamp(moment: datetime | str) -> str:
-    """`2026-12-03 14:05 +01:00`: a moment to the minute, with its zone (the run's clock, which
-    may not be the reader's)."""
+    """`2026-12-03 14:05 +01:00`: a moment to the minute, in its own zone (the run's clock)."""
     if isinstance(moment, str):
         try:
             moment = datetime.fromisoformat(moment)

@@ -173,8 +173,7 @@ class BoundedLines:
 
 @contextlib.contextmanager
 def _claimed_stdio() -> Any:
-    """The client's stdin and stdout as private descriptors; fd 0 on the null device and
-    fd 1 on stderr until the server ends (then both are put back)."""
+    """The client's stdin and stdout as private fds; meanwhile fd 0 is null, fd 1 stderr."""
     stdin_fd, stdout_fd = os.dup(0), os.dup(1)
     saved = (os.dup(0), os.dup(1))
     null = os.open(os.devnull, os.O_RDONLY)

@@ -27,8 +27,7 @@ RETRY_AFTER = 30.0  # seconds a store that did not answer is left alone before a
 
 
 class ToolRefused(Exception):
-    """A call the tool will not carry out as asked (the journal cannot take the note): said
-    to the caller as an error result, nothing done."""
+    """A call the tool will not carry out as asked: an error result, nothing done."""
 
 
 @dataclass(frozen=True)
@@ -155,8 +154,7 @@ class Service:
         return ToolAnswer(text_of(envelope, human), envelope)
 
     def _call(self, reporter: Reporter) -> Call:
-        """A call's own: its clock, its warnings and store client; the run's workspace and
-        classifier."""
+        """A call's own clock, warnings and store client; the run's workspace and classifier."""
         run = self.run
         settings = run.settings
         if not self.pinned_now:

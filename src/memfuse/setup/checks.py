@@ -40,8 +40,7 @@ from memfuse.workspace.position import JOURNAL_PREFIXES
 
 @dataclass(frozen=True)
 class Probe:
-    """What doctor looks at, handed in by the command; the store opened on first use
-    (ConfigError when its entry cannot serve)."""
+    """What doctor looks at, handed in by the command (the store opened on first use)."""
 
     settings: Settings
     workspace: Workspace

@@ -140,8 +140,7 @@ def open_private_db(
 
 
 def open_read_only(state: StateFolder, name: str, schema: str) -> sqlite3.Connection | None:
-    """A read-only connection (nothing created, migrated or locked for writing), held to the
-    same checks; None when there is no such file."""
+    """A read-only connection held to the same checks; None when there is no such file."""
     path = state.database(name, SIDECARS, create=False)
     if path is None:
         return None

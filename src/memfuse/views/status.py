@@ -106,8 +106,7 @@ PAUSE_ALARM_AFTER = timedelta(hours=24)  # a rollback left in force longer needs
 
 
 def _open_ledger(ctx: Asking) -> tuple[LedgerReader | None, str | None]:
-    """The ledger, opened read-only once for every read here (None: there is none); or why it
-    cannot be."""
+    """The ledger, opened read-only for every read here (None: none), or why it cannot be."""
     try:
         return LedgerReader.open(ctx.workspace.state), None
     except (LedgerError, UnsafePath) as exc:
