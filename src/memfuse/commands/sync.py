@@ -32,8 +32,7 @@ def run(
     report = sync(request, services)
     data = report.data()
     if not ctx.dry_run:
-        # The index from the journals the sync read, unchanged since: by words alone (the
-        # vectors once the lock is let go).
+        # the index from the journals read and unchanged since, by words (vectors after the lock)
         given = unchanged(report.reading.parsed, report.stamps, workspace.location)
         refreshed = refresh_index(workspace, ctx.classifier, ctx.reporter.warn, given=given)
         data["recall_index_refreshed"] = None if refreshed is None else refreshed[0]

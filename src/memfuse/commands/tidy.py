@@ -176,8 +176,7 @@ def read_old_dailies(ctx: RunContext) -> list[Archival]:
     """The dailies old enough to roll up, each read once and checked against the ledger."""
     s = ctx.settings
     workspace = ctx.workspace
-    # Keep the last `archive_after_days` calendar days (today included), the window surface
-    # shows; anything older is rolled up.
+    # the last `archive_after_days` days (today's included), the window surface shows, stay
     cutoff = s.now.date() - timedelta(days=s.archive_after_days - 1)
     old = {d: p for d, p in workspace.daily_journals().items() if d < cutoff}
     every_form = workspace.sources()

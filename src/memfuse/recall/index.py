@@ -235,8 +235,7 @@ class RecallIndex:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in asked)
         weights = (WEIGHTS[0], 0.0, 0.0, WEIGHTS[3]) if "near" in without else WEIGHTS
-        # BM25 once a match, and only the best `limit` joined to their text (measured in
-        # benchmarks/bench.py: a common word matches most of a year's bullets).
+        # only the best `limit` joined to their text: a common word matches most of a year
         rows = self.db.execute(
             "SELECT d.path, d.line, d.content, d.type, d.day, -best.score, d.id FROM ("
             " SELECT rowid AS id, bm25(bullets, ?, ?, ?, ?) AS score FROM bullets"

@@ -164,8 +164,7 @@ def recorded(db: sqlite3.Connection) -> tuple[int, int, str]:
 
 
 def read(state: StateFolder, model: str, made: int, record: str) -> Rows | None:
-    """The rows of the file, mapped, when it is the file recorded for generation `made` of
-    `model`'s vectors; None otherwise (it is then not used, and written again)."""
+    """The file's rows, mapped, when it is the one recorded for `model`'s generation `made`."""
     expected, _, nonce = record.partition("/")
     if made < 0 or not nonce:
         return None

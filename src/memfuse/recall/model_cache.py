@@ -56,8 +56,7 @@ def source_key(version: str, root: Path) -> str:
 
 
 class ModelCache:
-    """The cache folder and the one model file in it: `load` gives the backend, or None when
-    the cache cannot be had (the caller then loads the package's way)."""
+    """The cache folder and its one model file: `load` gives the backend, or None."""
 
     def __init__(self, folder: Path, version: str, root: Path) -> None:
         self.folder = StateFolder(folder)

@@ -116,8 +116,7 @@ NEAR_LOOKED_AT = 500  # names of a config's folder compared with a mistyped one,
 
 
 def close_file(path: Path, *, folder: bool = False) -> Path | None:
-    """The file (or folder) beside `path` whose name is closest to its own (`mcporter.json`
-    for `mcporter.jsn`); None when none is close, or the folder cannot be listed."""
+    """The file (or folder) beside `path` with the closest name to its own, or None."""
     try:
         with os.scandir(path.parent) as entries:
             kind = os.DirEntry.is_dir if folder else os.DirEntry.is_file

@@ -123,8 +123,7 @@ def _when(text: str) -> datetime | None:
 
 
 def _set_aside_alarms(ctx: Asking) -> list[str]:
-    """A ledger memfuse had to move aside: what it held (a rollback, the rejected, what was
-    pending) was rebuilt from the store as far as it could be; a person should look."""
+    """A ledger moved aside was rebuilt from the store as far as it could be: look."""
     state = ctx.workspace.state
     return [
         f"the sync ledger could not be used and was moved aside to {state.path / name};"
