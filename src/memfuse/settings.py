@@ -1,8 +1,5 @@
-"""What a memfuse run is configured by: frozen settings, resolved once by memfuse.config.
-
-Pure data: nothing here reads the environment or a file. Every module but memfuse.config
-receives these and never resolves them itself.
-"""
+"""What a memfuse run is configured by: frozen settings, resolved once by memfuse.config (pure
+data: nothing here reads the environment or a file)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """`memfuse recall QUERY`: one ranked answer from the Markdown and the store, for the agent
-(the engine, and how it ranks: memfuse.recall.engine).
-
-`--batch` answers one question per line of stdin, one JSON envelope per line, in order, with
-one store session and one index for them all.
-"""
+(memfuse.recall.engine); `--batch`, one envelope per line of stdin, one index for them all."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -27,9 +24,7 @@ __all__ = ["QUESTION_MAX", "STAGES", "Request", "questions", "run", "run_batch",
 
 
 def services(ctx: RunContext, request: Request, index: RecallIndex | None) -> Services:
-    """What the engine answers with, from a run's context: its store client (opened when first
-    asked), the index, its reranker, the ledger's URIs, its warnings, its clock and the model
-    of meaning (none under `--without meaning`)."""
+    """What the engine answers with, from a run's context."""
     state = ctx.workspace.state
     return Services(
         # The store's session is opened when the engine first asks it (`--without store`: never).
@@ -43,24 +38,26 @@ def services(ctx: RunContext, request: Request, index: RecallIndex | None) -> Se
     )
 
 
-def _index(ctx: RunContext, request: Request) -> RecallIndex | None:
+@contextlib.contextmanager
+def _index(ctx: RunContext, request: Request) -> Iterator[RecallIndex | None]:
     """The local index, opened and brought up to date once for every question of the run."""
     if "index" in request.without:
-        return None
+        yield None
+        return
     index = open_index(ctx.workspace.state, ctx.reporter.warn)
     if index is not None:
         embedder = None if "meaning" in request.without else ctx.embedder
         catch_up(index, ctx.workspace, ctx.classifier, ctx.reporter.warn, embedder)
-    return index
-
-
-def run(ctx: RunContext, request: Request) -> CommandResult:
-    index = _index(ctx, request)
     try:
-        data: RecallData = ask(services(ctx, request, index), request)
+        yield index
     finally:
         if index is not None:
             index.close()
+
+
+def run(ctx: RunContext, request: Request) -> CommandResult:
+    with _index(ctx, request) as index:
+        data: RecallData = ask(services(ctx, request, index), request)
     # The answer is the product, for an agent's prompt: printed even under -q.
     return CommandResult("recall", data, payload="\n".join(render.recall(data)))
 
@@ -68,20 +65,15 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
 def run_batch(
     ctx: RunContext, request: Request, questions: Iterable[str], emit: Callable[[str], bool]
 ) -> CommandResult:
-    """One JSON envelope per question, in order, each with its own warnings and time, each
-    printed (`emit`) as soon as it is answered: an agent may ask, read, and ask again. The
-    batch ends with its input, or when no one reads the answers any more (emit says False)."""
-    index = _index(ctx, request)
+    """One JSON envelope per question, each with its own warnings and time, printed (`emit`)
+    as soon as it is answered; the batch ends with its input, or when emit says False."""
     answered = 0
-    try:
+    with _index(ctx, request) as index:
         for question in questions:
             answered += 1
             line = _envelope(ctx, index, replace(request, query=question))
             if not emit(ctx.reporter.mask(line)):
                 break
-    finally:
-        if index is not None:
-            index.close()
     data: RecallBatchData = {"queries": answered}
     return CommandResult("recall", data)
 

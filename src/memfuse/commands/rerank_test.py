@@ -1,7 +1,5 @@
-"""`memfuse rerank-test`: exercise the configured reranker and judge its health.
-
-It is a test command: a failed call or a failed health check exits non-zero.
-"""
+"""`memfuse rerank-test`: exercise the configured reranker and judge its health (a failed
+call or check exits non-zero)."""
 
 from __future__ import annotations
 

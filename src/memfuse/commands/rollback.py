@@ -1,7 +1,5 @@
-"""`memfuse rollback`: forget, in the store, every memory memfuse made (and only those: each
-looked up at its URI first), then pause sync until `--undo` (docs/operations.md). It reads,
-plans, then acts: `candidates` and `plan` are pure functions of what was read, so `--dry-run`
-shows the very plan a real run carries out."""
+"""`memfuse rollback`: forget, in the store, every memory memfuse made (and only those), then
+pause sync until `--undo`: read, plan (pure), act (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -26,8 +24,8 @@ from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX
 def run(ctx: RunContext, *, undo: bool = False, shared_with: Sequence[Path] = ()) -> CommandResult:
     """`shared_with`: the other workspaces whose memories are in this store too (a database
     agents shared): only this ledger's own memories are forgotten, none another one holds."""
-    others = _others(ctx, shared_with) if shared_with else None
     ctx.sharing = tuple(os.path.realpath(os.path.expanduser(str(w))) for w in shared_with)
+    others = _others(ctx, ctx.sharing) if shared_with else None
     data = _undo(ctx, ctx.ledger) if undo else _rollback(ctx, ctx.ledger, others)
     return CommandResult("rollback", data, tuple(render.rollback(data)))
 
@@ -38,8 +36,7 @@ KEPT = ("gone", "not memfuse's", "another workspace's")
 
 @dataclass(frozen=True)
 class Step:
-    """One memory at a journal URI and what the plan does with it: `forget`, or keep it
-    because it is `gone` or `not memfuse's`."""
+    """One memory at a journal URI and the plan's verdict: `forget`, or a reason to keep it."""
 
     uri: str
     memory_id: str | None  # the id the store answered, else the one the ledger recorded
@@ -96,8 +93,7 @@ def plan(
 def _read_and_plan(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> Plan:
     """Read the ledger's entries, the store's journal URIs and each lookup; plan from them.
     `others`: the memory ids other workspaces' ledgers hold in this shared store — then the
-    store's listed URIs are not candidates (another workspace's may sit there) and a memory
-    another ledger holds too (a bullet both journals wrote) stays."""
+    store's listed URIs are not candidates, and a memory another ledger holds stays."""
     entries = ledger.all_entries()
     listed: Collection[str] | None = ()
     if others is None:
@@ -118,12 +114,11 @@ def _read_and_plan(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> 
     return Plan(steps, the_plan.withdraw)
 
 
-def _others(ctx: RunContext, workspaces: Sequence[Path]) -> set[str]:
-    """Every memory id the ledgers of these other workspaces record (each must have one)."""
+def _others(ctx: RunContext, workspaces: Sequence[str]) -> set[str]:
+    """Every memory id these workspaces' ledgers (real paths; each must have one) record."""
     held: set[str] = set()
     mine = os.path.realpath(ctx.workspace.root)
-    for workspace in workspaces:
-        real = os.path.realpath(os.path.expanduser(str(workspace)))
+    for real in workspaces:
         if real == mine:
             raise ConfigError("--shared-with names the other workspaces, not this one")
         reader = LedgerReader.open(StateFolder(default_state_dir(Path(real), os.environ)))

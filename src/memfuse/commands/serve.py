@@ -1,12 +1,5 @@
-"""`memfuse serve`: recall, where, status and note as the tools of an MCP server over stdio,
-for an agent to call in-session instead of starting a process per question.
-
-This module declares the tools and hands each call to its command's own engine
-(memfuse.recall.engine; memfuse.views.where and .status) or to the note writer
-(memfuse.serve.note); memfuse.serve keeps the index and the store session warm and bounds
-every answer (docs/serve.md). Only `note` writes: one bullet appended to today's journal,
-without the workspace lock; the recall index it refreshes is derived state.
-"""
+"""`memfuse serve`: recall, where, status and note as the tools of an MCP server over stdio
+(docs/serve.md), each call handed to its command's own engine or to the note writer."""
 
 from __future__ import annotations
 
@@ -68,7 +61,6 @@ def service(
     )  # fmt: skip
 
 
-# --- the tools: each answered by its command's own flow ----------------------------------
 def _recall(service: Service, call: Call, request: Request) -> CommandResult:
     s = call.settings
     reranking = Reranking(s.rerank, service.run.seams.rerank_factory, call.reporter, s.now)

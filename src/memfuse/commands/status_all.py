@@ -1,6 +1,5 @@
-"""`memfuse status --all-agents`: `memfuse status` (memfuse.views.status) for every agent of
-the roster (memfuse.schedule.agents), each on a context of its own, a row each and the worst
-exit. No store call, no lock, as `status` has none."""
+"""`memfuse status --all-agents`: `memfuse status` for every agent of the roster, each on a
+context of its own, a row each and the worst exit."""
 
 from __future__ import annotations
 
@@ -27,15 +26,13 @@ def run(ctx: RunContext) -> CommandResult:
     for note in notes:
         ctx.reporter.warn(note)
     rows: list[dict[str, Any]] = []
-    codes: list[ExitCode] = []
     for agent in roster:
         workspace = str(agent.workspace)
         row: dict[str, Any] = {"agent": agent.id, "workspace": workspace}
+        rows.append(row)
         if not agent.workspace.is_dir():
             gone = f"its workspace {one_line(workspace)} does not exist (not made yet, or gone)"
             row.update(exit_code=int(ExitCode.NO_WORKSPACE), alarms=[gone])
-            codes.append(ExitCode.NO_WORKSPACE)
-            rows.append(row)
             continue
         done, warnings = as_agent(ctx, agent, status.run)
         data = done.data
@@ -47,14 +44,13 @@ def run(ctx: RunContext) -> CommandResult:
             warnings=warnings,
             status=dict(data),
         )
-        codes.append(done.exit_code)
-        rows.append(row)
     machine = installing.machine_for(
         ctx.settings, StateFolder(Path("/nonexistent")), tool=ctx.seams.tool
     )
     for host in registry.every():
         for crossing in host.crossings(machine):
             ctx.reporter.warn(crossing)  # another agent's memory within reach
+    codes = {row["exit_code"] for row in rows}
     code = next((c for c in _WORST if c in codes), ExitCode.OK)  # status gives no other
     result: dict[str, Any] = {"agents": rows}
     return CommandResult("status", result, tuple(_lines(rows)), exit_code=code)

@@ -1,11 +1,5 @@
-"""`memfuse sync`: journal bullets into agent-memory, one memory per bullet.
-
-A run repairs the ledger, reads, plans, then acts (memfuse.sync: repair, reading, plan,
-apply). A plain `memfuse sync` reads what changed: every journal file — daily, archived or
-weekly roll-up — whose size, times or inode differ from when a run last covered it, and the
-days of every bullet still pending. `--date`, `--days`, `--since` and `--all` name the days
-instead; `--dry-run` shows the plan.
-"""
+"""`memfuse sync`: journal bullets into agent-memory, one memory per bullet (the engine:
+memfuse.sync), then the recall index kept current by words."""
 
 from __future__ import annotations
 
@@ -38,9 +32,7 @@ def run(
     report = sync(request, services)
     data = report.data()
     if not ctx.dry_run:
-        # The Markdown side of recall, kept current from the journals the sync read, where
-        # their files have not changed since: by words alone. The vectors of what is new are
-        # made once the run let go of the lock, where nothing waits on the model.
+        # the index from the journals read and unchanged since, by words (vectors after the lock)
         given = unchanged(report.reading.parsed, report.stamps, workspace.location)
         refreshed = refresh_index(workspace, ctx.classifier, ctx.reporter.warn, given=given)
         data["recall_index_refreshed"] = None if refreshed is None else refreshed[0]

@@ -1,6 +1,5 @@
-"""`memfuse tidy`: the 03:00 run — the store's sleep cycle, a MEMORY.md consistency check,
-the MEMORY.md backup and size guard, (with --archive) the weekly journal roll-up, and, once it
-let go of the workspace lock, the vectors of what is new (RunContext.embed_afterwards)."""
+"""`memfuse tidy`: the 03:00 run — the store's sleep cycle, a MEMORY.md consistency check, its
+backup and size guard, and (with --archive) the weekly journal roll-up."""
 
 from __future__ import annotations
 
@@ -159,8 +158,8 @@ class Archival:
 
 def unsynced(known: Mapping[str, Entry], journal: Journal | None, daily: Path) -> int | None:
     """Bullets of a daily whose current text the ledger (`known`: the day's entries) has not
-    settled, at the positions the day's union of forms gives them; None when the day could not
-    be read as far as the daily (an archived copy before it cannot be read)."""
+    settled, at the positions the day's union gives them; None when the day could not be read
+    as far as the daily."""
     if journal is None or daily not in journal.read:
         return None
     missing = 0
@@ -177,8 +176,7 @@ def read_old_dailies(ctx: RunContext) -> list[Archival]:
     """The dailies old enough to roll up, each read once and checked against the ledger."""
     s = ctx.settings
     workspace = ctx.workspace
-    # Keep the last `archive_after_days` calendar days (today included), the window surface
-    # shows; anything older is rolled up.
+    # the last `archive_after_days` days (today's included), the window surface shows, stay
     cutoff = s.now.date() - timedelta(days=s.archive_after_days - 1)
     old = {d: p for d, p in workspace.daily_journals().items() if d < cutoff}
     every_form = workspace.sources()
@@ -198,8 +196,7 @@ def read_old_dailies(ctx: RunContext) -> list[Archival]:
 
 
 def archive(ctx: RunContext) -> ArchiveData:
-    """Roll up the old dailies that are ready; name the others and why (`--dry-run`: the
-    plan alone)."""
+    """Roll up the old dailies that are ready; name the others and why (`--dry-run`: plan)."""
     workspace = ctx.workspace
     done: list[ArchivedRow] = []
     refused: list[RefusedRow] = []
@@ -255,8 +252,7 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
 
 
 def _counts(data: TidyData) -> dict[str, int]:
-    """What the run did, as numbers the run history keeps (`memfuse status` shows them): what
-    reflect reports per phase, the conflicts found, the index's losses, the days archived."""
+    """What the run did, as numbers the run history keeps (`memfuse status` shows them)."""
     counts: dict[str, int] = {}
     report = data["reflect"]
     for phase, values in report.items() if isinstance(report, dict) else ():

@@ -99,15 +99,9 @@ def _string_table(value: Any) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True)
 class Option:
-    """One setting, declared once: where it may come from and what it must be.
-
-    `key` is its (section, key) in a config file (section "" is the top level), `env` its
-    environment variable, `flag` its command-line declarations. A flag and a variable are
-    checked like a file value. `trusted` keys choose what runs or where data and secrets go:
-    the agent-written workspace config may not set them. `limit` keys bound what a run may
-    spend or show (time, workers, bytes, lines): the workspace config may lower them, never
-    raise them above what the user's own settings or the default give.
-    """
+    """One setting, declared once (docs/architecture.md, "An option"): `key` is its (section,
+    key) in a config file ("" the top level). `limit` keys bound what a run may spend or show:
+    the workspace's config may lower them, never raise them above the user's or the default."""
 
     target: str  # the Settings field; "table.field" for a field of a nested table
     check: Validator
@@ -206,7 +200,6 @@ OPTIONS: tuple[Option, ...] = (
 BY_TARGET = {o.target: o for o in OPTIONS}
 FLAG_OPTIONS = tuple(o for o in OPTIONS if o.flag)
 
-# Views of the table, for the readers below.
 FILE_KEYS: dict[tuple[str, str], tuple[str, Validator]] = {
     o.key: (o.target, o.check) for o in OPTIONS if o.key
 }

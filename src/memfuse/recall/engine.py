@@ -1,21 +1,11 @@
 """Recall's engine: one ranked answer from the Markdown and the store, for the agent.
 
-Candidates from the local full-text index of the Markdown in every form (memfuse.recall.index:
-journals daily, archived and rolled up, and MEMORY.md) and from the store's own `recall` (2 ×
-limit, at most 20) are merged by reciprocal rank fusion, a bullet and the memory synced from it
-counted once. Who ranks what (measured: docs/recall-quality.md): a bullet is ranked
-by the local index, which searches the same text better than the store does; the store's vote
-for it would only pull the order towards its weaker ranking. A memory the Markdown does not
-hold (the agent stored it itself) is ranked by the store alone, at the local index's weight;
-a synced bullet the local index did not find comes after what it did.
-The external reranker re-scores them when one is configured (any failure: one warning, the fused
-order), and agent-memory's local weighting (priority, vitality) orders the reranked result;
-without a reranker the fused rank stands. With the store down the local
-index answers alone, and `sources` says so.
-
-The engine is given what it asks (`Services`): the store's recall, the open index, the reranker's
-step, how a memory's URI is looked up, where warnings go and the clock. It knows no command, run
-context or ledger: `memfuse recall` and `memfuse serve` hand it the same services, each its own.
+Candidates from the local index and the store's own `recall` are merged by reciprocal rank
+fusion, a bullet and the memory synced from it counted once. A bullet is ranked by the local
+index, which searches its text better than the store (docs/recall-quality.md); the store
+ranks the memories the Markdown does not hold, and a synced bullet the index did not find
+comes after what it did. A configured reranker re-scores the result (a failure: one warning,
+the fused order). The engine is given its `Services`, and knows no command, run or ledger.
 """
 
 from __future__ import annotations
@@ -39,9 +29,8 @@ from memfuse.workspace.position import JOURNAL_PREFIXES, SOURCE_PREFIX
 RRF_K = 60
 STORE_CANDIDATES_MAX = 20
 LOCAL_CANDIDATES = 50  # the local index is cheap to ask deep: fusion and filters need room
-# How much a rank counts in the fusion (measured: docs/recall-quality.md): the
-# local index's ranks; the store's for a memory the Markdown does not hold; the store's for a
-# synced bullet the local index did not return (after its candidates, in the store's order).
+# How much a rank counts in the fusion: the local index's; the store's for a memory the
+# Markdown does not hold; the store's for a synced bullet the local index did not return.
 LOCAL_WEIGHT = 1.0
 STORE_OWN_WEIGHT = 1.0
 STORE_SYNCED_WEIGHT = 0.5
@@ -63,8 +52,7 @@ class Request:
 
 
 StoreRecall = Callable[[str, int], list[StoredMemory] | None]
-# memory ids → the URI memfuse synced each to (the ledger's, read-only); MemfuseError when it
-# cannot be read
+# memory ids → the URI memfuse synced each to (the ledger's); MemfuseError when unreadable
 UriLookup = Callable[[set[str]], dict[str, str]]
 
 
@@ -191,8 +179,7 @@ def _store_share(c: Candidate, *, index_answered: bool) -> float:
 
 
 def _add_local(candidates: dict[str, Candidate], hit: Hit, found: tuple[str, ...]) -> None:
-    """A bullet the local index found, by its words or its meaning or both (`found`): its rank
-    in the local order is its share of the fusion."""
+    """A bullet the local index found (by words, meaning or both: `found`), at its rank."""
     c = candidates.setdefault(_key(hit.content), Candidate(hit.content, hit.type))
     c.fused += LOCAL_WEIGHT / (RRF_K + hit.rank)
     c.location = c.location or hit.location

@@ -1,24 +1,13 @@
 """The local full-text index of the Markdown side, for `memfuse recall`.
 
-SQLite FTS5 in the state folder: one row per journal bullet (in every form the journals take:
-daily, archived, a weekly roll-up's section) and per MEMORY.md fact, with its location
-(`memory/2026-12-03.md:7`, `memory/archive/…`, `memory/weekly/…`, `MEMORY.md:4`). A bullet is
-indexed in four columns (the recipe measured in docs/recall-quality.md):
-
-- `own`: its terms (memfuse.recall.terms: stop words out, Snowball stems, CJK characters and
-  pairs);
-- `near1`, `near2`: the terms of the bullets one and two away in the same section — a question
-  is often answered by the bullet after the one that shares its words;
-- `dates`: its journal day's tokens (memfuse.recall.dates), for the dates a question names.
-
-A question is ranked with FTS5's BM25 over the columns weighted 1, 0.5, 0.25 and 1, on its
-rarest terms only (memfuse.recall.terms.bounded: the index keeps how many rows hold each term,
-so a question's cost is bounded whatever its length). Refreshing is one transaction: it
-re-reads only files whose size, times, inode or role changed (a journal only appended to, from
-its last few bullets: memfuse.recall.tail), drops what is gone, and then
-merges a bounded share of FTS5's segments and frees pages, so the file does not grow with how
-often a journal is touched. A failure part-way leaves the index as it was. The index is
-derived: deleting it is safe.
+SQLite FTS5 in the state folder: one row per journal bullet (in every form) and per MEMORY.md
+fact, with its location. A bullet's columns (the recipe measured in docs/recall-quality.md):
+`own`, its terms; `near1`, `near2`, those of the bullets one and two away in its section (a
+question is often answered by the bullet after the one that shares its words); `dates`, its
+day's tokens. A question asks only its rarest terms (terms.bounded), so its cost is bounded.
+A refresh is one transaction over the files that changed (an appended journal from its tail:
+memfuse.recall.tail), then a bounded merge of FTS5's segments. The index is derived: deleting
+it is safe.
 """
 
 from __future__ import annotations
@@ -65,9 +54,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS bullets USING fts5(
 );
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
 {vectors.SCHEMA}{tail.SCHEMA}"""
-# What the index's rows were read by: a build that reads the Markdown otherwise (MEMORY.md by
-# CommonMark) or lays out its tables otherwise bumps it, and an index of any other
-# build is made again from the Markdown, silently (it holds nothing the Markdown does not).
+# What read the index's rows: a build that reads the Markdown or lays out its tables otherwise
+# bumps it, and an index of any other build is made again from the Markdown, silently.
 READER = 3
 WEIGHTS = (1.0, 0.5, 0.25, 1.0)  # own, near1, near2, dates: docs/recall-quality.md
 REBUILT = "the local recall index was not usable: it is rebuilt from the Markdown"
@@ -93,22 +81,15 @@ class RecallIndex:
     def __init__(self, state: StateFolder, clock: Callable[[], float] = time.monotonic) -> None:
         self.state = state
         self.clock = clock  # what an embedding's safety valve is counted by
-        # True when an unusable index was moved aside and started again: it holds nothing that
-        # the Markdown does not, and the first refresh re-reads every file.
-        self.rebuilt = False
+        self.rebuilt = False  # an unusable index was set aside and started again
         self._next_id = 1  # the next row's id, while a refresh writes
         self._dropped: list[str] = []  # the texts of the rows a refresh deleted
-        # What the refreshes re-read: files read whole, bytes read (whole or from a
-        # checkpoint: memfuse.recall.tail), rows written.
-        self.counted: Counter[str] = Counter()
-        # Texts left without a vector by the last refresh (bounded per refresh): the next one
-        # goes on with them, even when no file changed.
+        self.counted: Counter[str] = Counter()  # files read whole, bytes read, rows written
+        # texts left without a vector by the last refresh: the next goes on with them
         self.unembedded = True
         self._embedded_by: str | None = None  # the model the last embedding was made with
         self._vectors: vectors.Loaded | None = None
         try:
-            # memfuse's own from before is started again, one it cannot use is set aside
-            # (the index is derived: the first refresh re-reads every file)
             self.db, old = open_or_set_aside(state, state.RECALL_INDEX, lambda: self._open(state))
         except (sqlite3.DatabaseError, UnsafePath) as again:
             why = f"the recall index {state.recall_index} cannot be used ({again})"
@@ -131,9 +112,7 @@ class RecallIndex:
         budget: vectors.Budget = vectors.QUESTION,
         given: Mapping[date, Journal] | None = None,
     ) -> int:
-        """Re-index what changed, in one transaction, then embed what `budget` allows of the
-        texts that have no vector (memfuse.recall.vectors); the number of files re-read or
-        dropped."""
+        """Re-index what changed, then embed what `budget` allows; the files re-read or dropped."""
         changed = self._refresh(workspace, classifier, warn, given)
         if changed:
             self._vectors = None
@@ -256,8 +235,7 @@ class RecallIndex:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in asked)
         weights = (WEIGHTS[0], 0.0, 0.0, WEIGHTS[3]) if "near" in without else WEIGHTS
-        # BM25 once a match, and only the best `limit` joined to their text (measured in
-        # benchmarks/bench.py: a common word matches most of a year's bullets).
+        # only the best `limit` joined to their text: a common word matches most of a year
         rows = self.db.execute(
             "SELECT d.path, d.line, d.content, d.type, d.day, -best.score, d.id FROM ("
             " SELECT rowid AS id, bm25(bullets, ?, ?, ?, ?) AS score FROM bullets"
@@ -280,9 +258,8 @@ class RecallIndex:
     def closest(
         self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()
     ) -> tuple[list[Hit], dict[int, float]]:
-        """The `limit` bullets and facts closest to a question's vector by meaning with their
-        neighbours' (memfuse.recall.semantic.closeness), best first, each with its closeness
-        as its score; and the closeness of each row of `also` (ids) that has a vector."""
+        """The `limit` rows closest to a question's vector (semantic.closeness), best first,
+        scored by it; and the closeness of each row of `also` (ids) that has a vector."""
         loaded = self._loaded(model)
         if not loaded.ids:
             return [], {}
@@ -299,8 +276,7 @@ class RecallIndex:
         return self._vectors
 
     def keep_vectors(self, loaded: vectors.Loaded | None = None, model: str = "") -> None:
-        """Write the vectors' file from `loaded` (or `model`'s, loaded now) unless it is the
-        file's own generation (memfuse.recall.vectors.keep: best-effort)."""
+        """Write the vectors' file (vectors.keep: best-effort)."""
         if vectors.keep(self.db, self.state, loaded, model):
             self.counted["vector files"] += 1
 
@@ -339,8 +315,7 @@ class RecallIndex:
         return bounded(wanted, self.held(wanted))
 
     def held(self, terms: list[str]) -> dict[str, int]:
-        """How many rows hold each of these terms (a term no row holds is left out): the
-        index's counts, not its rows."""
+        """How many rows hold each of these terms (a term no row holds is left out)."""
         return dict(
             self.db.execute(
                 "SELECT term, rows FROM terms WHERE term IN (SELECT value FROM json_each(?))",
@@ -369,10 +344,9 @@ def catch_up(
     warn: Callable[[str], None],
     embedder: Embedder | None = None,
 ) -> bool:
-    """Bring an open index up to date for a question (and embed what vectors.QUESTION allows
-    of the texts still without a vector); False, with one warning, when another process held
-    it past the busy timeout (sync's refresh of a year): it answers as it stands, a refresh
-    behind."""
+    """Bring an open index up to date for a question (embedding within vectors.QUESTION);
+    False, with one warning, when another process held it past the busy timeout: it answers
+    as it stands."""
     try:
         index.refresh(workspace, classifier, warn, embedder, vectors.QUESTION)
     except (sqlite3.Error, OSError) as exc:
@@ -389,12 +363,10 @@ def refresh_index(
     budget: vectors.Budget = vectors.RUN,
     given: Mapping[date, Journal] | None = None,
 ) -> tuple[int, int] | None:
-    """Bring the index up to date (sync does, by words alone, so recall starts warm; a run, after
-    it let go of the workspace lock, with `embedder`, within `budget`): the number of
-    files re-read and of texts embedded, or None, with one warning, when the index cannot be
-    used. Best-effort: the index is derived, and recall rebuilds what is missing on demand.
-    `given`: days the caller read whole and checked unchanged since, taken instead of reading
-    them again."""
+    """Bring the index up to date (sync, by words alone; a run after the lock, with
+    `embedder` within `budget`): the files re-read and the texts embedded, or None, with one
+    warning, when the index cannot be used (best-effort: it is derived). `given`: days the
+    caller read and checked unchanged since, not read again."""
     index = open_index(workspace.state, warn)
     if index is None:
         return None

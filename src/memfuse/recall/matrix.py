@@ -1,25 +1,12 @@
 """The recall index's vectors as one file beside it, memory-mapped by the next process.
 
-Reading every vector out of the index (the join of texts and vectors) cost a cold question 2.2 s
-at 146 000 bullets (docs/performance.md). The process that loaded them writes them here,
-`recall-vectors.bin` in the state folder (memfuse.recall.paged): the rows' ids, a code for
-each row's file (its neighbours are the rows of the same file), and the int8 matrix; the next
-process maps it and reads from the index only what changed since.
-
-What changed is known by generations, kept in the index in the same transactions as the writes:
-every refresh that writes rows and every embedding step is a new generation; a text whose
-vector was stored and a deleted row's id are logged with their generation (ids of deleted rows
-can be given again), until a file of that generation or later is recorded. The file says which
-generation it holds; a process takes it, then the rows with an id above its last, the rows of
-an id deleted since and the rows whose vector was stored since — the same rows, in the same
-order, as the join.
-
-The file is input memfuse did not just make: it is opened without following a link or
-waiting on a FIFO, and used only when it is the very file memfuse recorded in the index after
-writing it (its inode, size and times, and a random nonce in its header), of the model asked
-for, of the generation recorded, and every array inside it adds up. Anything else (stale,
-truncated, replaced, planted) is not used: the rows come from the index, and the file is
-written again. A new model, or logs grown past DROPPED_MAX, forgets the file.
+Reading every vector out of the index cost a cold question 2.2 s at 146 000 bullets
+(docs/performance.md). `recall-vectors.bin` (memfuse.recall.paged) holds the rows' ids, a code
+for each row's file (its neighbours') and the int8 matrix; the next process maps it and reads
+from the index only what changed since, known by generations the index keeps in the same
+transactions as its writes: each refresh that writes rows and each embedding step is one, and
+a stored text or a deleted row's id is logged with its generation until a file of it is
+recorded. The file is used only when it is the very one recorded (docs/security.md).
 """
 
 from __future__ import annotations
@@ -60,9 +47,8 @@ CREATE INDEX IF NOT EXISTS stored_gen ON stored(gen);
 
 @dataclass(frozen=True)
 class Rows:
-    """Rows with a vector, by id: their ids (int64, increasing), a code for each one's file
-    (int32, into `paths`) and their vectors (int8, one row each), in blocks one after the other
-    (the file's, mapped and not copied, and the rows read since)."""
+    """Rows with a vector: their ids (int64, increasing), a code for each one's file (int32,
+    into `paths`) and their vectors (int8), in blocks (the file's, mapped, then those read)."""
 
     ids: Any
     codes: Any
@@ -95,16 +81,11 @@ class Rows:
             (vecs.reshape(len(kept), dim),),
         )
 
-    @property
-    def dim(self) -> int:
-        return int(self.blocks[0].shape[1])
-
     def merged(self, dropped: list[int], changed: Sequence[tuple[int, str, bytes]]) -> Rows:
-        """These rows without the `dropped` ids, with the `changed` rows in (in place of the
-        same id's): the index's rows now, when these were its rows at an earlier generation."""
+        """These rows without the `dropped` ids, with the `changed` rows in place of theirs."""
         import numpy as np
 
-        fresh = Rows.of(changed, self.dim)
+        fresh = Rows.of(changed, int(self.blocks[0].shape[1]))
         if not dropped and not len(fresh.ids):
             return self
         codes = {path: n for n, path in enumerate(self.paths)}
@@ -132,7 +113,6 @@ class Rows:
         return Rows(ids[order], rows.codes[order], rows.paths, (rows.vecs[order],))
 
 
-# --- the generations, in the index ------------------------------------------------------------
 def bump(db: sqlite3.Connection) -> int:
     """A new generation of the vectors (inside the writing transaction): its number."""
     db.execute(
@@ -142,8 +122,7 @@ def bump(db: sqlite3.Connection) -> int:
 
 
 def reset(db: sqlite3.Connection) -> None:
-    """Every vector was dropped (another model): the file holds nothing the index does, and no
-    file of a generation before this one may be recorded."""
+    """Every vector was dropped (another model): no older file may be recorded."""
     gen = bump(db)
     db.execute("UPDATE matrix SET made = -1, file = '', reset = ?", (gen,))
     db.execute("DELETE FROM dropped")
@@ -161,8 +140,7 @@ def log_dropped(db: sqlite3.Connection, name: str, from_line: int) -> None:
 
 
 def log_stored(db: sqlite3.Connection, texts: list[str]) -> None:
-    """A new generation (inside the embedding step's transaction): these texts' vectors were
-    stored in it."""
+    """A new generation (in the embedding step's transaction) that stored these texts' vectors."""
     gen = bump(db)
     db.executemany(
         "INSERT OR REPLACE INTO stored (content, gen) VALUES (?, ?)", ((t, gen) for t in texts)
@@ -185,10 +163,8 @@ def recorded(db: sqlite3.Connection) -> tuple[int, int, str]:
     return (0, -1, "") if row is None else (int(row[0]), int(row[1]), str(row[2]))
 
 
-# --- the file ---------------------------------------------------------------------------------
 def read(state: StateFolder, model: str, made: int, record: str) -> Rows | None:
-    """The rows of the file, mapped, when it is the file recorded for generation `made` of
-    `model`'s vectors; None otherwise (it is then not used, and written again)."""
+    """The file's rows, mapped, when it is the one recorded for `model`'s generation `made`."""
     expected, _, nonce = record.partition("/")
     if made < 0 or not nonce:
         return None
@@ -234,9 +210,8 @@ def _rows(mapped: mmap.mmap, model: str, made: int, nonce: str) -> Rows | None:
 
 
 def save(state: StateFolder, db: sqlite3.Connection, model: str, gen: int, rows: Rows) -> bool:
-    """Write `rows`, the index's vectors of `model` at generation `gen`, as the file (a temp
-    file renamed over it), and record it in the index unless a newer file was recorded or the
-    vectors were dropped since `gen`: whether it was recorded."""
+    """Write `rows` (`model`'s at generation `gen`) as the file, and record it unless a newer
+    file was recorded or the vectors were dropped since `gen`: whether it was recorded."""
     import numpy as np
 
     nonce = secrets.token_hex(8)

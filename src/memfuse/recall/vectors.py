@@ -1,18 +1,11 @@
 """The recall index's vectors: each distinct bullet text's meaning, made by the installed model.
 
-A vector is keyed by the text it was made from, not by the row: a journal edited, archived or
-rolled up is re-read into new rows, and only a text the index has no vector for is embedded
-(a new or edited bullet). What one run embeds is bounded by a `Budget` of texts, the rows
-written last first (the new bullets), each step computed outside any write transaction and
-stored in a short one of its own: a year's journals on a first run are embedded over a few
-runs instead of holding up one, and a process waiting on the index waits for a write, never
-for the model. No run embeds under the workspace lock: the scheduled runs embed what is new
-once they let go of it (RUN), a question itself and a few pending texts (QUESTION), and until
-a text has its vector the words still find it. Vectors of
-texts no row holds any more are dropped when a refresh deletes their last row. A different model
-starts them all again. A cold process takes the rows' vectors from the file the night wrote
-beside the index and reads from the index only what changed since (`load`, `keep`:
-memfuse.recall.matrix).
+A vector is keyed by its text, not its row: a journal re-read into new rows (edited, archived,
+rolled up) embeds only the texts that are new. A run embeds within a `Budget`, the rows
+written last first, each step computed outside any write transaction and stored in a short
+one: a process waiting on the index waits for a write, never for the model. A cold process
+takes the vectors from the file beside the index (memfuse.recall.matrix) and reads from the
+index only what changed since.
 """
 
 from __future__ import annotations
@@ -44,23 +37,20 @@ CREATE INDEX IF NOT EXISTS docs_content ON docs(content);
 
 @dataclass(frozen=True)
 class Budget:
-    """What one run may embed: at most `count` texts, `step` at a time (embedded, then
-    written). `seconds` is a safety valve, not a bound: no step begins past it, and a run it
-    cut says so (a warning with the answer), never silently."""
+    """What one run may embed: at most `count` texts, `step` at a time. `seconds` is a safety
+    valve, not a bound: no step begins past it, and a run it cut says so."""
 
     count: int
     seconds: float
     step: int = 256
 
 
-# A question: itself, and the few texts left pending meanwhile. The scheduled runs, after they
-# let go of the lock: what is new, a first run's year over a few runs.
+# A question: itself and a few pending texts; a scheduled run, after the lock: what is new.
 QUESTION = Budget(count=48, seconds=10.0, step=16)
 RUN = Budget(count=20_000, seconds=600.0, step=256)
 
-# The texts without a vector, the rows written last first: the index's ids grow with each
-# write, so a refresh's new rows are found first and the scan stops once it has enough,
-# however many rows the index holds (a GROUP BY over every row read all of them each time).
+# The texts without a vector, the rows written last first (ids grow with each write): the
+# scan stops once it has enough, however many rows the index holds.
 _PENDING = (
     "SELECT content FROM docs d WHERE NOT EXISTS"
     " (SELECT 1 FROM vectors v WHERE v.content = d.content) ORDER BY id DESC"
@@ -76,7 +66,8 @@ def embed_pending(
     """Embed the texts the index has no vector for, within `budget`: how many, whether some
     are left for a later run, and whether the safety valve cut it."""
     _same_model(db, embedder.name)
-    changes = _changes(db)
+    row = db.execute("SELECT pending FROM embedder").fetchone()
+    changes = 1 if row is None else int(row[0])  # refreshes that wrote rows since all had one
     if not changes or budget.count <= 0:
         return 0, bool(changes), False  # no row written since every text had its vector
     texts = pending_texts(db, budget.count + 1)
@@ -118,24 +109,16 @@ def pending_texts(db: sqlite3.Connection, limit: int) -> list[str]:
 
 
 def flag(db: sqlite3.Connection) -> None:
-    """Rows were written: texts may be without a vector (inside the refresh's transaction).
-    A count, so that an embedding run that began before it does not take it down. The rows
-    are a new generation of the vectors' matrix (memfuse.recall.matrix)."""
+    """Rows were written (inside the refresh's transaction): a count, so that an embedding
+    run that began before it does not take it down; and a new generation of the matrix."""
     db.execute("UPDATE embedder SET pending = pending + 1")
     matrix.bump(db)
     matrix.bound(db)
 
 
-def _changes(db: sqlite3.Connection) -> int:
-    """The refreshes that wrote rows since every text last had its vector (0: none)."""
-    row = db.execute("SELECT pending FROM embedder").fetchone()
-    return 1 if row is None else int(row[0])
-
-
 def drop_unheld(db: sqlite3.Connection, texts: list[str]) -> None:
-    """Forget the vectors of these texts (a refresh's deleted rows') where no row holds them
-    any more (inside the refresh's transaction): what a refresh costs here is what it deleted,
-    not the size of the index."""
+    """Forget the vectors of these texts (a refresh's deleted rows') that no row holds any
+    more: a refresh costs what it deleted, not the size of the index."""
     db.execute(
         "DELETE FROM vectors WHERE content IN (SELECT value FROM json_each(?)) AND NOT EXISTS"
         " (SELECT 1 FROM docs d WHERE d.content = vectors.content)",
@@ -145,13 +128,10 @@ def drop_unheld(db: sqlite3.Connection, texts: list[str]) -> None:
 
 @dataclass(frozen=True)
 class Loaded:
-    """The vectors of every row `model` made, as a question is scored against them: the rows'
-    ids in order, their vectors (memfuse.recall.semantic.unpacked, a block after another:
-    `cosines` scores them all), where each id is, and the positions of each row's neighbours —
-    the rows before and after it in the same file (a file's rows are written in its order), or
-    its own position where it has none. With them, what they were loaded from: the rows (as
-    memfuse.recall.matrix keeps them), the index's generation, the generation of the file
-    taken (-1: none, all read from the index) and how many rows were read from the index."""
+    """The vectors of every row `model` made, as a question is scored against them: the ids in
+    order, their vectors, where each id is, and the positions of each row's neighbours in its
+    file (its own where it has none); and what they were loaded from: the rows, the index's
+    generation, the file's (-1: none) and how many rows were read from the index."""
 
     model: str
     ids: list[int]
@@ -165,7 +145,7 @@ class Loaded:
     read: int = 0
 
     def cosines(self, query: Any) -> Any:
-        """The cosine of each row with `query` (memfuse.recall.semantic.cosines), in order."""
+        """The cosine of each row with `query`, in order."""
         import numpy as np
 
         return np.concatenate([cosines(part, query) for part in self.parts])
@@ -193,9 +173,8 @@ _EMBEDDED = (
 
 
 def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -> Loaded:
-    """Every row with a vector `model` made (none when the index's vectors are another
-    model's): from the file of memfuse.recall.matrix in `state` and what changed since, when
-    that file is the one recorded; else from the index."""
+    """Every row with a vector `model` made: from the file in `state` and what changed since,
+    when that file is the one recorded; else from the index."""
     db.execute("BEGIN")  # one snapshot of the index: its generation and its rows agree
     try:
         if _model_of(db) != model:
@@ -216,9 +195,8 @@ def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -
 def keep(
     db: sqlite3.Connection, state: StateFolder, loaded: Loaded | None = None, model: str = ""
 ) -> bool:
-    """Write the vectors' file (memfuse.recall.matrix) from `loaded` (or `model`'s, loaded
-    now) unless it is the file's own generation: whether it was written. Best-effort: the file
-    only spares the next process the index's rows, which it reads without it."""
+    """Write the vectors' file from `loaded` (or `model`'s, loaded now) unless it is the file's
+    own generation: whether it was written. Best-effort: the file only spares a read."""
     try:
         loaded = loaded or load(db, model, state)
         if loaded.made == loaded.gen:

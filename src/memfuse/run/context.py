@@ -1,8 +1,5 @@
-"""What one run works with, built here and nowhere else: settings and the clock they carry
-(`settings.now`), the warning reporter, the store client and the sync ledger (each opened on
-first use and closed with the run), the reranker's step, the classifier, the workspace and the
-server's entry (each made once for the run); for serve, the store session kept warm across its
-calls (`WarmStore`) and what each call has of its own (`Call`)."""
+"""What one run works with, built here and nowhere else (docs/architecture.md, "One run"); for
+serve, the store session kept warm across its calls (`WarmStore`) and each call's own (`Call`)."""
 
 from __future__ import annotations
 
@@ -44,8 +41,7 @@ if TYPE_CHECKING:
 
 Advance = Callable[[], None]
 ProgressFactory = Callable[[str, int], AbstractContextManager[Advance]]
-# settings, the server's entry and where its stderr goes → a gateway, and why it took its
-# transport
+# settings, the server's entry, where its stderr goes → a gateway, and why that transport
 GatewayFactory = Callable[[Settings, Server, Callable[[], TextIO] | None], tuple["Gateway", str]]
 
 
@@ -62,8 +58,7 @@ def wall_clock() -> datetime:
 @dataclass
 class Seams:
     """How a run reaches the outside world; tests pass scripted fakes here. `clock` is read
-    only by a long-lived command for each of its calls (serve); a one-shot run's clock is
-    `settings.now`, read once (`--now` replaces it)."""
+    by serve for each call; a one-shot run's clock is `settings.now`, read once."""
 
     gateway_factory: GatewayFactory = connect
     rerank_factory: RerankFactory = RerankClient
@@ -87,8 +82,7 @@ class RunContext:
     sharing: tuple[str, ...] = ()  # workspaces known to share the store: `rollback --shared-with`
     _store: StoreClient | None = None
     _ledger: Ledger | None = None
-    # What the run does once it let go of the workspace lock (memfuse.run.runner), so that no
-    # other run, note or question waits for it: the embedding of what is new.
+    # run once the workspace lock is let go (memfuse.run.runner): the embedding of what is new
     afterwards: list[Callable[[], None]] = field(default_factory=list)
 
     def embed_afterwards(self, data: Any = None) -> None:
@@ -138,12 +132,10 @@ class RunContext:
             raise ConfigError(why)
 
     def _unset(self) -> tuple[Gateway, str] | None:
-        """No transport, when the mcporter config the run names cannot give the server's
-        entry (a mistyped --mcporter-config, a server it does not hold) and the transport is
-        chosen automatically and mcporter is not installed: it would be tried and found missing
-        for nothing, and warn of that instead of the cause. Every call fails with the cause, as
-        doctor names it. Where mcporter is installed it is tried, as before: it merges the
-        editors' configs in, and may start a server the named file lacks."""
+        """No transport when it is chosen automatically, mcporter is not installed and the
+        mcporter config cannot give the server's entry: every call fails with the cause, as
+        doctor names it, not with mcporter's absence. An installed mcporter is tried: it merges
+        the editors' configs in."""
         if self.settings.transport != "auto" or not isinstance(self.server, ConfigError):
             return None
         with contextlib.suppress(ValueError):  # a command shlex cannot split runs nowhere
@@ -158,15 +150,13 @@ class RunContext:
 
     @property
     def ledger(self) -> Ledger:
-        """The sync ledger, opened for writing (created, an old one migrated) on first use and
-        closed with the run. LedgerError when it cannot be."""
+        """The sync ledger, opened for writing on first use, closed with the run; or LedgerError."""
         if self._ledger is None:
             self._ledger = Ledger(self.workspace.state)
         return self._ledger
 
     def server_stderr(self) -> Callable[[], TextIO] | None:
-        """Where a server the session transport starts is to write its stderr (None: there is
-        no state folder to keep it in)."""
+        """Where a session server writes its stderr (None: no state folder to keep it)."""
         return self.server_log.for_server if self.workspace.state.exists() else None
 
     @functools.cached_property
@@ -175,8 +165,7 @@ class RunContext:
         return ServerLog(self.workspace.state)
 
     def server_said(self) -> str | None:
-        """The line the store's server wrote on stderr during this run that names why it
-        failed (session transport), masked, for a failure to show; None when there is none."""
+        """The line the store's server wrote on stderr naming why it failed, masked; or None."""
         said = self.server_log.said()
         return self.reporter.mask(said)[:600] if said else None
 
@@ -203,16 +192,14 @@ class RunContext:
 
     @functools.cached_property
     def workspace(self) -> Workspace:
-        """The workspace's layout and Markdown, read and written only through its confined
-        file access (memfuse.confine)."""
+        """The workspace's layout and Markdown, through its confined file access."""
         s = self.settings
         state = s.state_dir or default_state_dir(s.workspace, os.environ)
         return Workspace(s.workspace, state, s.read_cap)
 
     def setup_faults(self) -> list[Check]:
-        """Why this run reached no store, when the store's setup is why — named by doctor's
-        own checks (memfuse.store.diagnose); [] when the store answered, was not asked, or
-        is set up and down."""
+        """Why this run reached no store, when the store's setup is why, named by doctor's own
+        checks; [] when the store answered, was not asked, or is set up and down."""
         store = self._store
         if store is None or store.outcome != "failed":
             return []
@@ -243,8 +230,7 @@ class RunContext:
         return self._store.outcome if self._store is not None else "idle"
 
     def close_ledger(self) -> None:
-        """Close the ledger (while the run still holds the workspace lock); a later use opens
-        it again."""
+        """Close the ledger (while the run holds the lock); a later use opens it again."""
         if self._ledger is not None:
             self._ledger.close()
         self._ledger = None
@@ -261,9 +247,8 @@ RESTING = "resting"  # the store's transport while a long-lived command waits to
 
 class NoStore:
     """The store when it cannot be asked: every call fails at once with why, as `error` — a
-    ToolMissing where the run's setup names no server it can start (the guard's breaker trips
-    on the first); a CallFailed while a long-lived command waits to try it again (the guard
-    makes it the call's warning, instead of waiting out a timeout)."""
+    ToolMissing where the setup names no server it can start (the guard's breaker trips on the
+    first); a CallFailed while serve waits to try it again (the call's warning)."""
 
     costly_listing = False
 
@@ -286,12 +271,9 @@ class NoStore:
 
 
 class WarmStore:
-    """One store session kept across the calls of a long-lived command (`memfuse serve`).
-
-    Each call gets a client of its own (its own warnings and breaker) over the one gateway.
-    After a call the store did not answer, the gateway is closed and the store rests for
-    `retry_after` seconds — calls in between fail at once, saying why — and then a new
-    gateway is opened: a store that went away is found again when it is back."""
+    """One store session kept across the calls of a long-lived command (`memfuse serve`): a
+    client per call over the one gateway; a store that did not answer rests `retry_after`
+    seconds (calls fail at once, saying why), then a new gateway is opened."""
 
     def __init__(
         self,
@@ -358,8 +340,7 @@ class WarmStore:
 
 @dataclass(frozen=True)
 class Call:
-    """One call of a long-lived command (serve's tools): its settings (its clock), warnings
-    and store client, with the run's workspace and classifier."""
+    """One call of serve's tools: its settings (its clock), warnings and store client."""
 
     settings: Settings
     reporter: Reporter

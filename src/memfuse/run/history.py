@@ -45,11 +45,8 @@ class RunRecord:
     counts: Mapping[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     warning_count: int = 0
-    # sync: what it read (issue 39's accounting, its numbers): items, bullets, what each rule
-    # took and the lines of text no rule took
-    read: Mapping[str, int] = field(default_factory=dict)
-    # Why the run failed, in its own words (a misconfigured run: doctor's), for status to name.
-    error: str = ""
+    read: Mapping[str, int] = field(default_factory=dict)  # sync: its accounting's numbers
+    error: str = ""  # why it failed, in its own words (a misconfigured run: doctor's)
     setup: str = ""  # Settings.store_setup: whose run it was (by_schedule)
 
     @property
@@ -70,8 +67,7 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> RunRecord:
-        """A record as stored; ValueError for one whose time has no zone (it could not be
-        compared with now, and every later run would fail on it)."""
+        """A record as stored; ValueError for a time without a zone (never comparable to now)."""
         if datetime.fromisoformat(str(value["started"])).utcoffset() is None:
             raise ValueError(f"a run started at {str(value['started'])[:40]!r}, without a zone")
         return cls(
@@ -111,12 +107,8 @@ class History:
         self.path = state.runs
 
     def load(self, *, repair: bool = True) -> tuple[dict[str, list[RunRecord]], str | None]:
-        """The records per command, oldest first, and a problem reading them (or None).
-
-        A missing file is an empty history. One that cannot be read or is damaged is itself
-        an alarm (the history is what the alarms are computed from): the problem is returned,
-        and with `repair` the file is moved aside so that the next run's history is whole.
-        """
+        """The records per command, oldest first, and a problem reading them (or None): a file
+        that cannot be read is itself an alarm, and with `repair` it is moved aside."""
         runs: dict[str, list[RunRecord]] = {name: [] for name in LIFECYCLE}
         if not self.state.exists():
             return runs, None
@@ -148,8 +140,7 @@ class History:
             os.close(fd)
 
     def append(self, record: RunRecord, runs: dict[str, list[RunRecord]]) -> None:
-        """Write `runs` (as just loaded) with `record` added, atomically: a reader sees the
-        old history or the new one."""
+        """Write `runs` (as just loaded) with `record` added, atomically."""
         runs = {**runs, record.command: [*runs.get(record.command, []), record]}
         value = {name: [r.to_json() for r in records[-KEEP:]] for name, records in runs.items()}
         self.state.write(self.state.RUNS, json.dumps(value, ensure_ascii=False, indent=1).encode())
@@ -178,12 +169,9 @@ FUTURE_SLACK = timedelta(hours=1)  # clocks that disagree a little are not an al
 def assess(
     records: list[RunRecord], policy: Policy, now: datetime, *, current: bool = True
 ) -> Alarm | None:
-    """Whether the command whose runs these are (oldest first) needs a person.
-
-    `current`: the last record is the run that just finished, so only a failing one can
-    escalate. Without it (`memfuse status`), a command that has stopped running at all is
-    also an alarm once it has been silent for twice `max_age`.
-    """
+    """Whether the command whose runs these are (oldest first) needs a person. `current`: the
+    last is the run that just finished; without it (status), silence for twice `max_age` is
+    an alarm too."""
     if not records:
         return None
     last = records[-1]
@@ -217,12 +205,10 @@ def assess(
         return Alarm(name, reason, first.started)
     reference = successes[-1].at if successes else records[0].at
     if now - reference > policy.max_age:
-        if successes:
-            reason = f"no successful run since {stamp(reference)}"
-        else:
-            reason = f"no successful run since the first one, {stamp(reference)}"
+        since = stamp(reference) if successes else f"the first one, {stamp(reference)}"
         first_bad = next((r for r in records if r.at > reference), last)
-        return Alarm(name, f"{reason} (last: {last.status})", first_bad.started)
+        reason = f"no successful run since {since} (last: {last.status})"
+        return Alarm(name, reason, first_bad.started)
     return None
 
 
@@ -241,8 +227,7 @@ def _misconfigured(records: list[RunRecord]) -> Alarm:
 
 
 def stamp(moment: datetime | str) -> str:
-    """`2026-12-03 14:05 +01:00`: a moment to the minute, with its zone (the run's clock, which
-    may not be the reader's)."""
+    """`2026-12-03 14:05 +01:00`: a moment to the minute, in its own zone (the run's clock)."""
     if isinstance(moment, str):
         try:
             moment = datetime.fromisoformat(moment)

@@ -1,18 +1,11 @@
 """An MCP server over stdio for a long-lived command (`memfuse serve`), on the official SDK.
 
-The SDK speaks the protocol; this module bounds what it is fed and where the work runs:
-
-- stdin is read through a reader that refuses a line (one JSON-RPC message) longer than
-  `request_max` bytes: the line is read and dropped in chunks, never held, and a request
-  whose id can be read from its head or tail gets an error answer instead of a hang;
-- a tool that writes runs on ONE worker thread, in order, then `after_write` there; the
-  read-only tools on READERS threads of their own, side by side (the handler gives each call
-  what it may not share); the event loop stays free to read and answer. At most `pending_max`
-  calls may wait: more are refused, so a flood cannot queue work without bound;
-- what a handler raises is caught: the caller gets an error result, the server goes on;
-- fd 0 is pointed at the null device while serving (a child never reads the client's
-  requests) and fd 1 at stderr (stray output never corrupts the channel), as the SDK does;
-- a closed stdin ends the server: `serve_stdio` returns the number of calls answered.
+The SDK speaks the protocol; this module bounds what it is fed (a line longer than
+`request_max` is dropped in chunks, and answered when its id can be read; at most
+`pending_max` calls wait) and where the work runs: a tool that writes on ONE worker thread,
+in order, then `after_write` there; the read-only tools on READERS threads of their own. What
+a handler raises is an error result. While serving, fd 0 is the null device (a child never
+reads the client's requests) and fd 1 is stderr (stray output never corrupts the channel).
 """
 
 from __future__ import annotations
@@ -66,10 +59,8 @@ ENVELOPE_KEY = "memfuse/envelope"  # the result's `_meta` key that holds the env
 
 def call_result(answer: ToolAnswer) -> dict[str, Any]:
     """A tool's answer as an MCP `CallToolResult`: the text its one content block, for the
-    model; the envelope, for a program, under `_meta` — never `structuredContent`, which an
-    agent host may hand the model beside the text (one puts a `structuredContent:` block of
-    its JSON in front of the text, and again in the details on its tool-search route),
-    so that the answer reaches the model once on every route."""
+    model; the envelope, for a program, under `_meta` — never `structuredContent`, which a
+    host may hand the model beside the text: the answer reaches the model once."""
     result: dict[str, Any] = {
         "content": [{"type": "text", "text": answer.text}],
         "isError": answer.error,
@@ -100,10 +91,9 @@ _SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def whole_characters(line: str) -> str:
-    """A message line whose JSON escapes name half a character (`\\ud83d` alone: a client that
-    cut an emoji in two) as the same message with U+FFFD in its place. Such a string cannot be
-    written back as UTF-8, so the SDK would drop the request unanswered; any other line (one
-    that is not JSON, too) is left for the SDK to read or refuse."""
+    """A message line whose JSON escapes name half a character (`\\ud83d` alone) with U+FFFD in
+    its place: the SDK would drop it unanswered (it cannot be written back as UTF-8). Any other
+    line is left for the SDK to read or refuse."""
     if not _SURROGATE.search(line):
         return line
     try:  # a message nested deeper than `_whole` can walk is the SDK's to refuse, too
@@ -183,8 +173,7 @@ class BoundedLines:
 
 @contextlib.contextmanager
 def _claimed_stdio() -> Any:
-    """The client's stdin and stdout as private descriptors; fd 0 on the null device and
-    fd 1 on stderr until the server ends (then both are put back)."""
+    """The client's stdin and stdout as private fds; meanwhile fd 0 is null, fd 1 stderr."""
     stdin_fd, stdout_fd = os.dup(0), os.dup(1)
     saved = (os.dup(0), os.dup(1))
     null = os.open(os.devnull, os.O_RDONLY)
@@ -219,9 +208,8 @@ def serve_stdio(
     after_write: Callable[[], None] | None = None,
 ) -> int:
     """Serve `tools` over stdin/stdout until stdin closes; the number of calls answered.
-    `warm` runs first on a questions' thread, before the handshake is answered (start-up pays
-    for it, not the first question) for at most WARM_WAIT seconds, after which serving
-    starts: a question may wait for the rest, a note never does; `close` runs last."""
+    `warm` runs first on a questions' thread, holding the handshake at most WARM_WAIT seconds
+    (a question may wait for the rest, a note never does); `close` runs last."""
     import importlib
 
     import anyio

@@ -24,9 +24,6 @@ class AlarmData(TypedDict):
     since: str
 
 
-# --- sync ----------------------------------------------------------------------------------
-
-
 class ExplainRow(TypedDict):
     position: str
     type: str
@@ -120,9 +117,6 @@ class SyncData(TypedDict):
     alarm: NotRequired[AlarmData]
 
 
-# --- surface -------------------------------------------------------------------------------
-
-
 class KeptLines(TypedDict):
     count: int  # lines of RECENT.md memfuse had not written, kept before it was rewritten
     copy: str  # where: RECENT.kept.md beside it, or the state folder's copy
@@ -139,9 +133,6 @@ class SurfaceData(TypedDict):
     text: NotRequired[str]  # --stdout: the rendered RECENT.md, which is also the payload
     user_lines: NotRequired[KeptLines]
     alarm: NotRequired[AlarmData]
-
-
-# --- tidy ----------------------------------------------------------------------------------
 
 
 class ConsistencyItem(TypedDict):
@@ -202,9 +193,6 @@ class TidyData(TypedDict):
     recall_index_embedded: NotRequired[int]  # with a model of meaning, after the lock
 
 
-# --- recall --------------------------------------------------------------------------------
-
-
 RecallData = Answer  # one question's answer: the recall engine's own (memfuse.recall.answer)
 
 
@@ -231,9 +219,6 @@ class RecallBatchData(TypedDict):
     """`recall --batch`: each question's envelope printed as answered; the run, how many."""
 
     queries: int
-
-
-# --- status --------------------------------------------------------------------------------
 
 
 class CommandView(TypedDict):
@@ -300,9 +285,6 @@ class StatusData(TypedDict):
     schedule: NotRequired[ScheduleView]
 
 
-# --- where ---------------------------------------------------------------------------------
-
-
 class AttemptRow(TypedDict):
     at: str
     outcome: str  # added updated merged skipped rejected failed
@@ -329,9 +311,6 @@ class WhereData(TypedDict):
     bullets: list[BulletRow]
 
 
-# --- rollback ------------------------------------------------------------------------------
-
-
 class RollbackRow(TypedDict):
     uri: str
     memory_id: str | None
@@ -350,9 +329,6 @@ class RollbackData(TypedDict):
     # Not with --undo: the URIs to forget and to keep, the positions to withdraw
     # (commands.rollback.Plan); --dry-run shows the plan a real run would carry out
     plan: NotRequired[dict[str, list[str]]]
-
-
-# --- doctor, cron, rerank-test -------------------------------------------------------------
 
 
 class CheckRow(TypedDict):

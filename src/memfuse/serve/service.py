@@ -1,14 +1,6 @@
-"""What `memfuse serve` keeps warm between calls, and one call answered.
-
-What a process pays per question is paid once: the settings, the local recall index (kept
-open, one more when a call holds it, and brought up to date before every answer), and one
-store session (`WarmStore`: after a call the store did not answer, it rests and is tried
-again later, and meanwhile the journals answer with one warning). Each call runs as a `Call`
-of its own — its clock, its warnings, its store client — is answered by its tool's handler
-(the commands' own flows, given in by memfuse.commands.serve: this package imports no
-command), and comes back as that command's envelope, masked and bounded, with a compact
-text for a model (memfuse.serve.answers).
-"""
+"""What `memfuse serve` keeps warm between calls, and one call answered (docs/serve.md): each
+call a `Call` of its own, answered by its tool's handler (given in by memfuse.commands.serve)
+as that command's envelope, masked and bounded, with a compact text for a model."""
 
 from __future__ import annotations
 
@@ -35,16 +27,14 @@ RETRY_AFTER = 30.0  # seconds a store that did not answer is left alone before a
 
 
 class ToolRefused(Exception):
-    """A call the tool will not carry out as asked (the journal cannot take the note): said
-    to the caller as an error result, nothing done."""
+    """A call the tool will not carry out as asked: an error result, nothing done."""
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool, declared once: its name and description as the client lists them, its
-    arguments (`Arg`s: the schema listed and the reading of a call), `request`, which turns
-    the values read (by name) into what `handle` answers (BadArguments when they do not fit
-    together), and `handle`."""
+    """A tool, declared once: its name and description, its arguments (the schema listed and
+    the reading of a call), `request` (the values read → what `handle` takes; BadArguments
+    when they do not fit together) and `handle` (docs/architecture.md, "A serve tool")."""
 
     name: str
     description: str
@@ -99,8 +89,7 @@ class Service:
         self._lock = threading.Lock()
         self.uris = UriBook(ctx.workspace.state)  # read again only after a sync wrote the ledger
         self.marks = Marks(ctx.workspace.state)  # where the last notes in its journals went
-        # The Markdown as each index last caught up with it: an unchanged stamp spares the
-        # refresh its look at every journal (a `stat` and a path each, ~5 ms at a year).
+        # the Markdown as each index last caught up: unchanged, no look at every journal
         self._stamps: dict[int, object] = {}
         # What the run said before serving (a refused config key): told with the first answer.
         self._notices = list(ctx.reporter.warnings)
@@ -115,10 +104,8 @@ class Service:
         return [tool.spec for tool in self.tools.values()]
 
     def warm(self) -> None:
-        """Before the first question: open the index and bring it up to date, walk one
-        question through the answer's own path (`warm_up`), so that what a first answer pays
-        once (imports, the index's pages) is paid here, and start the store's server last (a
-        store that cannot start raises, and the first call says so)."""
+        """Before the first question: the index opened and up to date, one question walked
+        through the answer's own path (`warm_up`), and the store's server started last."""
         reporter = CallReporter()
         reporter.begin(self.run.reporter.mask, self.run.reporter.logger)
         call = self._call(reporter)
@@ -167,8 +154,7 @@ class Service:
         return ToolAnswer(text_of(envelope, human), envelope)
 
     def _call(self, reporter: Reporter) -> Call:
-        """A call's own: its clock, its warnings and store client; the run's workspace and
-        classifier."""
+        """A call's own clock, warnings and store client; the run's workspace and classifier."""
         run = self.run
         settings = run.settings
         if not self.pinned_now:

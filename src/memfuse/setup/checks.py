@@ -1,7 +1,5 @@
-"""doctor's checks: the workspace, the server's entry, mcporter, the server and what it offers,
-the ledger against the store, the reranker — each a `Check` line, in the order a person fixes
-them. The checks that name why a store cannot be reached are memfuse.store.diagnose's, which
-every run uses too."""
+"""doctor's checks, each a `Check` line in the order a person fixes them (those that name why a
+store cannot be reached are memfuse.store.diagnose's, which every run uses too)."""
 
 from __future__ import annotations
 
@@ -42,9 +40,7 @@ from memfuse.workspace.position import JOURNAL_PREFIXES
 
 @dataclass(frozen=True)
 class Probe:
-    """What doctor looks at, handed in by the command: the settings, the workspace and the
-    classifier; the store, opened on first use (ConfigError when its entry cannot serve); the
-    server's entry and what the server said on stderr; the run's warnings."""
+    """What doctor looks at, handed in by the command (the store opened on first use)."""
 
     settings: Settings
     workspace: Workspace

@@ -31,11 +31,9 @@ SOURCE_ROOT = "~/.local/share/agent-memory/src"
 SOURCE_JS = "dist/mcp/server.js"
 
 
-# What to do when no server.js is found: on most machines today the registry has no copy of
-# the package (npm answers E404), so the routes that work come first.
 def not_installed(config: Path | None = None) -> str:
-    """Why no entry can be made, and the ways out, the last naming `config` (the file the user
-    is writing, when there is one)."""
+    """Why no entry can be made, and the ways out (the registry has no copy on most machines:
+    the routes that work first), the last naming `config`, the file being written."""
     return (
         f"agent-memory is not installed here (no {SERVER_JS} under {', '.join(NPM_ROOTS)}, no"
         f" {SOURCE_ROOT}/{SOURCE_JS}). Its npm package {PACKAGE} is missing from most"
@@ -68,12 +66,9 @@ def server_entry(
     run: Runner = run_quietly,
     target: Path | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """A ready mcporter entry for agent-memory, and what the reader should know about it.
-
-    The entry turns off 3.x+'s own ingestion of the host's workspace (memfuse syncs it), and
-    for 4.x and 5.x raises the capacities the surface window needs (docs/operations.md: a
-    journal writes ~15 events a day; 5.x keeps 50 by default, 4.x 200 memories in all). Its
-    Node is one that loads the server's native module (memfuse.setup.node)."""
+    """A ready mcporter entry for agent-memory, and what the reader should know about it: 3.x+'s
+    own ingestion off (memfuse syncs), 4.x's and 5.x's capacities raised for the surface window
+    (~15 events a day: docs/operations.md), a Node that loads the server's native module."""
     if setup.server_js is not None:
         found = setup.server_js.expanduser().absolute()
         if not found.is_file():
@@ -85,7 +80,8 @@ def server_entry(
         found = looked
     notes: list[str] = []
     version = setup.version or package_version(found)
-    major = _major(version)
+    leading = re.match(r"\s*v?(\d+)", version or "")
+    major = int(leading[1]) if leading else None
     env = {
         "AGENT_MEMORY_DB": str(store_db_in(home)),
         "AGENT_MEMORY_AUTO_INGEST": "0",
@@ -136,11 +132,6 @@ def package_version(server_js: Path) -> str | None:
         if isinstance(data, dict) and isinstance(data.get("version"), str):
             return str(data["version"])[:40]
     return None
-
-
-def _major(version: str | None) -> int | None:
-    found = re.match(r"\s*v?(\d+)", version or "")
-    return int(found[1]) if found else None
 
 
 def database_folder(entry: dict[str, Any]) -> list[str]:

@@ -1,16 +1,9 @@
 """memfuse's private SQLite files (the ledger, the recall index): opened so that nothing in them
-that memfuse did not create can run, and nothing can run for long.
+that memfuse did not create can run, and nothing can run for long (docs/security.md).
 
-A SQLite file can carry code: a trigger fires on the insert memfuse makes, a view named like a
-table runs whatever query it holds (a recursive one never ends). So a file is used only when
-its schema is exactly the one memfuse creates — compared, object by object, with a fresh
-database given the same schema — and every statement runs under a progress handler that
-interrupts it after `STATEMENT_SECONDS`. A file that fails either check is `Foreign`: the
-caller moves it aside and starts afresh (its content is derived or rebuilt from the store).
-
-The file and its sidecars (`-wal`, `-shm`, `-journal`) must be plain files of this user's with
-one link, and SQLite reaches them through the already-open state folder
-(`StateFolder.reach`), never by the folder's path.
+A SQLite file can carry code (a trigger, a view named like a table), so a file is used only
+when its schema is exactly the one memfuse creates, and every statement is interrupted after
+`STATEMENT_SECONDS`. A file that fails is `Foreign`: the caller moves it aside.
 """
 
 from __future__ import annotations
@@ -40,11 +33,9 @@ class Outdated(Foreign):
 
 class BoundedConnection(sqlite3.Connection):
     """A connection whose every statement is interrupted (OperationalError) once it has run
-    `seconds`, counted from the `execute` that started it, rows fetched later included.
-
-    The clock is reset here, not by a trace callback: SQLite traces the statements FTS5 runs
-    inside a query too, one per matching row, and calling Python for each made a recall over
-    a year of journals three times slower (docs/performance.md)."""
+    `seconds`, counted from the `execute` that started it, rows fetched later included. Not a
+    trace callback: SQLite traces FTS5's inner statements too, one per matching row, and
+    calling Python for each made a year's recall three times slower (docs/performance.md)."""
 
     seconds = STATEMENT_SECONDS
     clock: Callable[[], float] = staticmethod(time.monotonic)
@@ -104,11 +95,9 @@ def _objects(db: sqlite3.Connection) -> frozenset[tuple[str, str, str, str | Non
 
 
 def check_schema(db: sqlite3.Connection, schema: str, version: int | None = None) -> bool:
-    """Foreign unless every object of the database is one `schema` creates (an empty database
-    passes: the schema is then created). With a `version` (a file derived from the Markdown,
-    made again at no loss), Outdated unless the file is exactly this build's: every object of
-    `schema` and that `user_version`. Reading the catalogue runs nothing of the file's.
-    True when the database is empty."""
+    """Foreign unless every object of the database is one `schema` creates; with a `version`
+    (a derived file), Outdated unless it is exactly this build's, every object and that
+    `user_version`. Reading the catalogue runs nothing of the file's. True when empty."""
     try:
         found = _objects(db)
         made = int(db.execute("PRAGMA user_version").fetchone()[0])
@@ -127,10 +116,8 @@ def open_private_db(
     state: StateFolder, name: str, schema: str, *, version: int | None = None
 ) -> sqlite3.Connection:
     """A connection to a SQLite file of the state folder, created 0600, its schema memfuse's
-    own (created when empty), every statement bounded.
-
-    UnsafePath when the file or a sidecar is a link, not a file or hard-linked; Foreign when
-    it is not memfuse's; sqlite3.Error when SQLite cannot use it."""
+    own (created when empty), every statement bounded. UnsafePath for a link, a non-file or a
+    hard link; Foreign when it is not memfuse's; sqlite3.Error when SQLite cannot use it."""
     path = state.database(name, SIDECARS, create=True)
     assert path is not None  # created
     db = connect_bounded(path, timeout=30, check_same_thread=False)
@@ -153,8 +140,7 @@ def open_private_db(
 
 
 def open_read_only(state: StateFolder, name: str, schema: str) -> sqlite3.Connection | None:
-    """A read-only connection (nothing created, migrated or locked for writing), held to the
-    same checks; None when there is no such file."""
+    """A read-only connection held to the same checks; None when there is no such file."""
     path = state.database(name, SIDECARS, create=False)
     if path is None:
         return None
@@ -171,11 +157,9 @@ def open_read_only(state: StateFolder, name: str, schema: str) -> sqlite3.Connec
 def open_or_set_aside(
     state: StateFolder, name: str, open_db: Callable[[], sqlite3.Connection]
 ) -> tuple[sqlite3.Connection, str | None]:
-    """Open a private database; one memfuse cannot use is made afresh: the connection, and
-    what became of the old file (None: it was used as it was; "outdated": memfuse's own from
-    before, removed; "set aside": moved aside with its sidecars, and said). A moment's
-    trouble (a full disk, a lock held too long: sqlite3.OperationalError) is raised, the file
-    left as it is; so is whatever the second open raises."""
+    """Open a private database, one memfuse cannot use made afresh: the connection, and what
+    became of the old file (None: used; "outdated": removed; "set aside": moved aside with its
+    sidecars). A moment's trouble (sqlite3.OperationalError) is raised, the file left as it is."""
     try:
         return open_db(), None
     except sqlite3.OperationalError:

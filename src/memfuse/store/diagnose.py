@@ -1,11 +1,7 @@
 """Why the store cannot be reached, named the one way `doctor` and every run name it.
 
-A run's store calls are best effort: when every one fails, the run asks these checks whether
-the store's setup explains it — the mcporter config the run names is missing, empty, not JSON
-or without the server; mcporter is not there; the server's program or script is not there —
-and says so as doctor does. Each check reads only files memfuse's own
-settings name, never the workspace: nothing the agent writes can make a store that is down
-pass for a store that is not set up.
+Each check reads only files memfuse's own settings name, never the workspace: nothing the
+agent writes can make a store that is down pass for a store that is not set up.
 """
 
 from __future__ import annotations
@@ -35,8 +31,7 @@ INSTALL_HINT = (
 
 @dataclass(frozen=True)
 class Check:
-    """One line of doctor's report (and one named cause of a run that could not reach the
-    store): what was checked, whether it passed, what was found, and whether a failure stops."""
+    """One line of doctor's report (and a named cause of a run that reached no store)."""
 
     name: str
     ok: bool
@@ -60,8 +55,7 @@ def installed_how(server_js: str) -> str:
 
 def config_check(settings: Settings, env: Mapping[str, str]) -> Check | None:
     """The mcporter config the store's entry is read from: present, JSON, and holding the
-    server. An empty or broken file is a FAIL with the fix, not a transport error later; None
-    when a `[session]` table names the server itself."""
+    server (a FAIL with the fix); None when a `[session]` table names the server itself."""
     s = settings
     if s.session_server is not None:
         return None
@@ -122,8 +116,7 @@ NEAR_LOOKED_AT = 500  # names of a config's folder compared with a mistyped one,
 
 
 def close_file(path: Path, *, folder: bool = False) -> Path | None:
-    """The file (or folder) beside `path` whose name is closest to its own (`mcporter.json`
-    for `mcporter.jsn`); None when none is close, or the folder cannot be listed."""
+    """The file (or folder) beside `path` with the closest name to its own, or None."""
     try:
         with os.scandir(path.parent) as entries:
             kind = os.DirEntry.is_dir if folder else os.DirEntry.is_file

@@ -1,9 +1,6 @@
-"""The keyword classifier (SPEC §4): knowledge > emotion > event, its words the lexicon
-shipped beside it (lexicon.txt). Pure once that is read.
-
-CJK keywords match as substrings. Latin keywords match whole words, case-insensitively, so
-`miss` never fires inside `mission` and `must` never inside `mustard`.
-"""
+"""The keyword classifier: knowledge > emotion > event, its words the lexicon shipped beside it
+(lexicon.txt). CJK keywords match as substrings; Latin ones as whole words, any case (`miss`
+never fires inside `mission`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """The flow of `memfuse status` (and serve's `status` tool): the lifecycle at a glance, from
-the state folder alone (no store call, no lock).
-
-Exits ESCALATED when something needs a person, so `memfuse status -q` is a monitoring probe.
-"""
+the state folder alone (no store call, no lock); ESCALATED when something needs a person."""
 
 from __future__ import annotations
 
@@ -109,8 +106,7 @@ PAUSE_ALARM_AFTER = timedelta(hours=24)  # a rollback left in force longer needs
 
 
 def _open_ledger(ctx: Asking) -> tuple[LedgerReader | None, str | None]:
-    """The ledger, opened read-only once for every read here (None: there is none); or why it
-    cannot be."""
+    """The ledger, opened read-only for every read here (None: none), or why it cannot be."""
     try:
         return LedgerReader.open(ctx.workspace.state), None
     except (LedgerError, UnsafePath) as exc:
@@ -127,8 +123,7 @@ def _when(text: str) -> datetime | None:
 
 
 def _set_aside_alarms(ctx: Asking) -> list[str]:
-    """A ledger memfuse had to move aside: what it held (a rollback, the rejected, what was
-    pending) was rebuilt from the store as far as it could be; a person should look."""
+    """A ledger moved aside was rebuilt from the store as far as it could be: look."""
     state = ctx.workspace.state
     return [
         f"the sync ledger could not be used and was moved aside to {state.path / name};"
@@ -149,9 +144,8 @@ def _command_view(records: list[RunRecord], alarm: Alarm | None) -> CommandView:
 
 
 def _schedule_view(ctx: Asking, found: Recorded | None) -> ScheduleView:
-    """Which schedule `memfuse cron --install` put in place: where, its next run, and where
-    a failed run is reported as its scheduler says now (read from its configuration, no
-    process started: a webhook added since the install counts)."""
+    """Which schedule `memfuse cron --install` put in place: where, its next run, and where a
+    failed run is reported, as its scheduler's configuration says now."""
     if found is None or found.format is None:
         return {"installed": False}
     first = next_run(found, ctx.settings.now)
