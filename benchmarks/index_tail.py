@@ -123,7 +123,7 @@ def one_size(root: Path, mib: int, notes: int) -> list[str]:
 
         # every bullet given a vector first: the model's own for the newest 1 000, random int8
         # of its size for the rest (embedding 150 000 would take this machine most of an hour)
-        index.embed(model, vectors.Budget(1000, 1e9), print)
+        index.embed(model, vectors.EmbedBudget(1000, 1e9), print)
         rest = vectors.pending_texts(index.db, 10**7)
         blobs = np.random.default_rng(7).integers(-127, 128, (len(rest), 512), dtype=np.int8)
         with index.db:

@@ -87,7 +87,7 @@ def build(root: Path, bullets: int, without_file: bool) -> tuple[Path, Path]:
     journals(ws, bullets - NEW)
     index = RecallIndex(StateFolder(state))
     workspace = Workspace(ws, state)
-    index.refresh(workspace, Classifier((), ()), print, model, vectors.Budget(1000, 1e9))
+    index.refresh(workspace, Classifier((), ()), print, model, vectors.EmbedBudget(1000, 1e9))
     rest = vectors.pending_texts(index.db, bullets)
     blobs = np.random.default_rng(7).integers(-127, 128, size=(len(rest), 512), dtype=np.int8)
     with index.db:

@@ -78,7 +78,7 @@ def collect(path: Path) -> tuple[list[tuple[str, list[str], Ranked]], str]:
         state = StateFolder(Path(tmp) / "state")
         index = RecallIndex(state)
         index.refresh(Workspace(ws, state.path), Classifier((), ()), print, model,
-                      vectors.Budget(1_000_000, 1e9))  # fmt: skip
+                      vectors.EmbedBudget(1_000_000, 1e9))  # fmt: skip
         for item in spec["queries"]:
             question = item["query"]
             words = index.search(question, 50, today)

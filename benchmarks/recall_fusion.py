@@ -64,7 +64,7 @@ def collect(data: Path) -> tuple[list[Asked], str]:
             state = StateFolder(root / f"{conv.name}-state")
             index = RecallIndex(state)
             index.refresh(Workspace(conv.workspace, state.path), Classifier((), ()), print,
-                          model, vectors.Budget(1_000_000, 1e9))  # fmt: skip
+                          model, vectors.EmbedBudget(1_000_000, 1e9))  # fmt: skip
             today = date.fromisoformat(conv.last_day)
             for question, category, evidence in conv.questions:
                 words = index.search(question, 50, today)

@@ -73,7 +73,7 @@ def one_scale(root: Path, bullets: int) -> list[str]:
     workspace = Workspace(ws, state.path)
     classifier = Classifier((), ())
     started, cpu = time.perf_counter(), time.process_time()
-    index.refresh(workspace, classifier, print, model, vectors.Budget(min(bullets, NEW), 1e9))
+    index.refresh(workspace, classifier, print, model, vectors.EmbedBudget(min(bullets, NEW), 1e9))
     first_1000 = (time.perf_counter() - started, time.process_time() - cpu)
     rest = vectors.pending_texts(index.db, bullets)
     rng = np.random.default_rng(7)
@@ -92,7 +92,7 @@ def one_scale(root: Path, bullets: int) -> list[str]:
     days = -(-bullets // PER_JOURNAL)
     write_journals(ws, first + timedelta(days=days), NEW, 8, bullets)
     started, cpu = time.perf_counter(), time.process_time()
-    index.refresh(workspace, classifier, print, model, vectors.Budget(NEW, 1e9))
+    index.refresh(workspace, classifier, print, model, vectors.EmbedBudget(NEW, 1e9))
     embed_new = (time.perf_counter() - started, time.process_time() - cpu)
     (left,) = index.db.execute(
         "SELECT count(*) FROM docs d WHERE NOT EXISTS"

@@ -100,7 +100,11 @@ def embed_all(ws: Path) -> str:
         state = StateFolder(default_state_dir(ws, os.environ))
         index = RecallIndex(state)
         index.refresh(
-            Workspace(ws, state.path), Classifier((), ()), print, model, vectors.Budget(10**7, 1e9)
+            Workspace(ws, state.path),
+            Classifier((), ()),
+            print,
+            model,
+            vectors.EmbedBudget(10**7, 1e9),
         )
         index.close()
     return describe(model)

@@ -23,7 +23,7 @@ from memfuse.recall.reranker import Ranking, RerankClient, RerankError, Scored
 from memfuse.refserver.store import Store, default_caps
 from memfuse.refserver.tools import call_tool, tool_list
 from memfuse.run.context import Seams
-from memfuse.schedule.base import Tool, run_tool
+from memfuse.schedule.base import ToolRunner, run_tool
 from memfuse.settings import RerankSettings, Settings
 from memfuse.store.gateway.base import (
     Answer,
@@ -232,7 +232,7 @@ class World:
     opened: list[Settings] = field(default_factory=list)
     real_reranker: bool = False  # the real rerank client (HTTP), not FakeReranker
     embedder: Any = None  # recall's model of meaning: none unless a test hands one in
-    tool: Tool = run_tool  # a scheduler's programs: real processes unless a test hands in one
+    tool: ToolRunner = run_tool  # a scheduler's programs: real processes unless a test hands in one
 
     @property
     def seams(self) -> Seams:

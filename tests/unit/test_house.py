@@ -173,3 +173,23 @@ def test_the_scheduler_recipe_names_every_part_a_scheduler_may_set() -> None:
     parts |= set(Scheduler.__annotations__)
     assert len(parts) > 20
     assert {p for p in parts if f"`{p}`" not in recipe} == set()
+
+
+# One meaning per name (issue 59): four classes were called `Request`, two `Answer`, two
+# `Outcome`; `Tool` was a subprocess runner and an MCP tool. A class or a type alias at the top
+# of a module is named once across src: what means the same is defined once and imported.
+def test_no_two_modules_define_the_same_name_for_two_things() -> None:
+    defined: dict[str, list[str]] = {}
+    for path in SRC.rglob("*.py"):
+        for node in source.tree(path).body:
+            names = []
+            if isinstance(node, ast.ClassDef):
+                names = [node.name]
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+            for name in names:
+                if name[:1].isupper() and not name.isupper():  # a type, not a constant
+                    defined.setdefault(name, []).append(path.relative_to(SRC).as_posix())
+    assert len(defined) > 100
+    assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}

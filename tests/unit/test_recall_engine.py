@@ -84,10 +84,10 @@ class NoReranker:
 
 def services(
     store: engine.StoreRecall, uris: engine.UriLookup, warnings: list[str]
-) -> engine.Services:
+) -> engine.RecallServices:
     reporter = Reporter()
     reranking = Reranking(RerankSettings(), NoReranker, reporter, NOW)  # type: ignore[arg-type]
-    return engine.Services(store, None, reranking, uris, warnings.append, NOW)
+    return engine.RecallServices(store, None, reranking, uris, warnings.append, NOW)
 
 
 def test_the_engine_answers_from_the_services_it_is_handed() -> None:
@@ -98,7 +98,7 @@ def test_the_engine_answers_from_the_services_it_is_handed() -> None:
         raise MemfuseError("the sync ledger cannot be read")
 
     answer = engine.ask(
-        services(lambda _q, _n: [memory], unreadable, warnings), engine.Request("dark mode")
+        services(lambda _q, _n: [memory], unreadable, warnings), engine.RecallRequest("dark mode")
     )
     assert [r["content"] for r in answer["results"]] == ["Alice prefers dark mode"]
     assert answer["sources"] == ["agent-memory"] and answer["results"][0]["uri"] is None
@@ -107,7 +107,7 @@ def test_the_engine_answers_from_the_services_it_is_handed() -> None:
     ]
     warnings.clear()
     known = services(lambda _q, _n: None, lambda ids: {"m1": "identity://x"}, warnings)
-    assert engine.ask(known, engine.Request("dark mode"))["results"] == []
+    assert engine.ask(known, engine.RecallRequest("dark mode"))["results"] == []
     assert warnings == [engine.STORE_DOWN]
 
 
@@ -115,5 +115,5 @@ def test_a_question_without_the_store_never_opens_it() -> None:
     def never(_q: str, _n: int) -> list[StoredMemory] | None:
         raise AssertionError("the store was asked")
 
-    request = engine.Request("dark mode", without=frozenset({"store"}))
+    request = engine.RecallRequest("dark mode", without=frozenset({"store"}))
     assert engine.ask(services(never, lambda ids: {}, []), request)["sources"] == []

@@ -73,7 +73,11 @@ def first_of(tmp_path: Path, journal: str, question: str, model: FakeEmbedder) -
     index = RecallIndex(state)
     try:
         index.refresh(
-            Workspace(ws, state.path), Classifier((), ()), print, model, vectors.Budget(1000, 60.0)
+            Workspace(ws, state.path),
+            Classifier((), ()),
+            print,
+            model,
+            vectors.EmbedBudget(1000, 60.0),
         )
         words = index.search(question, 50, DAY)
         return [hit.content for hit, _found in with_meaning(index, model, question, words, print)]

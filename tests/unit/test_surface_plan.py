@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memfuse.commands.surface import Reading, plan
+from memfuse.commands.surface import SurfaceReading, plan
 from memfuse.settings import Budget
 from memfuse.workspace.recent_md import Record
 
@@ -18,23 +18,25 @@ def _record(text: str, kind: str = "event", days_ago: float = 1) -> Record:
 
 
 def test_the_store_wins_and_the_journals_fill_in_only_when_it_gives_nothing() -> None:
-    stored = plan(Reading([_record("Met Bob about the deploy")], [_record("x")]), NOW, BUDGET)
+    stored = plan(
+        SurfaceReading([_record("Met Bob about the deploy")], [_record("x")]), NOW, BUDGET
+    )
     assert stored.source == "agent-memory" and "Met Bob" in stored.text
-    journal = plan(Reading([], [_record("Wrote the runbook")]), NOW, BUDGET)
+    journal = plan(SurfaceReading([], [_record("Wrote the runbook")]), NOW, BUDGET)
     assert journal.source == "journals" and "Wrote the runbook" in journal.text
 
 
 def test_records_outside_the_window_give_nothing_and_the_old_file_is_kept() -> None:
     stale = [_record("A month-old note", days_ago=BUDGET.window_days + 30)]
-    kept = plan(Reading(stale, [], OLD), NOW, BUDGET)
+    kept = plan(SurfaceReading(stale, [], OLD), NOW, BUDGET)
     assert kept.keep_old and "A month-old note" not in kept.text
-    assert not plan(Reading(stale, [], None), NOW, BUDGET).keep_old  # nothing worth keeping
+    assert not plan(SurfaceReading(stale, [], None), NOW, BUDGET).keep_old  # nothing worth keeping
 
 
 def test_the_budget_caps_what_is_written() -> None:
     many = [_record(f"Event number {n} of the day", days_ago=n / 100) for n in range(200)]
     small = Budget(max_lines=12)
-    done = plan(Reading(many), NOW, small)
+    done = plan(SurfaceReading(many), NOW, small)
     lines = done.text.splitlines()
     assert len(lines) == 12 and not done.keep_old  # filled to the cap, not past it
     assert [line for line in lines if line.startswith("- ")] == [

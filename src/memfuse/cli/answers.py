@@ -70,7 +70,7 @@ def recall(
     first, last = _parse_day(since, "--since"), _parse_day(until, "--until")
     if first is not None and last is not None and first > last:
         raise typer.BadParameter(f"--since {first} is after --until {last}")
-    request = command.Request(query or "", limit, tuple(types or ()), days, off, first, last)
+    request = command.RecallRequest(query or "", limit, tuple(types or ()), days, off, first, last)
     if batch:
         # The output is JSON lines whatever --json says: one envelope per question, printed
         # as it is answered.

@@ -189,7 +189,7 @@ def cron(
         raise typer.BadParameter(
             "several -w each keep their own state folder", param_hint="--state-dir"
         )
-    request = command.Request(fmt, archive, install, remove, check, file, all_agents, several)
+    request = command.CronRequest(fmt, archive, install, remove, check, file, all_agents, several)
     # A checked file names its jobs' workspaces, every agent its own: the default one need
     # not exist.
     needs = not (check and file is not None) and not all_agents
@@ -232,7 +232,7 @@ def rerank_test(
         docs += [line.strip() for line in text.splitlines() if line.strip()]
     if (docs or from_recall) and not query:
         raise typer.BadParameter("give a QUERY to rank documents for")
-    request = command.Request(query, tuple(docs), top_n, from_recall)
+    request = command.RerankTestRequest(query, tuple(docs), top_n, from_recall)
     runner.run(
         "rerank-test", common, lambda ctx: command.run(ctx, request), lock=False, workspace=False
     )

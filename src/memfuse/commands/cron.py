@@ -19,7 +19,7 @@ from memfuse.run.results import CronCheckData, CronData
 from memfuse.schedule import ParseError, ScheduleError, agents, registry, writers
 from memfuse.schedule import check as checking
 from memfuse.schedule import install as installing
-from memfuse.schedule.base import Machine, Scheduler, Writer
+from memfuse.schedule.base import Machine, MemoryRewriter, Scheduler
 from memfuse.schedule.plan import build
 from memfuse.schedule.runs import Schedule
 from memfuse.settings import Settings
@@ -33,7 +33,7 @@ STDIN_LIMIT = 1 << 22
 
 
 @dataclass(frozen=True)
-class Request:
+class CronRequest:
     fmt: str = ""  # the registry's default when empty
     archive: bool = False
     install: bool = False
@@ -44,7 +44,7 @@ class Request:
     workspaces: tuple[Path, ...] = ()  # several -w: one block per workspace
 
 
-def run(ctx: RunContext, request: Request) -> CommandResult:
+def run(ctx: RunContext, request: CronRequest) -> CommandResult:
     s = ctx.settings
     scheduler = registry.get(request.fmt or registry.default())
     if request.all_agents or request.workspaces:
@@ -76,8 +76,8 @@ def _given(s: Settings) -> str:
 
 
 def _planned(
-    scheduler: Scheduler, settings: Settings, machine: Machine, request: Request
-) -> tuple[Schedule, dict[str, str], list[Writer]]:
+    scheduler: Scheduler, settings: Settings, machine: Machine, request: CronRequest
+) -> tuple[Schedule, dict[str, str], list[MemoryRewriter]]:
     """The schedule for these settings, clear of the jobs that rewrite MEMORY.md (a host's own
     scheduler reads its own as it installs), its files, and those jobs."""
     placing = request.install or request.remove
@@ -96,7 +96,7 @@ def _printed(
     files: dict[str, str],
     notes: list[str],
     changes: list[str],
-    request: Request,
+    request: CronRequest,
 ) -> CommandResult:
     data: CronData = {
         "format": scheduler.name, "label": label, "files": files,
@@ -113,7 +113,7 @@ def _check(
     schedule: Schedule,
     files: dict[str, str],
     machine: Machine,
-    busy: list[Writer],
+    busy: list[MemoryRewriter],
     file: str | None,
 ) -> CommandResult:
     given = files
@@ -150,7 +150,7 @@ def _verdict(scheduler: Scheduler, source: str, done: checking.Checked, none: st
 
 
 def _every_agent(
-    ctx: RunContext, scheduler: Scheduler, request: Request, given: list[tuple[str, str]] | None
+    ctx: RunContext, scheduler: Scheduler, request: CronRequest, given: list[tuple[str, str]] | None
 ) -> CommandResult:
     """Every agent's jobs (`given`: the workspaces several -w name, else the hosts' roster);
     `--check` tries each agent's printed schedule as it tries one: one list, the worst exit."""

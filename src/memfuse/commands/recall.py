@@ -12,7 +12,7 @@ from typing import TextIO
 
 from memfuse.errors import ExitCode
 from memfuse.ledger.reader import uris_of
-from memfuse.recall.engine import QUESTION_MAX, STAGES, Request, Services, ask
+from memfuse.recall.engine import QUESTION_MAX, STAGES, RecallRequest, RecallServices, ask
 from memfuse.recall.index import RecallIndex, catch_up, open_index
 from memfuse.run import render
 from memfuse.run.context import RunContext
@@ -20,13 +20,13 @@ from memfuse.run.output import CommandResult
 from memfuse.run.results import RecallBatchData, RecallData
 from memfuse.untrusted import json_printable
 
-__all__ = ["QUESTION_MAX", "STAGES", "Request", "questions", "run", "run_batch", "services"]
+__all__ = ["QUESTION_MAX", "STAGES", "RecallRequest", "questions", "run", "run_batch", "services"]
 
 
-def services(ctx: RunContext, request: Request, index: RecallIndex | None) -> Services:
+def services(ctx: RunContext, request: RecallRequest, index: RecallIndex | None) -> RecallServices:
     """What the engine answers with, from a run's context."""
     state = ctx.workspace.state
-    return Services(
+    return RecallServices(
         # The store's session is opened when the engine first asks it (`--without store`: never).
         store=lambda query, limit: ctx.store.recall(query, limit),  # noqa: PLW0108
         index=index,
@@ -39,7 +39,7 @@ def services(ctx: RunContext, request: Request, index: RecallIndex | None) -> Se
 
 
 @contextlib.contextmanager
-def _index(ctx: RunContext, request: Request) -> Iterator[RecallIndex | None]:
+def _index(ctx: RunContext, request: RecallRequest) -> Iterator[RecallIndex | None]:
     """The local index, opened and brought up to date once for every question of the run."""
     if "index" in request.without:
         yield None
@@ -55,7 +55,7 @@ def _index(ctx: RunContext, request: Request) -> Iterator[RecallIndex | None]:
             index.close()
 
 
-def run(ctx: RunContext, request: Request) -> CommandResult:
+def run(ctx: RunContext, request: RecallRequest) -> CommandResult:
     with _index(ctx, request) as index:
         data: RecallData = ask(services(ctx, request, index), request)
     # The answer is the product, for an agent's prompt: printed even under -q.
@@ -63,7 +63,7 @@ def run(ctx: RunContext, request: Request) -> CommandResult:
 
 
 def run_batch(
-    ctx: RunContext, request: Request, questions: Iterable[str], emit: Callable[[str], bool]
+    ctx: RunContext, request: RecallRequest, questions: Iterable[str], emit: Callable[[str], bool]
 ) -> CommandResult:
     """One JSON envelope per question, each with its own warnings and time, printed (`emit`)
     as soon as it is answered; the batch ends with its input, or when emit says False."""
@@ -89,7 +89,7 @@ def questions(stream: TextIO) -> Iterator[str]:
         yield line.rstrip("\n").strip()
 
 
-def _envelope(ctx: RunContext, index: RecallIndex | None, request: Request) -> str:
+def _envelope(ctx: RunContext, index: RecallIndex | None, request: RecallRequest) -> str:
     """One question's envelope, the shape of every run's (memfuse.run.output)."""
     started, store_before = time.monotonic(), ctx.store_ms
     seen = len(ctx.reporter.warnings)

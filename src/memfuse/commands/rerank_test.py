@@ -29,7 +29,7 @@ PROBE_DOCS = (
 
 
 @dataclass(frozen=True)
-class Request:
+class RerankTestRequest:
     query: str
     documents: tuple[str, ...]
     top_n: int | None = None
@@ -65,14 +65,14 @@ def _checks(ranking: Ranking | None, error: str | None, probe: bool) -> list[Rer
     return checks
 
 
-def _recall(ctx: RunContext, request: Request) -> list[SearchResult]:
+def _recall(ctx: RunContext, request: RerankTestRequest) -> list[SearchResult]:
     recalled = ctx.store.recall(request.query, request.recall_limit)
     if recalled is None:
         raise MemfuseError("--from-recall: the store's recall failed (see the warning above)")
     return [SearchResult.from_memory(m, m.id or "") for m in recalled]
 
 
-def run(ctx: RunContext, request: Request) -> CommandResult:
+def run(ctx: RunContext, request: RerankTestRequest) -> CommandResult:
     s = ctx.settings.rerank
     if not s.enabled:
         raise MemfuseError(

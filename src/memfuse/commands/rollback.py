@@ -44,7 +44,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Plan:
+class RollbackPlan:
     """What a rollback will do, decided before any call that changes the store."""
 
     steps: tuple[Step, ...]  # by URI
@@ -79,7 +79,7 @@ def plan(
     entries: Sequence[Entry],
     expected: Mapping[str, str | None],
     found: Mapping[str, StoredMemory | None],
-) -> Plan:
+) -> RollbackPlan:
     """What to do about what was read (pure). `expected`: `candidates`' answer; `found`: the
     store's lookup of each of those URIs (None: nothing is there)."""
     steps = []
@@ -87,10 +87,10 @@ def plan(
         memory = found.get(uri)
         steps.append(Step(uri, memory.id if memory else memory_id, verdict(memory, memory_id)))
     withdraw = tuple(e.position for e in entries if e.outcome != "withdrawn")
-    return Plan(tuple(steps), withdraw)
+    return RollbackPlan(tuple(steps), withdraw)
 
 
-def _read_and_plan(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> Plan:
+def _read_and_plan(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> RollbackPlan:
     """Read the ledger's entries, the store's journal URIs and each lookup; plan from them.
     `others`: the memory ids other workspaces' ledgers hold in this shared store — then the
     store's listed URIs are not candidates, and a memory another ledger holds stays."""
@@ -111,7 +111,7 @@ def _read_and_plan(ctx: RunContext, ledger: Ledger, others: set[str] | None) -> 
         else s
         for s in the_plan.steps
     )
-    return Plan(steps, the_plan.withdraw)
+    return RollbackPlan(steps, the_plan.withdraw)
 
 
 def _others(ctx: RunContext, workspaces: Sequence[str]) -> set[str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from memfuse import __version__
 from memfuse.recall import engine
-from memfuse.recall.engine import QUESTION_MAX, Request
+from memfuse.recall.engine import QUESTION_MAX, RecallRequest
 from memfuse.recall.reranking import Reranking
 from memfuse.run.context import Call, RunContext
 from memfuse.run.mcp_server import serve_stdio
@@ -61,11 +61,11 @@ def service(
     )  # fmt: skip
 
 
-def _recall(service: Service, call: Call, request: Request) -> CommandResult:
+def _recall(service: Service, call: Call, request: RecallRequest) -> CommandResult:
     s = call.settings
     reranking = Reranking(s.rerank, service.run.seams.rerank_factory, call.reporter, s.now)
     with service.borrowed(call.reporter.warn) as index:
-        services = engine.Services(
+        services = engine.RecallServices(
             store=call.store.recall, index=index, reranking=reranking, uris=service.uris,
             warn=call.reporter.warn, now=s.now, embedder=service.run.embedder,
         )  # fmt: skip
@@ -76,15 +76,15 @@ def _warm_up(service: Service, call: Call) -> None:
     """One question through recall's own path, the local index alone (the store's recall is
     not asked: it counts what it returns as read), so that the first real one pays nothing
     a later one does not."""
-    request = Request("memfuse warm-up", 1, without=frozenset({"store", "rerank"}))
+    request = RecallRequest("memfuse warm-up", 1, without=frozenset({"store", "rerank"}))
     _recall(service, call, request)
 
 
-def _recall_request(given: dict[str, Any]) -> Request:
+def _recall_request(given: dict[str, Any]) -> RecallRequest:
     since, until = given["since"], given["until"]
     if since is not None and until is not None and since > until:
         raise BadArguments(f"since {since} is after until {until}")
-    return Request(
+    return RecallRequest(
         given["query"], given["limit"], given["types"], given["days"], frozenset(),
         since=since, until=until,
     )  # fmt: skip

@@ -106,7 +106,7 @@ def from_journals(ctx: RunContext) -> list[Record]:
 
 
 @dataclass(frozen=True)
-class Reading:
+class SurfaceReading:
     """What surface read: the store's records, the journals' (None: not needed, the store
     gave something usable) and the RECENT.md there now (None: not needed or not there)."""
 
@@ -116,7 +116,7 @@ class Reading:
 
 
 @dataclass(frozen=True)
-class Plan:
+class SurfacePlan:
     """What RECENT.md will hold: its text, where it came from (agent-memory or journals), and
     whether the old file is kept instead (nothing to surface, and it holds entries)."""
 
@@ -130,7 +130,7 @@ def usable(records: Sequence[Record], now: datetime, budget: Budget) -> bool:
     return any(choose(records, now, budget).values())
 
 
-def plan(reading: Reading, now: datetime, budget: Budget) -> Plan:
+def plan(reading: SurfaceReading, now: datetime, budget: Budget) -> SurfacePlan:
     """What RECENT.md holds under its budgets (pure): the store's records, else the journals';
     when neither gives an entry, an empty file only if the old one held none either."""
     source, sections = "agent-memory", choose(reading.stored, now, budget)
@@ -139,21 +139,21 @@ def plan(reading: Reading, now: datetime, budget: Budget) -> Plan:
     text = recent_md(sections, now.astimezone(), budget)
     old = reading.old
     keep = not any(sections.values()) and old is not None and any(section_counts(old).values())
-    return Plan(source, text, keep)
+    return SurfacePlan(source, text, keep)
 
 
-def read(ctx: RunContext, *, writing: bool) -> Reading:
+def read(ctx: RunContext, *, writing: bool) -> SurfaceReading:
     """The store's records; the journals only when those give nothing; the old RECENT.md only
     when a file is to be written and nothing else is left to write."""
     s = ctx.settings
     stored = from_store(ctx)
     if usable(stored, s.now, s.surface):
-        return Reading(stored)
+        return SurfaceReading(stored)
     ctx.reporter.warn("agent-memory gave nothing usable; RECENT.md is built from the journals")
     journal = from_journals(ctx)
     if not writing or usable(journal, s.now, s.surface):
-        return Reading(stored, journal)
-    return Reading(stored, journal, _old_text(ctx, ctx.workspace.recent_md))
+        return SurfaceReading(stored, journal)
+    return SurfaceReading(stored, journal, _old_text(ctx, ctx.workspace.recent_md))
 
 
 def _old_text(ctx: RunContext, path: Path) -> str | None:

@@ -7,7 +7,7 @@ from memfuse.recall.index import refresh_index
 from memfuse.run import render
 from memfuse.run.context import RunContext
 from memfuse.run.output import CommandResult
-from memfuse.sync.engine import Request, Services, sync
+from memfuse.sync.engine import SyncRequest, SyncServices, sync
 from memfuse.sync.scope import Scope, unchanged
 
 __all__ = ["Scope", "run"]
@@ -24,8 +24,8 @@ def run(
     workspace = ctx.workspace
     # A dry run on a workspace with no ledger yet creates none.
     ledger = ctx.ledger if not ctx.dry_run or workspace.state.ledger.exists() else None
-    request = Request(scope, ctx.settings.now, prune, explain, verify, ctx.dry_run)
-    services = Services(
+    request = SyncRequest(scope, ctx.settings.now, prune, explain, verify, ctx.dry_run)
+    services = SyncServices(
         workspace, ctx.store, ledger, ctx.classifier, ctx.reporter, ctx.progress,
         lambda: ctx.calls_made,
     )  # fmt: skip

@@ -21,7 +21,7 @@ from memfuse.errors import MemfuseError
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
 
-Stamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns and inode
+JournalStamp = tuple[int, int, int, int]  # a journal file's size, mtime_ns, ctime_ns and inode
 
 # Outcomes that settle a position until its text changes.
 # `forgotten`: the store deleted it by its own decay; re-sending would undo its forgetting.
@@ -197,12 +197,12 @@ class Ledger:
 
     # --- the files a run covered (a plain sync reads only what changed since) ---------------
     # The stamp holds ctime and inode too: an old mtime put back (`rsync -t`) still changes them.
-    def covered(self) -> dict[str, Stamp]:
+    def covered(self) -> dict[str, JournalStamp]:
         """The stamp of every journal file as the last run that covered it saw it."""
         rows = self.db.execute("SELECT path, size, mtime_ns, ctime_ns, inode FROM stamps")
         return {str(row[0]): (int(row[1]), int(row[2]), int(row[3]), int(row[4])) for row in rows}
 
-    def cover(self, files: Iterable[tuple[str, Stamp]], at: str) -> None:
+    def cover(self, files: Iterable[tuple[str, JournalStamp]], at: str) -> None:
         """Note files whose every bullet is settled, as they were when read."""
         rows = [(path, *stamp, at) for path, stamp in files]
         self._write(

@@ -35,7 +35,7 @@ def expected_at_uri(entry: Entry) -> bool:
 
 
 @dataclass(frozen=True)
-class Report:
+class Reconciliation:
     """What a verification found."""
 
     expected: int
@@ -78,7 +78,7 @@ class Report:
         )
 
 
-def judge(entries: Iterable[Entry], listed: set[str], now: datetime) -> Report:
+def judge(entries: Iterable[Entry], listed: set[str], now: datetime) -> Reconciliation:
     """Compare the ledger with the store's listing (pure)."""
     expected = [e for e in entries if expected_at_uri(e)]
     lost: list[Entry] = []
@@ -91,7 +91,7 @@ def judge(entries: Iterable[Entry], listed: set[str], now: datetime) -> Report:
             forgotten.append(entry)
         else:
             lost.append(entry)
-    return Report(len(expected), present, tuple(lost), tuple(forgotten))
+    return Reconciliation(len(expected), present, tuple(lost), tuple(forgotten))
 
 
 def decayed(entry: Entry, now: datetime) -> bool:
@@ -167,7 +167,7 @@ def verify_index(
     *,
     mark: bool = True,
     texts: Mapping[str, str] | None = None,
-) -> Report | None:
+) -> Reconciliation | None:
     """Compare the store with the ledger; with `mark`, mark what it lost and what it forgot
     (with `texts`, a memory no longer holding its bullet's text is lost). None, after one
     warning and nothing changed, when the store could not be listed."""
@@ -195,7 +195,7 @@ def verify_index(
     return report
 
 
-def _evicted_by_capacity(store: StoreClient, report: Report) -> Report:
+def _evicted_by_capacity(store: StoreClient, report: Reconciliation) -> Reconciliation:
     """Missing memories the store evicted above its capacity were forgotten, not lost."""
     evicted = store.evicted({e.uri for e in report.lost if e.uri})
     if not evicted:

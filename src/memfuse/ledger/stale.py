@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 
 from memfuse.ledger.ledger import Entry
-from memfuse.ledger.reconcile import Report
+from memfuse.ledger.reconcile import Reconciliation
 from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.weekly import Warn
 
@@ -48,7 +48,7 @@ def gone_from_journals(
     }
 
 
-def with_stale(report: Report, stale: set[str]) -> tuple[dict[str, int], str]:
+def with_stale(report: Reconciliation, stale: set[str]) -> tuple[dict[str, int], str]:
     """The index's numbers and line, the stale told apart from the lost."""
     lost = tuple(e for e in report.lost if e.position not in stale)
     told = replace(report, lost=lost, stale=len(stale))

@@ -14,7 +14,7 @@ from memfuse.state.folder import StateFolder
 
 KEPT_MAX = 20_000  # memory ids the book remembers (with or without a URI) before it starts again
 
-Stamp = tuple[tuple[int, int, int] | None, ...]
+LedgerStamp = tuple[tuple[int, int, int] | None, ...]
 
 
 class UriBook:
@@ -23,7 +23,7 @@ class UriBook:
     def __init__(self, state: StateFolder) -> None:
         self.state = state
         self._known: dict[str, str | None] = {}
-        self._stamp: Stamp | None = None
+        self._stamp: LedgerStamp | None = None
 
     def __call__(self, memory_ids: Iterable[str]) -> dict[str, str]:
         """The URIs of these memories that the ledger holds (LedgerError when it cannot be
@@ -39,7 +39,7 @@ class UriBook:
             self._known.update({m: found.get(m) for m in missing})
         return {m: uri for m in wanted if (uri := self._known[m]) is not None}
 
-    def _ledger_stamp(self) -> Stamp:
+    def _ledger_stamp(self) -> LedgerStamp:
         """The inode, size and time of the ledger and its write-ahead log (not the ctime, nor
         an empty log: a reader touches or makes one); None for a file that is not there."""
         if not self.state.exists():

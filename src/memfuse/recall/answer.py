@@ -4,7 +4,7 @@
 from typing import TypedDict
 
 
-class Row(TypedDict):
+class AnswerRow(TypedDict):
     """One result, best first."""
 
     content: str
@@ -17,8 +17,8 @@ class Row(TypedDict):
     date: str | None
 
 
-class Answer(TypedDict):
+class RecallAnswer(TypedDict):
     query: str
-    results: list[Row]
+    results: list[AnswerRow]
     sources: list[str]
     reranked: bool

@@ -5,7 +5,7 @@ fusion, a bullet and the memory synced from it counted once. A bullet is ranked 
 index, which searches its text better than the store (docs/recall-quality.md); the store
 ranks the memories the Markdown does not hold, and a synced bullet the index did not find
 comes after what it did. A configured reranker re-scores the result (a failure: one warning,
-the fused order). The engine is given its `Services`, and knows no command, run or ledger.
+the fused order). The engine is given its `RecallServices`, and knows no command, run or ledger.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from memfuse.errors import MemfuseError
-from memfuse.recall.answer import Answer, Row
+from memfuse.recall.answer import AnswerRow, RecallAnswer
 from memfuse.recall.index import Hit, RecallIndex
 from memfuse.recall.meaning import by_words, with_meaning
 from memfuse.recall.reranker import SearchResult, local_weighting
@@ -41,7 +41,7 @@ STAGES = ("store", "index", "near", "dates", "rerank", "meaning")
 
 
 @dataclass(frozen=True)
-class Request:
+class RecallRequest:
     query: str
     limit: int = 10
     types: tuple[str, ...] = ()
@@ -57,7 +57,7 @@ UriLookup = Callable[[set[str]], dict[str, str]]
 
 
 @dataclass(frozen=True)
-class Services:
+class RecallServices:
     """What a question is answered with. `store` is called only when the store is asked (it
     opens the session on first use); `index` None: the journals are not searched."""
 
@@ -86,7 +86,7 @@ class Candidate:
     synced: bool = False  # the store's copy of a journal bullet (its URI or source says so)
 
 
-def ask(services: Services, request: Request) -> Answer:
+def ask(services: RecallServices, request: RecallRequest) -> RecallAnswer:
     """The best `request.limit` results for a question, best first."""
     pool = min(2 * request.limit, STORE_CANDIDATES_MAX)
     candidates: dict[str, Candidate] = {}
@@ -132,7 +132,7 @@ def ask(services: Services, request: Request) -> Answer:
     }  # fmt: skip
 
 
-def _address(services: Services, candidates: Iterable[Candidate]) -> None:
+def _address(services: RecallServices, candidates: Iterable[Candidate]) -> None:
     """Give a stored memory the URI memfuse synced it to where the store's recall did not say
     (2.2 answers none, 3.x and later `null`): an agent can then `recall_path` it."""
     unnamed = {c.id: c for c in candidates if c.id and not c.uri}
@@ -189,7 +189,7 @@ def _add_local(candidates: dict[str, Candidate], hit: Hit, found: tuple[str, ...
     c.sources = (*c.sources, *found)
 
 
-def _wanted(c: Candidate, request: Request, now: datetime) -> bool:
+def _wanted(c: Candidate, request: RecallRequest, now: datetime) -> bool:
     """The filters; a timeless fact (MEMORY.md's, with no day) passes the time filters."""
     if request.types and c.type not in request.types:
         return False
@@ -211,7 +211,7 @@ def _as_result(key: str, c: Candidate) -> SearchResult:
     )  # fmt: skip
 
 
-def _row(c: Candidate, r: SearchResult) -> Row:
+def _row(c: Candidate, r: SearchResult) -> AnswerRow:
     when = c.date or (c.updated_at.date().isoformat() if c.updated_at else None)
     return {
         "content": c.content,

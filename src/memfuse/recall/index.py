@@ -27,7 +27,7 @@ from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import around, query_tokens
-from memfuse.recall.rows import DaysRead, Row, Stamp, files_of, rows_of, to_read_again
+from memfuse.recall.rows import DaysRead, Row, RowStamp, files_of, rows_of, to_read_again
 from memfuse.recall.semantic import Embedder, best, closeness
 from memfuse.recall.terms import bounded, doc_terms, query_terms
 from memfuse.state.folder import StateFolder
@@ -88,7 +88,7 @@ class RecallIndex:
         # texts left without a vector by the last refresh: the next goes on with them
         self.unembedded = True
         self._embedded_by: str | None = None  # the model the last embedding was made with
-        self._vectors: vectors.Loaded | None = None
+        self._vectors: vectors.LoadedVectors | None = None
         try:
             self.db, old = open_or_set_aside(state, state.RECALL_INDEX, lambda: self._open(state))
         except (sqlite3.DatabaseError, UnsafePath) as again:
@@ -109,7 +109,7 @@ class RecallIndex:
         classifier: Classifier,
         warn: Callable[[str], None],
         embedder: Embedder | None = None,
-        budget: vectors.Budget = vectors.QUESTION,
+        budget: vectors.EmbedBudget = vectors.QUESTION,
         given: Mapping[date, Journal] | None = None,
     ) -> int:
         """Re-index what changed, then embed what `budget` allows; the files re-read or dropped."""
@@ -124,7 +124,9 @@ class RecallIndex:
             self.embed(embedder, budget, warn)
         return changed
 
-    def embed(self, embedder: Embedder, budget: vectors.Budget, warn: Callable[[str], None]) -> int:
+    def embed(
+        self, embedder: Embedder, budget: vectors.EmbedBudget, warn: Callable[[str], None]
+    ) -> int:
         """Vectors for what `budget` allows of the texts without one; a model that fails is
         one warning and recall by words alone (the index is derived: nothing is lost)."""
         try:
@@ -153,7 +155,7 @@ class RecallIndex:
         wanted = files_of(workspace)
         changed = 0
         with immediate(self.db):
-            known: dict[str, tuple[Stamp, int]] = {
+            known: dict[str, tuple[RowStamp, int]] = {
                 row[0]: ((row[1], row[2], row[3], row[4], row[5]), row[6])
                 for row in self.db.execute(
                     "SELECT path, mtime_ns, ctime_ns, ino, size, days, rows FROM files"
@@ -161,7 +163,7 @@ class RecallIndex:
             }
             (last,) = self.db.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()
             self._next_id = int(last) + 1
-            stamps: dict[str, Stamp] = {}
+            stamps: dict[str, RowStamp] = {}
             empty: dict[str, bool] = {}
             present: set[str] = set()
             for name, (path, days) in wanted.items():
@@ -210,7 +212,9 @@ class RecallIndex:
                 writes.compact(self.db)
         return changed
 
-    def _put(self, name: str, stamp: Stamp, rows: list[Row], held: int, from_line: int = 0) -> None:
+    def _put(
+        self, name: str, stamp: RowStamp, rows: list[Row], held: int, from_line: int = 0
+    ) -> None:
         """A file's rows from `from_line` on (all of them by default) in place of those it
         had there; `held`: the rows it had in all."""
         dropped = writes.drop_rows(self.db, name, from_line) if held else []
@@ -267,7 +271,7 @@ class RecallIndex:
         known = {i: float(scores[loaded.at[i]]) for i in also if i in loaded.at}
         return self._hits(best(scores, limit), loaded), known
 
-    def _loaded(self, model: str) -> vectors.Loaded:
+    def _loaded(self, model: str) -> vectors.LoadedVectors:
         if self._vectors is None or self._vectors.model != model:
             self._vectors = vectors.load(self.db, model, self.state)
             self.counted["vector rows read"] += self._vectors.read
@@ -275,12 +279,12 @@ class RecallIndex:
                 self.keep_vectors(self._vectors)
         return self._vectors
 
-    def keep_vectors(self, loaded: vectors.Loaded | None = None, model: str = "") -> None:
+    def keep_vectors(self, loaded: vectors.LoadedVectors | None = None, model: str = "") -> None:
         """Write the vectors' file (vectors.keep: best-effort)."""
         if vectors.keep(self.db, self.state, loaded, model):
             self.counted["vector files"] += 1
 
-    def _hits(self, ranked: list[tuple[int, float]], loaded: vectors.Loaded) -> list[Hit]:
+    def _hits(self, ranked: list[tuple[int, float]], loaded: vectors.LoadedVectors) -> list[Hit]:
         """The rows at these positions of `loaded`, in this order, with these scores."""
         wanted = [loaded.ids[n] for n, _score in ranked]
         found = {
@@ -360,7 +364,7 @@ def refresh_index(
     classifier: Classifier,
     warn: Callable[[str], None],
     embedder: Embedder | None = None,
-    budget: vectors.Budget = vectors.RUN,
+    budget: vectors.EmbedBudget = vectors.RUN,
     given: Mapping[date, Journal] | None = None,
 ) -> tuple[int, int] | None:
     """Bring the index up to date (sync, by words alone; a run after the lock, with

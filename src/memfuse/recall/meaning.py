@@ -25,10 +25,12 @@ LITTLE = 0.3
 CLEAR = 0.75
 CONFIDENT = 2.0
 
-Found = tuple[Hit, tuple[str, ...]]  # a candidate, with what found it: "journal" (words), "meaning"
+FoundBy = tuple[
+    Hit, tuple[str, ...]
+]  # a candidate, with what found it: "journal" (words), "meaning"
 
 
-def by_words(words: list[Hit]) -> list[Found]:
+def by_words(words: list[Hit]) -> list[FoundBy]:
     return [(hit, ("journal",)) for hit in words]
 
 
@@ -38,7 +40,7 @@ def with_meaning(
     question: str,
     words: list[Hit],
     warn: Callable[[str], None],
-) -> list[Found]:
+) -> list[FoundBy]:
     """The words' candidates and the closest by meaning, in the fused order, ranked from 1;
     the words' alone when the index holds none of this model's vectors, or it failed."""
     try:

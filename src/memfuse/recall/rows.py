@@ -22,7 +22,7 @@ from memfuse.workspace.weekly import Weeklies
 # What a file is known by: mtime, ctime (an editor, `rsync -t` or `git checkout` can put an old
 # mtime back on a same-size edit; the ctime it cannot), inode (a file saved by renaming a new
 # one over it), size, and the days it is the truth for.
-Stamp = tuple[int, int, int, int, str]
+RowStamp = tuple[int, int, int, int, str]
 
 # line, day, type, text, then the terms of the four columns: own, near1, near2, dates
 Row = tuple[int, str | None, str, str, str, str, str, str]
@@ -154,7 +154,7 @@ def bullet_rows(
 
 
 def to_read_again(
-    stamps: dict[str, Stamp], known: dict[str, tuple[Stamp, int]], present: set[str]
+    stamps: dict[str, RowStamp], known: dict[str, tuple[RowStamp, int]], present: set[str]
 ) -> list[str]:
     """The files to index again, in the order listed: those that changed, and every file
     holding a day one of them holds or held (which of a form's bullets are the day's, and

@@ -1,7 +1,7 @@
 """The recall index's vectors: each distinct bullet text's meaning, made by the installed model.
 
 A vector is keyed by its text, not its row: a journal re-read into new rows (edited, archived,
-rolled up) embeds only the texts that are new. A run embeds within a `Budget`, the rows
+rolled up) embeds only the texts that are new. A run embeds within a `EmbedBudget`, the rows
 written last first, each step computed outside any write transaction and stored in a short
 one: a process waiting on the index waits for a write, never for the model. A cold process
 takes the vectors from the file beside the index (memfuse.recall.matrix) and reads from the
@@ -36,7 +36,7 @@ CREATE INDEX IF NOT EXISTS docs_content ON docs(content);
 
 
 @dataclass(frozen=True)
-class Budget:
+class EmbedBudget:
     """What one run may embed: at most `count` texts, `step` at a time. `seconds` is a safety
     valve, not a bound: no step begins past it, and a run it cut says so."""
 
@@ -46,8 +46,8 @@ class Budget:
 
 
 # A question: itself and a few pending texts; a scheduled run, after the lock: what is new.
-QUESTION = Budget(count=48, seconds=10.0, step=16)
-RUN = Budget(count=20_000, seconds=600.0, step=256)
+QUESTION = EmbedBudget(count=48, seconds=10.0, step=16)
+RUN = EmbedBudget(count=20_000, seconds=600.0, step=256)
 
 # The texts without a vector, the rows written last first (ids grow with each write): the
 # scan stops once it has enough, however many rows the index holds.
@@ -60,7 +60,7 @@ _PENDING = (
 def embed_pending(
     db: sqlite3.Connection,
     embedder: Embedder,
-    budget: Budget,
+    budget: EmbedBudget,
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[int, bool, bool]:
     """Embed the texts the index has no vector for, within `budget`: how many, whether some
@@ -127,7 +127,7 @@ def drop_unheld(db: sqlite3.Connection, texts: list[str]) -> None:
 
 
 @dataclass(frozen=True)
-class Loaded:
+class LoadedVectors:
     """The vectors of every row `model` made, as a question is scored against them: the ids in
     order, their vectors, where each id is, and the positions of each row's neighbours in its
     file (its own where it has none); and what they were loaded from: the rows, the index's
@@ -172,7 +172,7 @@ _EMBEDDED = (
 )
 
 
-def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -> Loaded:
+def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -> LoadedVectors:
     """Every row with a vector `model` made: from the file in `state` and what changed since,
     when that file is the one recorded; else from the index."""
     db.execute("BEGIN")  # one snapshot of the index: its generation and its rows agree
@@ -193,7 +193,7 @@ def load(db: sqlite3.Connection, model: str, state: StateFolder | None = None) -
 
 
 def keep(
-    db: sqlite3.Connection, state: StateFolder, loaded: Loaded | None = None, model: str = ""
+    db: sqlite3.Connection, state: StateFolder, loaded: LoadedVectors | None = None, model: str = ""
 ) -> bool:
     """Write the vectors' file from `loaded` (or `model`'s, loaded now) unless it is the file's
     own generation: whether it was written. Best-effort: the file only spares a read."""
@@ -214,7 +214,7 @@ def sql_rows(
     return [(int(i), str(p), bytes(v)) for i, p, v in db.execute(query, args)]
 
 
-def _loaded(model: str, rows: matrix.Rows, gen: int, made: int, read: int) -> Loaded:
+def _loaded(model: str, rows: matrix.Rows, gen: int, made: int, read: int) -> LoadedVectors:
     import numpy as np
 
     own = np.arange(len(rows.ids), dtype=np.int64)
@@ -225,7 +225,7 @@ def _loaded(model: str, rows: matrix.Rows, gen: int, made: int, read: int) -> Lo
     ids = rows.ids.tolist()
     at = {row_id: n for n, row_id in enumerate(ids)}
     parts = tuple(unpacked(block) for block in rows.blocks if len(block)) or (rows.blocks[0],)
-    return Loaded(model, ids, parts, at, before, after, rows, gen, made, read)
+    return LoadedVectors(model, ids, parts, at, before, after, rows, gen, made, read)
 
 
 def _model_of(db: sqlite3.Connection) -> str | None:

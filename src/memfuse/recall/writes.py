@@ -9,13 +9,13 @@ from collections import Counter
 from collections.abc import Iterable
 
 from memfuse.recall import matrix
-from memfuse.recall.rows import Row, Stamp
+from memfuse.recall.rows import Row, RowStamp
 
 MERGE_PAGES = 64  # FTS5 segment pages merged after a refresh that changed something
 
 
 def put(
-    db: sqlite3.Connection, name: str, stamp: Stamp, rows: list[Row], first_id: int, held: int
+    db: sqlite3.Connection, name: str, stamp: RowStamp, rows: list[Row], first_id: int, held: int
 ) -> None:
     """`rows` as the file's, numbered from `first_id`, and its stamp; `held`: its rows besides."""
     numbered = list(zip(range(first_id, first_id + len(rows)), rows, strict=True))

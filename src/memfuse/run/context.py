@@ -25,7 +25,7 @@ from memfuse.recall.reranking import RerankFactory, Reranking
 from memfuse.recall.semantic import Embedder, installed
 from memfuse.report import Reporter
 from memfuse.run.server_log import ServerLog
-from memfuse.schedule.base import Tool, run_tool
+from memfuse.schedule.base import ToolRunner, run_tool
 from memfuse.settings import Settings
 from memfuse.state.folder import default_state_dir
 from memfuse.store import owner
@@ -66,7 +66,7 @@ class Seams:
     # recall's model of meaning: the `semantic` extra's when installed, else none
     embedder_factory: Callable[[], Embedder | None] = installed
     # how a scheduler runs its own program (schedule.base.run_tool: bounded in time)
-    tool: Tool = run_tool
+    tool: ToolRunner = run_tool
 
 
 @dataclass

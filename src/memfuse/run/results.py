@@ -10,7 +10,7 @@ not do its job at all (a bad option, a held lock, an internal error) answers `Fa
 # evaluated annotations, and the tests check envelopes against __required_keys__.
 from typing import Any, NotRequired, TypedDict
 
-from memfuse.recall.answer import Answer
+from memfuse.recall.answer import RecallAnswer
 
 
 class FailureData(TypedDict):
@@ -193,7 +193,7 @@ class TidyData(TypedDict):
     recall_index_embedded: NotRequired[int]  # with a model of meaning, after the lock
 
 
-RecallData = Answer  # one question's answer: the recall engine's own (memfuse.recall.answer)
+RecallData = RecallAnswer  # one question's answer: the recall engine's own (memfuse.recall.answer)
 
 
 class ServeData(TypedDict):

@@ -25,12 +25,12 @@ from typing import ClassVar
 from memfuse.confine import UnsafePath, read_file, write_atomic
 from memfuse.errors import ConfigError, MemfuseError
 from memfuse.report import cause
-from memfuse.schedule.runs import Job, Schedule, Writer
+from memfuse.schedule.runs import Job, MemoryRewriter, Schedule
 
-__all__ = ["Machine", "Outcome", "Scheduler", "Tool", "Writer", "system_zone"]
+__all__ = ["InstallOutcome", "Machine", "MemoryRewriter", "Scheduler", "ToolRunner", "system_zone"]
 
 TOOL_TIMEOUT = 60.0  # a scheduler's own program: each call
-Tool = Callable[..., subprocess.CompletedProcess[str]]
+ToolRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Machine:
 
     env: Mapping[str, str]
     home: Path
-    tool: Tool
+    tool: ToolRunner
     which: Callable[[str], str | None]
     backup: Callable[[str, str], str]  # (name, text) kept in the state folder → where
     alert_failed_runs: int  # the settings' [alert] values, which a printed schedule states
@@ -48,7 +48,7 @@ class Machine:
 
 
 @dataclass
-class Outcome:
+class InstallOutcome:
     """What an install or removal did: the schedule as put in place, and every change."""
 
     schedule: Schedule
@@ -73,7 +73,9 @@ class Scheduler(abc.ABC):
         """{file name: text} of the schedule."""
 
     @abc.abstractmethod
-    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+    def install(
+        self, schedule: Schedule, files: dict[str, str], machine: Machine
+    ) -> InstallOutcome:
         """Put the files in place beside the user's own entries."""
 
     @abc.abstractmethod
@@ -104,7 +106,7 @@ class Scheduler(abc.ABC):
         """The zone the scheduler reads the schedule's times in (None: local rules)."""
         return system_zone()
 
-    def writers_here(self, machine: Machine) -> list[Writer]:
+    def writers_here(self, machine: Machine) -> list[MemoryRewriter]:
         """Jobs of this scheduler's host on this machine that rewrite MEMORY.md."""
         return []
 
@@ -144,7 +146,7 @@ class Scheduler(abc.ABC):
         then takes the host's defaults), None when it can or there is none."""
         return None
 
-    def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
+    def writers_in(self, files: dict[str, str]) -> list[MemoryRewriter] | None:
         """The jobs that rewrite MEMORY.md in a checked file (None: the file cannot say)."""
         return None
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NotRequired, TypedDict
 
 from memfuse.schedule import trial, writers
-from memfuse.schedule.base import Machine, Scheduler, Writer, tail
+from memfuse.schedule.base import Machine, MemoryRewriter, Scheduler, tail
 from memfuse.schedule.plan import memfuse_command
 from memfuse.schedule.runs import Job, Schedule
 from memfuse.settings import Settings
@@ -54,7 +54,7 @@ def check(
     files: dict[str, str] | None,
     settings: Settings,
     schedule: Schedule,
-    busy: list[Writer],
+    busy: list[MemoryRewriter],
     machine: Machine,
     source: str = "FILE",
 ) -> Checked:
@@ -108,7 +108,7 @@ def own_settings(
 
 
 def flag_clashes(
-    jobs: list[Job], checks: list[JobCheck], busy: list[Writer], zone: str | None
+    jobs: list[Job], checks: list[JobCheck], busy: list[MemoryRewriter], zone: str | None
 ) -> None:
     """A memfuse run that reads MEMORY.md in the minute another job rewrites it fails."""
     for job in jobs:

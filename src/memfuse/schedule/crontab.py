@@ -13,7 +13,7 @@ import difflib
 import re
 
 from memfuse.errors import MemfuseError
-from memfuse.schedule.base import Machine, Outcome, Scheduler, why
+from memfuse.schedule.base import InstallOutcome, Machine, Scheduler, why
 from memfuse.schedule.cronexpr import cron_times, daily_times
 from memfuse.schedule.runs import Job, ParseError, Schedule, ScheduleError, merge_adjacent
 from memfuse.schedule.shwords import split_command
@@ -229,9 +229,13 @@ class Crontab(Scheduler):
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(next(iter(files.values())))
 
-    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+    def install(
+        self, schedule: Schedule, files: dict[str, str], machine: Machine
+    ) -> InstallOutcome:
         current = _current(machine)  # markers not one block: a ScheduleError, nothing written
-        return Outcome(schedule, _replace(current, merge(current, files["crontab"]), machine))
+        return InstallOutcome(
+            schedule, _replace(current, merge(current, files["crontab"]), machine)
+        )
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         current = _current(machine)

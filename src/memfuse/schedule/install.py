@@ -20,7 +20,7 @@ from pathlib import Path
 from memfuse.confine import UnsafePath
 from memfuse.errors import MemfuseError
 from memfuse.schedule import registry, writers
-from memfuse.schedule.base import Machine, Scheduler, Tool, Writer, run_tool
+from memfuse.schedule.base import Machine, MemoryRewriter, Scheduler, ToolRunner, run_tool
 from memfuse.schedule.plan import home
 from memfuse.schedule.runs import Schedule, due_between
 from memfuse.settings import Settings
@@ -36,7 +36,7 @@ def machine_for(
     state: StateFolder,
     env: Mapping[str, str] | None = None,
     *,
-    tool: Tool = run_tool,
+    tool: ToolRunner = run_tool,
 ) -> Machine:
     """This machine, for a scheduler: the environment, the home, bounded tools, and a backup
     kept in the workspace's state folder."""
@@ -55,7 +55,7 @@ def machine_for(
     )  # fmt: skip
 
 
-def writers_here(machine: Machine) -> list[Writer]:
+def writers_here(machine: Machine) -> list[MemoryRewriter]:
     """The jobs on this machine that rewrite MEMORY.md, as each host of the registry says."""
     return [w for s in registry.every() for w in s.writers_here(machine)]
 

@@ -18,7 +18,7 @@ from typing import Any
 from xml.parsers.expat import ExpatError
 
 from memfuse.schedule import base
-from memfuse.schedule.base import Machine, Outcome, Scheduler
+from memfuse.schedule.base import InstallOutcome, Machine, Scheduler
 from memfuse.schedule.runs import Job, ParseError, Schedule, ScheduleError
 
 DOMAIN = "org.memfuse"
@@ -125,7 +125,9 @@ class Launchd(Scheduler):
     def load(self, path: Path) -> dict[str, str]:
         return base.load_folder(path, (".plist",), {})
 
-    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+    def install(
+        self, schedule: Schedule, files: dict[str, str], machine: Machine
+    ) -> InstallOutcome:
         folder = agents_dir(machine)
         changes: list[str] = []
         written = base.write_own(folder, files, is_generated, changes)
@@ -136,7 +138,7 @@ class Launchd(Scheduler):
                 machine.tool(["launchctl", "bootout", f"{domain}/{label}"], check=False)
                 machine.tool(["launchctl", "bootstrap", domain, str(folder / name)])
                 changes.append(f"loaded {label}")
-        return Outcome(schedule, changes)
+        return InstallOutcome(schedule, changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         if machine.which("launchctl") is not None:

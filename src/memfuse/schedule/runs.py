@@ -167,7 +167,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Writer:
+class MemoryRewriter:
     """Another job that rewrites MEMORY.md: its name, daily times and the zone they are in
     (None: this machine's local time)."""
 

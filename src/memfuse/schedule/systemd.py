@@ -17,7 +17,7 @@ from pathlib import Path
 
 from memfuse.errors import MemfuseError
 from memfuse.schedule import base
-from memfuse.schedule.base import Machine, Outcome, Scheduler
+from memfuse.schedule.base import InstallOutcome, Machine, Scheduler
 from memfuse.schedule.runs import ENV_NAME, Job, ParseError, Run, Schedule, ScheduleError
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
@@ -354,7 +354,9 @@ class Systemd(Scheduler):
     def load(self, path: Path) -> dict[str, str]:
         return base.load_folder(path, (".service", ".timer"), {".service": ".timer"})
 
-    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+    def install(
+        self, schedule: Schedule, files: dict[str, str], machine: Machine
+    ) -> InstallOutcome:
         if (probe := _manager(machine)).returncode != 0:
             raise MemfuseError(
                 f"systemd's user manager cannot be reached ({base.why(probe)}): nothing was"
@@ -372,7 +374,7 @@ class Systemd(Scheduler):
             "user timers run while your user manager does: `loginctl enable-linger` keeps it"
             " running when you are logged out"
         )
-        return Outcome(schedule, changes)
+        return InstallOutcome(schedule, changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         timers = [name for name in files if name.endswith(".timer")]

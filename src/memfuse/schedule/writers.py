@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from memfuse.schedule.runs import Schedule, Writer
+from memfuse.schedule.runs import MemoryRewriter, Schedule
 
 SHIFT_MINUTES = 30  # far enough that a sweep started on the minute is past its MEMORY.md write
 MEMORY_READERS = ("tidy",)
@@ -28,7 +28,7 @@ def zone_of(name: str | None) -> tzinfo | None:
         return None
 
 
-def in_zone(writer: Writer, zone: str | None, day: date | None = None) -> Times:
+def in_zone(writer: MemoryRewriter, zone: str | None, day: date | None = None) -> Times:
     """The writer's daily times as clock times of `zone` (each season's, when they differ)."""
     if writer.zone == zone:
         return writer.times
@@ -45,13 +45,13 @@ def in_zone(writer: Writer, zone: str | None, day: date | None = None) -> Times:
     return tuple(sorted(found))
 
 
-def shown(writer: Writer, zone: str | None) -> str:
+def shown(writer: MemoryRewriter, zone: str | None) -> str:
     """A writer's times as it keeps them, its zone named when it is not the schedule's."""
     return hhmm(writer.times) + (f" {writer.zone}" if writer.zone and writer.zone != zone else "")
 
 
 def clear_of(
-    schedule: Schedule, busy: list[Writer], zone: str | None = None, day: date | None = None
+    schedule: Schedule, busy: list[MemoryRewriter], zone: str | None = None, day: date | None = None
 ) -> tuple[Schedule, list[str]]:
     """The schedule (its times in `zone`) with every run that reads MEMORY.md moved off the
     minutes the busy jobs write it (later, by SHIFT_MINUTES at a time), and a note per move."""

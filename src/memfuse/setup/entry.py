@@ -12,7 +12,7 @@ from typing import Any
 from memfuse.errors import ConfigError
 from memfuse.host import store_db_in
 from memfuse.settings import Settings
-from memfuse.setup.node import Runner, pick_node, run_quietly
+from memfuse.setup.node import StatusRunner, pick_node, run_quietly
 from memfuse.store.diagnose import installed_how
 from memfuse.store.server_entry import CONFIG_MAX, read_config
 from memfuse.untrusted import load_json
@@ -63,7 +63,7 @@ def server_entry(
     home: Path,
     setup: ServerSetup,
     *,
-    run: Runner = run_quietly,
+    run: StatusRunner = run_quietly,
     target: Path | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """A ready mcporter entry for agent-memory, and what the reader should know about it: 3.x+'s

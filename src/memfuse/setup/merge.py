@@ -34,7 +34,7 @@ _NAMED = re.compile(
 _MIN_SECRET = 3  # shorter values are not masked by value (they would mask half the text)
 
 
-class Loaded:
+class LoadedConfig:
     """A config's text parsed with every number's own text kept, to be written back as it was."""
 
     def __init__(self, text: str, where: Path) -> None:
@@ -149,7 +149,7 @@ def install(target: Path, server: str, entry: dict[str, Any]) -> tuple[dict[str,
         before, mode = "", 0o600  # it will hold the servers' tokens
     except OSError as exc:
         raise ConfigError(f"cannot read {target}: {exc}") from None
-    loaded = Loaded(before, target)
+    loaded = LoadedConfig(before, target)
     config = loaded.value
     if not isinstance(config, dict) or not isinstance(config.setdefault("mcpServers", {}), dict):
         raise ConfigError(f"{target} has no mcpServers object: nothing changed")

@@ -28,7 +28,7 @@ MANAGED = (
 )
 
 
-Runner = Callable[..., int]  # runs argv as run_quietly does (its keywords): the exit status
+StatusRunner = Callable[..., int]  # runs argv as run_quietly does (its keywords): the exit status
 
 
 def run_quietly(argv: Sequence[str], *, timeout: float, env: Mapping[str, str], cwd: str) -> int:
@@ -104,7 +104,7 @@ def pick_node(
     home: Path,
     workspace: Path,
     env: Mapping[str, str],
-    run: Runner = run_quietly,
+    run: StatusRunner = run_quietly,
 ) -> Choice:
     """The first Node that loads the server's native module; the first on PATH when it has
     none (or none loads it, said in the note)."""

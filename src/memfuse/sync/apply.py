@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from memfuse.ledger.ledger import Entry, Ledger
 from memfuse.ledger.refolds import send_refolds
+from memfuse.run.context import Advance
 from memfuse.run.results import PrunedRow, RejectedRow
 from memfuse.store.client import StoreClient
 from memfuse.sync.plan import Plan
@@ -22,7 +23,6 @@ COUNT_KEYS = (
     "restored",
 )  # fmt: skip
 
-Advance = Callable[[], None]
 Progress = Callable[[str, int], AbstractContextManager[Advance]]
 
 

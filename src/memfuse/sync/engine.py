@@ -9,7 +9,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from memfuse.ledger.ledger import Entry, Ledger, Stamp
+from memfuse.ledger.ledger import Entry, JournalStamp, Ledger
 from memfuse.ledger.refolds import refold_writes
 from memfuse.ledger.stale import with_stale
 from memfuse.report import Reporter
@@ -27,7 +27,7 @@ from memfuse.workspace.layout import Workspace
 
 
 @dataclass(frozen=True)
-class Request:
+class SyncRequest:
     """What the run was asked: which journals, and what besides sending."""
 
     scope: Scope
@@ -39,7 +39,7 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Services:
+class SyncServices:
     """What a sync reaches: the workspace, the store, the ledger (None in a dry run with no
     ledger yet: nothing is created then), the classifier, the reporter and the progress bar."""
 
@@ -53,10 +53,10 @@ class Services:
 
 
 @dataclass(frozen=True)
-class Report:
+class SyncReport:
     """A sync's answer, typed; `data()` is the command's `--json` data, made here alone."""
 
-    request: Request
+    request: SyncRequest
     reading: Reading
     plan: Plan
     repaired: Repair
@@ -68,7 +68,7 @@ class Report:
     today_journal: str | None = None  # when no journal was read and today's does not exist
 
     @property
-    def stamps(self) -> dict[str, Stamp]:
+    def stamps(self) -> dict[str, JournalStamp]:
         """Each file read, with the stamp it had then (for the recall index)."""
         return {loc: stamp for files in self.reading.files.values() for loc, stamp in files}
 
@@ -113,7 +113,7 @@ class Report:
         return data
 
 
-def sync(request: Request, services: Services) -> Report:
+def sync(request: SyncRequest, services: SyncServices) -> SyncReport:
     """Repair, read, plan, and apply unless a dry run."""
     workspace, store, ledger = services.workspace, services.store, services.ledger
     paused = paused_since(workspace.state)
@@ -136,7 +136,7 @@ def sync(request: Request, services: Services) -> Report:
         services.reporter.warn(
             f"sync is rolled back since {paused}: nothing is sent until `memfuse rollback --undo`"
         )
-    report = partial(Report, request, reading, the_plan, repaired, accounted)
+    report = partial(SyncReport, request, reading, the_plan, repaired, accounted)
     if request.dry_run or ledger is None:
         would_send = [dict(m.arguments()) for m in refold_writes(store, the_plan.refold)] + [
             dict(item.memory().arguments()) for item in the_plan.send + the_plan.resend
@@ -152,7 +152,7 @@ def sync(request: Request, services: Services) -> Report:
 
 
 def read_and_plan(
-    request: Request, services: Services, *, paused: str | None, repaired: Repair
+    request: SyncRequest, services: SyncServices, *, paused: str | None, repaired: Repair
 ) -> tuple[Reading, Plan]:
     """Read the journals in scope and what the plan needs besides, then plan. Nothing is
     written."""

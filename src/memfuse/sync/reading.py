@@ -4,20 +4,20 @@ what the store answers about the memories a plan may change."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-from memfuse.ledger.ledger import Entry, Ledger, Stamp, content_hash
+from memfuse.ledger.ledger import Entry, JournalStamp, Ledger, content_hash
 from memfuse.store.client import NewMemory, StoreClient
 from memfuse.sync.scope import InScope, stamp
 from memfuse.text.classify import Classifier, Verdict
 from memfuse.workspace.bullets import Bullet, Tally
 from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.position import SOURCE_PREFIX, JournalPosition
+from memfuse.workspace.weekly import Warn
 
-Warn = Callable[[str], None]
 PARSED_KEPT = 400  # journals a reading keeps for the index (a year of dailies and some)
 
 
@@ -62,7 +62,9 @@ class Reading:
     days: list[str]
     items: list[Item]
     stale: dict[str, Entry]
-    files: dict[str, list[tuple[str, Stamp]]]  # by day: its files' locations and stamps when read
+    files: dict[
+        str, list[tuple[str, JournalStamp]]
+    ]  # by day: its files' locations and stamps when read
     unreadable: dict[str, str] = field(default_factory=dict)  # location -> why
     partial: set[str] = field(default_factory=set)  # days with a form that could not be read
     holds: dict[str, set[str]] = field(default_factory=dict)  # location -> the days it is a form of
@@ -99,7 +101,7 @@ class Reader:
         self,
         reading: Reading,
         days: Iterable[date],
-        stamps: Mapping[str, Stamp],
+        stamps: Mapping[str, JournalStamp],
         *,
         named: bool = False,
         journals: Mapping[date, Journal] | None = None,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from memfuse.ledger.ledger import Entry, Ledger, content_hash
-from memfuse.ledger.reconcile import Report, verify_index
+from memfuse.ledger.reconcile import Reconciliation, verify_index
 from memfuse.ledger.stale import gone_from_journals
 from memfuse.report import Reporter
 from memfuse.store.answers import StoreStatus
@@ -23,7 +23,7 @@ class Repair:
     """What the repair step did (its journals handed on, so that none is read twice)."""
 
     rebuilt: int = 0
-    report: Report | None = None
+    report: Reconciliation | None = None
     stale: set[str] = field(default_factory=set)  # of the lost, those no journal holds now
     journals: dict[date, Journal] = field(default_factory=dict)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from memfuse.ledger.ledger import Ledger, Stamp
+from memfuse.ledger.ledger import JournalStamp, Ledger
 from memfuse.workspace.layout import Journal, Workspace
 from memfuse.workspace.position import JournalPosition
 
@@ -52,11 +52,11 @@ class InScope:
     """The days to read, and each journal file's stamp now and days it holds, by location."""
 
     days: list[date]
-    stamps: dict[str, Stamp]
+    stamps: dict[str, JournalStamp]
     holds: dict[str, set[str]]
 
 
-def stamp(path: Path | str) -> Stamp | None:
+def stamp(path: Path | str) -> JournalStamp | None:
     """A file's size, times and inode now; None when it is not there."""
     try:
         info = os.stat(path)
@@ -98,7 +98,9 @@ def in_scope(workspace: Workspace, scope: Scope, ledger: Ledger | None, today: d
 
 
 def unchanged(
-    parsed: Mapping[date, Journal], stamps: Mapping[str, Stamp], location: Callable[[Path], str]
+    parsed: Mapping[date, Journal],
+    stamps: Mapping[str, JournalStamp],
+    location: Callable[[Path], str],
 ) -> dict[date, Journal]:
     """Of the journals a run read, those whose every file still has the stamp it had when
     read (`stamps`, by location): what the run knows of them is what the files hold now."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 
-from memfuse.confine import FileChanged, UnsafePath
+from memfuse.confine import FileChanged, UnsafePath, Writer
 from memfuse.errors import WorkspaceError
 from memfuse.host import DREAMING_TAG
 from memfuse.workspace import note_file
@@ -34,7 +34,7 @@ from memfuse.workspace.bullets import NO_TIME, ORDERED_FROM, Bullet
 from memfuse.workspace.comments import fence_closes, fence_opened
 from memfuse.workspace.journal import byte_order, decode, parse
 from memfuse.workspace.layout import Workspace
-from memfuse.workspace.note_file import Mark, Marks, Reader, View, Writer
+from memfuse.workspace.note_file import Mark, Marks, PositionalReader, View
 from memfuse.workspace.note_text import NOTE_MAX, NoteRefused, checked_text
 from memfuse.workspace.position import JournalPosition
 
@@ -64,7 +64,7 @@ def append_note(
     now: datetime,
     *,
     marks: Marks | None = None,
-    read: Reader = os.pread,
+    read: PositionalReader = os.pread,
     write: Writer = os.write,
 ) -> Noted:
     """Append `text` as one bullet to `now`'s journal; NoteRefused when it may not be.
@@ -152,7 +152,12 @@ def _create(workspace: Workspace, path: Path, value: str, now: datetime, shown: 
 
 
 def _landed(
-    journal: note_file.Journal, read: Reader, value: str, expected: int, path: Path, day: date
+    journal: note_file.OpenJournal,
+    read: PositionalReader,
+    value: str,
+    expected: int,
+    path: Path,
+    day: date,
 ) -> Noted | None:
     """The note, when the journal now holds as many of its lines as the file it was written
     into did (the rename that replaced that file carried it); None when it must be written."""
@@ -177,7 +182,7 @@ class Planned:
     encoding: str
     before: Counter[tuple[str, bool]]  # the bullets before the note, by section and kind
 
-    def mark(self, journal: note_file.Journal, view: View) -> Mark:
+    def mark(self, journal: note_file.OpenJournal, view: View) -> Mark:
         """Where this note's line is, for the next note to read from, with the digest of the
         bytes before it (made on from the view's: none is read again)."""
         digest = view.before.copy()

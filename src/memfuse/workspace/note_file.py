@@ -31,15 +31,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memfuse.confine import FileChanged, UnsafePath, _check_open, inside, kind_of, open_folder
+from memfuse.confine import (
+    FileChanged,
+    UnsafePath,
+    Writer,
+    _check_open,
+    inside,
+    kind_of,
+    open_folder,
+)
 from memfuse.errors import MemfuseError
 from memfuse.host import DREAMING_TAG
 from memfuse.state.folder import StateFolder
 from memfuse.untrusted import UntrustedJSON, load_json
 from memfuse.workspace.journal import decode
 
-Reader = Callable[[int, int, int], bytes]  # os.pread's shape: tests count the bytes read
-Writer = Callable[[int, bytes], int]  # os.write's shape: tests inject a full disk
+PositionalReader = Callable[[int, int, int], bytes]  # os.pread's shape: tests count the bytes read
 TAIL_MAX = 1 << 20  # bytes after the last note read in place of the whole journal
 MARKS_KEPT = 64  # journals whose last note a process remembers
 CHUNK = 1 << 20
@@ -149,14 +156,14 @@ class View:
     before: Any = field(default_factory=hashlib.sha256)  # the digest of the bytes before `raw`
 
 
-class Journal:
+class OpenJournal:
     """An open journal: regular, of one name, inside the workspace, under the read cap."""
 
     def __init__(self, fd: int, folder: int, name: str, real: Path, info: os.stat_result) -> None:
         self.fd, self.folder, self.name, self.real = fd, folder, name, real
         self.dev, self.ino, self.size = info.st_dev, info.st_ino, info.st_size
 
-    def view(self, marks: Marks, read: Reader) -> View:
+    def view(self, marks: Marks, read: PositionalReader) -> View:
         """The tail after the last note when its mark still holds — the same file, the line
         in place, every byte before it as it was — else the whole file."""
         mark = marks.get(self.real)
@@ -182,7 +189,7 @@ class Journal:
             found.update(os.pread(self.fd, min(CHUNK, end - offset), offset))
         return found
 
-    def read(self, read: Reader, offset: int, size: int) -> bytes:
+    def read(self, read: PositionalReader, offset: int, size: int) -> bytes:
         chunks: list[bytes] = []
         while size > 0:
             chunk = read(self.fd, min(size, CHUNK), offset)
@@ -242,7 +249,7 @@ class Journal:
 
 
 @contextlib.contextmanager
-def opened(root: Path, path: Path, cap: int) -> Iterator[Journal | None]:
+def opened(root: Path, path: Path, cap: int) -> Iterator[OpenJournal | None]:
     """The journal at `path` open for a note; None when there is none (nor its folder)."""
     real = inside(root, path, own=True)  # today's journal itself, never a link's target
     if not os.path.isdir(real.parent):
@@ -278,7 +285,7 @@ def opened(root: Path, path: Path, cap: int) -> Iterator[Journal | None]:
                     f"{path} is {info.st_size / 1048576:.1f} MiB, above the"
                     f" {cap / 1048576:g} MiB read limit"
                 )
-            yield Journal(fd, folder, real.name, real, info)  # as checked: one fstat
+            yield OpenJournal(fd, folder, real.name, real, info)  # as checked: one fstat
         finally:
             os.close(fd)
 

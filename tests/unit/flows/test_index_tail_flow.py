@@ -186,7 +186,7 @@ def test_with_meaning_only_the_appended_bullet_is_embedded(tmp_path: Path) -> No
 def tail_budget() -> Any:
     from memfuse.recall import vectors
 
-    return vectors.Budget(10_000, 1e9)
+    return vectors.EmbedBudget(10_000, 1e9)
 
 
 def test_a_plain_part_reads_as_it_does_in_the_whole_file() -> None:

@@ -64,8 +64,8 @@ def test_what_a_runs_count_leaves_the_next_run_embeds_and_the_words_find_meanwhi
 ) -> None:
     model = world.embedder = Watching(world)
     world.journal(DAY, JOURNAL)
-    monkeypatch.setattr(vectors, "RUN", vectors.Budget(2, 600.0, 1))
-    monkeypatch.setattr(vectors, "QUESTION", vectors.Budget(0, 1.0))  # a question embeds none
+    monkeypatch.setattr(vectors, "RUN", vectors.EmbedBudget(2, 600.0, 1))
+    monkeypatch.setattr(vectors, "QUESTION", vectors.EmbedBudget(0, 1.0))  # a question embeds none
     assert world.json("sync", "--now", NOW).data["recall_index_embedded"] == 2
     found = world.json("recall", "dark mode", "--now", NOW)
     assert found.data["results"][0]["content"] == "Alice prefers dark mode in every editor"
@@ -100,7 +100,7 @@ def test_a_question_after_300_new_bullets_embeds_a_bounded_few_newest_first(
     world.journal("2026-11-28", "## 09:00\n" + "".join(f"- Old note {n}\n" for n in range(150)))
     world.journal(DAY, "## 09:00\n" + "".join(f"- New note {n}\n" for n in range(150)))
     with pytest.MonkeyPatch.context() as patch:  # a sync whose run left them all
-        patch.setattr(vectors, "RUN", vectors.Budget(0, 1.0))
+        patch.setattr(vectors, "RUN", vectors.EmbedBudget(0, 1.0))
         assert world.run("sync", "--now", NOW).code == 0
     assert world.json("recall", "note", "--now", NOW).code == 0
     first = list(model.embedded)
@@ -148,7 +148,9 @@ def test_time_is_a_valve_that_says_when_it_cuts_never_the_bound(tmp_path: Any) -
     # a model stalled past the valve: no step begins past it, and the run says so
     stalled = Ticking(each=1.0)
     index.clock = stalled.clock
-    index.refresh(workspace, Classifier((), ()), said.append, stalled, vectors.Budget(40, 5.0, 4))
+    index.refresh(
+        workspace, Classifier((), ()), said.append, stalled, vectors.EmbedBudget(40, 5.0, 4)
+    )
     assert len(stalled.embedded) == 8 and index.unembedded
     assert len(said) == 1 and "a time limit (5 s) cut it at 8 texts" in said[0]
     index.close()

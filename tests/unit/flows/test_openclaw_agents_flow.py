@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from memfuse.cli import app
 from memfuse.ledger.reader import LedgerReader
 from memfuse.schedule import plan, registry
-from memfuse.schedule.base import Machine, Outcome, Scheduler
+from memfuse.schedule.base import InstallOutcome, Machine, Scheduler
 from memfuse.schedule.runs import Job, Schedule
 from memfuse.state.folder import StateFolder, default_state_dir
 from tests.fakes import World
@@ -411,8 +411,10 @@ class LabHost(Scheduler):
     def render(self, schedule: Schedule, machine: Machine) -> dict[str, str]:
         return {}
 
-    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        return Outcome(schedule)
+    def install(
+        self, schedule: Schedule, files: dict[str, str], machine: Machine
+    ) -> InstallOutcome:
+        return InstallOutcome(schedule)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         return []

@@ -90,7 +90,7 @@ def test_a_refresh_embeds_a_bounded_number_and_the_next_goes_on(tmp_path: Path) 
     (ws / "memory" / f"{DAY}.md").write_text("## 09:00\n" + lines)
     index, workspace = index_over(ws)
     model = FakeEmbedder()
-    ten = vectors.Budget(10, 60.0)
+    ten = vectors.EmbedBudget(10, 60.0)
     assert index.refresh(workspace, CLASSIFIER, print, model, ten) == 1
     assert len(model.embedded) == 10 and index.unembedded
     assert index.refresh(workspace, CLASSIFIER, print, model, ten) == 0
@@ -200,7 +200,7 @@ def test_serve_goes_on_embedding_while_the_markdown_stands_still(
 ) -> None:
     from tests.unit.flows.test_serve_flow import ok, service
 
-    monkeypatch.setattr(vectors, "QUESTION", vectors.Budget(2, 60.0, 1))
+    monkeypatch.setattr(vectors, "QUESTION", vectors.EmbedBudget(2, 60.0, 1))
     model = meaning(world)
     world.journal(DAY, "## 09:00\n" + "".join(f"- Note {n} on item {n}\n" for n in range(5)))
     served = service(world)
@@ -340,11 +340,11 @@ def test_the_stores_vote_does_not_lift_a_bullet_the_index_found_by_meaning(
     parked = "Parked the car downtown"
     copy = StoredMemory(parked, "event", id="m1", source=f"{SOURCE_PREFIX}{DAY}")
     now = datetime.fromisoformat(f"{NOW}:00+00:00")
-    services = engine.Services(
+    services = engine.RecallServices(
         lambda _q, _n: [copy], index, Reranking(RerankSettings(), None, Reporter(), now),  # type: ignore[arg-type]
         lambda ids: {}, print, now, model,
     )  # fmt: skip
-    answer = engine.ask(services, engine.Request("automobile dark mode"))
+    answer = engine.ask(services, engine.RecallRequest("automobile dark mode"))
     found = [(r["content"], r["reason"]) for r in answer["results"]]
     assert found[0] == ("Alice prefers dark mode", "rrf:journal+meaning")
     assert (parked, "rrf:store+meaning") in found[1:]

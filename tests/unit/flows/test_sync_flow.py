@@ -47,7 +47,7 @@ def test_sync_with_the_store_down_loses_nothing(world: World) -> None:
 
 
 def test_sync_data_keeps_its_keys_in_their_order(world: World) -> None:
-    """`--json` data is made from one typed report (memfuse.sync.engine.Report): its keys, and
+    """`--json` data is made from one typed report (memfuse.sync.engine.SyncReport): its keys, and
     the counts' keys, come in the order scripts have always read them."""
     first = ["dry_run", "counts", "dates", "calls", "stale", "rejected", "pruned", "scope", "plan"]
     counts = ["added", "updated", "merged", "skipped", "rejected", "failed", "unchanged",

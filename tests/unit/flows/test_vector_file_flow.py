@@ -24,7 +24,7 @@ np = pytest.importorskip("numpy")
 
 CLASSIFIER = Classifier((), ())
 WORDS = "vendor budget storm deploy review ticket meeting dinner garage editor billing rent"
-ALL = vectors.Budget(count=100_000, seconds=1e9)
+ALL = vectors.EmbedBudget(count=100_000, seconds=1e9)
 
 
 class Setup:
@@ -52,7 +52,7 @@ class Setup:
         """A new process's index."""
         return RecallIndex(StateFolder(self.state))
 
-    def night(self, budget: vectors.Budget = ALL) -> None:
+    def night(self, budget: vectors.EmbedBudget = ALL) -> None:
         """The night's tidy: refresh, embed, and write the file."""
         index = self.index()
         index.refresh(self.workspace, CLASSIFIER, print, self.model, budget)
@@ -60,7 +60,7 @@ class Setup:
         assert index.counted["vector files"] == 1
         index.close()
 
-    def question(self, budget: vectors.Budget = vectors.QUESTION) -> tuple[RecallIndex, Any]:
+    def question(self, budget: vectors.EmbedBudget = vectors.QUESTION) -> tuple[RecallIndex, Any]:
         """A cold question's index, refreshed as a question does, and its answer by meaning."""
         index = self.index()
         index.refresh(self.workspace, CLASSIFIER, print, self.model, budget)
@@ -105,7 +105,7 @@ def test_a_question_reads_only_what_changed_since_the_file(tmp_path: Path) -> No
     setup.journal(6, 8, tag="new ")  # new rows: 4 get vectors from the question's budget
     setup.journal(2, 10, tag="edited ")  # rows deleted and written again
     (setup.ws / "memory" / "2026-11-05.md").unlink()  # the highest ids deleted ...
-    index, _ = setup.question(vectors.Budget(count=4, seconds=1e9))
+    index, _ = setup.question(vectors.EmbedBudget(count=4, seconds=1e9))
     loaded = index._loaded(setup.model.name)
     assert 0 < index.counted["vector rows read"] == loaded.read < 20
     same_as_the_index_alone(index, setup.model.name)
@@ -203,7 +203,7 @@ def test_another_model_forgets_the_file(tmp_path: Path) -> None:
     setup.night()
     setup.model = FakeEmbedder(name="another model 2")
     index = setup.index()
-    index.embed(setup.model, vectors.Budget(count=3, seconds=1e9), print)
+    index.embed(setup.model, vectors.EmbedBudget(count=3, seconds=1e9), print)
     assert matrix.recorded(index.db)[1:] == (-1, "")
     answers(index, setup.model)
     assert index.counted["vector rows read"] == 3  # the new model's three, from the index
@@ -241,7 +241,7 @@ def test_an_id_given_again_after_its_row_was_deleted_is_read_afresh(tmp_path: Pa
     same_as_the_index_alone(index, setup.model.name)
     index.close()
     (setup.ws / "memory" / "2026-11-09.md").write_text(first)  # ... and given again, to texts
-    index, _ = setup.question(vectors.Budget(0, 1.0))  # whose vectors the file already has
+    index, _ = setup.question(vectors.EmbedBudget(0, 1.0))  # whose vectors the file already has
     assert 0 < index.counted["vector rows read"] <= 12
     same_as_the_index_alone(index, setup.model.name)
 
@@ -271,7 +271,7 @@ def test_the_log_of_stored_vectors_is_bounded_and_the_file_written_again(
     setup.night()
     monkeypatch.setattr(matrix, "DROPPED_MAX", 5)
     setup.journal(6, 10, tag="new ")
-    index, _ = setup.question(vectors.Budget(count=10, seconds=1e9))  # 10 stored: past 5
+    index, _ = setup.question(vectors.EmbedBudget(count=10, seconds=1e9))  # 10 stored: past 5
     assert index.counted["vector rows read"] == 70  # the file forgotten: all from the index
     assert index.counted["vector files"] == 1  # and written again, the logs emptied
     assert index.db.execute("SELECT count(*) FROM stored").fetchone()[0] == 0
@@ -287,7 +287,7 @@ def test_rows_added_since_the_file_are_a_block_after_it(tmp_path: Path) -> None:
     setup = Setup(tmp_path)
     setup.night()
     setup.journal(6, 8, tag="new ")
-    index, _ = setup.question(vectors.Budget(count=5, seconds=1e9))
+    index, _ = setup.question(vectors.EmbedBudget(count=5, seconds=1e9))
     loaded = index._loaded(setup.model.name)
     assert len(loaded.rows.blocks) == len(loaded.parts) == 2
     assert [len(block) for block in loaded.rows.blocks] == [60, 5]

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from memfuse.cli import app
 from memfuse.schedule import registry
-from memfuse.schedule.base import Machine, Outcome, Scheduler
+from memfuse.schedule.base import InstallOutcome, Machine, Scheduler
 from memfuse.schedule.runs import Job, Schedule
 from tests.conftest import ROOT
 from tests.fakes import World
@@ -58,8 +58,10 @@ class Half(Scheduler):
 
 
 class Whole(Half):
-    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
-        return Outcome(schedule)
+    def install(
+        self, schedule: Schedule, files: dict[str, str], machine: Machine
+    ) -> InstallOutcome:
+        return InstallOutcome(schedule)
 
 
 def test_an_incomplete_entry_is_refused_when_it_registers() -> None:

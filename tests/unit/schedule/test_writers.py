@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memfuse.schedule import writers
-from memfuse.schedule.base import Writer
+from memfuse.schedule.base import MemoryRewriter
 from memfuse.schedule.openclaw.host import busy_times
 from tests.unit.schedule.samples import memfuse_schedule
 
@@ -35,7 +35,7 @@ def test_the_dreaming_sweep_is_found_by_name_key_or_payload() -> None:
 
 def test_tidy_moves_half_an_hour_at_a_time_until_its_minute_is_free() -> None:
     schedule = memfuse_schedule()
-    busy = [Writer("a", ((3, 0),)), Writer("b", ((3, 30),))]
+    busy = [MemoryRewriter("a", ((3, 0),)), MemoryRewriter("b", ((3, 30),))]
     moved, notes = writers.clear_of(schedule, busy)
     tidy = next(r for r in moved.runs if r.name == "tidy")
     assert tidy.times == ((4, 0),) and "04:00" in tidy.comment
@@ -50,4 +50,4 @@ def test_tidy_moves_half_an_hour_at_a_time_until_its_minute_is_free() -> None:
 
 def test_nothing_moves_when_no_minute_is_shared() -> None:
     schedule = memfuse_schedule()
-    assert writers.clear_of(schedule, [Writer("a", ((2, 0),))]) == (schedule, [])
+    assert writers.clear_of(schedule, [MemoryRewriter("a", ((2, 0),))]) == (schedule, [])

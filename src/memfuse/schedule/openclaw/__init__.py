@@ -12,7 +12,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor, wait
 
 from memfuse.errors import MemfuseError
-from memfuse.schedule.base import Machine, Outcome, Scheduler, Writer, system_zone
+from memfuse.schedule.base import InstallOutcome, Machine, MemoryRewriter, Scheduler, system_zone
 from memfuse.schedule.openclaw import config, gateway, hook, host, serving
 from memfuse.schedule.openclaw.jobs import (
     memfuses,
@@ -48,7 +48,9 @@ class OpenClaw(Scheduler):
     def read(self, files: dict[str, str]) -> list[Job]:
         return parse(next(iter(files.values())))
 
-    def install(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> Outcome:
+    def install(
+        self, schedule: Schedule, files: dict[str, str], machine: Machine
+    ) -> InstallOutcome:
         agent = host.agent_for(workspace_of(schedule), machine.env)
         # The hook (its `hooks enable` alone took 10 s on the real CLI) and the jobs do not
         # wait on each other: side by side.
@@ -62,7 +64,7 @@ class OpenClaw(Scheduler):
                 wait([hooked])  # the jobs' failure is the one said
                 raise
             hook_changes = hooked.result()
-        return Outcome(installed, changes + hook_changes)
+        return InstallOutcome(installed, changes + hook_changes)
 
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         if not self.available(machine):
@@ -105,7 +107,7 @@ class OpenClaw(Scheduler):
             " cron.failureAlert.mode webhook` and `cron.failureAlert.to <url>`)"
         )
 
-    def writers_here(self, machine: Machine) -> list[Writer]:
+    def writers_here(self, machine: Machine) -> list[MemoryRewriter]:
         return host.dreaming(machine.env, machine.which)
 
     def unread(self, machine: Machine) -> str | None:
@@ -154,7 +156,7 @@ class OpenClaw(Scheduler):
             for j in gone
         ]
 
-    def writers_in(self, files: dict[str, str]) -> list[Writer] | None:
+    def writers_in(self, files: dict[str, str]) -> list[MemoryRewriter] | None:
         try:
             listed = json.loads(next(iter(files.values())))
         except ValueError:

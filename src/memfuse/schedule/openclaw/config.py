@@ -41,7 +41,7 @@ PATH_LIMIT = 4096  # OpenClaw's limit of an include's path, as given and resolve
 
 
 @dataclass(frozen=True)
-class Reading:
+class ConfigReading:
     """The configuration (None: no file), and why it could not be read when it could not."""
 
     settings: dict[str, Any] | None = field(default=None)
@@ -61,11 +61,11 @@ def config_path(env: Mapping[str, str]) -> Path:
     return Path(env.get("OPENCLAW_CONFIG_PATH") or state_dir(env) / "openclaw.json")
 
 
-Stamp = tuple[int, int, int, int, int] | None
-_KEPT: dict[tuple[str, str], tuple[list[tuple[str, Stamp]], Reading]] = {}
+ConfigStamp = tuple[int, int, int, int, int] | None
+_KEPT: dict[tuple[str, str], tuple[list[tuple[str, ConfigStamp]], ConfigReading]] = {}
 
 
-def reading(env: Mapping[str, str]) -> Reading:
+def reading(env: Mapping[str, str]) -> ConfigReading:
     """OpenClaw's configuration as this environment names it, its includes followed ({} with
     a `problem` when the file is there but it, or a file it includes, cannot be read)."""
     path = str(config_path(env).absolute())
@@ -77,14 +77,14 @@ def reading(env: Mapping[str, str]) -> Reading:
     try:
         found = follow.whole()
     except _Unread as exc:  # it names the configuration's paths: one line, whatever they hold
-        found = Reading({}, one_line(str(exc)))
+        found = ConfigReading({}, one_line(str(exc)))
     if len(_KEPT) >= 8:
         _KEPT.clear()
     _KEPT[key] = (follow.read, found)
     return found
 
 
-def _stamp(path: str) -> Stamp:
+def _stamp(path: str) -> ConfigStamp:
     """What changes when the file at `path` does: its content, its owner, its links."""
     try:
         named, info = os.lstat(path), os.stat(path)
@@ -98,22 +98,22 @@ class _Follow:
 
     def __init__(self, path: str, env: Mapping[str, str]) -> None:
         self.path, self.env = os.path.normpath(path), env
-        self.read: list[tuple[str, Stamp]] = []  # every file read, with its stamp before
+        self.read: list[tuple[str, ConfigStamp]] = []  # every file read, with its stamp before
         self.included = 0  # files included so far
         self.size = 0  # their bytes
 
-    def whole(self) -> Reading:
+    def whole(self) -> ConfigReading:
         self.read.append((self.path, _stamp(self.path)))
         try:
             found = self._parse(self.path, self._bytes(Path("/"), self.path, one_link=False))
         except FileNotFoundError:
-            return Reading()
+            return ConfigReading()
         if not isinstance(found, dict):
-            return Reading({}, f"{self.path} is not a JSON5 object")
+            return ConfigReading({}, f"{self.path} is not a JSON5 object")
         try:
             if INCLUDE not in json.dumps(found):  # the common case: nothing to follow
-                return Reading(found)
-            return Reading(self._resolve(found, (self.path,)))
+                return ConfigReading(found)
+            return ConfigReading(self._resolve(found, (self.path,)))
         except RecursionError:
             raise _Unread(f"{self.path} nests too deep to read") from None
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from memfuse.errors import MemfuseError
 from memfuse.schedule import Schedule, writers
-from memfuse.schedule.base import Tool
+from memfuse.schedule.base import ToolRunner
 from memfuse.schedule.openclaw import host
 from memfuse.schedule.openclaw import jobs as openclaw
 
@@ -42,7 +42,7 @@ def shared() -> Iterator[int]:
         _SHARED.pop()
 
 
-def list_jobs(tool: Tool) -> list[dict[str, Any]]:
+def list_jobs(tool: ToolRunner) -> list[dict[str, Any]]:
     """Every job the Gateway has, disabled ones too (within `shared`, as this command left it)."""
     with _LOCK:
         if not _SHARED:
@@ -66,7 +66,7 @@ def forget(
         return kept
 
 
-def _list(tool: Tool) -> list[dict[str, Any]]:
+def _list(tool: ToolRunner) -> list[dict[str, Any]]:
     """`cron list --json` reads every page itself in OpenClaw 2026.9; an answer that says there
     is more (an older CLI, one page) is followed through the Gateway's own `cron.list`, page
     by page, to its end."""
@@ -89,7 +89,7 @@ def _list(tool: Tool) -> list[dict[str, Any]]:
 
 
 def install(
-    tool: Tool,
+    tool: ToolRunner,
     schedule: Schedule,
     schedule_zone: str | None = None,
     agent: str | None = None,
@@ -130,13 +130,13 @@ def install(
     return schedule, changes
 
 
-def remove(tool: Tool, schedule: Schedule, listed: list[dict[str, Any]]) -> list[str]:
+def remove(tool: ToolRunner, schedule: Schedule, listed: list[dict[str, Any]]) -> list[str]:
     """Remove this schedule's jobs (by key or name, by id) and nothing else."""
     changes = _remove(tool, listed, schedule, everything=True)
     return changes or ["OpenClaw has none of this schedule's jobs: nothing changed"]
 
 
-def side_by_side(tool: Tool, argvs: list[tuple[str, ...]], what: str) -> list[Any]:
+def side_by_side(tool: ToolRunner, argvs: list[tuple[str, ...]], what: str) -> list[Any]:
     """Each command's JSON answer, in order. The commands run side by side: every `openclaw`
     call starts Node (seconds each), and the Gateway serializes what they ask of it."""
     if not argvs:
@@ -147,7 +147,7 @@ def side_by_side(tool: Tool, argvs: list[tuple[str, ...]], what: str) -> list[An
 
 
 def _remove(
-    tool: Tool, listed: list[dict[str, Any]], schedule: Schedule, *, everything: bool = False
+    tool: ToolRunner, listed: list[dict[str, Any]], schedule: Schedule, *, everything: bool = False
 ) -> list[str]:
     ids, unusable = openclaw.stale_ids(listed, schedule, keeping=not everything)
     forget(listed, set(ids))

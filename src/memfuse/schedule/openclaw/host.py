@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memfuse.confine import nameable
-from memfuse.schedule.base import Writer, system_zone
+from memfuse.schedule.base import MemoryRewriter, system_zone
 from memfuse.schedule.cronexpr import daily_times
 from memfuse.schedule.openclaw import config
 from memfuse.untrusted import one_line
@@ -53,7 +53,7 @@ def config_problem(env: Mapping[str, str]) -> str | None:
     )
 
 
-def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list[Writer]:
+def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list[MemoryRewriter]:
     """When OpenClaw's dreaming sweep rewrites MEMORY.md here, from its config alone (no
     process; docs/operations.md, "Dreaming"), for the schedulers that are not OpenClaw's."""
     settings = read_config(env)
@@ -69,7 +69,7 @@ def dreaming(env: Mapping[str, str], which: Callable[[str], str | None]) -> list
     fields = (frequency if isinstance(frequency, str) else DREAMING_DEFAULT).split()
     times = daily_times(*fields[-5:]) if len(fields) in (5, 6) else ()
     zone = dig(dream, "timezone")
-    return [Writer(DREAMING_JOB, times, _gateway_zone(zone))] if times else []
+    return [MemoryRewriter(DREAMING_JOB, times, _gateway_zone(zone))] if times else []
 
 
 def writes_memory_md(job: dict[str, Any]) -> bool:
@@ -83,7 +83,7 @@ def writes_memory_md(job: dict[str, Any]) -> bool:
     return any(isinstance(s, str) and m in s for s in said for m in DREAMING_MARKERS)
 
 
-def busy_times(listed: list[dict[str, Any]]) -> list[Writer]:
+def busy_times(listed: list[dict[str, Any]]) -> list[MemoryRewriter]:
     """Each enabled job in OpenClaw's list that rewrites MEMORY.md: its daily times and zone
     (a job without `tz` runs in the Gateway host's zone: this machine's)."""
     found = []
@@ -98,7 +98,7 @@ def busy_times(listed: list[dict[str, Any]]) -> list[Writer]:
             fields = fields[1:]
         times = daily_times(*fields) if len(fields) == 5 else ()
         if times:
-            found.append(Writer(str(job.get("name")), times, _gateway_zone(zone)))
+            found.append(MemoryRewriter(str(job.get("name")), times, _gateway_zone(zone)))
     return found
 
 

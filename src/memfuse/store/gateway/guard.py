@@ -24,7 +24,7 @@ from memfuse.store.gateway.base import (
     ToolMissing,
 )
 
-Call = tuple[str, Mapping[str, Any]]
+ToolCall = tuple[str, Mapping[str, Any]]
 Tried = tuple[dict[str, Any] | None, str | None]  # the answer, or None and why it failed
 
 
@@ -156,7 +156,7 @@ class Guard:
             self.reporter.warn(str(exc), guard=True)
             return None, str(exc)
 
-    def as_completed(self, calls: Sequence[Call]) -> Iterator[tuple[int, Tried]]:
+    def as_completed(self, calls: Sequence[ToolCall]) -> Iterator[tuple[int, Tried]]:
         """Yield (index, (result, why it failed)) as each call finishes."""
         if self.jobs == 1 or len(calls) < 2:
             for index, call in enumerate(calls):

@@ -33,7 +33,7 @@ class RunOutcome:
     stderr: bytes
 
 
-Runner = Callable[..., RunOutcome]  # as run_in_process_group, its keywords and its errors
+ProcessRunner = Callable[..., RunOutcome]  # as run_in_process_group, its keywords and its errors
 
 
 # What one call may answer: far above any agent-memory answer (a year of journal memories is a
@@ -169,7 +169,7 @@ class McporterGateway:
         *,
         config: Path | None = None,
         timeout: float = 30.0,
-        runner: Runner = run_in_process_group,
+        runner: ProcessRunner = run_in_process_group,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> None:
