@@ -105,10 +105,9 @@ def test_sigkill_at_a_random_point_loses_nothing(
     else:
         # The rest once a random number of memories is written, at most half of them: a point
         # in the sync's progress, not in wall-clock time (start-up time varies a lot).
+        # No deadline: the sync either reaches the point or ends (a slow machine only waits).
         target = rng.randint(1, bullets // 2)
-        deadline = time.monotonic() + 60
         while stored_count(store) < target and proc.poll() is None:
-            assert time.monotonic() < deadline, "the sync never reached its kill point"
             time.sleep(0.02)
     proc.kill()
     proc.wait(timeout=10)

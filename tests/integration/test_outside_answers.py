@@ -5,7 +5,6 @@ that call's failure: one typed error, never a crash, a hang or the machine's mem
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +81,8 @@ def reranker(server: Any, timeout: float = 1.0) -> RerankClient:
 def test_a_hostile_reranker_is_one_error_within_its_deadline(mode: str, fragment: str) -> None:
     with serve(mode) as server:
         client = reranker(server)
-        started = time.monotonic()
-        try:
+        try:  # the trickle and the flood never end: the deadline's error, not a stretched read
             with pytest.raises(RerankError, match=fragment):
                 client.rerank("billing", ["Met Bob about billing", "Lunch at noon"])
         finally:
             client.close()
-        assert time.monotonic() - started < 30  # bounded: a trickle cannot stretch it
