@@ -66,7 +66,8 @@ def test_ten_thousand_sections_are_each_read_and_planned(workspace: Path) -> Non
     )
     assert code == 78  # the missing mcporter named as the cause (decision 262)…
     assert len(envelope["data"]["plan"]["send"]) == 10_000  # …and every section read and planned
-    # (its speed, at 1×, 10× and 100× the sections: `benchmarks/run.py sections`, not a clock here)
+    # (its speed at 1×, 10×, 100×: `benchmarks/run.py journal_costs`, "a heading before every
+    # item"; not a clock here)
     uris = [item["uri"] for item in envelope["data"]["would_send"]]
     assert len(uris) == len(set(uris)) == 10_000
 
