@@ -20,7 +20,8 @@ selected=${selected//,/ }
 forced=" ${MEMFUSE_TEST_FAIL:-} "
 forced=${forced//,/ }
 logs=${MEMFUSE_TEST_LOGS:-.test-logs}
-rm -rf "$logs"
+mkdir -p "$logs"
+rm -rf "$logs"/*.log "$logs/smoke" # this script's own, from the run before
 mkdir -p "$logs/smoke"
 
 declare -A result seconds
