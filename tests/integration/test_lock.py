@@ -64,13 +64,13 @@ def test_a_second_run_exits_75_at_once_while_the_first_works(
     wait_for_lock(workspace, first)
     second = subprocess.run(
         [MEMFUSE, "sync", "-w", str(workspace), "--json", *slow_sync.cli_args()],
-        capture_output=True, text=True, timeout=30, check=False,
+        capture_output=True, text=True, timeout=UNREACHED, check=False,
     )  # fmt: skip
     # The second run must not queue behind the first: it finished while the first is still
     # held at the gate (speed itself is measured in benchmarks/, not asserted here).
     assert first.poll() is None, "the first run ended before the second was refused"
     open_gate(slow_sync)
-    out, _err = first.communicate(timeout=60)
+    out, _err = first.communicate(timeout=UNREACHED)
     assert second.returncode == 75
     assert "another memfuse run holds" in second.stderr
     assert json.loads(second.stdout)["exit_code"] == 75
@@ -85,8 +85,8 @@ def test_wait_queues_the_second_run_behind_the_first(
     wait_for_lock(workspace, first)
     second = start(workspace, slow_sync, "--wait", str(UNREACHED))  # the lock, not a clock
     open_gate(slow_sync)
-    first_out, _ = first.communicate(timeout=60)
-    second_out, second_err = second.communicate(timeout=60)
+    first_out, _ = first.communicate(timeout=UNREACHED)
+    second_out, second_err = second.communicate(timeout=UNREACHED)
     assert first.returncode == 0
     assert second.returncode == 0, second_err
     assert json.loads(first_out)["data"]["counts"]["added"] == 3
@@ -97,13 +97,13 @@ def test_sigkill_leaves_no_lock_behind(slow_sync: StoreServer, workspace: Path) 
     first = start(workspace, slow_sync)
     wait_for_lock(workspace, first)
     os.kill(first.pid, signal.SIGKILL)
-    first.wait(timeout=10)
+    first.wait(timeout=UNREACHED)
     with WorkspaceLock(StateFolder(state_of(workspace)), "test", wait=0):
         pass  # acquired at once: the kernel released the dead run's lock
     slow_sync.set_mode("ok-counted")
     rerun = subprocess.run(
         [MEMFUSE, "sync", "-w", str(workspace), "--date", "2026-02-21", "--json", *slow_sync.cli_args()],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True, text=True, timeout=UNREACHED, check=False,
     )  # fmt: skip
     assert rerun.returncode == 0
     counts = json.loads(rerun.stdout)["data"]["counts"]
