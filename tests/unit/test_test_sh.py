@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from tests.conftest import UNREACHED
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "test.sh"
 
 
@@ -14,7 +16,12 @@ def run(tmp_path: Path, stages: str, fail: str) -> subprocess.CompletedProcess[s
     env = {**os.environ, "MEMFUSE_TEST_STAGES": stages, "MEMFUSE_TEST_FAIL": fail}
     env["MEMFUSE_TEST_LOGS"] = str(tmp_path / "logs")
     return subprocess.run(
-        ["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60, check=False
+        ["bash", str(SCRIPT)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=UNREACHED,
+        check=False,
     )
 
 
