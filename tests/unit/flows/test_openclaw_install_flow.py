@@ -24,7 +24,7 @@ from memfuse.schedule.install import SCHEDULE_FILE
 from memfuse.schedule.openclaw import jobs as openclaw
 from memfuse.settings import Settings
 from tests import fake_openclaw
-from tests.conftest import ROOT, UNREACHED
+from tests.conftest import ROOT
 from tests.fakes import World
 
 DREAMING = {
@@ -457,11 +457,7 @@ def test_the_handler_adds_recent_md_to_main_sessions_only(tmp_path: Path) -> Non
         "console.log(JSON.stringify(out));\n"
     )
     done = subprocess.run(
-        ["node", str(script), str(ws)],
-        capture_output=True,
-        text=True,
-        timeout=UNREACHED,
-        check=True,
+        ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
     )
     seen = json.loads(done.stdout)
     recent = seen["agent:main:main"][-1]  # framed as data: test_hook_framing_flow.py
@@ -476,32 +472,20 @@ def test_the_handler_adds_recent_md_to_main_sessions_only(tmp_path: Path) -> Non
     (ws / "RECENT.md").symlink_to(secret)  # the agent repointed it
     linked = json.loads(
         subprocess.run(
-            ["node", str(script), str(ws)],
-            capture_output=True,
-            text=True,
-            timeout=UNREACHED,
-            check=True,
+            ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
         ).stdout
     )
     assert linked["agent:main:main"] == [["AGENTS.md", "rules"]]
     (ws / "RECENT.md").unlink()
     os.link(secret, ws / "RECENT.md")  # a second name of the same file
     hard = subprocess.run(
-        ["node", str(script), str(ws)],
-        capture_output=True,
-        text=True,
-        timeout=UNREACHED,
-        check=True,
+        ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(hard.stdout)["agent:main:main"] == [["AGENTS.md", "rules"]]
     (ws / "RECENT.md").unlink()
     os.mkfifo(ws / "RECENT.md")  # nobody writes it: a blocking open would never return
     fifo = subprocess.run(
-        ["node", str(script), str(ws)],
-        capture_output=True,
-        text=True,
-        timeout=UNREACHED,
-        check=True,
+        ["node", str(script), str(ws)], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(fifo.stdout)["agent:main:main"] == [["AGENTS.md", "rules"]]
 
