@@ -14,25 +14,98 @@ that the load of a shared machine falls on every side; a sync's ratio is its wal
 the raw session's next to it, and each figure is the median of the rounds. A second plain sync
 with nothing new is checked to make one store call. The baseline's source is checked out with
 `git worktree add --detach` into a temporary folder and run with that `src/` first on
-PYTHONPATH (benchmarks/acceptance.py's machinery, which checks each side loads its own code).
+PYTHONPATH, each side checked to load its own code (`check_source`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shutil
 import statistics
+import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import acceptance
 import bench
 
 BASELINE = "af1b477"  # main before issue 41's work
 BULLETS = 1000
 
 
-def sync_run(side: acceptance.Side, n: int) -> tuple[float, dict[str, Any]]:
+@dataclass
+class Side:
+    """One memfuse under test: its source tree and the environment its runs get."""
+
+    name: str
+    src: Path
+    root: Path  # where its workspaces, databases and state folders go
+    env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        self.env = {**env, "PYTHONPATH": str(self.src)}
+
+    def state(self, label: str) -> dict[str, str]:
+        """The environment of a run whose memfuse state lives in a folder of its own."""
+        folder = self.root / "state" / label
+        folder.mkdir(parents=True, exist_ok=True)
+        return {**self.env, "XDG_STATE_HOME": str(folder)}
+
+
+@contextmanager
+def baseline_tree(commit: str) -> Iterator[Path]:
+    """A detached worktree of `commit`, removed afterwards whatever happens."""
+    folder = Path(tempfile.mkdtemp(prefix="memfuse-baseline-"))
+    tree = folder / "tree"
+    subprocess.run(["git", "-C", str(bench.ROOT), "worktree", "add", "--detach", "-q",
+                    str(tree), commit], check=True)  # fmt: skip
+    try:
+        yield tree
+    finally:
+        subprocess.run(["git", "-C", str(bench.ROOT), "worktree", "remove", "--force",
+                        str(tree)], check=False)  # fmt: skip
+        subprocess.run(["git", "-C", str(bench.ROOT), "worktree", "prune"], check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def example_workspace(folder: Path) -> Path:
+    ws = folder / "workspace"
+    shutil.copytree(bench.ROOT / "examples" / "workspace", ws)
+    return ws
+
+
+def check_source(side: Side) -> None:
+    """One untimed sync of the example, Python saying where each module came from: the
+    memfuse it ran must be the side's own (an editable install must not win)."""
+    folder = side.root / "check"
+    server, ws = bench.reference_server(folder, "check"), example_workspace(folder)
+    env = {**side.state("check"), "PYTHONVERBOSE": "1"}
+    argv = [bench.MEMFUSE, "sync", "-w", str(ws), "--mcporter-config", str(server.config),
+            "--now", "2026-11-30T23:00", "-q"]  # fmt: skip
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    # Python -v names the source file of every module it loads (compiled or from its cache).
+    loaded = set(re.findall(r"[^\s']*/memfuse/[^\s']*?\.py(?!\w)", done.stderr))
+    for modules in (
+        ("cli.py", "cli/__init__.py"),
+        ("commands/sync.py",),
+        ("workspace/journal.py",),
+    ):
+        assert any(path.endswith(f"memfuse/{m}") for path in loaded for m in modules), (
+            side,
+            modules,
+        )
+    strays = [path for path in loaded if not path.startswith(f"{side.src}{os.sep}")]
+    assert not strays, f"{side.name} loaded memfuse from elsewhere: {strays[:3]}"
+    print(f"{side.name}: memfuse from {side.src}", flush=True)
+
+
+def sync_run(side: Side, n: int) -> tuple[float, dict[str, Any]]:
     folder = side.root / f"sync{n}"
     server = bench.reference_server(folder, "sync")
     ws, _last = bench.make_workspace(folder, BULLETS)
@@ -58,13 +131,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", default=BASELINE, help="the commit to compare against")
     options = parser.parse_args()
-    with acceptance.baseline_tree(options.baseline) as tree, tempfile.TemporaryDirectory() as tmp:
+    with baseline_tree(options.baseline) as tree, tempfile.TemporaryDirectory() as tmp:
         sides = [
-            acceptance.Side("baseline", tree / "src", Path(tmp) / "baseline"),
-            acceptance.Side("now", bench.ROOT / "src", Path(tmp) / "now"),
+            Side("baseline", tree / "src", Path(tmp) / "baseline"),
+            Side("now", bench.ROOT / "src", Path(tmp) / "now"),
         ]
         for side in sides:
-            acceptance.check_source(side)
+            check_source(side)
         ratios: dict[str, list[float]] = {side.name: [] for side in sides}
         walls: dict[str, list[float]] = {side.name: [] for side in sides}
         raws: list[float] = []

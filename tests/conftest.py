@@ -115,6 +115,12 @@ def mcporter_command() -> str:
     return f"{node} {cli}"
 
 
+# A timeout a test does not exercise: where the code needs one but the test expects an answer,
+# this keeps it out of play, so that no machine is slow enough to race it (docs/reliability.md).
+# A test whose subject is a timeout sets a short one against a fault that never answers.
+UNREACHED = 3600.0
+
+
 @dataclass
 class StoreServer:
     """A reference (or fault-injecting) server on a temp SQLite file, reached via mcporter."""
@@ -154,7 +160,7 @@ class StoreServer:
         self.env.update(env)
         self.write_config()
 
-    def gateway(self, timeout: float = 20.0) -> Any:
+    def gateway(self, timeout: float = UNREACHED) -> Any:
         from memfuse.store.gateway import McporterGateway
 
         return McporterGateway(self.mcporter, "agent-memory", config=self.config, timeout=timeout)
@@ -175,6 +181,11 @@ class StoreServer:
 
     def tool_calls(self) -> int:
         counter = self.root / "calls"
+        return int(counter.read_text() or 0) if counter.exists() else 0
+
+    def starts(self) -> int:
+        """How many times the fault wrapper started (one per mcporter call)."""
+        counter = self.root / "calls.starts"
         return int(counter.read_text() or 0) if counter.exists() else 0
 
     def cli_args(self, transport: str = "session") -> list[str]:

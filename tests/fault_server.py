@@ -1,7 +1,8 @@
 """An MCP stdio server for fault tests: the reference server, broken on purpose.
 
 FAULT_MODE (env) picks the fault; FAULT_COUNTER names a file counting tools/call requests across
-processes (mcporter starts one server per call), FAULT_AFTER is K for the `*-after` modes.
+processes (mcporter starts one server per call), and FAULT_COUNTER.starts the servers started;
+FAULT_AFTER is K for the `*-after` modes.
 
   ok             behave exactly like the reference server
   hang           read requests, never answer anything
@@ -12,6 +13,7 @@ processes (mcporter starts one server per call), FAULT_AFTER is K for the `*-aft
   garbage        answer tool calls with text that is not JSON
   error          answer tool calls with {"error": "injected failure"}
   slow           sleep FAULT_DELAY seconds (default 3) before each tool answer
+  gated          hold each tool answer until the file FAULT_GATE exists (the test opens it)
   noise          print non-protocol lines on stdout before each answer
   prose          answer reflect in prose (like agent-memory 3.x), other tools normally
   huge           answer tool calls with one line of 20 MiB (a text result that never ends)
@@ -48,6 +50,8 @@ def text_result(msg_id: Any, text: str) -> dict[str, Any]:
 
 def main() -> None:
     mode = os.environ.get("FAULT_MODE", "ok")
+    if os.environ.get("FAULT_COUNTER"):
+        bump_counter(os.environ["FAULT_COUNTER"] + ".starts")
     if mode == "crash-start":
         print("fault_server: crashing at start on purpose", file=sys.stderr)
         sys.exit(1)
@@ -84,6 +88,9 @@ def main() -> None:
                 reply = text_result(message["id"], json.dumps({"error": "injected failure"}))
             elif mode == "slow":
                 time.sleep(float(os.environ.get("FAULT_DELAY", "3")))
+            elif mode == "gated":
+                while not os.path.exists(os.environ["FAULT_GATE"]):
+                    time.sleep(0.02)
             elif mode == "noise":
                 out.write(b"debug: this line is not JSON-RPC\n")
             elif mode == "huge":

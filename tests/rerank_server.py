@@ -2,8 +2,9 @@
 overlap with the query (a deterministic stand-in for a cross-encoder, CJK included).
 
 MODE picks its behaviour: ok, constant (0.5 for every document, like a broken Qwen3
-deployment), error500, error429, truncated (cut-off JSON), wrong-index, stall (never answers
-within the test's timeout), and the hostile ones: slowloris (headers at once, then a byte
+deployment), error500, error429, truncated (cut-off JSON), wrong-index, stall (answers only
+once the test is done with the server, or after `stall_seconds`: never within any deadline the
+client keeps, however slow the machine), and the hostile ones: slowloris (headers at once, then a byte
 every 0.2 s for ever), huge (an endless body), deep (JSON nested 200 000 deep). Every
 request's Authorization header is recorded.
 """
@@ -33,8 +34,9 @@ class RerankServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     mode = "ok"
-    stall_seconds = 5.0
+    stall_seconds = 3600.0
     auth_headers: list[str]
+    released: threading.Event
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -50,7 +52,7 @@ class Handler(BaseHTTPRequestHandler):
         docs = body.get("documents") or body.get("texts") or []
         mode = self.server.mode
         if mode == "stall":
-            time.sleep(self.server.stall_seconds)
+            self.server.released.wait(self.server.stall_seconds)
         if mode in ("error500", "error429"):
             self._send(int(mode[-3:]), b'{"error": "rerank backend exploded"}')
             return
@@ -100,11 +102,13 @@ def serve(mode: str = "ok") -> Iterator[RerankServer]:
     server = RerankServer(("127.0.0.1", 0), Handler)
     server.mode = mode
     server.auth_headers = []
+    server.released = threading.Event()
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield server
     finally:
+        server.released.set()
         server.shutdown()
         server.server_close()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import json
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -57,18 +56,18 @@ def test_a_hostile_journal_is_synced_and_surfaced_without_loss(
     assert max(len(line) for line in lines) <= 202
 
 
-def test_ten_thousand_sections_parse_and_plan_quickly(workspace: Path) -> None:
+def test_ten_thousand_sections_are_each_read_and_planned(workspace: Path) -> None:
     text = "".join(
         f"## {h % 24:02d}:{h % 60:02d} section {h}\n- bullet number {h}\n" for h in range(10_000)
     )
     (workspace / "memory" / f"{DAY}.md").write_text(text)
-    started = time.monotonic()
     code, envelope, _ = invoke(
         "sync", "-w", str(workspace), "--date", DAY, "--dry-run", "--mcporter", "/nope"
     )
     assert code == 78  # the missing mcporter named as the cause (decision 262)…
     assert len(envelope["data"]["plan"]["send"]) == 10_000  # …and every section read and planned
-    assert time.monotonic() - started < 10
+    # (its speed at 1×, 10×, 100×: `benchmarks/run.py journal_costs`, "a heading before every
+    # item"; not a clock here)
     uris = [item["uri"] for item in envelope["data"]["would_send"]]
     assert len(uris) == len(set(uris)) == 10_000
 

@@ -5,7 +5,6 @@ that call's failure: one typed error, never a crash, a hang or the machine's mem
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from memfuse.settings import RerankSettings
 from memfuse.store.connect import connect, find_server
 from memfuse.store.gateway import CallFailed, Gateway
 from memfuse.store.gateway.mcporter import OutputTooLarge, run_in_process_group
-from tests.conftest import StoreServer
+from tests.conftest import UNREACHED, StoreServer
 from tests.rerank_server import base_url, serve
 
 pytestmark = pytest.mark.integration
@@ -64,7 +63,7 @@ def test_the_process_runner_stops_reading_at_its_limit(tmp_path: Path) -> None:
     script = "import sys; sys.stdout.write('x' * (64 << 20)); sys.stdout.flush()"
     with pytest.raises(OutputTooLarge):
         run_in_process_group(
-            [sys.executable, "-c", script], stdin=b"", timeout=60, env=None, limit=1 << 20
+            [sys.executable, "-c", script], stdin=b"", timeout=UNREACHED, env=None, limit=1 << 20
         )
 
 
@@ -82,10 +81,8 @@ def reranker(server: Any, timeout: float = 1.0) -> RerankClient:
 def test_a_hostile_reranker_is_one_error_within_its_deadline(mode: str, fragment: str) -> None:
     with serve(mode) as server:
         client = reranker(server)
-        started = time.monotonic()
-        try:
+        try:  # the trickle and the flood never end: the deadline's error, not a stretched read
             with pytest.raises(RerankError, match=fragment):
                 client.rerank("billing", ["Met Bob about billing", "Lunch at noon"])
         finally:
             client.close()
-        assert time.monotonic() - started < 30  # bounded: a trickle cannot stretch it

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import StoreServer
+from tests.conftest import UNREACHED, StoreServer
 from tests.fakes import state_of
 from tests.rerank_server import base_url, serve
 
@@ -55,7 +55,7 @@ def test_no_secret_anywhere(store: StoreServer, workspace: Path, tmp_path: Path)
                 capture_output=True,
                 text=True,
                 env=env,
-                timeout=120,
+                timeout=UNREACHED,
                 check=False,
             )
             outputs += [done.stdout, done.stderr]

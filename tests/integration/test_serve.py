@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.conftest import StoreServer
+from tests.conftest import UNREACHED, StoreServer
 from tests.integration.ten_bullets import DAY, JOURNAL, NOW, journal, sync
 
 pytestmark = pytest.mark.integration
@@ -137,7 +137,7 @@ def test_the_store_going_away_leaves_the_journals_answering(
 def raw(ws: Path, store: StoreServer, lines: list[bytes]) -> tuple[list[dict[str, Any]], str, int]:
     done = subprocess.run(
         [MEMFUSE, *serve_argv(ws, store)], input=b"".join(line + b"\n" for line in lines),
-        capture_output=True, timeout=120, check=False,
+        capture_output=True, timeout=UNREACHED, check=False,
     )  # fmt: skip
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     return answers, done.stderr.decode(), done.returncode
@@ -205,7 +205,7 @@ def test_mcporter_calls_serve_with_arguments_on_stdin(
         argv = [*store.mcporter.split(), "--config", str(config), "call", f"memfuse.{tool}",
                 "--args", "-", "--output", output]  # fmt: skip
         return subprocess.run(argv, input=json.dumps(arguments), capture_output=True, text=True,
-                              timeout=120, check=False)  # fmt: skip
+                              timeout=UNREACHED, check=False)  # fmt: skip
 
     # Text mcporter's key=value form would mangle (a leading space, "true", an @path).
     done = call("recall", {"query": " Lisbon @/etc/passwd true", "limit": 2})

@@ -18,6 +18,7 @@ import pytest
 
 from memfuse.store.gateway import CallFailed, CallTimeout, ServerSpec
 from memfuse.store.gateway.session import SessionGateway
+from tests.conftest import UNREACHED
 
 pytestmark = pytest.mark.integration
 
@@ -53,10 +54,12 @@ SERVER = textwrap.dedent(
 
 
 def gateway(tmp_path: Path, mode: str, *extra: str) -> SessionGateway:
+    """The timeout is the point against a server that never answers (flood, stall), and out
+    of play against one that answers (child): a slow start cannot race it."""
     script = tmp_path / "server.py"
     script.write_text(SERVER)
     spec = ServerSpec(sys.executable, (str(script), mode, *extra), {}, None)
-    return SessionGateway(spec, timeout=2, name="hostile")
+    return SessionGateway(spec, timeout=UNREACHED if mode == "child" else 2, name="hostile")
 
 
 def finishes(work: Callable[[], object], within: float = 30.0) -> bool:

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memfuse.cli import app
-from tests.conftest import StoreServer, mcporter_command
+from tests.conftest import UNREACHED, StoreServer, mcporter_command
 
 pytestmark = pytest.mark.integration
 
@@ -107,7 +107,7 @@ def _real_server(tmp_path: Path, workspace: Path) -> list[str]:
 def _reader(args: list[str]) -> Any:
     from memfuse.store.gateway import McporterGateway
 
-    gateway = McporterGateway(args[1], "agent-memory", config=Path(args[3]), timeout=60)
+    gateway = McporterGateway(args[1], "agent-memory", config=Path(args[3]), timeout=UNREACHED)
     return _held(lambda tool, arguments: gateway.call(tool, arguments).require_object())
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,13 @@ from memfuse.store.gateway import (
     ServerError,
     ToolMissing,
 )
-from tests.conftest import StoreServer
+from tests.conftest import UNREACHED, StoreServer
 
 pytestmark = pytest.mark.integration
 TRANSPORTS = ["mcporter", "session", "auto"]  # auto: the default, which picks session here
 
 
-def gateway(store: StoreServer, transport: str, timeout: float = 20) -> Gateway:
+def gateway(store: StoreServer, transport: str, timeout: float = UNREACHED) -> Gateway:
     settings = load_settings(
         {"mcporter": store.mcporter, "mcporter_config": str(store.config), "transport": transport,
          "timeout": timeout, "workspace": str(store.root / "workspace")},
@@ -117,17 +116,14 @@ def test_failures_map_to_the_same_typed_errors(
     store: StoreServer, transport: str, mode: str, error: Any
 ) -> None:
     store.set_mode(mode)
-    # Only the hang needs a short timeout; the others answer (or die) at once, and a loaded
-    # machine can take 2 s just to start node for mcporter.
-    timeout = 2 if mode == "hang" else 20
-    gw = gateway(store, transport, timeout=timeout)
-    started = time.monotonic()
+    # Only the hang's timeout is the point (the server never answers: it always fires); the
+    # others answer or die at once, their timeout out of play however slow the machine.
+    gw = gateway(store, transport, timeout=2 if mode == "hang" else UNREACHED)
     try:
         with pytest.raises(error):
             gw.call("status", {})
     finally:
         gw.close()
-    assert time.monotonic() - started < 10 * timeout  # it did not hang
 
 
 def test_prose_answers_are_kept_raw(store: StoreServer, transport: str) -> None:

@@ -26,6 +26,7 @@ make_world() {
     if [ -n "${FAULT_MODE:-}" ]; then
         args="[\"$ROOT/tests/fault_server.py\"]"
         extra=", \"FAULT_MODE\": \"$FAULT_MODE\", \"FAULT_DELAY\": \"${FAULT_DELAY:-1}\""
+        extra+=", \"FAULT_GATE\": \"$WORK/gate\""  # FAULT_MODE=gated: answers once it exists
     fi
     cat > "$WORK/mcporter.json" <<JSON
 {"mcpServers": {"agent-memory": {"command": "$PY", "args": $args,

@@ -4,10 +4,11 @@ call that started it: a planted endless query cannot hang a cron run."""
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import pytest
 
-from memfuse.state.sqlite import connect_bounded
+from memfuse.state.sqlite import connect_bounded, immediate
 
 COUNTED = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 50000) SELECT x FROM n"
 FOREVER = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT max(x) FROM n"
@@ -69,3 +70,23 @@ def test_rows_fetched_later_count_against_the_statement() -> None:
     with pytest.raises(sqlite3.OperationalError, match="interrupted"):
         for _ in cursor:
             pass
+
+
+def test_the_bound_counts_the_process_cpu_not_the_wall() -> None:
+    """A loaded machine stretches the wall time of a statement, not its CPU: a 1 MiB journal's
+    index write passed 20 s of wall at load 27 and was interrupted (issue 57)."""
+    assert connect_bounded(":memory:").clock is time.process_time
+
+
+def test_an_interrupted_write_in_a_transaction_is_the_interruption() -> None:
+    """SQLite rolls a transaction back itself when a write in it is interrupted: the rollback
+    on the way out must not replace that error with "no transaction is active"."""
+    clock = Clock()
+    db = connect_bounded(":memory:", seconds=1.0, clock=clock)
+    db.execute("CREATE TABLE t (x)")
+    clock.step = 0.4
+    with pytest.raises(sqlite3.OperationalError, match="interrupted"), immediate(db):
+        db.execute(f"INSERT INTO t SELECT x FROM ({COUNTED})")
+    clock.step = 0.0
+    assert db.execute("SELECT count(*) FROM t").fetchone() == (0,)
+    assert not db.in_transaction

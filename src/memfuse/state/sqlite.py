@@ -19,7 +19,9 @@ from memfuse.confine import UnsafePath
 from memfuse.state.folder import StateFolder
 
 SIDECARS = ("", "-wal", "-shm", "-journal")
-STATEMENT_SECONDS = 20.0  # far above any statement memfuse makes; a hard stop for a planted one
+# CPU seconds of this process: far above any statement memfuse makes, a hard stop for a planted
+# one. Not the wall: a loaded machine stretched a 1 MiB journal's index write past 20 s of it.
+STATEMENT_SECONDS = 20.0
 _STEPS = 10_000  # VM instructions between two looks at the clock
 
 
@@ -38,9 +40,9 @@ class BoundedConnection(sqlite3.Connection):
     calling Python for each made a year's recall three times slower (docs/performance.md)."""
 
     seconds = STATEMENT_SECONDS
-    clock: Callable[[], float] = staticmethod(time.monotonic)
+    clock: Callable[[], float] = staticmethod(time.process_time)
 
-    def bound(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def bound(self, seconds: float, clock: Callable[[], float] = time.process_time) -> None:
         self.seconds = seconds
         self.clock = clock
         self._started = clock()
@@ -66,7 +68,7 @@ def connect_bounded(
     target: str,
     *,
     seconds: float = STATEMENT_SECONDS,
-    clock: Callable[[], float] = time.monotonic,
+    clock: Callable[[], float] = time.process_time,
     **options: Any,
 ) -> BoundedConnection:
     """Connect to SQLite in autocommit, every statement bounded to `seconds` of `clock`, and
@@ -182,6 +184,7 @@ def immediate(db: sqlite3.Connection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # an interrupted write has rolled it back already
+            db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")

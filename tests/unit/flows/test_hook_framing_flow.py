@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memfuse.schedule.openclaw import hook
+from tests.conftest import UNREACHED
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="no node to run the hook")
 
@@ -47,7 +48,7 @@ def bootstrap(tmp_path: Path, where: Path, workspace: Path) -> tuple[list[list[s
         "console.log(JSON.stringify(ctx.bootstrapFiles.map((f) => [f.name, f.content])));\n"
     )
     done = subprocess.run(["node", str(script), str(workspace)], capture_output=True,
-                          text=True, timeout=60, check=True)  # fmt: skip
+                          text=True, timeout=UNREACHED, check=True)  # fmt: skip
     return json.loads(done.stdout), done.stderr
 
 
