@@ -108,9 +108,11 @@ def main() -> None:
             asked.append(("memfuse recall + reranker", with_reranker, []))
         if "--stand-in" in sys.argv:
             asked.append((STAND_IN, {**base, **stand_in(stack)}, []))
-        from memfuse.refserver.store import Store, utc_now
+        from datetime import UTC, datetime
 
-        store = Store(str(root / "store.db"), "default", utc_now)
+        from memfuse.refserver.store import Store
+
+        store = Store(str(root / "store.db"), "default", lambda: datetime.now(UTC))
         scored: dict[str, dict[str, list[tuple[str, tuple[int, int, float]]]]] = {}
         for set_name, queries in sets.items():
             systems: dict[str, list[tuple[str, tuple[int, int, float]]]] = {
