@@ -15,8 +15,8 @@ from memfuse.run.context import Call, RunContext
 from memfuse.run.mcp_server import serve_stdio
 from memfuse.run.output import CommandResult
 from memfuse.run.results import ServeData
+from memfuse.serve import answers, note
 from memfuse.serve import arguments as args
-from memfuse.serve import note
 from memfuse.serve.arguments import BadArguments
 from memfuse.serve.service import RETRY_AFTER, Service, Tool
 from memfuse.views import status, where
@@ -108,6 +108,7 @@ RECALL = Tool(
     ),
     _recall,
     _recall_request,
+    lines_of=answers.recall_lines,
 )  # fmt: skip
 WHERE = Tool(
     "where",
@@ -116,6 +117,7 @@ WHERE = Tool(
     " `memfuse where --json`'s envelope is in the result's _meta.",
     (args.text("what", QUESTION_MAX),),
     lambda _service, call, given: where.run(call, given["what"]),
+    lines_of=answers.where_lines,
 )
 STATUS = Tool(
     "status",

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memfuse.run.render import HELD, note
+from memfuse.run.render import HELD
 from memfuse.untrusted import printable
 
 TEXT_MAX = 4000  # characters of one text in an answer (a bullet may be a page long)
@@ -63,17 +63,23 @@ def bounded(envelope: dict[str, Any]) -> dict[str, Any]:
     return envelope
 
 
-def text_of(envelope: dict[str, Any], human: Sequence[str] = ()) -> str:
-    """The compact text a model reads, from the bounded, masked envelope (a command without
-    lines of its own here gives its `human` lines, masked by the caller), then the warnings;
-    within ANSWER_MAX bytes, every line printable."""
+Lines = Callable[[Any], list[str]]  # a tool's compact lines for a model, from its data
+
+
+def text_of(
+    envelope: dict[str, Any], human: Sequence[str] = (), lines_of: Lines | None = None
+) -> str:
+    """The compact text a model reads, from the bounded, masked envelope: the tool's own
+    `lines_of` its data, else the command's `human` lines (masked by the caller), then the
+    warnings; within ANSWER_MAX bytes, every line printable."""
     data = envelope["data"]
     command = envelope["command"]
     if "error" in data and len(data) == 1:
         lines = [f"{command}: {data['error']}"]
+    elif lines_of is not None:
+        lines = lines_of(data)
     else:
-        render = _RENDER.get(command)
-        lines = render(data) if render is not None else [str(line)[:TEXT_MAX] for line in human]
+        lines = [str(line)[:TEXT_MAX] for line in human]
     if envelope["status"] != "ok":
         lines.append(f"status: {envelope['status']}")
     lines += [f"warning: {w}" for w in envelope["warnings"]]
@@ -83,7 +89,7 @@ def text_of(envelope: dict[str, Any], human: Sequence[str] = ()) -> str:
     return text
 
 
-def _recall(data: dict[str, Any]) -> list[str]:
+def recall_lines(data: dict[str, Any]) -> list[str]:
     results = data["results"]
     origin = " and ".join(data["sources"]) or "nothing"
     lines = [f"{len(results)} results for {data['query']!r} from {origin}"]
@@ -98,7 +104,7 @@ def _recall(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _where(data: dict[str, Any]) -> list[str]:
+def where_lines(data: dict[str, Any]) -> list[str]:
     bullets = data["bullets"]
     if not bullets:
         return [f"no bullet matches {data['query']!r} in any journal"]
@@ -116,10 +122,3 @@ def _where(data: dict[str, Any]) -> list[str]:
             for a in row["attempts"]
         ]
     return lines
-
-
-_RENDER: dict[str, Callable[[dict[str, Any]], list[str]]] = {
-    "recall": _recall,
-    "where": _where,
-    "note": note,  # type: ignore[dict-item]
-}

@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memfuse.run import render
 from memfuse.run.context import Call
 from memfuse.run.output import CommandResult
 from memfuse.run.results import NoteData
@@ -93,4 +94,5 @@ TOOL = Tool(
     answer,
     lambda given: given["text"],
     read_only=False,
+    lines_of=render.note,
 )

@@ -18,7 +18,7 @@ from memfuse.report import Reporter
 from memfuse.run.context import Call, RunContext, WarmStore
 from memfuse.run.mcp_server import ToolAnswer, ToolSpec, UnknownTool
 from memfuse.run.output import CommandResult
-from memfuse.serve.answers import bounded, masked, text_of
+from memfuse.serve.answers import Lines, bounded, masked, text_of
 from memfuse.serve.arguments import Arg, BadArguments, read, schema
 from memfuse.untrusted import json_printable
 from memfuse.workspace.note_file import Marks
@@ -42,6 +42,7 @@ class Tool:
     handle: Callable[[Service, Call, Any], CommandResult]
     request: Callable[[dict[str, Any]], Any] = dict
     read_only: bool = True  # False for a tool that writes (the client may ask before it runs)
+    lines_of: Lines | None = None  # its compact text for a model; None: the command's lines
 
     @property
     def spec(self) -> ToolSpec:
@@ -151,7 +152,7 @@ class Service:
         envelope = result.envelope(int((time.monotonic() - started) * 1000), store.busy_ms)
         envelope = bounded(masked(envelope, reporter.mask))
         human = [reporter.mask(line) for line in result.human]
-        return ToolAnswer(text_of(envelope, human), envelope)
+        return ToolAnswer(text_of(envelope, human, tool.lines_of), envelope)
 
     def _call(self, reporter: Reporter) -> Call:
         """A call's own clock, warnings and store client; the run's workspace and classifier."""
