@@ -36,5 +36,5 @@ def run(
         given = unchanged(report.reading.parsed, report.stamps, workspace.location)
         refreshed = refresh_index(workspace, ctx.classifier, ctx.reporter.warn, given=given)
         data["recall_index_refreshed"] = None if refreshed is None else refreshed[0]
-        ctx.embed_afterwards(data)
+        ctx.embed_afterwards()
     return CommandResult("sync", data, tuple(render.sync(data)))

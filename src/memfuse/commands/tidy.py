@@ -247,7 +247,7 @@ def run(ctx: RunContext, *, do_archive: bool = False) -> CommandResult:
     if do_archive:
         data["archive"] = archive(ctx)
     data["counts"] = _counts(data)
-    ctx.embed_afterwards(data)
+    ctx.embed_afterwards()
     return CommandResult("tidy", data, tuple(render.tidy(data)))
 
 

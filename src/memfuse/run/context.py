@@ -83,19 +83,20 @@ class RunContext:
     _store: StoreClient | None = None
     _ledger: Ledger | None = None
     # run once the workspace lock is let go (memfuse.run.runner): the embedding of what is new
-    afterwards: list[Callable[[], None]] = field(default_factory=list)
+    # Each step answers what it adds to the run's data (the runner adds it, in the open).
+    afterwards: list[Callable[[], dict[str, Any]]] = field(default_factory=list)
 
-    def embed_afterwards(self, data: Any = None) -> None:
-        """After the lock, what is new embedded within vectors.RUN; how many, in `data`."""
+    def embed_afterwards(self) -> None:
+        """After the lock, what is new embedded within vectors.RUN (how many: the data's
+        `recall_index_embedded`)."""
         embedder = self.embedder
         if self.dry_run or embedder is None:
             return
 
-        def embed() -> None:
+        def embed() -> dict[str, Any]:
             warn = self.reporter.warn
             done = refresh_index(self.workspace, self.classifier, warn, embedder, vectors.RUN)
-            if done is not None and data is not None:
-                data["recall_index_embedded"] = done[1]
+            return {} if done is None else {"recall_index_embedded": done[1]}
 
         self.afterwards.append(embed)
 

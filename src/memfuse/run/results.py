@@ -133,6 +133,7 @@ class SurfaceData(TypedDict):
     text: NotRequired[str]  # --stdout: the rendered RECENT.md, which is also the payload
     user_lines: NotRequired[KeptLines]
     alarm: NotRequired[AlarmData]
+    recall_index_embedded: NotRequired[int]  # with a model of meaning, after the lock
 
 
 class ConsistencyItem(TypedDict):

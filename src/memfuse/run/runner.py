@@ -155,7 +155,7 @@ def run(
         if ctx.afterwards:  # the lock let go: nobody waits for these, nor for the store
             ctx.close()
             for step in ctx.afterwards:
-                step()
+                result = replace(result, data={**result.data, **step()})
     except MemfuseError as exc:
         result = failure(name, reporter.mask(str(exc)), exc.exit_code)
     except KeyboardInterrupt:
