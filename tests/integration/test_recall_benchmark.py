@@ -75,7 +75,7 @@ def test_the_locomo_benchmark_scores_what_ships_after_sync_and_after_tidy(tmp_pa
 
 def test_the_benchmark_honours_memfuse_semantic_off(tmp_path: Path) -> None:
     out = bench(conversation(tmp_path / "data"), MEMFUSE_SEMANTIC="off")
-    assert "recall's model of meaning: none" in out
+    assert "recall's model of meaning: off (MEMFUSE_SEMANTIC=off)" in out
     assert "0 embedded by the sync" in out
     shipped = next(line for line in out.splitlines() if "| memfuse recall, after sync" in line)
     words = next(line for line in out.splitlines() if "| by words alone" in line)

@@ -284,7 +284,11 @@ class Ledger:
     def record(self, entry: Entry, synced_at: str) -> None:
         """Commit one outcome (its own transaction; a failed write stops the run)."""
         with self._writing():
-            self.db.execute(f"INSERT OR REPLACE {_INSERT}", entry.row(synced_at))
+            self._insert(entry, synced_at)
+
+    def _insert(self, entry: Entry, synced_at: str) -> None:
+        """The row written (apart: the full-disk test makes it fail where a disk would)."""
+        self.db.execute(f"INSERT OR REPLACE {_INSERT}", entry.row(synced_at))
 
     def forget(self, position: str) -> None:
         self._write("DELETE FROM entries WHERE position = ?", [(position,)])
