@@ -197,8 +197,9 @@ def _nothing() -> re.Pattern[str]:
 
 
 def _drawn(char: str) -> bool:
-    """A letter, mark or symbol outside ASCII: what a joiner or a selector may go with."""
-    return char > "\x7f" and unicodedata.category(char)[0] in "LMS"
+    """A letter, mark or symbol outside ASCII: what a joiner or a selector may go with (not a
+    selector itself: a run of them after one letter would carry a bit each, unseen)."""
+    return char > "\x7f" and unicodedata.category(char)[0] in "LMS" and not _renders_nothing(char)
 
 
 def _needed(text: str, at: int) -> bool:

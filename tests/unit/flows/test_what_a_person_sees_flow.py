@@ -181,3 +181,20 @@ def test_a_hidden_bullet_reaches_recent_md_through_the_store_escaped(world: Worl
     for render_html in (markdown_it, gfm):
         shown = visible(render_html(recent))
         assert "Plain note" in shown and ATTRIBUTE[0] in shown, shown
+
+
+def test_a_run_of_emoji_selectors_after_one_letter_is_named() -> None:
+    """Review of issue 54: an emoji presentation selector (U+FE0E/U+FE0F) counted as drawn, so
+    after a letter every selector of a run was "needed": `é` and 64 of them in two kinds carry
+    8 bytes a person never sees, stored and noted unnamed. One selector after what it
+    presents is the emoji's; the next is named."""
+    from memfuse.text.hidden import escaped, invisible
+    from memfuse.workspace.note_text import checked_text
+
+    bits = "é" + "\ufe0f\ufe0e" * 32
+    assert invisible(bits) == "a variation selector (U+FE0E)"
+    assert escaped(bits) == "é\ufe0f" + "<U+FE0E><U+FE0F>" * 31 + "<U+FE0E>"
+    for shown in ("❤️", "🏳️‍🌈", "1️⃣", "👩‍💻", "ق‌ب"):  # one selector, joiners between letters
+        assert invisible(f"ship {shown} it") is None, shown
+    with pytest.raises(NoteRefused, match="U\\+FE0E"):
+        checked_text(f"ship it {bits}")
