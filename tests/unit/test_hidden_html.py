@@ -127,7 +127,7 @@ def test_the_bare_attribute_pattern_reads_a_hostile_bullet_once() -> None:
         bullets, _tally = read(f"- {hostile}\n")  # on main: minutes to hours each
         assert [b.text for b in bullets] == [hostile]
     named = {
-        "a](b](c](d \"title\")": "](d \"",  # the stretch of the last opener before the title
+        'a](b](c](d "title")': '](d "',  # the stretch of the last opener before the title
         "](a" * 2000 + " 'title')": "](a '",
         "x ![a ![](u)](v)": "![a ![",
         "](  data:x": "]( data:",

@@ -251,7 +251,9 @@ def escaped(text: str) -> str:
 # Each stretch is read from one opener only: an opener's reading stops at the next one, which
 # reads on alike (read from every opener to the end, `](a` repeated cost ~40 min a MiB).
 _ATTRIBUTE = re.compile(
-    r"!\[(?:[^\]\w!]|!(?!\[))*\w[^\]]{0,56}|\]\((?:[^)\s\]]|\](?!\())*\s+[\"'(]|\]\(\s*<?data:", re.I
+    r"!\[(?:[^\]\w!]|!(?!\[))*\w[^\]]{0,56}"
+    r"|\]\((?:[^)\s\]]|\](?!\())*\s+[\"'(]|\]\(\s*<?data:",
+    re.I,
 )
 
 
