@@ -157,7 +157,7 @@ def test_tidy_never_rolls_up_or_backs_up_through_a_link(world: World) -> None:
     assert not (world.workspace / "memory" / "2026-11-28.md").exists()
 
 
-@pytest.mark.parametrize("target", ["../../MEMORY.md", "outside"])
+@pytest.mark.parametrize("target", ["../../MEMORY.md", "outside", "a FIFO", "a folder"])
 def test_a_link_in_place_of_todays_backup_is_no_backup(
     world: World, tmp_path: Path, target: str
 ) -> None:
@@ -172,7 +172,11 @@ def test_a_link_in_place_of_todays_backup_is_no_backup(
     if target == "outside":
         target = str(tmp_path / "elsewhere.md")
         Path(target).write_text("not a backup\n")
-    (archive / "MEMORY.md.bak-2026-11-29").symlink_to(target)
+    backup = archive / "MEMORY.md.bak-2026-11-29"
+    if target.startswith("a "):  # named as it is, not taken for today's backup
+        os.mkfifo(backup) if target == "a FIFO" else backup.mkdir()
+    else:
+        backup.symlink_to(target)
     out = world.json("tidy", "--now", NOW)
     warnings = "\n".join(out.envelope["warnings"])
     assert "MEMORY.md is not backed up" in warnings and "bak-2026-11-29" in warnings, warnings
