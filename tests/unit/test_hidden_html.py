@@ -113,3 +113,25 @@ def test_past_its_characters_a_reading_names_by_the_bare_patterns() -> None:
                                                  "<style> hides the text after it"]  # fmt: skip
     assert check.left == 98 and check.chars == 10
     assert hidden.Hiding().chars == hidden.EXACT_CHARS
+
+
+def test_the_bare_attribute_pattern_reads_a_hostile_bullet_once() -> None:
+    """Review of issue 54: past the exact budget, the bare pattern for words only in an
+    attribute read from every `](` (and every `![` followed by a word) to the bullet's end:
+    one bullet of `](a` repeated cost sync's reading 2 s at 32 KB, 140 s at 256 KB, ~40 min
+    at 1 MiB (days for the 16 MiB read limit). An opener's reading now stops at the next
+    opener, which reads on alike: each stretch read once, the same bullets named."""
+    from memfuse.workspace.journal import read
+
+    for hostile in ("](a" * 350_000, "](\\" * 350_000, "![" + "a" * 1_000_000 + "]x]("):
+        bullets, _tally = read(f"- {hostile}\n")  # on main: minutes to hours each
+        assert [b.text for b in bullets] == [hostile]
+    named = {
+        'a](b](c](d "title")': '](d "',  # the stretch of the last opener before the title
+        "](a" * 2000 + " 'title')": "](a '",
+        "x ![a ![](u)](v)": "![a ![",
+        "](  data:x": "]( data:",
+    }
+    for text, shown in named.items():
+        assert hidden.in_attributes(text, exact=False) == f"{shown}: words only in an attribute"
+    assert hidden.in_attributes("[x](u) ![](v) " + "](a" * 2000, exact=False) is None

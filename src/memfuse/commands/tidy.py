@@ -126,7 +126,7 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
         )
         return {"exists": True, "lines": lines, "backup": str(last) if last else None,
                 "over_limit": False, "empty": True}  # fmt: skip
-    if not backup.exists() and not ctx.dry_run:
+    if (backup.is_symlink() or not backup.is_file()) and not ctx.dry_run:  # a link is none
         try:
             ctx.workspace.files.write(backup, raw, create_parents=True)
             made = True
@@ -140,7 +140,7 @@ def guard_memory_md(ctx: RunContext, raw: bytes | None) -> MemoryMdData:
     return {
         "exists": True,
         "lines": lines,
-        "backup": str(backup) if backup.exists() else None,
+        "backup": str(backup) if backup.is_file() and not backup.is_symlink() else None,
         "backup_made": made,
         "over_limit": over,
     }

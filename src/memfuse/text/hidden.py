@@ -190,8 +190,9 @@ def _nothing() -> re.Pattern[str]:
 
 
 def _drawn(char: str) -> bool:
-    """A letter, mark or symbol outside ASCII: what a joiner or a selector may go with."""
-    return char > "\x7f" and unicodedata.category(char)[0] in "LMS"
+    """A letter, mark or symbol outside ASCII: what a joiner or a selector may go with (not a
+    selector itself: a run of them after one letter would carry a bit each, unseen)."""
+    return char > "\x7f" and unicodedata.category(char)[0] in "LMS" and not _renders_nothing(char)
 
 
 def _needed(text: str, at: int) -> bool:
@@ -240,18 +241,26 @@ def escaped(text: str) -> str:
 
 # --- words only in an attribute -----------------------------------------------------------
 # Past the exact budget: an image with words in its alt, a title after a destination, `data:`.
-_ATTRIBUTE = re.compile(r"!\[[^\]]*\w[^\]]*\]\(|\]\([^)\s]*\s+[\"'(]|\]\(\s*<?data:", re.I)
+# Each stretch is read from one opener only: an opener's reading stops at the next one, which
+# reads on alike (read from every opener to the end, `](a` repeated cost ~40 min a MiB).
+_ATTRIBUTE = re.compile(
+    r"!\[(?:[^\]\w!]|!(?!\[))*\w[^\]]{0,56}"
+    r"|\]\((?:[^)\s\]]|\](?!\())*\s+[\"'(]|\]\(\s*<?data:|(?<!!)\[\s*\]\(",
+    re.I,
+)
 
 
 def in_attributes(text: str, *, exact: bool = True) -> str | None:
     """Words a preview shows only in an attribute, or not at all: an image's alt text, a
-    link's or image's title (a tooltip), a `data:` URI (its payload); None."""
+    link's or image's title (a tooltip), a `data:` URI (its payload), a link with no text (its
+    address, with nothing to hover or click); None."""
     if "](" not in text:
         return None
     if not exact or len(text) > EXACT_TEXT:
         found = _ATTRIBUTE.search(text)
         return None if found is None else f"{_shown(found[0])}: words only in an attribute"
-    for token in _inline(text):
+    tokens = _inline(text)
+    for n, token in enumerate(tokens):
         if token.type not in ("image", "link_open"):
             continue
         title, target = token.attrs.get("title"), token.attrs.get("src", token.attrs.get("href"))
@@ -261,6 +270,11 @@ def in_attributes(text: str, *, exact: bool = True) -> str | None:
             return f"words only in a link's title ({_shown(str(title))})"
         if str(target).lower().startswith("data:"):
             return f"a data: URI ({_shown(str(target))})"
+        shows = itertools.takewhile(lambda t: t.type != "link_close", tokens[n + 1 :])
+        if token.type == "link_open" and not any(
+            t.content.strip() for t in shows if t.type != "html_inline"
+        ):
+            return f"a link with no text, only its address ({_shown(str(target))})"
     return None
 
 

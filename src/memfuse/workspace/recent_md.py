@@ -14,9 +14,10 @@ from datetime import datetime, timedelta
 
 from memfuse.settings import Budget
 from memfuse.store.decay import priority_of, vitality
-from memfuse.text.hidden import escaped, unseen
+from memfuse.text.hidden import escaped
 from memfuse.text.similarity import dice, fold_whitespace, profile
 from memfuse.workspace.blocks import PIECE, token_chunks
+from memfuse.workspace.journal import read
 from memfuse.workspace.memory_md import WHOLE
 
 ELLIPSIS = "…"
@@ -125,10 +126,11 @@ def one_line(text: str, limit: int) -> str:
 
 
 def shown_line(text: str, limit: int) -> str:
-    """An entry as `one_line`, or one a preview would not show whole (memfuse.text.hidden) as a
-    code span, its invisible code points as `<U+XXXX>`: a person sees what the model reads."""
+    """An entry as `one_line`, or one a preview would not show whole (memfuse.text.hidden, and
+    a link definition, which leaves an empty item) as a code span, its invisible code points as
+    `<U+XXXX>`: a person sees what the model reads."""
     line = one_line(text, limit)
-    if unseen(line) is None:
+    if not read(f"- {line}\n")[1].hidden_items:  # read as a journal's bullet is
         return line
     plain = escaped(fold_whitespace(text)[:limit])  # escaping only lengthens it
     fence = "`" * (max(map(len, re.findall("`+", plain)), default=0) + 1)

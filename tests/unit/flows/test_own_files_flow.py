@@ -155,3 +155,30 @@ def test_tidy_never_rolls_up_or_backs_up_through_a_link(world: World) -> None:
     assert "MEMORY.md.bak-2026-11-29 is a symbolic link" in warnings, warnings
     assert files(world) == before
     assert not (world.workspace / "memory" / "2026-11-28.md").exists()
+
+
+@pytest.mark.parametrize("target", ["../../MEMORY.md", "outside", "a FIFO", "a folder"])
+def test_a_link_in_place_of_todays_backup_is_no_backup(
+    world: World, tmp_path: Path, target: str
+) -> None:
+    """Review of issue 54: a link at today's backup name to a file that exists (MEMORY.md
+    itself, or any file outside) made tidy say "backup for today exists", with no warning,
+    and make none: the agent kept MEMORY.md from ever being backed up. Such a name is no
+    backup: refused and named, as a link to nothing already was."""
+    memory_md = world.workspace / "MEMORY.md"
+    memory_md.write_text(MEMORY_MD)
+    archive = world.workspace / "memory" / "archive"
+    archive.mkdir(parents=True)
+    if target == "outside":
+        target = str(tmp_path / "elsewhere.md")
+        Path(target).write_text("not a backup\n")
+    backup = archive / "MEMORY.md.bak-2026-11-29"
+    if target.startswith("a "):  # named as it is, not taken for today's backup
+        os.mkfifo(backup) if target == "a FIFO" else backup.mkdir()
+    else:
+        backup.symlink_to(target)
+    out = world.json("tidy", "--now", NOW)
+    warnings = "\n".join(out.envelope["warnings"])
+    assert "MEMORY.md is not backed up" in warnings and "bak-2026-11-29" in warnings, warnings
+    assert out.envelope["data"]["memory_md"]["backup"] is None
+    assert memory_md.read_text() == MEMORY_MD
