@@ -104,3 +104,48 @@ def test_a_note_never_waits_for_the_warm_up() -> None:
     answers = {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
     assert answers[1]["result"]["content"][0]["text"] == "noted"
     assert "warm-up outlived a note" in done.stderr.decode()
+
+
+AFTER = """
+import logging, sys, threading
+from memfuse.run.mcp_server import ToolAnswer, ToolSpec, serve_stdio
+
+GUARD = 60.0  # a hang guard, not a measure: a note that does not wait sets the event at once
+second = threading.Event()
+said = []
+
+def after():  # the embedding of what a note wrote, lasting until the next note is answered
+    said.append("after a note: " + ("the next one was not held" if second.wait(GUARD) else "held"))
+
+def handle(tool, arguments):
+    if arguments["text"] == "second":
+        second.set()
+    return ToolAnswer("noted")
+
+serve_stdio([ToolSpec("note", "", {"type": "object"}, read_only=False)], handle, name="t",
+            version="0", instructions="", log=logging.getLogger("t"), mask=str,
+            after_write=after)
+print("; ".join(said), file=sys.stderr)
+"""
+
+
+def test_a_note_never_waits_for_the_step_after_the_note_before() -> None:
+    """What runs after a note (serve embeds what it wrote: seconds on a big journal) runs on a
+    thread of its own: the next note, sent once the first is answered, is written meanwhile."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", AFTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(b"".join(line + b"\n" for line in [*HELLO, call(1, "note", {"text": "a"})]))
+    server.stdin.flush()
+    answers = {}
+    while 1 not in answers:  # the first note answered: its step after it is under way
+        answer = json.loads(server.stdout.readline())
+        answers[answer.get("id")] = answer
+    out, err = server.communicate(call(2, "note", {"text": "second"}) + b"\n", timeout=300)
+    answers |= {a.get("id"): a for a in map(json.loads, out.splitlines())}
+    assert server.returncode == 0, err.decode()
+    assert [answers[i]["result"]["content"][0]["text"] for i in (1, 2)] == ["noted", "noted"]
+    first_step = err.decode().split("; ")[0]  # the step after the first note
+    assert first_step.strip().endswith("after a note: the next one was not held")

@@ -3,7 +3,8 @@
 The SDK speaks the protocol; this module bounds what it is fed (a line longer than
 `request_max` is dropped in chunks, and answered when its id can be read; at most
 `pending_max` calls wait) and where the work runs: a tool that writes on ONE worker thread,
-in order, then `after_write` there; the read-only tools on READERS threads of their own. What
+in order, `after_write` on a thread of its own (one running, one waiting: the next write never
+waits for it); the read-only tools on READERS threads of their own. What
 a handler raises is an error result. While serving, fd 0 is the null device (a child never
 reads the client's requests) and fd 1 is stderr (stray output never corrupts the channel).
 """
@@ -17,6 +18,7 @@ import json
 import logging
 import os
 import re
+import threading
 import traceback
 from collections.abc import Callable, Mapping
 from concurrent import futures
@@ -222,7 +224,8 @@ def serve_stdio(
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memfuse-serve")
     readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="memfuse-ask")
     lanes = {t.name: worker if not t.read_only else readers for t in tools}
-    after = _logged(after_write, log, mask) if after_write is not None else None
+    later = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memfuse-after")
+    after = _queued(later, _logged(after_write, log, mask)) if after_write is not None else None
     counts = {"answered": 0, "waiting": 0}
     try:
         with _claimed_stdio() as (stdin, stdout):
@@ -245,10 +248,29 @@ def serve_stdio(
                 anyio.run(main)
     finally:
         readers.shutdown(wait=True, cancel_futures=False)
+        later.shutdown(wait=True, cancel_futures=False)
         if close is not None:
             worker.submit(_logged(close, log, mask))
         worker.shutdown(wait=True, cancel_futures=False)
     return counts["answered"]
+
+
+def _queued(later: ThreadPoolExecutor, step: Callable[[], None]) -> Callable[[], None]:
+    """`step` handed to `later`: one running and one waiting at most (a write while one
+    waits is covered by it, which takes all that is new when it runs)."""
+    slots = threading.BoundedSemaphore(2)
+
+    def run() -> None:
+        try:
+            step()
+        finally:
+            slots.release()
+
+    def queue() -> None:
+        if slots.acquire(blocking=False):
+            later.submit(run)
+
+    return queue
 
 
 def warmed(worker: ThreadPoolExecutor, warm: Callable[[], None], wait: float) -> bool:
@@ -314,7 +336,7 @@ def _server(
             future = lane.submit(_answer, handle, params.name, arguments, log, mask)
             answer = await asyncio.wrap_future(future)
             if lane is not lanes[1] and lanes[2] is not None and answer and not answer.error:
-                lane.submit(lanes[2])  # after the answer: nothing waits for it but the next write
+                lanes[2]()  # after the answer, on its own thread: nothing waits for it
         finally:
             counts["waiting"] -= 1
         if answer is None:
