@@ -203,7 +203,8 @@ step "after the stop, the --server-js fix it names, then the block again as past
 # As a user whose machine reaches neither the package nor the release (issue 58): the block
 # stopped at step 2; they build agent-memory by hand where they like, write its entry as the
 # stop message says, and run the block again, which used to stop at step 2 again.
-cp "$(ls "$H/.mcporter/mcporter.json.before-memfuse-"* | head -n 1)" "$H/.mcporter/mcporter.json"
+kept=("$H/.mcporter/mcporter.json.before-memfuse-"*)  # a glob, not ls | head: pipefail-safe
+cp "${kept[0]}" "$H/.mcporter/mcporter.json"
 "$M" cron --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WS" --remove >/dev/null
 rm -rf "$H/.local/share/agent-memory"
 (

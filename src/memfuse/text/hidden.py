@@ -231,7 +231,8 @@ def invisible(text: str) -> str | None:
 
 
 def escaped(text: str) -> str:
-    """`text` with each code point that renders as nothing where it stands as `<U+XXXX>`."""
+    """`text` with each code point that renders as nothing shown where it stands as its
+    number (`<U+200B>`)."""
     out, last = [], 0
     for at in _unneeded(text):
         out += [text[last:at], f"<U+{ord(text[at]):04X}>"]

@@ -128,7 +128,7 @@ def one_line(text: str, limit: int) -> str:
 def shown_line(text: str, limit: int) -> str:
     """An entry as `one_line`, or one a preview would not show whole (memfuse.text.hidden, and
     a link definition, which leaves an empty item) as a code span, its invisible code points as
-    `<U+XXXX>`: a person sees what the model reads."""
+    its number (`<U+200B>`): a person sees what the model reads."""
     line = one_line(text, limit)
     if not read(f"- {line}\n")[1].hidden_items:  # read as a journal's bullet is
         return line
