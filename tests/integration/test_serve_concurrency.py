@@ -49,6 +49,18 @@ def call(msg_id: int, tool: str, arguments: dict[str, Any]) -> bytes:
     return rpc(msg_id, "tools/call", {"name": tool, "arguments": arguments})
 
 
+def served(
+    script: str, lines: list[bytes]
+) -> tuple[subprocess.CompletedProcess[bytes], dict[Any, Any]]:
+    """The harness `script` run on these requests: the process, and its answers by id."""
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=b"".join(line + b"\n" for line in lines),
+        capture_output=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    return done, {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
+
+
 def test_a_question_is_answered_while_a_note_and_another_question_run() -> None:
     lines = [
         *HELLO,
@@ -58,12 +70,7 @@ def test_a_question_is_answered_while_a_note_and_another_question_run() -> None:
         call(4, "recall", {"frees": "status"}),
         call(5, "note", {"text": "second"}),
     ]
-    done = subprocess.run(
-        [sys.executable, "-c", HARNESS], input=b"".join(line + b"\n" for line in lines),
-        capture_output=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr.decode()
-    answers = {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
+    done, answers = served(HARNESS, lines)
     text = {i: answers[i]["result"]["content"][0]["text"] for i in range(1, 6)}
     assert text == {1: "released", 2: "released", 3: "answered", 4: "answered",
                     5: "after first"}  # fmt: skip
@@ -96,12 +103,7 @@ def test_a_note_never_waits_for_the_warm_up() -> None:
     """A fresh serve's first note is written while the index is still being brought up to
     date (tens of seconds on a big journal under load): the warm-up runs beside the notes."""
     lines = [*HELLO, call(1, "note", {"text": "first"})]
-    done = subprocess.run(
-        [sys.executable, "-c", WARMING], input=b"".join(line + b"\n" for line in lines),
-        capture_output=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr.decode()
-    answers = {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
+    done, answers = served(WARMING, lines)
     assert answers[1]["result"]["content"][0]["text"] == "noted"
     assert "warm-up outlived a note" in done.stderr.decode()
 
