@@ -40,7 +40,6 @@ class Bench:
     door: str  # how a user or an agent meets what it measures
     backs: str  # the docs section whose figures it produces
     scale: str  # what 10x and 100x the input does
-    owner: str = "the suite (e-field, issue 59)"
     timed: bool = True  # False: it counts, and one run says all
     writes: bool = False  # it replaces its docs section unless given --no-write
     beside: str = ""  # for a function-level figure: the end-to-end benchmark it stands beside
@@ -149,7 +148,6 @@ BENCHES = [
         "function: `append_note` as serve runs it",
         "performance.md: One note, with today's journal at 1, 8 and 16 MiB",
         "its rows are 1, 8, 16 MiB: a later note reads the last note's line on, flat",
-        owner="a1-links",
         beside="serve_bench",
     ),
     Bench(
@@ -158,7 +156,6 @@ BENCHES = [
         "MCP: `recall` tool calls to a warm `memfuse serve` over stdio",
         "performance.md: memfuse serve, warm",
         "see its docstring",
-        owner="b1-embed",
         writes=True,
     ),
     Bench(
@@ -167,7 +164,6 @@ BENCHES = [
         "MCP: serve's `status`/`where`/`recall` tool calls",
         "performance.md (issue 39, family 8)",
         "see its docstring",
-        owner="b1-embed",
     ),
     Bench(
         "semantic_bench",
@@ -175,7 +171,6 @@ BENCHES = [
         "CLI: the recall index by meaning at 1 000-100 000 bullets",
         "performance.md: Recall by meaning",
         "its scales are 1x, 10x, 100x",
-        owner="b1-embed",
         writes=True,
     ),
     Bench(
@@ -184,7 +179,6 @@ BENCHES = [
         "CLI: `memfuse sync`/rebuild/tidy, meaning on and off",
         "performance.md: Meaning off the lock",
         "see its docstring",
-        owner="b1-embed",
     ),
     Bench(
         "model_cold",
@@ -192,7 +186,6 @@ BENCHES = [
         "CLI: a cold process's first vector",
         "performance.md: The model from cold",
         "independent of the input's size",
-        owner="b1-embed",
         writes=True,
     ),
     Bench(
@@ -201,7 +194,6 @@ BENCHES = [
         "CLI: a cold `memfuse recall` after a sync of 300 new bullets",
         "performance.md: Cold vectors",
         "its rows are 1x and 146x the bullets",
-        owner="b1-embed",
     ),
     Bench(
         "recall_fusion_cost",
@@ -209,7 +201,6 @@ BENCHES = [
         "function: the fusion's full match and prior over 146 000 rows",
         "performance.md (issue 49's fusion)",
         "see its docstring",
-        owner="b2-fusion",
         writes=True,
         beside="question_bound",
     ),
@@ -219,7 +210,6 @@ BENCHES = [
         "CLI: `memfuse recall` on the bilingual set",
         "recall-quality.md",
         "quality, not time",
-        owner="b2-fusion",
         timed=False,
         writes=True,
     ),
@@ -229,7 +219,6 @@ BENCHES = [
         "CLI/engine: the bilingual sets",
         "recall-quality.md",
         "quality, not time",
-        owner="b2-fusion",
         timed=False,
         writes=True,
     ),
@@ -239,7 +228,6 @@ BENCHES = [
         "engine: fusions compared on LoCoMo",
         "recall-quality.md",
         "quality, not time",
-        owner="b2-fusion",
         timed=False,
         writes=True,
     ),
@@ -249,7 +237,6 @@ BENCHES = [
         "CLI: `memfuse recall` on LoCoMo (needs DATA)",
         "recall-quality.md: LoCoMo",
         "quality, not time",
-        owner="b1-embed",
         timed=False,
         writes=True,
         opt_in=True,
@@ -260,7 +247,6 @@ BENCHES = [
         "CLI: `memfuse cron --format openclaw --install/--remove` (stand-in openclaw)",
         "performance.md: OpenClaw install and removal",
         "linear in the agents",
-        owner="c2-openclaw",
     ),
     Bench(
         "openclaw_real",
@@ -268,7 +254,6 @@ BENCHES = [
         "CLI: the same against the real openclaw (opt-in)",
         "performance.md: OpenClaw install and removal",
         "linear in the agents",
-        owner="c2-openclaw",
         opt_in=True,
     ),
 ]
@@ -344,7 +329,7 @@ def listing() -> None:
         print(f"{'':<20} backs: {b.backs}")
         print(f"{'':<20} at 10x/100x: {b.scale}")
         beside = f"; function-level, beside `{b.beside}`" if b.beside else ""
-        print(f"{'':<20} run: benchmarks/{b.script} (owner: {b.owner}{beside})")
+        print(f"{'':<20} run: benchmarks/{b.script}{beside}")
 
 
 def main() -> None:
