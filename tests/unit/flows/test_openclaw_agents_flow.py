@@ -510,8 +510,7 @@ def test_two_agents_jobs_are_named_by_run_and_agent_as_openclaws_alert_says_them
     for job in gateway.jobs:  # `cron list` shows the same words; the key keeps the hash label
         assert job["displayName"] == job["name"]
     assert any(
-        c.startswith("added the OpenClaw job memfuse sync for agent work (")
-        for c in out.data["changes"]
+        "added the OpenClaw job memfuse sync for agent work (" in c for c in out.data["changes"]
     )
 
 

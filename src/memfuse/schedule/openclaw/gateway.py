@@ -105,17 +105,14 @@ def install(
     keyed = {str(j.get("declarationKey")): j for j in listed if j.get("declarationKey")}
     declared = openclaw.declare_params(schedule, tz=schedule_zone, agent=agent)
     todo = [p for p in declared if not openclaw.in_place(keyed.get(p["declarationKey"]), p)]
-    # A name older memfuse gave, an alert's threshold: what cron.add keeps, cron.update sets.
-    updates = [
-        u for p in declared if (u := openclaw.update_params(keyed.get(p["declarationKey"]), p))
-    ]
-    calls = [*(("cron.add", p) for p in todo), *(("cron.update", u) for u in updates)]
+    updates = [openclaw.update_params(keyed.get(p["declarationKey"]), p) for p in declared]
+    calls = [*(("cron.add", p) for p in todo), *(("cron.update", u) for u in updates if u)]
     said = side_by_side(tool, [openclaw.gateway_call(*call) for call in calls], "cron.add")
     answers = dict(zip((p["name"] for p in todo), said, strict=False))
-    renamed = {u["id"] for u in updates}
+    renamed = {u["id"] for u in updates if u}
     for params in declared:
         name, answer = params["name"], answers.get(params["name"])
-        if answer is None:  # in place for cron.add
+        if name not in answers:  # in place for cron.add
             job_id, created = keyed[params["declarationKey"]].get("id"), False
         else:
             job = answer.get("job", answer) if isinstance(answer, dict) else None

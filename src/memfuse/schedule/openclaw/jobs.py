@@ -2,10 +2,8 @@
 run on the Gateway host, no model in between), declared by its declaration key (converged in
 place, same id) as the `cron.add` parameters of OpenClaw's docs/automation/cron-jobs.md and
 src/cron/types.ts have them (openclaw/openclaw at commit 001978f7002940af65e02388381f5feaec92d2f7);
-jobs of this label the schedule no longer has are removed by id (`stale_ids`). A job's `name`
-is what OpenClaw's failure alert says (`Automation "memfuse sync for agent home" failed 1
-times`): its run and agent; the key keeps the hash label. An agent-turn job (`exec: <sh
-command>`) is read back, never written.
+jobs of this label the schedule no longer has are removed by id (`stale_ids`). An agent-turn
+job (`exec: <sh command>`) is read back, never written.
 """
 
 from __future__ import annotations
@@ -23,10 +21,7 @@ EXEC_PREFIX = "exec: "
 TIMEOUT_SECONDS = 900  # sync and surface may wait 300 s for the workspace lock, then run
 ALERT_AFTER = 1  # a memfuse run exits non-zero when it needs a person: say so the first time
 DECLARATION_PREFIX = "memfuse:"  # none of OpenClaw's reserved ones (heartbeat:, …)
-# What `cron.add` leaves as it was on a job it converges by key (applyDeclarativeJobSpec of
-# dist/jobs-*.mjs sets its schedule, payload, delivery and displayName only): `cron.update`.
-UPDATED_APART = ("name", "description", "failureAlert")
-FOLDER_SHOWN = 40  # characters of a workspace folder's name in a job's name
+UPDATED_APART = ("name", "description", "failureAlert")  # what cron.add by key keeps as it was
 
 
 def declaration_key(name: str) -> str:
@@ -35,8 +30,7 @@ def declaration_key(name: str) -> str:
 
 
 def job_names(schedule: Schedule) -> list[str]:
-    """The hash labels of this schedule's jobs, in their declaration keys (and the names older
-    memfuse gave them): what an installer may remove and nothing else."""
+    """The hash labels keying this schedule's jobs: what an installer may remove, nothing else."""
     return [name for run in schedule.runs for name, _ in _exprs(schedule, run)]
 
 
@@ -114,16 +108,16 @@ def in_place(listed: dict[str, Any] | None, params: dict[str, Any]) -> bool:
 
 
 def update_params(listed: dict[str, Any] | None, params: dict[str, Any]) -> dict[str, Any] | None:
-    """The `cron.update` parameters that set what `cron.add` leaves as it was on a listed job
-    (a name older memfuse gave it, the alert's threshold), by its id; None when all hold."""
+    """The `cron.update` parameters (by id) that set what `cron.add` leaves as it was on a job
+    it converges by key — applyDeclarativeJobSpec of dist/jobs-*.mjs sets its schedule,
+    payload, delivery and displayName only — such as a name older memfuse gave it by hash."""
     if listed is None or not isinstance(listed.get("id"), str):
         return None
     patch = {k: params[k] for k in UPDATED_APART if not _holds(listed.get(k), params[k])}
     return {"id": listed["id"], "patch": patch} if patch else None
 
 
-def _holds(have: object, value: object) -> bool:
-    """A listed field is what memfuse declares: an object has its every key as declared."""
+def _holds(have: object, value: object) -> bool:  # an object: its every key as declared
     if isinstance(value, dict):
         return isinstance(have, dict) and all(_same(have.get(k), v) for k, v in value.items())
     return _same(have, value)
@@ -181,10 +175,11 @@ def workspace_of(schedule: Schedule) -> str | None:
 
 
 def title(schedule: Schedule, run: Run, index: int = 0, agent: str | None = None) -> str:
-    """The job's name and display name, one short line: `memfuse sync for agent home`, else
-    `memfuse sync (notes)`, its workspace's folder in letters, digits and `._-` only."""
+    """The job's name, all OpenClaw's failure alert says of it (`Automation "memfuse sync for
+    agent home" failed 1 times`), and its display name: its run and agent, else `memfuse sync
+    (notes)`, the workspace's folder cut to 40 letters, digits or `._-`."""
     folder = posixpath.basename((workspace_of(schedule) or "").rstrip("/"))
-    shown = "".join(c if c.isalnum() or c in "._-" else "-" for c in folder[:FOLDER_SHOWN])
+    shown = "".join(c if c.isalnum() or c in "._-" else "-" for c in folder[:40])
     whose = f" for agent {agent}" if agent else f" ({shown or schedule.label})"
     return f"memfuse {run.name}{f' {index + 1}' if index else ''}{whose}"
 
