@@ -532,3 +532,6 @@ def test_two_agents_alerts_name_the_run_and_agent_and_older_names_converge_in_pl
         text = json.dumps(said)
         assert 'Automation \\"memfuse sync for agent work\\" failed 1 times' in text, said
         assert "command exited with code 66" in text, said
+        # The cause's words are memfuse's line on stderr, kept in the job's state, never alerted.
+        state = next(j for j in jobs(env) if j["id"] == sync["id"])["state"]
+        assert "does not exist" in json.dumps(state) and "does not exist" not in text, state
