@@ -140,14 +140,15 @@ def test_install_is_idempotent_alerted_clear_of_dreaming_and_removable(
     first = memfuse(gateway, workspace, "--install")
     ours = [j for j in jobs(gateway) if str(j.get("declarationKey", "")).startswith("memfuse:")]
     assert len(ours) == 3 and all(j["failureAlert"] == {"after": 1} for j in ours)
-    tidy = next(j for j in ours if str(j["name"]).endswith("-tidy"))
+    tidy = next(j for j in ours if str(j["declarationKey"]).endswith("-tidy"))
+    assert tidy["name"] == tidy["displayName"] == "memfuse tidy (ws)"  # no agent: its folder
     assert tidy["schedule"]["expr"] == "30 3 * * *"  # the dreaming sweep has 03:00
     assert any("tidy moved from 03:00 to 03:30" in str(n) for n in first["notes"])  # type: ignore[attr-defined]
     memfuse(gateway, workspace, "--install")
     again = [j for j in jobs(gateway) if str(j.get("declarationKey", "")).startswith("memfuse:")]
     assert [j["id"] for j in again] == [j["id"] for j in ours]
     memfuse(gateway, workspace, "--remove")
-    assert not [j for j in jobs(gateway) if str(j.get("name", "")).startswith("memfuse-")]
+    assert not [j for j in jobs(gateway) if str(j.get("declarationKey")).startswith("memfuse:")]
     assert any(j["name"] == "Memory Dreaming Promotion" for j in jobs(gateway))
     # The hook's settings left as found (review of issues 47 and 50: read by memfuse, memfuse's
     # switch and entry unset in one call), and no reload of the Gateway tripped on the way.
