@@ -2,7 +2,8 @@
 (dist/cron-cli-*.mjs, dist/list-jobs-*.mjs): `cron list --all --json`, `cron add --json
 --declaration-key=…` converging a job in place, `cron edit … -- ID`, `cron rm --json -- ID`,
 `gateway call cron.list --json --params=…` and `gateway call cron.add --json --params=…` (the
-RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object); `config get PATH --json`, `config unset PATH` and `config set --batch-json=…`
+RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object; on a
+job it converges, it sets only what OpenClaw's does), `gateway call cron.update` by id; `config get PATH --json`, `config unset PATH` and `config set --batch-json=…`
 on the configuration file OpenClaw reads (`OPENCLAW_CONFIG_PATH`, else `openclaw.json` in
 `OPENCLAW_STATE_DIR` or `~/.openclaw`, plain JSON here), and `hooks enable|disable NAME` as
 2026.9.6 writes them (`hooks.internal.entries.NAME.enabled`, the master switch on; a hook
@@ -170,9 +171,31 @@ def declare(jobs: list[dict[str, object]], spec: dict[str, object]) -> dict[str,
         job = {"id": str(uuid.uuid4()), "enabled": True, **spec}
         jobs.append(job)
         return {"created": True, "job": job}
-    updated = any(existing.get(k) != v for k, v in spec.items())
-    existing.update(spec)
+    # Only these converge (applyDeclarativeJobSpec of dist/jobs-*.mjs): the name, description
+    # and failure alert stay as they were, for `cron.update` to set.
+    declared = {k: v for k, v in spec.items() if k in DECLARATIVE}
+    updated = any(existing.get(k) != v for k, v in declared.items())
+    existing.update(declared)
     return {**existing, "created": False, "updated": updated, "job": existing}
+
+
+DECLARATIVE = {"displayName", "schedule", "pacing", "trigger", "payload", "delivery", "enabled"}
+
+
+def update(jobs: list[dict[str, object]], params: dict[str, object]) -> dict[str, object]:
+    """`cron.update` `{id, patch}` (CronUpdateParamsSchema, closed): the job patched by id, a
+    failure alert merged into the one it has (mergeCronFailureAlert)."""
+    patch = params.get("patch")
+    if set(params) != {"id", "patch"} or not isinstance(patch, dict) or set(patch) - RPC_ADD:
+        fail(f"invalid cron.update params: {sorted(params)}")
+    job = next((j for j in jobs if j.get("id") == params["id"]), None)
+    if job is None:
+        fail(f"invalid cron.update params: unknown cron job id: {params['id']}")
+    alert = patch.get("failureAlert")
+    if isinstance(alert, dict) and isinstance(job.get("failureAlert"), dict):
+        patch = {**patch, "failureAlert": {**job["failureAlert"], **alert}}  # type: ignore[dict-item]
+    job.update(patch)
+    return job
 
 
 RPC_ADD = {
@@ -219,6 +242,8 @@ def serve(argv: list[str]) -> str:
         if unknown:
             fail(f"invalid cron.add params: unexpected property '{unknown[0]}'")
         answer = declare(jobs, params)
+    elif (group, command) == ("gateway", "call") and positional == ["cron.update"]:
+        answer = update(jobs, json.loads(one["--params"]))
     elif (group, command) == ("cron", "add"):
         spec = {
             "name": one["--name"], "declarationKey": one.get("--declaration-key"),

@@ -140,14 +140,15 @@ def test_install_is_idempotent_alerted_clear_of_dreaming_and_removable(
     first = memfuse(gateway, workspace, "--install")
     ours = [j for j in jobs(gateway) if str(j.get("declarationKey", "")).startswith("memfuse:")]
     assert len(ours) == 3 and all(j["failureAlert"] == {"after": 1} for j in ours)
-    tidy = next(j for j in ours if str(j["name"]).endswith("-tidy"))
+    tidy = next(j for j in ours if str(j["declarationKey"]).endswith("-tidy"))
+    assert tidy["name"] == tidy["displayName"] == "memfuse tidy (ws)"  # no agent: its folder
     assert tidy["schedule"]["expr"] == "30 3 * * *"  # the dreaming sweep has 03:00
     assert any("tidy moved from 03:00 to 03:30" in str(n) for n in first["notes"])  # type: ignore[attr-defined]
     memfuse(gateway, workspace, "--install")
     again = [j for j in jobs(gateway) if str(j.get("declarationKey", "")).startswith("memfuse:")]
     assert [j["id"] for j in again] == [j["id"] for j in ours]
     memfuse(gateway, workspace, "--remove")
-    assert not [j for j in jobs(gateway) if str(j.get("name", "")).startswith("memfuse-")]
+    assert not [j for j in jobs(gateway) if str(j.get("declarationKey")).startswith("memfuse:")]
     assert any(j["name"] == "Memory Dreaming Promotion" for j in jobs(gateway))
     # The hook's settings left as found (review of issues 47 and 50: read by memfuse, memfuse's
     # switch and entry unset in one call), and no reload of the Gateway tripped on the way.
@@ -431,3 +432,107 @@ def test_a_note_from_one_agent_never_reaches_the_other(
         assert phrase in (spaces["home"] / "RECENT.md").read_text()
         assert phrase not in (spaces["work"] / "RECENT.md").read_text()
         assert phrase not in turn(env, received, "work", "hello work")
+
+
+@pytest.fixture
+def webhook() -> Iterator[tuple[int, list[str]]]:
+    """A loopback HTTP endpoint: its port, and the bodies posted to it."""
+    import http.server
+    import threading
+
+    posted: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            posted.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode())
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], posted
+    finally:
+        server.shutdown()
+
+
+def test_two_agents_alerts_name_the_run_and_agent_and_older_names_converge_in_place(
+    tmp_path: Path, webhook: tuple[int, list[str]]
+) -> None:
+    """Issue 55: OpenClaw's alert says a job's name and its exit code only. Two agents' jobs
+    are named by run and agent; jobs named by hash (an older memfuse) are renamed in place,
+    same ids (cron.add by key keeps a name: cron.update sets it); the alert of work's failed
+    sync, posted to a webhook, names work's sync and its code."""
+    port, posted = webhook
+    spaces = {name: tmp_path / f"{name}-ws" for name in ("home", "work")}
+    for workspace in spaces.values():
+        (workspace / "memory").mkdir(parents=True)
+    config = {
+        "agents": {"defaults": {"systemAgent": {"agentId": "home"}},
+                   "entries": {name: {"workspace": str(ws)} for name, ws in spaces.items()}},
+        "cron": {"failureAlert": {"mode": "webhook", "to": f"http://127.0.0.1:{port}/alert"},
+                 "webhookSsrfPolicy": {"allowedHostnames": ["127.0.0.1"]}},
+    }  # fmt: skip
+    with running_gateway(tmp_path, config) as env:
+        mcporter = Path(env["HOME"]) / ".mcporter" / "mcporter.json"
+        mcporter.parent.mkdir(parents=True)
+        entry = {"command": "node", "args": ["/nonexistent/server.js"],
+                 "env": {"AGENT_MEMORY_DB": str(Path(env["HOME"]) / "agent-memory.db"),
+                         "AGENT_MEMORY_WORKSPACE": str(spaces["home"])}}  # fmt: skip
+        mcporter.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}))
+
+        def install() -> list[str]:
+            done = subprocess.run(
+                [str(MEMFUSE), "cron", "--format", "openclaw", "--install", "--all-agents",
+                 "--json"], env=env, capture_output=True, text=True, timeout=900, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+            return [str(c) for c in json.loads(done.stdout)["data"]["changes"]]
+
+        def ours() -> dict[str, dict[str, object]]:
+            return {str(j["declarationKey"]): j for j in jobs(env)
+                    if str(j.get("declarationKey", "")).startswith("memfuse:")}  # fmt: skip
+
+        install()
+        first = ours()
+        names = sorted(str(j["name"]) for j in first.values())
+        assert names == sorted(
+            f"memfuse {run} for agent {agent}"
+            for run in ("sync", "surface", "tidy") for agent in ("home", "work")
+        )  # fmt: skip
+        for key, job in first.items():  # as an older memfuse named them: by hash
+            params = {"id": job["id"], "patch": {"name": key.removeprefix("memfuse:")}}
+            subprocess.run(
+                ["openclaw", "gateway", "call", "cron.update", "--json",
+                 f"--params={json.dumps(params)}"], env=env, capture_output=True, text=True,
+                timeout=120, check=True,
+            )  # fmt: skip
+        assert all(str(j["name"]).startswith("memfuse-") for j in ours().values())
+        changes = install()
+        again = ours()
+        assert {k: j["id"] for k, j in again.items()} == {k: j["id"] for k, j in first.items()}
+        assert sorted(str(j["name"]) for j in again.values()) == names
+        assert sum("): updated" in c for c in changes) == 6, changes
+        assert sum("already in place, unchanged" in c for c in install()) == 6
+
+        shutil.rmtree(spaces["work"])  # work's sync now exits 66: its workspace is gone
+        sync = next(j for j in again.values() if j["name"] == "memfuse sync for agent work")
+        subprocess.run(
+            ["openclaw", "cron", "run", "--", str(sync["id"])], env=env, capture_output=True,
+            text=True, timeout=300, check=True,
+        )  # fmt: skip
+        for _ in range(300):  # a generous bound on the run and its post, not a timing
+            if posted:
+                break
+            time.sleep(1)
+        said = json.loads(posted[0])
+        text = json.dumps(said)
+        assert 'Automation \\"memfuse sync for agent work\\" failed 1 times' in text, said
+        assert "command exited with code 66" in text, said
+        # The cause's words are memfuse's line on stderr, kept in the job's state, never alerted.
+        state = next(j for j in jobs(env) if j["id"] == sync["id"])["state"]
+        assert "does not exist" in json.dumps(state) and "does not exist" not in text, state

@@ -292,7 +292,9 @@ def test_openclaw_jobs_printed_are_cron_add_parameters(world: World) -> None:
         assert set(job) >= {"name", "schedule", "sessionTarget", "payload", "delivery"}
         assert job["schedule"]["kind"] == "cron" and len(job["schedule"]["expr"].split()) == 5
         assert job["payload"]["kind"] == "command" and job["payload"]["argv"][1] in plan.LIFECYCLE
-        assert job["declarationKey"] == "memfuse:" + job["name"]
+        run = job["payload"]["argv"][1]
+        assert job["declarationKey"] == f"memfuse:{plan.label_for(world.workspace)}-{run}"
+        assert job["name"] == f"memfuse {run} ({world.workspace.name})"  # what an alert says
         assert job["failureAlert"] == {"after": 1}
 
 

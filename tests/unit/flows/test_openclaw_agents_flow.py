@@ -19,7 +19,7 @@ from memfuse.schedule.runs import Job, Schedule
 from memfuse.state.folder import StateFolder, default_state_dir
 from tests.fakes import World
 from tests.unit.flows.test_cron_flow import fake_crontab
-from tests.unit.flows.test_openclaw_install_flow import Gateway, stand_in
+from tests.unit.flows.test_openclaw_install_flow import USERS, Gateway, stand_in
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_every_agent_gets_its_own_jobs_state_and_store(
     assert sorted(jobs) == ["home", "work"] and all(len(v) == 3 for v in jobs.values())
     for agent, ws in (("home", world.workspace), ("work", work)):
         label = plan.label_for(ws)
-        assert all(str(j["name"]).startswith(label) for j in jobs[agent])
+        assert all(str(j["declarationKey"]).startswith(f"memfuse:{label}-") for j in jobs[agent])
         argv = [a for j in jobs[agent] for a in j["payload"]["argv"]]  # type: ignore[index]
         assert str(ws) in argv
         record = default_state_dir(ws, os.environ) / "schedule.json"
@@ -472,6 +472,92 @@ def test_every_agents_printed_openclaw_jobs_clear_dreaming_as_one_workspaces_do(
     one = json.loads(world.json("cron", "--format", "openclaw").data["text"].split("\n", 1)[1])
     every = world.json("cron", "--format", "openclaw", "--all-agents").data["files"]
     tidy = [job["schedule"]["expr"] for text in every.values() for job in json.loads(text)
-            if job["name"].endswith("-tidy")]  # fmt: skip
-    assert [j["schedule"]["expr"] for j in one if j["name"].endswith("-tidy")] == ["30 3 * * *"]
+            if job["name"].startswith("memfuse tidy")]  # fmt: skip
+    assert [j["schedule"]["expr"] for j in one if j["name"].startswith("memfuse tidy")] == [
+        "30 3 * * *"
+    ]
     assert tidy == ["30 3 * * *", "30 3 * * *"]
+
+
+# --- issue 55: the failure alert names the agent and the run ---------------------------------
+
+
+RUNS = ("sync", "surface", "tidy")
+
+
+def named(gateway: Gateway) -> dict[str, tuple[str, ...]]:
+    """Each agent's jobs' names, in the order of the runs."""
+    return {
+        agent: tuple(sorted((str(j["name"]) for j in jobs), key=lambda n: RUNS.index(n.split()[1])))
+        for agent, jobs in by_agent(gateway).items()
+    }
+
+
+def test_two_agents_jobs_are_named_by_run_and_agent_as_openclaws_alert_says_them(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """OpenClaw's alert says `Automation "<name>" failed 1 times`: with the hash label for a
+    name an operator of two agents could not tell whose run failed."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    assert named(gateway) == {
+        agent: tuple(f"memfuse {run} for agent {agent}" for run in RUNS)
+        for agent in ("home", "work")
+    }
+    for job in gateway.jobs:  # `cron list` shows the same words; the key keeps the hash label
+        assert job["displayName"] == job["name"]
+    assert any(
+        "added the OpenClaw job memfuse sync for agent work (" in c for c in out.data["changes"]
+    )
+
+
+def test_jobs_an_older_memfuse_named_by_hash_converge_in_place_then_go_with_the_new(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """An install over jobs named by their hash label keeps their ids (OpenClaw's cron.add by
+    declaration key keeps a job's name: cron.update renames it), makes no duplicate and leaves
+    the user's job, even one named like memfuse's; the next install costs no call; removal
+    takes old- and new-named jobs alike."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    setup(world, {"home": world.workspace, "work": work})
+    assert world.json("cron", "--format", "openclaw", "--install", "--all-agents").code == 0
+    users = {**USERS, "name": "memfuse sync for agent home"}  # the user's, not memfuse's
+    older = []
+    for job in gateway.jobs:  # as memfuse declared them before: hash names, no threshold
+        label = str(job["declarationKey"]).removeprefix("memfuse:")
+        folder = Path(str(job["payload"]["argv"][-1])).name  # type: ignore[index]
+        older.append({**job, "name": label, "displayName": f"memfuse {label.split('-')[2]}"
+                      f" ({folder})", "failureAlert": None})  # fmt: skip
+    gateway.put(users, *older)
+    gateway.forget_calls()
+    out = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert out.code == 0, out.stdout
+    assert sorted(j["id"] for j in gateway.jobs) == sorted([users["id"], *(j["id"] for j in older)])
+    assert named(gateway) == {
+        agent: tuple(f"memfuse {run} for agent {agent}" for run in RUNS)
+        for agent in ("home", "work")
+    }
+    assert all(j["failureAlert"] == {"after": 1} for j in gateway.jobs if j["id"] != "j-user")
+    assert users in gateway.jobs and gateway.calls("cron", "rm") == []
+    assert len(gateway.calls("gateway", "call", "cron.update")) == 6
+    assert sum("): updated" in c for c in out.data["changes"]) == 6
+    gateway.forget_calls()
+    again = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
+    assert again.code == 0, again.stdout
+    assert gateway.calls("gateway", "call") == []  # converged: no call at all
+
+    home_label = plan.label_for(world.workspace)
+    legacy = {"id": "legacy-tidy", "name": f"{home_label}-tidy", "enabled": True,
+              "schedule": {"kind": "cron", "expr": "0 3 * * *"}, "payload": {}}  # fmt: skip
+    jobs = gateway.jobs
+    for job in jobs:  # home's as an older memfuse named them, work's as this one does
+        if job.get("agentId") == "home":
+            job["name"] = str(job["declarationKey"]).removeprefix("memfuse:")
+    gateway.put(*jobs, legacy)
+    removed = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
+    assert removed.code == 0, removed.stdout
+    assert gateway.jobs == [users]

@@ -105,8 +105,14 @@ def ours(gateway: Gateway, world: World) -> list[dict[str, object]]:
     """This workspace's jobs, in the order of its runs (they are declared side by side)."""
     label = plan.label_for(world.workspace)
     runs = ("sync", "surface", "tidy")
-    found = [j for j in gateway.jobs if str(j.get("name", "")).startswith(label)]
-    return sorted(found, key=lambda j: runs.index(str(j["name"]).split("-")[2]))
+    found = [j for j in gateway.jobs if key_of(j).startswith(label)]
+    return sorted(found, key=lambda j: runs.index(key_of(j).split("-")[2]))
+
+
+def key_of(job: dict[str, object]) -> str:
+    """A job's hash label: its declaration key's, or (made by an older memfuse) its name."""
+    key = str(job.get("declarationKey") or "")
+    return key.removeprefix(openclaw.DECLARATION_PREFIX) if key else str(job.get("name", ""))
 
 
 def test_a_second_install_changes_nothing_and_keeps_the_ids(world: World, gateway: Gateway) -> None:
@@ -172,7 +178,7 @@ def test_tidy_moves_out_of_the_dreaming_sweeps_minute_and_says_so(
     gateway.put(DREAMING)
     out = world.json("cron", "--format", "openclaw", "--install")
     assert out.code == 0, out.stdout
-    tidy = next(j for j in ours(gateway, world) if str(j["name"]).endswith("-tidy"))
+    tidy = next(j for j in ours(gateway, world) if key_of(j).endswith("-tidy"))
     assert tidy["schedule"]["expr"] == "30 3 * * *"
     said = [c for c in out.data["notes"] if "moved" in c]
     assert said == [
@@ -250,7 +256,7 @@ def test_check_finds_the_dreaming_job_and_a_tidy_in_its_minute(
     tidy = openclaw.jobs(
         plan.build(Settings(workspace=world.workspace, now=datetime.now().astimezone())),
     )[-1]
-    assert tidy["name"].endswith("-tidy") and tidy["schedule"]["expr"] == "0 3 * * *"
+    assert tidy["name"].startswith("memfuse tidy ") and tidy["schedule"]["expr"] == "0 3 * * *"
     listed = tmp_path / "jobs.json"
     listed.write_text(json.dumps({"jobs": [DREAMING, tidy]}))
     out = world.json("cron", "--format", "openclaw", "--check", str(listed))
@@ -323,7 +329,7 @@ def test_dreaming_in_its_own_zone_is_compared_as_an_instant(
     gateway.put(NEW_YORK_DREAMING)
     out = world.json("cron", "--format", "openclaw", "--install")
     assert out.code == 0, out.stdout
-    tidy = next(j for j in ours(gateway, world) if str(j["name"]).endswith("-tidy"))
+    tidy = next(j for j in ours(gateway, world) if key_of(j).endswith("-tidy"))
     assert tidy["schedule"]["expr"] == "30 3 * * *"  # 02:00 (summer) and 03:00 (winter) taken
     assert any(
         "tidy moved from 03:00 to 03:30: 'Memory Dreaming Promotion' at 22:00 America/New_York" in n
@@ -502,7 +508,7 @@ def test_a_dreaming_job_without_a_zone_runs_in_the_gateways_not_the_installing_s
     gateway.put(DREAMING)
     out = world.json("cron", "--format", "openclaw", "--install")
     assert out.code == 0, out.stdout
-    tidy = next(j for j in ours(gateway, world) if str(j["name"]).endswith("-tidy"))
+    tidy = next(j for j in ours(gateway, world) if key_of(j).endswith("-tidy"))
     assert tidy["schedule"] == {"kind": "cron", "expr": "0 3 * * *", "staggerMs": 0,
                                 "tz": "Asia/Shanghai"}  # fmt: skip
     assert not [n for n in out.data["notes"] if "moved" in n]
@@ -627,9 +633,9 @@ def test_a_job_the_user_disabled_stays_disabled_and_a_changed_one_is_declared_ag
     assert world.json("cron", "--format", "openclaw", "--install").code == 0
     jobs = gateway.jobs
     for job in jobs:
-        if str(job["name"]).endswith("-sync"):
+        if key_of(job).endswith("-sync"):
             job["enabled"] = False
-        if str(job["name"]).endswith("-tidy"):
+        if key_of(job).endswith("-tidy"):
             job["schedule"] = {**job["schedule"], "expr": "0 4 * * *"}  # edited by hand
     gateway.put(*jobs)
     gateway.forget_calls()
@@ -637,7 +643,7 @@ def test_a_job_the_user_disabled_stays_disabled_and_a_changed_one_is_declared_ag
     assert again.code == 0, again.stdout
     declared = [json.loads(c[4].split("=", 1)[1]) for c in gateway.calls("gateway", "call")
                 if c[2] == "cron.add"]  # fmt: skip
-    assert [str(p["name"]).rsplit("-", 1)[1] for p in declared] == ["tidy"]
+    assert [key_of(p).rsplit("-", 1)[1] for p in declared] == ["tidy"]
     assert "enabled" not in declared[0]
     sync, _, tidy = ours(gateway, world)
     assert sync["enabled"] is False and tidy["schedule"]["expr"] != "0 4 * * *"

@@ -13,10 +13,10 @@ from tests.unit.schedule.samples import hostile_schedule, memfuse_schedule
 
 def test_each_run_is_an_isolated_job_on_a_cron_expression() -> None:
     jobs = openclaw.jobs(memfuse_schedule())
-    assert [(j["name"], j["schedule"]) for j in jobs] == [
-        ("memfuse-ab12cd34-sync", {"kind": "cron", "expr": "0 14,22 * * *"}),
-        ("memfuse-ab12cd34-surface", {"kind": "cron", "expr": "5 14,22 * * *"}),
-        ("memfuse-ab12cd34-tidy", {"kind": "cron", "expr": "0 3 * * *"}),
+    assert [(j["declarationKey"], j["schedule"]) for j in jobs] == [
+        ("memfuse:memfuse-ab12cd34-sync", {"kind": "cron", "expr": "0 14,22 * * *"}),
+        ("memfuse:memfuse-ab12cd34-surface", {"kind": "cron", "expr": "5 14,22 * * *"}),
+        ("memfuse:memfuse-ab12cd34-tidy", {"kind": "cron", "expr": "0 3 * * *"}),
     ]
     sync = jobs[0]
     assert sync["sessionTarget"] == "isolated"
@@ -61,7 +61,8 @@ def test_parse_reads_the_gateways_jobs_file_and_skips_jobs_that_are_not_commands
     store = json.dumps({"version": 1, "jobs": [*foreign, *ours]})
     jobs = openclaw.parse(store)
     assert [j.source for j in jobs] == [
-        "old-runner", "memfuse-ab12cd34-sync", "memfuse-ab12cd34-surface", "memfuse-ab12cd34-tidy",
+        "old-runner", "memfuse sync (workspace)", "memfuse surface (workspace)",
+        "memfuse tidy (workspace)",
     ]  # fmt: skip
     assert jobs[0].argv == ("/usr/bin/probe", "-v") and jobs[0].times == ()
 

@@ -92,7 +92,7 @@ class OpenClaw(Scheduler):
         return changes
 
     def where(self, schedule: Schedule, machine: Machine) -> str:
-        return f"OpenClaw's Gateway cron (`openclaw cron list`: {schedule.label}-* jobs)"
+        return "OpenClaw's Gateway cron (`openclaw cron list`: its `memfuse <run> …` jobs)"
 
     def alerts(self, machine: Machine) -> str:
         route = host.alert_route(machine.env)

@@ -105,28 +105,28 @@ def install(
     keyed = {str(j.get("declarationKey")): j for j in listed if j.get("declarationKey")}
     declared = openclaw.declare_params(schedule, tz=schedule_zone, agent=agent)
     todo = [p for p in declared if not openclaw.in_place(keyed.get(p["declarationKey"]), p)]
-    answers = dict(zip(
-        (p["name"] for p in todo),
-        side_by_side(tool, [openclaw.gateway_call("cron.add", p) for p in todo], "cron.add"),
-        strict=True,
-    ))  # fmt: skip
+    updates = [openclaw.update_params(keyed.get(p["declarationKey"]), p) for p in declared]
+    calls = [*(("cron.add", p) for p in todo), *(("cron.update", u) for u in updates if u)]
+    said = side_by_side(tool, [openclaw.gateway_call(*call) for call in calls], "cron.add")
+    answers = dict(zip((p["name"] for p in todo), said, strict=False))
+    renamed = {u["id"] for u in updates if u}
     for params in declared:
-        name = params["name"]
-        if name not in answers:
-            job_id = keyed[params["declarationKey"]].get("id")
-            changes.append(f"the OpenClaw job {name} ({job_id}): already in place, unchanged")
-            continue
-        answer = answers[name]
-        job = answer.get("job", answer) if isinstance(answer, dict) else None
-        job_id = job.get("id") if isinstance(job, dict) else None
-        if not isinstance(job_id, str) or not job_id.strip():
-            raise MemfuseError(f"openclaw's cron.add did not say the id of the job {name}")
-        forget(listed, set(), (job,) if isinstance(job, dict) else ())
-        if isinstance(answer, dict) and answer.get("created") is False:
-            changed = "updated" if answer.get("updated") else "already in place, unchanged"
-            changes.append(f"the OpenClaw job {name} ({job_id}): {changed}")
+        name, answer = params["name"], answers.get(params["name"])
+        if name not in answers:  # in place for cron.add
+            job_id, created = keyed[params["declarationKey"]].get("id"), False
         else:
+            job = answer.get("job", answer) if isinstance(answer, dict) else None
+            job_id = job.get("id") if isinstance(job, dict) else None
+            if not isinstance(job_id, str) or not job_id.strip():
+                raise MemfuseError(f"openclaw's cron.add did not say the id of the job {name}")
+            forget(listed, set(), (job,) if isinstance(job, dict) else ())
+            created = not (isinstance(answer, dict) and answer.get("created") is False)
+        if created:
             changes.append(f"added the OpenClaw job {name} ({job_id})")
+        else:
+            updated = (isinstance(answer, dict) and answer.get("updated")) or job_id in renamed
+            changed = "updated" if updated else "already in place, unchanged"
+            changes.append(f"the OpenClaw job {name} ({job_id}): {changed}")
     return schedule, changes
 
 

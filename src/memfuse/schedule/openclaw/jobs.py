@@ -21,6 +21,7 @@ EXEC_PREFIX = "exec: "
 TIMEOUT_SECONDS = 900  # sync and surface may wait 300 s for the workspace lock, then run
 ALERT_AFTER = 1  # a memfuse run exits non-zero when it needs a person: say so the first time
 DECLARATION_PREFIX = "memfuse:"  # none of OpenClaw's reserved ones (heartbeat:, …)
+UPDATED_APART = ("name", "description", "failureAlert")  # what cron.add by key keeps as it was
 
 
 def declaration_key(name: str) -> str:
@@ -29,7 +30,7 @@ def declaration_key(name: str) -> str:
 
 
 def job_names(schedule: Schedule) -> list[str]:
-    """The names this schedule's jobs get: what an installer may remove and nothing else."""
+    """The hash labels keying this schedule's jobs: what an installer may remove, nothing else."""
     return [name for run in schedule.runs for name, _ in _exprs(schedule, run)]
 
 
@@ -49,12 +50,12 @@ def jobs(
     Gateway's own when None); `agent` the configured agent whose workspace this is."""
     found = []
     for run in schedule.runs:
-        for i, (name, expr) in enumerate(_exprs(schedule, run)):
+        for i, (label, expr) in enumerate(_exprs(schedule, run)):
             found.append(
                 {
-                    "name": name,
-                    "displayName": display_name(schedule, run, i),
-                    "declarationKey": declaration_key(name),
+                    "name": title(schedule, run, i, agent),
+                    "displayName": title(schedule, run, i, agent),
+                    "declarationKey": declaration_key(label),
                     "description": _zoned(run.comment, tz),
                     **({"agentId": agent} if agent else {}),
                     "enabled": True,
@@ -98,21 +99,28 @@ def gateway_call(method: str, params: dict[str, Any]) -> tuple[str, ...]:
 
 
 def in_place(listed: dict[str, Any] | None, params: dict[str, Any]) -> bool:
-    """Whether a listed job already is what `params` would declare (every field memfuse sets,
-    the alert's threshold included): then no call is made for it. Anything missing or
-    different in the list's answer re-declares it — never a wrong "unchanged"."""
+    """Whether a listed job already is what `params` would declare (every field `cron.add`
+    converges): then no `cron.add` is made for it. Anything missing or different in the
+    list's answer re-declares it — never a wrong "unchanged"."""
     if listed is None:
         return False
-    for key, value in params.items():
-        have = listed.get(key)
-        if isinstance(value, dict):
-            if not isinstance(have, dict) or not all(
-                _same(have.get(k), v) for k, v in value.items()
-            ):
-                return False
-        elif not _same(have, value):
-            return False
-    return True
+    return all(_holds(listed.get(k), v) for k, v in params.items() if k not in UPDATED_APART)
+
+
+def update_params(listed: dict[str, Any] | None, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The `cron.update` parameters (by id) that set what `cron.add` leaves as it was on a job
+    it converges by key — applyDeclarativeJobSpec of dist/jobs-*.mjs sets its schedule,
+    payload, delivery and displayName only — such as a name older memfuse gave it by hash."""
+    if listed is None or not isinstance(listed.get("id"), str):
+        return None
+    patch = {k: params[k] for k in UPDATED_APART if not _holds(listed.get(k), params[k])}
+    return {"id": listed["id"], "patch": patch} if patch else None
+
+
+def _holds(have: object, value: object) -> bool:  # an object: its every key as declared
+    if isinstance(value, dict):
+        return isinstance(have, dict) and all(_same(have.get(k), v) for k, v in value.items())
+    return _same(have, value)
 
 
 def _same(have: object, value: object) -> bool:
@@ -166,10 +174,14 @@ def workspace_of(schedule: Schedule) -> str | None:
     return found[0] if found else None
 
 
-def display_name(schedule: Schedule, run: Run, index: int = 0) -> str:
-    """What `openclaw cron list` shows: `memfuse sync (workspace)`, not a hash label."""
-    folder = posixpath.basename((workspace_of(schedule) or "").rstrip("/")) or schedule.label
-    return f"memfuse {run.name}{f' {index + 1}' if index else ''} ({folder})"
+def title(schedule: Schedule, run: Run, index: int = 0, agent: str | None = None) -> str:
+    """The job's name, all OpenClaw's failure alert says of it (`Automation "memfuse sync for
+    agent home" failed 1 times`), and its display name: its run and agent, else `memfuse sync
+    (notes)`, the workspace's folder cut to 40 letters, digits or `._-`."""
+    folder = posixpath.basename((workspace_of(schedule) or "").rstrip("/"))
+    shown = "".join(c if c.isalnum() or c in "._-" else "-" for c in folder[:40])
+    whose = f" for agent {agent}" if agent else f" ({shown or schedule.label})"
+    return f"memfuse {run.name}{f' {index + 1}' if index else ''}{whose}"
 
 
 def _zoned(comment: str, tz: str | None) -> str:
