@@ -28,7 +28,7 @@ from memfuse.errors import MemfuseError
 from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import around, query_tokens
 from memfuse.recall.rows import DaysRead, Row, RowStamp, files_of, rows_of, to_read_again
-from memfuse.recall.semantic import Embedder, best, closeness
+from memfuse.recall.semantic import Embedder, best, closeness, standing
 from memfuse.recall.terms import bounded, doc_terms, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
@@ -270,6 +270,18 @@ class RecallIndex:
         scores = closeness(loaded.cosines(query), loaded.before, loaded.after)
         known = {i: float(scores[loaded.at[i]]) for i in also if i in loaded.at}
         return self._hits(best(scores, limit), loaded), known
+
+    def standing(
+        self, query: Matrix, model: str, ids: Iterable[int]
+    ) -> tuple[dict[int, float], float]:
+        """The standing of each row of `ids` (semantic.standing, no neighbour's), and how far
+        the row that stands highest of all stands above the next."""
+        loaded = self._loaded(model)
+        scores = standing(loaded.cosines(query))
+        two = [score for _n, score in best(scores, 2)]
+        return {i: float(scores[loaded.at[i]]) for i in ids if i in loaded.at}, (
+            two[0] - two[1] if len(two) == 2 else float("inf")
+        )
 
     def _loaded(self, model: str) -> vectors.LoadedVectors:
         if self._vectors is None or self._vectors.model != model:
