@@ -260,28 +260,18 @@ class RecallIndex:
         ]
 
     def closest(
-        self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()
+        self, query: Matrix, limit: int, model: str, also: Iterable[int] = (), alone: bool = False
     ) -> tuple[list[Hit], dict[int, float]]:
-        """The `limit` rows closest to a question's vector (semantic.closeness), best first,
-        scored by it; and the closeness of each row of `also` (ids) that has a vector."""
+        """The `limit` rows closest to a question's vector (semantic.closeness; `alone`: its
+        standing, no neighbour's), best first, scored by it; and the score of each row of
+        `also` (ids) that has a vector."""
         loaded = self._loaded(model)
         if not loaded.ids:
             return [], {}
-        scores = closeness(loaded.cosines(query), loaded.before, loaded.after)
+        cos = loaded.cosines(query)
+        scores = standing(cos) if alone else closeness(cos, loaded.before, loaded.after)
         known = {i: float(scores[loaded.at[i]]) for i in also if i in loaded.at}
         return self._hits(best(scores, limit), loaded), known
-
-    def standing(
-        self, query: Matrix, model: str, ids: Iterable[int]
-    ) -> tuple[dict[int, float], float]:
-        """The standing of each row of `ids` (semantic.standing, no neighbour's), and how far
-        the row that stands highest of all stands above the next."""
-        loaded = self._loaded(model)
-        scores = standing(loaded.cosines(query))
-        two = [score for _n, score in best(scores, 2)]
-        return {i: float(scores[loaded.at[i]]) for i in ids if i in loaded.at}, (
-            two[0] - two[1] if len(two) == 2 else float("inf")
-        )
 
     def _loaded(self, model: str) -> vectors.LoadedVectors:
         if self._vectors is None or self._vectors.model != model:

@@ -76,7 +76,8 @@ def with_meaning(
     score = {i: share.get(i, 0.0) + weight * close.get(i, 0.0) for i in candidates}
     first_weight, first_close = FIRST_WEIGHT, close
     if little:  # the first by the cosine alone, the clearer the less the words found (890)
-        alone, margin = index.standing(vector[0], embedder.name, candidates)
+        lead, alone = index.closest(vector[0], 2, embedder.name, also=candidates, alone=True)
+        margin = lead[0].score - lead[1].score if len(lead) == 2 else CLEAR
         top_alone = max(alone.values(), default=0.0)
         if margin * LITTLE * full >= CLEAR * best_words and top_alone > 0:
             first_weight = CONFIDENT
