@@ -273,3 +273,15 @@ def test_a_question_across_languages_is_answered_first_by_the_cosine_that_stands
     })  # fmt: skip
     order = first_of(tmp_path, RUN, question, model)
     assert order[0] == answer
+
+
+def test_a_cosine_barely_ahead_does_not_take_the_first_from_the_words(tmp_path: Path) -> None:
+    # The same question: the answer's cosine is barely above the sheds' (0.72 against 0.7); the
+    # words found one term in six, so the model must stand clearer than that to choose the first.
+    question = "How did my knee feel after the long evening run by the river?"
+    model = Cosines(question, {
+        "晚上跑步五公里，膝盖有点疼": 0.72, "Repainted the garden shed green": 0.7,
+        "Sorted the winter clothes into boxes": 0.6, "Repainted the garden fence white": 0.7,
+    })  # fmt: skip
+    order = first_of(tmp_path, RUN, question, model)
+    assert order[0] == "Went for an evening walk with Anna"
