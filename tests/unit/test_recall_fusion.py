@@ -216,3 +216,72 @@ def test_a_full_match_over_counts_read_apart_from_their_total_is_a_score() -> No
     score = full_match(["做", "饺子"], {"做": 9, "饺子": 2}, 5)
     assert score == pytest.approx(full_match(["做", "饺子"], {"做": 5, "饺子": 2}, 5))
     assert full_match(["做"], {"做": 3}, 0) == pytest.approx(1e-6)
+
+
+class Cosines(FakeEmbedder):
+    """A model whose question has the cosine `meant[text]` with each text named there and 0
+    with every other (each points its own way, far from the question and the named)."""
+
+    def __init__(self, question: str, meant: dict[str, float]) -> None:
+        super().__init__()
+        self.question, self.meant = question, meant
+
+    def embed(self, texts: Any, *, question: bool = False) -> Any:
+        import numpy as np
+
+        from memfuse.recall.semantic import quantize
+
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for n, text in enumerate(texts):
+            cos = self.meant.get(text)
+            if text == self.question:
+                rows[n, 0] = 1.0
+            elif cos is None:
+                rows[n, 16 + hashlib.blake2b(text.encode(), digest_size=2).digest()[0] % 48] = 1
+            else:  # its own dimension among the first 16, past the question's
+                rows[n, 0], rows[n, 1 + list(self.meant).index(text) % 15] = (
+                    cos,
+                    (1 - cos**2) ** 0.5,
+                )
+        return quantize(rows)
+
+
+RUN = """## 08:00
+- Repainted the garden shed green
+- Sorted the winter clothes into boxes
+- Repainted the garden fence white
+- Went for an evening walk with Anna
+- 晚上跑步五公里，膝盖有点疼
+- 给车换了新的雨刷
+"""
+
+
+def test_a_question_across_languages_is_answered_first_by_the_cosine_that_stands_clear(
+    tmp_path: Path,
+) -> None:
+    # Issue 56: fusion at least as good as its parts. The English question's answer is a Chinese
+    # bullet, which its words cannot see; the words' best shares one everyday word ("evening") of
+    # the question's six. The model's cosine ranks the answer first, clear of the next; its
+    # closeness (with the neighbour's, decision 370) ranks the boxes between two sheds higher,
+    # and not clear of them, so main answered with the evening walk. Where the words found
+    # little, the first is the cosine's (decision 890).
+    question = "How did my knee feel after the long evening run by the river?"
+    answer = "晚上跑步五公里，膝盖有点疼"
+    model = Cosines(question, {
+        answer: 0.9, "Repainted the garden shed green": 0.7,
+        "Sorted the winter clothes into boxes": 0.6, "Repainted the garden fence white": 0.7,
+    })  # fmt: skip
+    order = first_of(tmp_path, RUN, question, model)
+    assert order[0] == answer
+
+
+def test_a_cosine_barely_ahead_does_not_take_the_first_from_the_words(tmp_path: Path) -> None:
+    # The same question: the answer's cosine is barely above the sheds' (0.72 against 0.7); the
+    # words found one term in six, so the model must stand clearer than that to choose the first.
+    question = "How did my knee feel after the long evening run by the river?"
+    model = Cosines(question, {
+        "晚上跑步五公里，膝盖有点疼": 0.72, "Repainted the garden shed green": 0.7,
+        "Sorted the winter clothes into boxes": 0.6, "Repainted the garden fence white": 0.7,
+    })  # fmt: skip
+    order = first_of(tmp_path, RUN, question, model)
+    assert order[0] == "Went for an evening walk with Anna"

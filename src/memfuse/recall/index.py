@@ -28,7 +28,7 @@ from memfuse.errors import MemfuseError
 from memfuse.recall import tail, vectors, writes
 from memfuse.recall.dates import around, query_tokens
 from memfuse.recall.rows import DaysRead, Row, RowStamp, files_of, rows_of, to_read_again
-from memfuse.recall.semantic import Embedder, best, closeness
+from memfuse.recall.semantic import Embedder, best, closeness, standing
 from memfuse.recall.terms import bounded, doc_terms, query_terms
 from memfuse.state.folder import StateFolder
 from memfuse.state.sqlite import immediate, open_or_set_aside, open_private_db
@@ -260,14 +260,16 @@ class RecallIndex:
         ]
 
     def closest(
-        self, query: Matrix, limit: int, model: str, also: Iterable[int] = ()
+        self, query: Matrix, limit: int, model: str, also: Iterable[int] = (), alone: bool = False
     ) -> tuple[list[Hit], dict[int, float]]:
-        """The `limit` rows closest to a question's vector (semantic.closeness), best first,
-        scored by it; and the closeness of each row of `also` (ids) that has a vector."""
+        """The `limit` rows closest to a question's vector (semantic.closeness; `alone`: its
+        standing, no neighbour's), best first, scored by it; and the score of each row of
+        `also` (ids) that has a vector."""
         loaded = self._loaded(model)
         if not loaded.ids:
             return [], {}
-        scores = closeness(loaded.cosines(query), loaded.before, loaded.after)
+        cos = loaded.cosines(query)
+        scores = standing(cos) if alone else closeness(cos, loaded.before, loaded.after)
         known = {i: float(scores[loaded.at[i]]) for i in also if i in loaded.at}
         return self._hits(best(scores, limit), loaded), known
 

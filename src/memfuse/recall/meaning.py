@@ -19,8 +19,9 @@ WEIGHT = 0.5  # what the closest bullet adds past the first, where the words' be
 FIRST_WEIGHT = 0.2  # … and in choosing the first
 DAY_WEIGHT = 0.2  # what the day of the best candidates adds
 DAY_BEST = 3  # a day is scored by its best three candidates
-# Meaning is trusted (both weights CONFIDENT) where the words' best scores under LITTLE of a full
-# match (terms.full_match) and the closest stands CLEAR (in spreads of cosines) above the next.
+# Meaning is trusted (CONFIDENT) where the words' best scores under LITTLE of a full match
+# (terms.full_match): for the rest where the closest stands CLEAR (in spreads of cosines) above
+# the next; for the first where the cosine's own best does, CLEAR scaled by the words' share.
 LITTLE = 0.3
 CLEAR = 0.75
 CONFIDENT = 2.0
@@ -56,8 +57,8 @@ def with_meaning(
     top = max(best_words, full if has_cjk(question) else 0.0) or 1.0
     closest = near[0].score if near[0].score > 0 else 1.0
     clear = len(near) < 2 or near[0].score - near[1].score >= CLEAR
-    sure = clear and best_words < LITTLE * full
-    weight, first_weight = (CONFIDENT, CONFIDENT) if sure else (WEIGHT, FIRST_WEIGHT)
+    little = best_words < LITTLE * full
+    weight = CONFIDENT if clear and little else WEIGHT
     share = {h.id: max(h.score, 0.0) / top for h in words}
     hits = {h.id: h for h in words}
     found = {h.id: ("journal",) for h in words}
@@ -73,10 +74,18 @@ def with_meaning(
     if not candidates:
         return []
     score = {i: share.get(i, 0.0) + weight * close.get(i, 0.0) for i in candidates}
+    first_weight, first_close = FIRST_WEIGHT, close
+    if little:  # the first by the cosine alone, the clearer the less the words found (890)
+        lead, alone = index.closest(vector[0], 2, embedder.name, also=candidates, alone=True)
+        margin = lead[0].score - lead[1].score if len(lead) == 2 else CLEAR
+        top_alone = max(alone.values(), default=0.0)
+        if margin * LITTLE * full >= CLEAR * best_words and top_alone > 0:
+            first_weight = CONFIDENT
+            first_close = {i: max(s, 0.0) / top_alone for i, s in alone.items()}
     score = with_day(score, {i: hits[i].day or hits[i].location for i in candidates})
     # a bullet of a day the question names (RecallIndex.search) stays ahead, as in the words'
     first = max(candidates, key=lambda i: (hits[i].dated, share.get(i, 0.0) + first_weight *
-                                           close.get(i, 0.0)))  # fmt: skip
+                                           first_close.get(i, 0.0)))  # fmt: skip
     rest = sorted(candidates, key=lambda i: (not hits[i].dated, -score[i]))
     order = [first, *(i for i in rest if i != first)]
     return [

@@ -220,17 +220,20 @@ def best(scores: Any, limit: int) -> list[tuple[int, float]]:
     return [(i, float(scores[i])) for i in order]
 
 
-def closeness(scores: Any, before: Any, after: Any) -> Any:
-    """How far each row's cosine, with its closer neighbour's, stands above the rest: (its
-    cosine less the median) + NEIGHBOUR × (the closer neighbour's less the median), over the
-    cosines' spread, floored at 0. The bullet beside the one that shares the meaning often
-    answers (as the words' `near` columns); a cosine means something only against the others."""
+def standing(scores: Any) -> Any:
+    """How far each row's cosine stands above the question's median, over the cosines' spread:
+    a cosine means something only against the others."""
     import numpy as np
 
     if len(scores) == 0:
         return scores
-    middle = float(np.median(scores))
-    spread = float(scores.std()) or 1.0
-    neighbour = np.maximum(scores[before], scores[after])
-    lifted = (scores - middle) + NEIGHBOUR * (neighbour - middle)
-    return np.maximum(lifted / spread, 0.0)
+    return (scores - float(np.median(scores))) / (float(scores.std()) or 1.0)
+
+
+def closeness(scores: Any, before: Any, after: Any) -> Any:
+    """A row's standing with NEIGHBOUR × its closer neighbour's, floored at 0: the bullet beside
+    the one that shares the meaning often answers (as the words' `near` columns)."""
+    import numpy as np
+
+    own = standing(scores)
+    return np.maximum(own + NEIGHBOUR * np.maximum(own[before], own[after]), 0.0)
