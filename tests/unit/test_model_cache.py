@@ -125,6 +125,40 @@ def _no_building(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(model_parts, "take_apart", refuse)
 
 
+# Texts the tokenizer is tried on (it reads no table row): every script, odd spaces, the
+# tokenizer's own markers, a long run, nothing at all.
+TOKENIZED = [
+    "周五前把季度报告发给财务部",
+    "こんにちは世界、今日はいい天気ですね",
+    "안녕하세요, 반갑습니다",
+    "Привет, как дела? Всё хорошо.",
+    "مرحبا بالعالم",
+    "Ça va ? Größe, Straße, ﬁn ligature, e\u0301 combining",
+    "emoji 🎉🎉 party 👩\u200d👩\u200d👧 ok 😀😀😀",
+    "  odd\t\twhitespace \n\n here  \u3000全角　スペース ＡＢＣ１２３",
+    "\u200b\u200d zero width and a\x00nul",
+    "<s> </s> <unk> extra_token_id_1",
+    "a" * 300,
+    "",
+    " ",
+]
+
+
+def test_the_tokenizer_gives_the_same_ids_filled_text_by_text_and_made_whole(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cached tokenizer's two ways to its dict agree (that either gives the package's own
+    ids is tests/integration/test_model_real.py's, against the package's load)."""
+    ids = []
+    for whole_after in (10**9, 0):
+        monkeypatch.setattr(model_parts, "WHOLE_AFTER", whole_after)
+        sp = _cache(folder).load().sp
+        ids.append([sp.encode(t, out_type=int, add_bos=True, add_eos=True) for t in TOKENIZED])
+        assert sp._whole == (whole_after == 0)
+    assert ids[0] == ids[1]
+    assert ids[0][-1] == ids[0][-2] == [1, sp._unk_id, 2]  # nothing left once normalized
+
+
 def test_a_later_process_maps_the_file_and_loads_nothing(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
