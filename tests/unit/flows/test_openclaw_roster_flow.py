@@ -124,10 +124,12 @@ def test_a_workspace_no_file_system_can_name_is_shown_not_a_traceback(
 
 
 def test_an_agent_whose_workspace_no_file_system_can_name_is_left_out_and_said(
-    world: World, gateway: Gateway
+    world: World, gateway: Gateway, dry_runs: list[list[str]]
 ) -> None:
     """Its state folder and its jobs' arguments cannot be named: each --all-agents command
-    ended in "internal error: UnicodeEncodeError", the other agents unscheduled with it."""
+    ended in "internal error: UnicodeEncodeError", the other agents unscheduled with it.
+    The check's dry runs are recorded (tests/conftest.py): which agent's job it tried is the
+    point, not what a run answers."""
     setup(world, {"home": world.workspace, "work": Path("/tmp/\\ud800")})
     for command in (
         ("cron", "--format", "openclaw", "--install", "--all-agents"),
@@ -139,3 +141,5 @@ def test_an_agent_whose_workspace_no_file_system_can_name_is_left_out_and_said(
         said = out.warnings_text + json.dumps(out.data)
         assert "agent work: its workspace" in said and "left out" in said, (command, out)
     assert {str(j.get("agentId")) for j in gateway.jobs if j.get("agentId")} == {"home"}
+    tried = [(argv[1], argv[argv.index("--workspace") + 1]) for argv in dry_runs]
+    assert tried == [(c, str(world.workspace)) for c in ("sync", "surface", "tidy")]

@@ -222,7 +222,10 @@ def test_secrets_are_masked_in_every_answer(world: World) -> None:
 
 
 def test_an_answer_is_bounded_in_each_text_and_in_all(world: World) -> None:
-    bullets = "".join(f"- 迁移 {n} " + "回滚" * 3000 + "\n" for n in range(60))
+    # each bullet past TEXT_MAX, and 50 of them cut to it past ANSWER_MAX (3 bytes a character)
+    bullets = "".join(
+        f"- 迁移 {n} " + "回滚" * (answers.TEXT_MAX // 2 + 100) + "\n" for n in range(60)
+    )
     world.journal(DAY, "## 09:00\n" + bullets)
     answer = ok(service(world).call("recall", {"query": "迁移", "limit": 50}))
     size = len(answer and json.dumps(answer, ensure_ascii=False).encode())
