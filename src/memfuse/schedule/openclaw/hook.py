@@ -155,6 +155,11 @@ def remove(machine: Machine) -> list[str]:
         entries = host.dig(internal, "entries")
         others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
         changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
+        switch = memo.get("set_master") is True and host.dig(internal, "enabled") is True
+        mine = NAME in entries if isinstance(entries, dict) else host.config_problem(machine.env)
+        if not mine and not (switch and not others):  # openclaw.json holds nothing of memfuse's
+            shutil.rmtree(where, ignore_errors=True)
+            return changes
         changes += _keep_json5(machine)
         if memo.get("set_master") is True and not others:
             changes.append("unset hooks.internal.enabled, which memfuse had set")
