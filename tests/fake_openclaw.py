@@ -2,7 +2,9 @@
 (dist/cron-cli-*.mjs, dist/list-jobs-*.mjs): `cron list --all --json`, `cron add --json
 --declaration-key=…` converging a job in place, `cron edit … -- ID`, `cron rm --json -- ID`,
 `gateway call cron.list --json --params=…` and `gateway call cron.add --json --params=…` (the
-RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object); `config get PATH --json`, `config unset PATH` and `config set --batch-json=…`
+RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object), `gateway
+call config.get` (its `hash`) and `config.patch` (a merge patch on that hash); `config get PATH
+--json`, `config unset PATH` and `config set --batch-json=…`
 on the configuration file OpenClaw reads (`OPENCLAW_CONFIG_PATH`, else `openclaw.json` in
 `OPENCLAW_STATE_DIR` or `~/.openclaw`, plain JSON here), and `hooks enable|disable NAME` as
 2026.9.6 writes them (`hooks.internal.entries.NAME.enabled`, the master switch on; a hook
@@ -126,6 +128,27 @@ def config_command(command: str, path: str) -> object:
     return {"ok": True}
 
 
+def revision() -> str:
+    """The Gateway's `config.get` hash: what a `config.patch` must name (here the file's digest)."""
+    import hashlib
+
+    path = config_file()
+    return hashlib.sha256(path.read_bytes() if path.exists() else b"").hexdigest()
+
+
+def merge_patch(target: object, patch: object) -> object:
+    """RFC 7386, as `config.patch` applies its `raw`: objects merged by key, null takes one out."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
 def hooks_command(command: str, name: str) -> object:
     if not (state_dir() / "hooks" / name / "HOOK.md").is_file():
         fail(f'Hook "{name}" not found')
@@ -204,6 +227,15 @@ def serve(argv: list[str]) -> str:
             node[last] = each["value"]
         save_config(config)
         return "Updated config paths.\n"
+    if (group, command) == ("gateway", "call") and positional == ["config.get"]:
+        return json.dumps({"exists": config_file().exists(), "hash": revision()}) + "\n"
+    if (group, command) == ("gateway", "call") and positional == ["config.patch"]:
+        params = json.loads(one["--params"])
+        if params.get("baseHash") != revision():  # as the Gateway says it, on stdout
+            said = {"ok": False, "error": {"message": "config changed since last load"}}
+            raise Refused("", json.dumps(said) + "\n")
+        save_config(merge_patch(load_config(), json.loads(params["raw"])))
+        return json.dumps({"ok": True}) + "\n"
     if group == "config" and command in ("get", "unset"):
         return json.dumps(config_command(command, positional[0]), indent=2) + "\n"
     if group == "hooks" and command in ("enable", "disable"):

@@ -117,16 +117,17 @@ def test_two_agents_install_and_remove_with_one_job_list_and_one_hook_call(
     installed = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
     assert installed.code == 0, installed.stdout
     assert len(gateway.calls("cron", "list")) == 1  # before: 3
-    assert gateway.calls("hooks") == [] and len(gateway.calls("config", "set")) == 1
+    assert gateway.calls("hooks") + gateway.calls("config") == [] and len(gateway.patches()) == 1
     assert len(gateway.calls("gateway", "call", "cron.add")) == 6
-    assert len(gateway.calls()) == 8  # before: 10
+    assert len(gateway.calls()) == 9  # before: 10, the hook's `hooks enable` 3× a light call
     assert sorted(by_agent(gateway)) == ["home", "work"]
     gateway.forget_calls()
     removed = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
     assert removed.code == 0, removed.stdout
     assert len(gateway.calls("cron", "list")) == 1 and len(gateway.calls("cron", "rm")) == 6
-    assert gateway.calls("config") + gateway.calls("hooks") == [["config", "unset", "hooks"]]
-    assert len(gateway.calls()) == 8  # before: 10
+    assert gateway.calls("config") + gateway.calls("hooks") == []
+    assert gateway.patches() == [{"hooks": None}]
+    assert len(gateway.calls()) == 9  # before: 10
     assert by_agent(gateway) == {}
     config = json.loads((Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json").read_text())
     assert "hooks" not in config
@@ -150,7 +151,7 @@ class Rounds:
         with self.lock:
             ends = list(itertools.accumulate(self.sizes))
             at = next((i for i, end in enumerate(ends) if len(self.made) < end), len(ends))
-            self.made.append((at + 1, " ".join(argv[1:3])))
+            self.made.append((at + 1, argv[3] if argv[1] == "gateway" else " ".join(argv[1:3])))
             if at < len(ends) and len(self.made) == ends[at]:
                 self.full[at].set()
         if at < len(ends):
@@ -166,27 +167,29 @@ class Rounds:
         return sorted(self.made)
 
 
-def test_two_agents_in_two_rounds_and_no_call_that_changes_nothing(
+def test_two_agents_calls_in_rounds_and_none_that_changes_nothing(
     world: World, gateway: Gateway, tmp_path: Path
 ) -> None:
-    """Issue 57: install is the list beside the hook's one call, then the six declarations; again
-    one list; removal one list, then the six removals beside the hook's call, and none at all for
-    a hook whose settings are already gone from openclaw.json (before: `hooks disable` and two
-    `config unset` one after another, which wrote an entry to take it out again)."""
+    """Issue 57: install is the list beside the hook's read of openclaw.json's revision, then the
+    six declarations beside the hook's one write (`config.patch`: two light calls where `config
+    set` was one of three times the CPU); again one list; removal one list, then the six removals
+    beside the read, then the write; and none at all for a hook whose settings are already gone
+    from openclaw.json (before: `hooks disable` and two `config unset` one after another, which
+    wrote an entry to take it out again)."""
     work = tmp_path / "work-ws"
     (work / "memory").mkdir(parents=True)
     config, _ = setup(world, {"home": world.workspace, "work": work})
     calls = Rounds(world, gateway)
-    add, rm = [(2, "gateway call")] * 6, [(2, "cron rm")] * 6
-    assert calls.of(world, "--install", rounds=[2, 6]) == [
-        (1, "config set"), (1, "cron list"), *add
+    add, rm = [(2, "cron.add")] * 6, [(2, "cron rm")] * 6
+    assert calls.of(world, "--install", rounds=[2, 7]) == [
+        (1, "config.get"), (1, "cron list"), (2, "config.patch"), *add
     ]  # fmt: skip
     assert calls.of(world, "--install", rounds=[1]) == [(1, "cron list")]
-    assert calls.of(world, "--remove", rounds=[1, 7]) == [
-        (1, "cron list"), (2, "config unset"), *rm
+    assert calls.of(world, "--remove", rounds=[1, 7, 1]) == [
+        (1, "cron list"), (2, "config.get"), *rm, (3, "config.patch")
     ]  # fmt: skip
     assert calls.of(world, "--remove", rounds=[1]) == [(1, "cron list")]  # nothing installed
-    assert calls.of(world, "--install", rounds=[2, 6])[:2] == [(1, "config set"), (1, "cron list")]
+    assert calls.of(world, "--install", rounds=[2, 7])[:2] == [(1, "config.get"), (1, "cron list")]
     settings = json.loads(config.read_text())
     del settings["hooks"]  # the user took the hook's settings out by hand
     config.write_text(json.dumps(settings))

@@ -17,6 +17,8 @@ from typing import Any
 from memfuse.confine import write_atomic
 from memfuse.schedule.base import Machine, read_text, write_own
 from memfuse.schedule.openclaw import host
+from memfuse.schedule.openclaw.gateway import LIST_LIMIT
+from memfuse.schedule.openclaw.jobs import gateway_call
 
 NAME = "memfuse-recent"
 MARK = "<!-- written by memfuse: `memfuse cron --remove --format openclaw` removes it -->"
@@ -125,12 +127,11 @@ def install(machine: Machine) -> list[str]:
             changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
         else:
             changes += _keep_json5(machine)
-            # What `hooks enable` writes, in the call that costs a third less CPU (issue 57)
-            sets = [{"path": f"hooks.internal.entries.{NAME}.enabled", "value": True}]
-            sets += (
-                [{"path": "hooks.internal.enabled", "value": True}] if enabled is not True else []
-            )
-            machine.tool(["openclaw", "config", "set", f"--batch-json={json.dumps(sets)}"])
+            on = {
+                "entries": {NAME: {"enabled": True}},
+                "enabled": True,
+            }  # what `hooks enable` writes
+            _patch(machine, {"hooks": {"internal": on}})
             _remember(where, set_master=enabled is not True)
             changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
         if any(c.startswith("wrote") for c in changes):
@@ -150,41 +151,40 @@ def remove(machine: Machine) -> list[str]:
             return []
         if MARK not in text or where.is_symlink():
             return [f"left {where}: memfuse did not write it"]
-        memo = _memo(where)
         internal = _internal(machine)
         entries = host.dig(internal, "entries")
         others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
         changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
-        switch = memo.get("set_master") is True and host.dig(internal, "enabled") is True
+        switch = _memo(where).get("set_master") is True and not others
         mine = NAME in entries if isinstance(entries, dict) else host.config_problem(machine.env)
-        if not mine and not (switch and not others):  # openclaw.json holds nothing of memfuse's
-            shutil.rmtree(where, ignore_errors=True)
-            return changes
-        changes += _keep_json5(machine)
-        if memo.get("set_master") is True and not others:
-            changes.append("unset hooks.internal.enabled, which memfuse had set")
-            if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
-                # memfuse's switch and entry are all there is: one call unsets both, straight to
-                # "not configured" (never the open-ended state that loads every hook), before
-                # the folder goes, so no reload finds the hook half gone; `hooks` with them
-                # when they are all it holds (no `"hooks": {}` left behind).
-                hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
-                alone = isinstance(hooks, dict) and set(hooks) == {"internal"}
-                key = "hooks" if alone else "hooks.internal"
-                machine.tool(["openclaw", "config", "unset", key], check=False)
-                shutil.rmtree(where, ignore_errors=True)
-                return changes
-        # The hook turned off while its files exist, then the folder, then the settings in turn
-        # (each call rewrites the one file); the switch before the entry: the entry first would
-        # pass through the open-ended state.
-        machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
+        if mine or (switch and host.dig(internal, "enabled") is True):  # else no call at all
+            changes += _keep_json5(machine)
+            # memfuse's entry, and the switch it set when no other hook is left under it, in one
+            # write before the folder goes (never through the open-ended state that loads every
+            # hook); `hooks` whole when they are all it held (no `"hooks": {}` left behind).
+            hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
+            alone = (
+                switch and isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}
+            )
+            alone = alone and isinstance(hooks, dict) and set(hooks) == {"internal"}
+            gone = {"entries": {NAME: None}, **({"enabled": None} if switch else {})}
+            _patch(machine, {"hooks": None if alone else {"internal": gone}}, check=False)
+            changes += ["unset hooks.internal.enabled, which memfuse had set"] if switch else []
         shutil.rmtree(where, ignore_errors=True)
-        unset = [f"hooks.internal.entries.{NAME}"]
-        if memo.get("set_master") is True and not others:
-            unset.insert(0, "hooks.internal.enabled")
-        for path in unset:
-            machine.tool(["openclaw", "config", "unset", path], check=False)
         return changes
+
+
+def _patch(machine: Machine, patch: dict[str, Any], check: bool = True) -> None:
+    """openclaw.json changed in one write through the Gateway's `config.patch` (a JSON merge
+    patch: null takes a key out) on the revision its `config.get` names: two calls of 1.1 CPU-s
+    of Node where one `config set` or `unset` took 3.6-3.9 (issue 57, docs/performance.md)."""
+    done = machine.tool(list(gateway_call("config.get", {})), check=check)
+    try:
+        base = json.loads(done.stdout[:LIST_LIMIT]).get("hash")
+    except (ValueError, AttributeError):
+        base = None
+    params = {"raw": json.dumps(patch), "baseHash": base}
+    machine.tool(list(gateway_call("config.patch", params)), check=check)
 
 
 def _keep_json5(machine: Machine) -> list[str]:
