@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -142,7 +143,7 @@ def install(machine: Machine) -> list[str]:
         return changes
 
 
-def remove(machine: Machine) -> list[str]:
+def remove(machine: Machine, revision: Future[Any] | None = None) -> list[str]:
     """Take the hook out, leaving OpenClaw's hook settings as memfuse found them."""
     with _ONE:
         where = folder(machine)
@@ -168,17 +169,21 @@ def remove(machine: Machine) -> list[str]:
             )
             alone = alone and isinstance(hooks, dict) and set(hooks) == {"internal"}
             gone = {"entries": {NAME: None}, **({"enabled": None} if switch else {})}
-            _patch(machine, {"hooks": None if alone else {"internal": gone}}, check=False)
+            _patch(machine, {"hooks": None if alone else {"internal": gone}}, revision, False)
             changes += ["unset hooks.internal.enabled, which memfuse had set"] if switch else []
         shutil.rmtree(where, ignore_errors=True)
         return changes
 
 
-def _patch(machine: Machine, patch: dict[str, Any], check: bool = True) -> None:
+def _patch(
+    machine: Machine, patch: dict[str, Any], revision: Future[Any] | None = None, check: bool = True
+) -> None:
     """openclaw.json changed in one write through the Gateway's `config.patch` (a JSON merge
     patch: null takes a key out) on the revision its `config.get` names: two calls of 1.1 CPU-s
-    of Node where one `config set` or `unset` took 3.6-3.9 (issue 57, docs/performance.md)."""
-    done = machine.tool(list(gateway_call("config.get", {})), check=check)
+    of Node where one `config set` or `unset` took 3.6-3.9 (issue 57, docs/performance.md);
+    `revision`: that read, begun beside the job list."""
+    read = list(gateway_call("config.get", {}))
+    done = revision.result() if revision is not None else machine.tool(read, check=check)
     try:
         base = json.loads(done.stdout[:LIST_LIMIT]).get("hash")
     except (ValueError, AttributeError):
@@ -218,16 +223,9 @@ def _internal(machine: Machine) -> Any:
     `enabled: false`."""
     if host.config_problem(machine.env) is None:
         return host.dig(host.read_config(machine.env) or {}, "hooks", "internal")
-    return _config(machine, "hooks.internal")
-
-
-def _config(machine: Machine, path: str) -> Any:
-    """`openclaw config get PATH --json`: its value, None when it is not set."""
-    done = machine.tool(["openclaw", "config", "get", path, "--json"], check=False)
-    if done.returncode != 0:
-        return None
-    try:
-        return json.loads(done.stdout[: 1 << 20])
+    done = machine.tool(["openclaw", "config", "get", "hooks.internal", "--json"], check=False)
+    try:  # its value; None when it is not set
+        return json.loads(done.stdout[: 1 << 20]) if done.returncode == 0 else None
     except ValueError:
         return None
 
