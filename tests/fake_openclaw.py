@@ -2,9 +2,7 @@
 (dist/cron-cli-*.mjs, dist/list-jobs-*.mjs): `cron list --all --json`, `cron add --json
 --declaration-key=…` converging a job in place, `cron edit … -- ID`, `cron rm --json -- ID`,
 `gateway call cron.list --json --params=…` and `gateway call cron.add --json --params=…` (the
-RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object), `gateway
-call config.get` (its `hash`) and `config.patch` (a merge patch on that hash); `config get PATH
---json`, `config unset PATH` and `config set --batch-json=…`
+RPC `cron add` makes, which also takes a `failureAlert`; its parameters a closed object); `config get PATH --json`, `config unset PATH` and `config set --batch-json=…`
 on the configuration file OpenClaw reads (`OPENCLAW_CONFIG_PATH`, else `openclaw.json` in
 `OPENCLAW_STATE_DIR` or `~/.openclaw`, plain JSON here), and `hooks enable|disable NAME` as
 2026.9.6 writes them (`hooks.internal.entries.NAME.enabled`, the master switch on; a hook
@@ -14,7 +12,9 @@ before `--` is an option, and an unknown one is refused. State is a JSON file be
 makes `cron list` print one page only, as a CLI before 2026.9 did, and the Gateway's pages
 that small; `FAKE_OPENCLAW_FAIL` is
 printed on stderr with exit 1 instead of any answer. `respond` is the same call in-process
-(the unit tier's flows: a process a call was ~33 ms of CPU, ~300 calls)."""
+(the unit tier's flows: a process a call was ~33 ms of CPU, ~300 calls). `gateway call
+config.get` says the file's revision (`hash`: here its digest), and `gateway call config.patch`
+merges its `raw` (a merge patch) into the file when its `baseHash` is that revision."""
 
 from __future__ import annotations
 
