@@ -72,9 +72,8 @@ class OpenClaw(Scheduler):
         if not self.available(machine):
             raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
         with ThreadPoolExecutor(max_workers=2) as pool:  # the hook and the jobs, side by side
-            # openclaw.json's revision read beside the list, once for all agents (one writes)
-            read = gateway_call("config.get", {})
-            start = functools.partial(pool.submit, machine.tool, list(read), check=False)
+            read = list(gateway_call("config.get", {}))  # beside the list, once for every agent
+            start = functools.partial(pool.submit, machine.tool, read, check=False)
             revision = gateway.once("hook", start) if hook.folder(machine).is_dir() else None
             listed = gateway.list_jobs(machine.tool)
             going, _ = stale_ids(listed, schedule, keeping=False)

@@ -18,7 +18,6 @@ from typing import Any
 from memfuse.confine import write_atomic
 from memfuse.schedule.base import Machine, read_text, write_own
 from memfuse.schedule.openclaw import host
-from memfuse.schedule.openclaw.gateway import LIST_LIMIT
 from memfuse.schedule.openclaw.jobs import gateway_call
 
 NAME = "memfuse-recent"
@@ -128,11 +127,8 @@ def install(machine: Machine) -> list[str]:
             changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
         else:
             changes += _keep_json5(machine)
-            on = {
-                "entries": {NAME: {"enabled": True}},
-                "enabled": True,
-            }  # what `hooks enable` writes
-            _patch(machine, {"hooks": {"internal": on}})
+            on = {"entries": {NAME: {"enabled": True}}, "enabled": True}
+            _patch(machine, {"hooks": {"internal": on}})  # what `hooks enable` writes
             _remember(where, set_master=enabled is not True)
             changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
         if any(c.startswith("wrote") for c in changes):
@@ -160,36 +156,29 @@ def remove(machine: Machine, revision: Future[Any] | None = None) -> list[str]:
         mine = NAME in entries if isinstance(entries, dict) else host.config_problem(machine.env)
         if mine or (switch and host.dig(internal, "enabled") is True):  # else no call at all
             changes += _keep_json5(machine)
-            # memfuse's entry, and the switch it set when no other hook is left under it, in one
-            # write before the folder goes (never through the open-ended state that loads every
-            # hook); `hooks` whole when they are all it held (no `"hooks": {}` left behind).
+            # memfuse's entry, and its switch if no other hook is left, in one write before the
+            # folder goes (never the open-ended state that loads every hook); `hooks` if all.
             hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
-            alone = (
-                switch and isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}
-            )
-            alone = alone and isinstance(hooks, dict) and set(hooks) == {"internal"}
+            alone = switch and isinstance(hooks, dict) and set(hooks) == {"internal"}
+            alone = alone and isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}
             gone = {"entries": {NAME: None}, **({"enabled": None} if switch else {})}
-            _patch(machine, {"hooks": None if alone else {"internal": gone}}, revision, False)
+            _patch(machine, {"hooks": None if alone else {"internal": gone}}, revision)
             changes += ["unset hooks.internal.enabled, which memfuse had set"] if switch else []
         shutil.rmtree(where, ignore_errors=True)
         return changes
 
 
-def _patch(
-    machine: Machine, patch: dict[str, Any], revision: Future[Any] | None = None, check: bool = True
-) -> None:
+def _patch(machine: Machine, patch: dict[str, Any], revision: Future[Any] | None = None) -> None:
     """openclaw.json changed in one write through the Gateway's `config.patch` (a JSON merge
-    patch: null takes a key out) on the revision its `config.get` names: two calls of 1.1 CPU-s
-    of Node where one `config set` or `unset` took 3.6-3.9 (issue 57, docs/performance.md);
-    `revision`: that read, begun beside the job list."""
-    read = list(gateway_call("config.get", {}))
-    done = revision.result() if revision is not None else machine.tool(read, check=check)
+    patch: null takes a key out) on the revision its `config.get` names (removal's: begun beside
+    the job list, and its write not checked, as its calls never were; issue 57)."""
+    done = revision.result() if revision else machine.tool(list(gateway_call("config.get", {})))
     try:
-        base = json.loads(done.stdout[:LIST_LIMIT]).get("hash")
+        base = json.loads(done.stdout[: 1 << 24]).get("hash")  # the answer holds the file whole
     except (ValueError, AttributeError):
         base = None
     params = {"raw": json.dumps(patch), "baseHash": base}
-    machine.tool(list(gateway_call("config.patch", params)), check=check)
+    machine.tool(list(gateway_call("config.patch", params)), check=revision is None)
 
 
 def _keep_json5(machine: Machine) -> list[str]:
