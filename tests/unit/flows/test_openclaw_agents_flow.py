@@ -195,7 +195,7 @@ def test_two_agents_calls_in_rounds_and_none_that_changes_nothing(
     config.write_text(json.dumps(settings))
     assert calls.of(world, "--remove", rounds=[2, 6]) == [
         (1, "config.get"), (1, "cron list"), *rm
-    ]  # fmt: skip  # before: 10 calls in 4 rounds; the read, begun before the list, writes nothing
+    ]  # fmt: skip  # before: 10 calls in 4 rounds; the read begun beside the list writes nothing
     assert by_agent(gateway) == {} and "hooks" not in json.loads(config.read_text())
 
 
