@@ -4,6 +4,9 @@ makes, in how many rounds one waits on another, and its wall time against the st
 
     .venv/bin/python benchmarks/openclaw_install_bench.py --delay 1
     .venv/bin/python benchmarks/openclaw_install_bench.py --delay 1 --src /work/main/src
+    .venv/bin/python benchmarks/openclaw_install_bench.py --delay 2 --agents
+
+`--agents`: two agents (`home`, `work`) with `--all-agents`, the way the issue measured it.
 
 `--src` runs another checkout's memfuse (its `src`) against the same stand-in, for a before
 and after. A sleep overlaps perfectly; Node's start is CPU work, so on a real machine calls
@@ -39,6 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=1.0, help="seconds each call sleeps")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="memfuse's src to run")
+    parser.add_argument("--agents", action="store_true", help="two agents, --all-agents")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -53,12 +57,28 @@ def main() -> None:
         env = {**os.environ, "HOME": str(home), "PATH": f"{bin_dir}:{os.environ['PATH']}",
                "PYTHONPATH": str(options.src), "FAKE_OPENCLAW_STATE": str(folder / "state.json"),
                "FAKE_OPENCLAW_DELAY": str(options.delay), "TZ": "Etc/UTC"}  # fmt: skip
+        who = ["-w", str(ws)]
+        if options.agents:
+            (home / "work" / "memory").mkdir(parents=True)
+            (home / ".openclaw").mkdir()
+            roster = {name: {"workspace": str(home / name)} for name in ("ws", "work")}
+            (home / ".openclaw" / "openclaw.json").write_text(
+                json.dumps({"agents": {"entries": {"home": roster["ws"], "work": roster["work"]}}})
+            )
+            entry = {"command": "node", "args": ["/nonexistent/server.js"],
+                     "env": {"AGENT_MEMORY_DB": str(home / "agent-memory.db"),
+                             "AGENT_MEMORY_WORKSPACE": str(ws)}}  # fmt: skip
+            (home / ".mcporter").mkdir()
+            (home / ".mcporter" / "mcporter.json").write_text(
+                json.dumps({"mcpServers": {"agent-memory": entry}})
+            )
+            who = ["--all-agents"]
         calls = folder / "calls.jsonl"
         print(f"src {options.src}, {options.delay:g} s a call; load {os.getloadavg()[0]:.2f}")
         for label, args in (("install", ["--install"]), ("install again", ["--install"]),
-                            ("remove", ["--remove"])):  # fmt: skip
+                            ("remove", ["--remove"]), ("remove again", ["--remove"])):  # fmt: skip
             calls.unlink(missing_ok=True)
-            wall, _ = run(["cron", "--format", "openclaw", *args, "-w", str(ws)], env)
+            wall, _ = run(["cron", "--format", "openclaw", *args, *who], env)
             made = [json.loads(line) for line in calls.read_text().splitlines()]
             rounds = (wall - 0.0) / options.delay if options.delay else 0
             print(f"  {label:14} {len(made):2} calls  {wall:6.2f} s  (~{rounds:.1f} delays)")

@@ -74,7 +74,7 @@ def main() -> None:
                 for label, arg in (("install", "--install"), ("again", "--install"),
                                    ("remove", "--remove")):  # fmt: skip
                     log.unlink(missing_ok=True)
-                    began = time.perf_counter()
+                    began, epoch = time.perf_counter(), time.time()
                     done = subprocess.run(
                         [sys.executable, "-m", "memfuse", "cron", "--format", "openclaw", *who,
                          arg, "--json"], env=env, capture_output=True, text=True, check=False,
@@ -85,9 +85,10 @@ def main() -> None:
                           f"  load {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
                     if done.returncode != 0:
                         print(done.stdout[-2000:], done.stderr[-2000:])
-                    for line in calls:
+                    for line in sorted(calls):  # each call's start and end in the command
                         start, end, argv = line.split(" ", 2)
-                        print(f"    {float(end) - float(start):5.1f} s  openclaw {argv[:90]}")
+                        at, to = float(start) - epoch, float(end) - epoch
+                        print(f"    {at:5.1f}-{to:5.1f} s ({to - at:4.1f})  openclaw {argv[:80]}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ before `--` is an option, and an unknown one is refused. State is a JSON file be
 makes `cron list` print one page only, as a CLI before 2026.9 did, and the Gateway's pages
 that small; `FAKE_OPENCLAW_FAIL` is
 printed on stderr with exit 1 instead of any answer. `respond` is the same call in-process
-(the unit tier's flows: a process a call was ~33 ms of CPU, ~300 calls)."""
+(the unit tier's flows: a process a call was ~33 ms of CPU, ~300 calls). `gateway call
+config.get` says the file's revision (`hash`: here its digest), and `gateway call config.patch`
+merges its `raw` (a merge patch) into the file when its `baseHash` is that revision."""
 
 from __future__ import annotations
 
@@ -127,6 +129,27 @@ def config_command(command: str, path: str) -> object:
     return {"ok": True}
 
 
+def revision() -> str:
+    """The Gateway's `config.get` hash: what a `config.patch` must name (here the file's digest)."""
+    import hashlib
+
+    path = config_file()
+    return hashlib.sha256(path.read_bytes() if path.exists() else b"").hexdigest()
+
+
+def merge_patch(target: object, patch: object) -> object:
+    """RFC 7386, as `config.patch` applies its `raw`: objects merged by key, null takes one out."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
 def hooks_command(command: str, name: str) -> object:
     if not (state_dir() / "hooks" / name / "HOOK.md").is_file():
         fail(f'Hook "{name}" not found')
@@ -227,6 +250,15 @@ def serve(argv: list[str]) -> str:
             node[last] = each["value"]
         save_config(config)
         return "Updated config paths.\n"
+    if (group, command) == ("gateway", "call") and positional == ["config.get"]:
+        return json.dumps({"exists": config_file().exists(), "hash": revision()}) + "\n"
+    if (group, command) == ("gateway", "call") and positional == ["config.patch"]:
+        params = json.loads(one["--params"])
+        if params.get("baseHash") != revision():  # as the Gateway says it, on stdout
+            said = {"ok": False, "error": {"message": "config changed since last load"}}
+            raise Refused("", json.dumps(said) + "\n")
+        save_config(merge_patch(load_config(), json.loads(params["raw"])))
+        return json.dumps({"ok": True}) + "\n"
     if group == "config" and command in ("get", "unset"):
         return json.dumps(config_command(command, positional[0]), indent=2) + "\n"
     if group == "hooks" and command in ("enable", "disable"):

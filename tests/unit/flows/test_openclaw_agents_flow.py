@@ -4,9 +4,13 @@ store; idempotent; an agent added later is picked up, one removed is named and r
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -14,7 +18,7 @@ from typer.testing import CliRunner
 from memfuse.cli import app
 from memfuse.ledger.reader import LedgerReader
 from memfuse.schedule import plan, registry
-from memfuse.schedule.base import InstallOutcome, Machine, Scheduler
+from memfuse.schedule.base import InstallOutcome, Machine, Scheduler, run_tool
 from memfuse.schedule.runs import Job, Schedule
 from memfuse.state.folder import StateFolder, default_state_dir
 from tests.fakes import World
@@ -113,19 +117,86 @@ def test_two_agents_install_and_remove_with_one_job_list_and_one_hook_call(
     installed = world.json("cron", "--format", "openclaw", "--install", "--all-agents")
     assert installed.code == 0, installed.stdout
     assert len(gateway.calls("cron", "list")) == 1  # before: 3
-    assert gateway.calls("hooks") == [] and len(gateway.calls("config", "set")) == 1
+    assert gateway.calls("hooks") + gateway.calls("config") == [] and len(gateway.patches()) == 1
     assert len(gateway.calls("gateway", "call", "cron.add")) == 6
-    assert len(gateway.calls()) == 8  # before: 10
+    assert len(gateway.calls()) == 9  # before: 10, the hook's `hooks enable` 3× a light call
     assert sorted(by_agent(gateway)) == ["home", "work"]
     gateway.forget_calls()
     removed = world.json("cron", "--format", "openclaw", "--remove", "--all-agents")
     assert removed.code == 0, removed.stdout
     assert len(gateway.calls("cron", "list")) == 1 and len(gateway.calls("cron", "rm")) == 6
-    assert gateway.calls("config") + gateway.calls("hooks") == [["config", "unset", "hooks"]]
-    assert len(gateway.calls()) == 8  # before: 10
+    assert gateway.calls("config") + gateway.calls("hooks") == []
+    assert gateway.patches() == [{"hooks": None}]
+    assert len(gateway.calls()) == 9  # before: 10
     assert by_agent(gateway) == {}
     config = json.loads((Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json").read_text())
     assert "hooks" not in config
+
+
+class Rounds:
+    """The `openclaw` calls of a command in the rounds a test says (calls that wait on each
+    other; each call costs a start of Node, seconds at load): each call is held until every call
+    of its round has begun, so calls said to run side by side must (a build that makes one wait
+    on another never fills the round; the bound only ends that wait), whatever the machine's
+    speed."""
+
+    def __init__(self, world: World, gateway: Gateway) -> None:
+        self.gateway, self.lock = gateway, threading.Lock()
+        self.made: list[tuple[int, str]] = []
+        self.sizes: list[int] = []
+        self.full: list[threading.Event] = []
+        world.tool = functools.partial(run_tool, run=self.run)
+
+    def run(self, argv: list[str], **how: Any) -> Any:
+        with self.lock:
+            ends = list(itertools.accumulate(self.sizes))
+            at = next((i for i, end in enumerate(ends) if len(self.made) < end), len(ends))
+            self.made.append((at + 1, argv[3] if argv[1] == "gateway" else " ".join(argv[1:3])))
+            if at < len(ends) and len(self.made) == ends[at]:
+                self.full[at].set()
+        if at < len(ends):
+            assert self.full[at].wait(120), f"round {at + 1} was never full: {self.made}"
+        return self.gateway.run(argv, **how)
+
+    def of(self, world: World, *args: str, rounds: list[int]) -> list[tuple[int, str]]:
+        """One command's calls, each with its round, sorted."""
+        self.made, self.sizes = [], rounds
+        self.full = [threading.Event() for _ in rounds]
+        out = world.json("cron", "--format", "openclaw", *args, "--all-agents")
+        assert out.code == 0, out.stdout
+        return sorted(self.made)
+
+
+def test_two_agents_calls_in_rounds_and_none_that_changes_nothing(
+    world: World, gateway: Gateway, tmp_path: Path
+) -> None:
+    """Issue 57: install is the list beside the hook's read of openclaw.json's revision, then the
+    six declarations beside the hook's one write (`config.patch`: two light calls where `config
+    set` was one of three times the CPU); again one list; removal the same two rounds, the read
+    once for both agents; and no write for a hook whose settings are already gone from
+    openclaw.json (before: `hooks disable` and two `config unset` one after another, which wrote
+    an entry to take it out again)."""
+    work = tmp_path / "work-ws"
+    (work / "memory").mkdir(parents=True)
+    config, _ = setup(world, {"home": world.workspace, "work": work})
+    calls = Rounds(world, gateway)
+    add, rm = [(2, "cron.add")] * 6, [(2, "cron rm")] * 6
+    assert calls.of(world, "--install", rounds=[2, 7]) == [
+        (1, "config.get"), (1, "cron list"), (2, "config.patch"), *add
+    ]  # fmt: skip
+    assert calls.of(world, "--install", rounds=[1]) == [(1, "cron list")]
+    assert calls.of(world, "--remove", rounds=[2, 7]) == [
+        (1, "config.get"), (1, "cron list"), (2, "config.patch"), *rm
+    ]  # fmt: skip
+    assert calls.of(world, "--remove", rounds=[1]) == [(1, "cron list")]  # nothing installed
+    assert calls.of(world, "--install", rounds=[2, 7])[:2] == [(1, "config.get"), (1, "cron list")]
+    settings = json.loads(config.read_text())
+    del settings["hooks"]  # the user took the hook's settings out by hand
+    config.write_text(json.dumps(settings))
+    assert calls.of(world, "--remove", rounds=[2, 6]) == [
+        (1, "config.get"), (1, "cron list"), *rm
+    ]  # fmt: skip  # before: 10 calls in 4 rounds; the read begun beside the list writes nothing
+    assert by_agent(gateway) == {} and "hooks" not in json.loads(config.read_text())
 
 
 def test_an_agent_without_its_workspace_yet_is_said_not_installed(

@@ -74,6 +74,11 @@ class Gateway:
         every = [json.loads(line) for line in self.calls_file.read_text().splitlines()]
         return [c for c in every if tuple(c[: len(command)]) == command]
 
+    def patches(self) -> list[object]:
+        """What each `config.patch` merged into openclaw.json, in turn."""
+        sent = self.calls("gateway", "call", "config.patch")
+        return [json.loads(json.loads(c[4].split("=", 1)[1])["raw"]) for c in sent]
+
     def forget_calls(self) -> None:
         self.calls_file.unlink(missing_ok=True)
 
@@ -393,8 +398,11 @@ def test_the_recent_md_hook_comes_and_goes_with_the_schedule(
     assert out.code == 0, out.stdout
     assert "agent:bootstrap" in (hook_dir() / "HOOK.md").read_text()
     assert "RECENT.md" in (hook_dir() / "handler.js").read_text()
-    (enabled,) = gateway.calls("config", "set")  # what `hooks enable` writes, for less CPU
-    assert "hooks.internal.entries.memfuse-recent.enabled" in enabled[2]
+    # what `hooks enable` writes, in one write through the Gateway (issue 57: less CPU)
+    assert gateway.patches() == [
+        {"hooks": {"internal": {"enabled": True, "entries": {"memfuse-recent": {"enabled": True}}}}}
+    ]
+    assert gateway.calls("config") == []
     assert openclaw_config()["hooks"] == {
         "internal": {"enabled": True, "entries": {"memfuse-recent": {"enabled": True}}}
     }
@@ -406,7 +414,7 @@ def test_the_recent_md_hook_comes_and_goes_with_the_schedule(
     )
     removed = world.json("cron", "--format", "openclaw", "--remove")
     assert removed.code == 0, removed.stdout
-    assert gateway.calls("config", "unset") == [["config", "unset", "hooks"]]
+    assert gateway.patches() == [{"hooks": None}] and gateway.calls("config") == []
     assert not hook_dir().exists()
     assert "hooks" not in openclaw_config()  # as memfuse found it (issue 55: not `"hooks": {}`)
     assert agents_md.read_text() == "# my rules\n"
@@ -621,9 +629,10 @@ def test_install_and_remove_cost_few_openclaw_calls_each_job_one(
     out = world.json("cron", "--format", "openclaw", "--remove")
     assert out.code == 0, out.stdout
     assert len(gateway.calls("cron", "list")) == 1  # before: 2
-    # The hook's settings read by memfuse itself, its own entry and switch unset in one call:
-    # one `openclaw` call where there were four, one after the other (review of 47 and 50).
-    assert gateway.calls("hooks") + gateway.calls("config") == [["config", "unset", "hooks"]]
+    # The hook's settings read by memfuse itself, its own entry and switch unset in one write
+    # where there were four calls, one after the other (review of 47 and 50).
+    assert gateway.calls("hooks") + gateway.calls("config") == []
+    assert gateway.patches() == [{"hooks": None}]
     assert len(gateway.calls("cron", "rm")) == 3 and ours(gateway, world) == []
 
 
@@ -689,28 +698,28 @@ def test_a_json5_config_openclaw_rewrites_is_kept_as_it_was_and_said(
     kept = Path(said.rsplit(" in ", 1)[1])
     assert kept.parent == config.parent and kept.read_text() == text
     assert kept.stat().st_mode & 0o777 == 0o600
-    assert gateway.calls("config", "set")  # the rewrite happened after the copy
+    assert gateway.patches()  # the rewrite happened after the copy
     removed = world.json("cron", "--format", "openclaw", "--remove")
     assert not [c for c in removed.data["changes"] if "dropping its comments" in c]  # JSON now
     assert openclaw_config() == {"gateway": {"port": 18789}}  # nothing of memfuse's left
 
 
-def test_removal_unsets_the_switch_before_the_entry_and_keeps_the_users_other_hook_settings(
+def test_removal_unsets_the_switch_with_the_entry_and_keeps_the_users_other_hook_settings(
     world: World, gateway: Gateway
 ) -> None:
     """Review of issues 47 and 50: `hooks.internal` holding a setting of the user's besides
-    memfuse's entry and switch is not unset whole; the switch memfuse set goes first (the
-    entry first would pass through the open-ended state that loads every hook)."""
+    memfuse's entry and switch is not unset whole; the switch memfuse set goes in the same
+    write as the entry (the entry first would pass through the open-ended state that loads
+    every hook)."""
     config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("{ hooks: { internal: { load: { extraDirs: ['/opt/hooks'] } } } }")
     assert world.json("cron", "--format", "openclaw", "--install").code == 0
     gateway.forget_calls()
     assert world.json("cron", "--format", "openclaw", "--remove").code == 0
-    assert gateway.calls("hooks") + gateway.calls("config") == [
-        ["hooks", "disable", "memfuse-recent"],
-        ["config", "unset", "hooks.internal.enabled"],
-        ["config", "unset", "hooks.internal.entries.memfuse-recent"],
+    assert gateway.calls("hooks") + gateway.calls("config") == []  # before: 3 in turn
+    assert gateway.patches() == [
+        {"hooks": {"internal": {"entries": {"memfuse-recent": None}, "enabled": None}}}
     ]
     assert openclaw_config()["hooks"] == {
         "internal": {"load": {"extraDirs": ["/opt/hooks"]}, "entries": {}}

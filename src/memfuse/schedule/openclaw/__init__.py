@@ -8,6 +8,7 @@ memfuse knows of OpenClaw lives in this package.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -15,6 +16,7 @@ from memfuse.errors import MemfuseError
 from memfuse.schedule.base import InstallOutcome, Machine, MemoryRewriter, Scheduler, system_zone
 from memfuse.schedule.openclaw import config, gateway, hook, host, serving
 from memfuse.schedule.openclaw.jobs import (
+    gateway_call,
     memfuses,
     parse,
     remove_command,
@@ -69,11 +71,14 @@ class OpenClaw(Scheduler):
     def remove(self, schedule: Schedule, files: dict[str, str], machine: Machine) -> list[str]:
         if not self.available(machine):
             raise MemfuseError("openclaw is not on this PATH: install OpenClaw or pick --format")
-        listed = gateway.list_jobs(machine.tool)
-        going, _ = stale_ids(listed, schedule, keeping=False)
-        others = memfuses(gateway.forget(listed, set(going)))  # another agent's, still there
         with ThreadPoolExecutor(max_workers=2) as pool:  # the hook and the jobs, side by side
-            unhooked = None if others else pool.submit(hook.remove, machine)
+            read = list(gateway_call("config.get", {}))  # beside the list, once for every agent
+            start = functools.partial(pool.submit, machine.tool, read, check=False)
+            revision = gateway.once("hook", start) if hook.folder(machine).is_dir() else None
+            listed = gateway.list_jobs(machine.tool)
+            going, _ = stale_ids(listed, schedule, keeping=False)
+            others = memfuses(gateway.forget(listed, set(going)))  # another agent's, still there
+            unhooked = None if others else pool.submit(hook.remove, machine, revision)
             changes = gateway.remove(machine.tool, schedule, listed)
             hook_changes = unhooked.result() if unhooked is not None else []
         if others:

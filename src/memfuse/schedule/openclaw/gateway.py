@@ -10,8 +10,8 @@ import contextlib
 import json
 import subprocess
 import threading
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from memfuse.errors import MemfuseError
@@ -29,6 +29,7 @@ AGENTS_SIDE_BY_SIDE = 2  # agents at once: each Node process is ~150 MB, 64 agen
 
 _LOCK = threading.Lock()
 _SHARED: list[list[dict[str, Any]] | None] = []  # within `shared`: the job list, once read
+_ONCE: list[dict[str, Future[Any]]] = []  # within `shared`: what every agent reads, once
 
 
 @contextlib.contextmanager
@@ -36,10 +37,21 @@ def shared() -> Iterator[int]:
     """Within it, every agent's install or removal reads one list of the Gateway's jobs, kept
     as this command's own calls change it (issue 57: one `cron list` per agent, and one more)."""
     _SHARED.append(None)
+    _ONCE.append({})
     try:
         yield AGENTS_SIDE_BY_SIDE
     finally:
         _SHARED.pop()
+        _ONCE.pop()
+
+
+def once(key: str, start: Callable[[], Future[Any]]) -> Future[Any]:
+    """Within `shared`, the read the first agent started for `key`: every agent's answer."""
+    with _LOCK:
+        kept = _ONCE[-1] if _ONCE else {}
+        if key not in kept:
+            kept[key] = start()
+        return kept[key]
 
 
 def list_jobs(tool: ToolRunner) -> list[dict[str, Any]]:

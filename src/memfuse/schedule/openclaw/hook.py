@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from memfuse.confine import write_atomic
 from memfuse.schedule.base import Machine, read_text, write_own
 from memfuse.schedule.openclaw import host
+from memfuse.schedule.openclaw.jobs import gateway_call
 
 NAME = "memfuse-recent"
 MARK = "<!-- written by memfuse: `memfuse cron --remove --format openclaw` removes it -->"
@@ -125,12 +127,8 @@ def install(machine: Machine) -> list[str]:
             changes.append(f"the OpenClaw hook {NAME} is enabled: unchanged")
         else:
             changes += _keep_json5(machine)
-            # What `hooks enable` writes, in the call that costs a third less CPU (issue 57)
-            sets = [{"path": f"hooks.internal.entries.{NAME}.enabled", "value": True}]
-            sets += (
-                [{"path": "hooks.internal.enabled", "value": True}] if enabled is not True else []
-            )
-            machine.tool(["openclaw", "config", "set", f"--batch-json={json.dumps(sets)}"])
+            on = {"entries": {NAME: {"enabled": True}}, "enabled": True}
+            _patch(machine, {"hooks": {"internal": on}})  # what `hooks enable` writes
             _remember(where, set_master=enabled is not True)
             changes.append(f"enabled the OpenClaw hook {NAME}: RECENT.md joins every main session")
         if any(c.startswith("wrote") for c in changes):
@@ -141,7 +139,7 @@ def install(machine: Machine) -> list[str]:
         return changes
 
 
-def remove(machine: Machine) -> list[str]:
+def remove(machine: Machine, revision: Future[Any] | None = None) -> list[str]:
     """Take the hook out, leaving OpenClaw's hook settings as memfuse found them."""
     with _ONE:
         where = folder(machine)
@@ -150,36 +148,37 @@ def remove(machine: Machine) -> list[str]:
             return []
         if MARK not in text or where.is_symlink():
             return [f"left {where}: memfuse did not write it"]
-        memo = _memo(where)
         internal = _internal(machine)
         entries = host.dig(internal, "entries")
         others = [k for k in entries if k != NAME] if isinstance(entries, dict) else []
         changes = [f"removed the OpenClaw hook {NAME} ({where}): RECENT.md leaves its sessions"]
-        changes += _keep_json5(machine)
-        if memo.get("set_master") is True and not others:
-            changes.append("unset hooks.internal.enabled, which memfuse had set")
-            if isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}:
-                # memfuse's switch and entry are all there is: one call unsets both, straight to
-                # "not configured" (never the open-ended state that loads every hook), before
-                # the folder goes, so no reload finds the hook half gone; `hooks` with them
-                # when they are all it holds (no `"hooks": {}` left behind).
-                hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
-                alone = isinstance(hooks, dict) and set(hooks) == {"internal"}
-                key = "hooks" if alone else "hooks.internal"
-                machine.tool(["openclaw", "config", "unset", key], check=False)
-                shutil.rmtree(where, ignore_errors=True)
-                return changes
-        # The hook turned off while its files exist, then the folder, then the settings in turn
-        # (each call rewrites the one file); the switch before the entry: the entry first would
-        # pass through the open-ended state.
-        machine.tool(["openclaw", "hooks", "disable", NAME], check=False)
+        switch = _memo(where).get("set_master") is True and not others
+        mine = NAME in entries if isinstance(entries, dict) else host.config_problem(machine.env)
+        if mine or (switch and host.dig(internal, "enabled") is True):  # else no call at all
+            changes += _keep_json5(machine)
+            # memfuse's entry, and its switch if no other hook is left, in one write before the
+            # folder goes (never the open-ended state that loads every hook); `hooks` if all.
+            hooks = host.dig(host.read_config(machine.env) or {}, "hooks")
+            alone = switch and isinstance(hooks, dict) and set(hooks) == {"internal"}
+            alone = alone and isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}
+            gone = {"entries": {NAME: None}, **({"enabled": None} if switch else {})}
+            _patch(machine, {"hooks": None if alone else {"internal": gone}}, revision)
+            changes += ["unset hooks.internal.enabled, which memfuse had set"] if switch else []
         shutil.rmtree(where, ignore_errors=True)
-        unset = [f"hooks.internal.entries.{NAME}"]
-        if memo.get("set_master") is True and not others:
-            unset.insert(0, "hooks.internal.enabled")
-        for path in unset:
-            machine.tool(["openclaw", "config", "unset", path], check=False)
         return changes
+
+
+def _patch(machine: Machine, patch: dict[str, Any], revision: Future[Any] | None = None) -> None:
+    """openclaw.json changed in one write through the Gateway's `config.patch` (a JSON merge
+    patch: null takes a key out) on the revision its `config.get` names (removal's: begun beside
+    the job list, and its write not checked, as its calls never were; issue 57)."""
+    done = revision.result() if revision else machine.tool(list(gateway_call("config.get", {})))
+    try:
+        base = json.loads(done.stdout[: 1 << 24]).get("hash")  # the answer holds the file whole
+    except (ValueError, AttributeError):
+        base = None
+    params = {"raw": json.dumps(patch), "baseHash": base}
+    machine.tool(list(gateway_call("config.patch", params)), check=revision is None)
 
 
 def _keep_json5(machine: Machine) -> list[str]:
@@ -213,16 +212,9 @@ def _internal(machine: Machine) -> Any:
     `enabled: false`."""
     if host.config_problem(machine.env) is None:
         return host.dig(host.read_config(machine.env) or {}, "hooks", "internal")
-    return _config(machine, "hooks.internal")
-
-
-def _config(machine: Machine, path: str) -> Any:
-    """`openclaw config get PATH --json`: its value, None when it is not set."""
-    done = machine.tool(["openclaw", "config", "get", path, "--json"], check=False)
-    if done.returncode != 0:
-        return None
-    try:
-        return json.loads(done.stdout[: 1 << 20])
+    done = machine.tool(["openclaw", "config", "get", "hooks.internal", "--json"], check=False)
+    try:  # its value; None when it is not set
+        return json.loads(done.stdout[: 1 << 20]) if done.returncode == 0 else None
     except ValueError:
         return None
 
