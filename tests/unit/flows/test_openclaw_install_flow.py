@@ -726,6 +726,37 @@ def test_removal_unsets_the_switch_with_the_entry_and_keeps_the_users_other_hook
     }
 
 
+def test_a_removal_whose_write_the_gateway_refuses_keeps_the_hook_and_says_so(
+    world: World, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 57: the hook's write is made on the revision read beside the job list; when
+    openclaw.json changes in between, the Gateway refuses it. The hook's folder then stays
+    (its entry without its folder is a hook OpenClaw cannot load), the removal says so, and
+    running it again finishes it."""
+    assert world.json("cron", "--format", "openclaw", "--install").code == 0
+    answer = gateway.run
+
+    def edited_meanwhile(argv: list[str], **how: Any) -> subprocess.CompletedProcess[str]:
+        if argv[3:4] == ["config.patch"]:
+            config = Path(os.environ["HOME"]) / ".openclaw" / "openclaw.json"
+            config.write_text(json.dumps({**openclaw_config(), "ui": {"theme": "dark"}}))
+        return answer(argv, **how)
+
+    monkeypatch.setattr(gateway, "run", edited_meanwhile)
+    world.tool = functools.partial(run_tool, run=gateway.run)
+    out = world.json("cron", "--format", "openclaw", "--remove")
+    assert out.code == 0, out.stdout
+    assert any("left the OpenClaw hook memfuse-recent in place" in c for c in out.data["changes"])
+    assert (hook_dir() / "HOOK.md").exists()
+    assert openclaw_config()["hooks"]["internal"]["entries"] == {
+        "memfuse-recent": {"enabled": True}
+    }
+    world.tool = functools.partial(run_tool, run=answer)
+    assert world.json("cron", "--format", "openclaw", "--remove").code == 0
+    assert not hook_dir().exists() and "hooks" not in openclaw_config()
+    assert openclaw_config()["ui"] == {"theme": "dark"}
+
+
 def test_hooks_turned_off_in_an_included_file_are_read_and_an_unread_include_asked(
     world: World, gateway: Gateway
 ) -> None:

@@ -162,23 +162,29 @@ def remove(machine: Machine, revision: Future[Any] | None = None) -> list[str]:
             alone = switch and isinstance(hooks, dict) and set(hooks) == {"internal"}
             alone = alone and isinstance(internal, dict) and set(internal) <= {"enabled", "entries"}
             gone = {"entries": {NAME: None}, **({"enabled": None} if switch else {})}
-            _patch(machine, {"hooks": None if alone else {"internal": gone}}, revision)
+            if _patch(machine, {"hooks": None if alone else {"internal": gone}}, revision):
+                return [
+                    f"left the OpenClaw hook {NAME} in place: the Gateway refused to change"
+                    f" openclaw.json (changed meanwhile?); `memfuse cron --remove` again"
+                ]
             changes += ["unset hooks.internal.enabled, which memfuse had set"] if switch else []
         shutil.rmtree(where, ignore_errors=True)
         return changes
 
 
-def _patch(machine: Machine, patch: dict[str, Any], revision: Future[Any] | None = None) -> None:
+def _patch(machine: Machine, patch: dict[str, Any], revision: Future[Any] | None = None) -> int:
     """openclaw.json changed in one write through the Gateway's `config.patch` (a JSON merge
     patch: null takes a key out) on the revision its `config.get` names (removal's: begun beside
-    the job list, and its write not checked, as its calls never were; issue 57)."""
+    the job list: a refused write is its exit code, and the hook's folder stays; issue 57)."""
     done = revision.result() if revision else machine.tool(list(gateway_call("config.get", {})))
     try:
         base = json.loads(done.stdout[: 1 << 24]).get("hash")  # the answer holds the file whole
     except (ValueError, AttributeError):
         base = None
     params = {"raw": json.dumps(patch), "baseHash": base}
-    machine.tool(list(gateway_call("config.patch", params)), check=revision is None)
+    return machine.tool(
+        list(gateway_call("config.patch", params)), check=revision is None
+    ).returncode
 
 
 def _keep_json5(machine: Machine) -> list[str]:
