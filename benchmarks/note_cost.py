@@ -29,8 +29,10 @@ one section of every bullet; `numbered`: one section, every tenth item numbered 
 bullets under no heading), an 8 MiB journal and a fresh state folder: a `memfuse serve`
 process's notes (its first, then NOTES more, every fifth after two lines the agent appended
 itself), then a new process's first note on the mark the state folder keeps. Each figure is
-the tool call's wall time in the client (sent → answer read); `--busy` runs it with two busy
-loops holding both cores (`python -c 'while 1: pass'` ×2, stopped at the end):
+the tool call's wall time in the client (sent → answer read); beside the new process's first
+note, the CPU its thread ran (serve makes the writes' thread for its first note) and the whole
+serve process's meanwhile (the warm-up's, mostly), from Linux's schedstat. `--busy` runs it
+with two busy loops holding both cores (`python -c 'while 1: pass'` ×2, stopped at the end):
 
     .venv/bin/python benchmarks/note_cost.py --serve 8
     .venv/bin/python benchmarks/note_cost.py --serve --busy 8
