@@ -229,8 +229,8 @@ def serve_stdio(
     later = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memfuse-after")
     after = _queued(later, _logged(after_write, log, mask)) if after_write is not None else None
     counts = {"answered": 0, "waiting": 0}
-    # back from each of a note's system calls, its thread waited up to a switch interval for
-    # a CPU-bound thread (the warm-up's catch-up) to give the GIL back (decision 870)
+    # back from each of a note's longer system calls, its thread waited up to a switch
+    # interval for a CPU-bound thread (the warm-up's catch-up) to give the GIL back
     switch = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH)
     try:
