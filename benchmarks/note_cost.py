@@ -29,8 +29,10 @@ one section of every bullet; `numbered`: one section, every tenth item numbered 
 bullets under no heading), an 8 MiB journal and a fresh state folder: a `memfuse serve`
 process's notes (its first, then NOTES more, every fifth after two lines the agent appended
 itself), then a new process's first note on the mark the state folder keeps. Each figure is
-the tool call's wall time in the client (sent → answer read); `--busy` runs it with two busy
-loops holding both cores (`python -c 'while 1: pass'` ×2, stopped at the end):
+the tool call's wall time in the client (sent → answer read); beside the new process's first
+note, the CPU its thread ran (serve makes the writes' thread for its first note) and the whole
+serve process's meanwhile (the warm-up's, mostly), from Linux's schedstat. `--busy` runs it
+with two busy loops holding both cores (`python -c 'while 1: pass'` ×2, stopped at the end):
 
     .venv/bin/python benchmarks/note_cost.py --serve 8
     .venv/bin/python benchmarks/note_cost.py --serve --busy 8
@@ -39,6 +41,7 @@ loops holding both cores (`python -c 'while 1: pass'` ×2, stopped at the end):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import subprocess
@@ -143,9 +146,30 @@ def shaped(shape: str, size: int) -> bytes:
     return "".join(parts).encode()
 
 
-def served(workspace: Path, state: Path, path: Path, texts: list[str]) -> list[float]:
+def cpu_of(pid: int) -> dict[int, float]:
+    """The CPU seconds each thread of process `pid` has run (Linux's schedstat, in ns)."""
+    cpus: dict[int, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            cpus[int(task.name)] = int((task / "schedstat").read_text().split()[0]) / 1e9
+    return cpus
+
+
+def children() -> set[int]:
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(OSError):
+            found.update(map(int, (task / "children").read_text().split()))
+    return found
+
+
+def served(
+    workspace: Path, state: Path, path: Path, texts: list[str], cpus: list[float] | None = None
+) -> list[float]:
     """Each note through one `memfuse serve` process: the tool call's wall seconds, in the
-    client, after the process's first answer (a `status`, timed first: the warm-up)."""
+    client, after the process's first answer (a `status`, timed first: the warm-up); in
+    `cpus`, the CPU seconds of each note: the thread the first note started (serve writes
+    on a thread made for the first), and the whole serve process's meanwhile."""
     import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -157,11 +181,13 @@ def served(workspace: Path, state: Path, path: Path, texts: list[str]) -> list[f
     walls: list[float] = []
 
     async def main() -> None:
+        before = children()
         async with (
             stdio_client(params, errlog=sys.stderr) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
+            (pid,) = children() - before
             started = time.perf_counter()  # serve's warm-up (the index caught up) is paid
             await session.call_tool("status", {})  # before its first answer: not the note's
             walls.append(time.perf_counter() - started)
@@ -169,9 +195,13 @@ def served(workspace: Path, state: Path, path: Path, texts: list[str]) -> list[f
                 if n % 5 == 4:
                     with path.open("a") as fh:
                         fh.write(f"- the agent's own line {n}\n- and another {n}\n")
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), cpu_of(pid)
                 result = await session.call_tool("note", {"text": text})
                 walls.append(time.perf_counter() - started)
+                if cpus is not None:
+                    after = cpu_of(pid)
+                    cpus.append(after[min(after.keys() - cpu.keys(), default=pid)])
+                    cpus.append(sum(after.values()) - sum(cpu.values()))
                 assert not result.is_error, result.content
 
     anyio.run(main)
@@ -186,7 +216,8 @@ def serve_row(shape: str, mib: int) -> str:
         path.write_bytes(shaped(shape, mib * MIB))
         warm, first, *later = served(root / "ws", root / "state", path,
                                      [f"Note {n} of the evening" for n in range(NOTES + 1)])  # fmt: skip
-        _, renewed = served(root / "ws", root / "state", path, ["The next process's first"])
+        cpus: list[float] = []
+        _, renewed = served(root / "ws", root / "state", path, ["The next process's first"], cpus)
         workspace = Workspace(root / "ws", root / "state2", read_cap=17 * MIB)
         from memfuse.state.folder import StateFolder
         from memfuse.workspace.note_file import Marks
@@ -201,7 +232,7 @@ def serve_row(shape: str, mib: int) -> str:
         return (
             f"| {shape} | {mib} MiB | {warm:.1f} s | {first * 1000:.0f} ms"
             f" | {statistics.median(later) * 1000:.1f} ms"
-            f" | {max(later) * 1000:.1f} ms | {renewed * 1000:.1f} ms"
+            f" | {max(later) * 1000:.1f} ms | {renewed * 1000:.1f} ms ({cpus[0] * 1000:.0f}; {cpus[1] * 1000:.0f})"
             f" | {statistics.median(calls) * 1000:.1f} ms |"
         )
 
@@ -217,7 +248,7 @@ def main(argv: list[str]) -> None:
             print(f"load average: {os.getloadavg()[0]:.2f}; busy loops: {len(busy)}")
             print(
                 "| shape | journal | serve's warm-up (its first answer) | first note (no mark yet)"
-                " | later note, median | slowest | a new process's first note"
+                " | later note, median | slowest | a new process's first note (CPU ms: its thread's; serve's)"
                 " | the function, median |"
             )
             print("|---|---|---:|---:|---:|---:|---:|---:|")

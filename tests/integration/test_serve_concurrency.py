@@ -151,3 +151,26 @@ def test_a_note_never_waits_for_the_step_after_the_note_before() -> None:
     assert [answers[i]["result"]["content"][0]["text"] for i in (1, 2)] == ["noted", "noted"]
     first_step = err.decode().split("; ")[0]  # the step after the first note
     assert first_step.strip().endswith("after a note: the next one was not held")
+
+
+SWITCHING = """
+import logging, sys
+from memfuse.run.mcp_server import ToolAnswer, ToolSpec, serve_stdio
+
+def handle(tool, arguments):
+    return ToolAnswer(repr(sys.getswitchinterval()))
+
+serve_stdio([ToolSpec("note", "", {"type": "object"}, read_only=False)], handle, name="t",
+            version="0", instructions="", log=logging.getLogger("t"), mask=str)
+print(f"after serving: {sys.getswitchinterval()!r}", file=sys.stderr)
+"""
+
+
+def test_a_note_waits_for_the_gil_a_short_switch_interval_while_serving() -> None:
+    """Issue 57: a fresh serve's first note ran beside the warm-up's catch-up of the index
+    (seconds of pure Python on an 8 MiB journal); back from each of its system calls, the
+    note waited up to the interpreter's switch interval (5 ms) for the GIL, 120–250 ms a
+    note in all. While serving, the interval is a tenth of that (SWITCH); it is put back after."""
+    done, answers = served(SWITCHING, [*HELLO, call(1, "note", {"text": "a"})])
+    assert float(answers[1]["result"]["content"][0]["text"]) < 0.005 / 5
+    assert f"after serving: {0.005!r}" in done.stderr.decode()

@@ -20,6 +20,7 @@ from memfuse.serve import arguments as args
 from memfuse.serve.arguments import BadArguments
 from memfuse.serve.service import RETRY_AFTER, Service, Tool
 from memfuse.views import status, where
+from memfuse.workspace.note import plan
 
 LIMIT_MAX = 50  # results one recall may ask for
 DAYS_MAX = 36500
@@ -73,9 +74,11 @@ def _recall(service: Service, call: Call, request: RecallRequest) -> CommandResu
 
 
 def _warm_up(service: Service, call: Call) -> None:
-    """One question through recall's own path, the local index alone (the store's recall is
+    """A note planned on no journal (pure: the reader's imports paid before any note), then
+    one question through recall's own path, the local index alone (the store's recall is
     not asked: it counts what it returns as read), so that the first real one pays nothing
     a later one does not."""
+    plan(None, "memfuse warm-up", call.settings.now, "")
     request = RecallRequest("memfuse warm-up", 1, without=frozenset({"store", "rerank"}))
     _recall(service, call, request)
 

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Mapping
@@ -31,6 +32,7 @@ DRAIN_MAX = 120.0  # seconds the calls running at the end of stdin may take to f
 WARM_WAIT = 10.0  # seconds the handshake waits for the warm-up (the store's start included)
 KEEP = 4096  # bytes of a too-long line's head and tail kept to find its id
 READERS = 2  # read-only calls answered side by side
+SWITCH = 0.0005  # seconds a thread back from a system call waits for the GIL (5 ms by default)
 _ID = r'("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})'
 _HEAD_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID.encode())
 _TAIL_ID = re.compile(rb'"id"\s*:\s*' + _ID.encode() + rb"\s*\}\s*$")
@@ -227,6 +229,10 @@ def serve_stdio(
     later = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memfuse-after")
     after = _queued(later, _logged(after_write, log, mask)) if after_write is not None else None
     counts = {"answered": 0, "waiting": 0}
+    # back from each of a note's longer system calls, its thread waited up to a switch
+    # interval for a CPU-bound thread (the warm-up's catch-up) to give the GIL back
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH)
     try:
         with _claimed_stdio() as (stdin, stdout):
             if warm is not None:  # with fd 0 and 1 claimed: a child it starts cannot take them
@@ -247,6 +253,7 @@ def serve_stdio(
             with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
                 anyio.run(main)
     finally:
+        sys.setswitchinterval(switch)
         readers.shutdown(wait=True, cancel_futures=False)
         later.shutdown(wait=True, cancel_futures=False)
         if close is not None:

@@ -83,14 +83,11 @@ class Marks:
     are checked against the file before it is used, and a file that does not parse is as none."""
 
     def __init__(self, state: StateFolder | None = None) -> None:
-        self._kept: OrderedDict[str, Mark] = OrderedDict()
+        # read when made (serve's start-up), not by the first note, which pays nothing more
+        self._kept: OrderedDict[str, Mark] = OrderedDict(_load(state))
         self._state = state
-        self._loaded = state is None
 
     def get(self, real: Path) -> Mark | None:
-        if not self._loaded:
-            self._loaded = True
-            self._kept.update(_load(self._state))
         return self._kept.get(os.fspath(real))
 
     def keep(self, real: Path, mark: Mark) -> None:

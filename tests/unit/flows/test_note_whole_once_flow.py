@@ -349,6 +349,26 @@ def test_a_new_process_reads_the_tail_from_the_mark_the_state_folder_keeps(world
         assert counted.bytes == journal.stat().st_size - len(f"- After {kept!r}\n".encode())
 
 
+def test_a_new_process_reads_its_marks_when_made_not_at_its_first_note(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 57: a fresh serve's first note read and checked the marks file (JSON, a count
+    for each of 1 400 sections at 8 MiB). The marks are read when `Marks` is made (serve's
+    start-up, before any request): the first note reads the journal's tail and nothing of
+    the state folder."""
+    from memfuse.state.folder import StateFolder
+
+    big_journal(world, sections=20)
+    journal, workspace = journal_of(world), workspace_of(world)
+    state = StateFolder(state_of(world.workspace))
+    append_note(workspace, "First, by one process", AT, marks=Marks(state))
+    marks = Marks(state)  # the next process's start-up
+    monkeypatch.setattr(StateFolder, "read", lambda *_: pytest.fail("the marks read again"))
+    counted = Counting()
+    noted = append_note(workspace, "Then by another", AT, marks=marks, read=counted)
+    assert counted.bytes < 100 and parse_bytes(journal.read_bytes()).bullets[-1] == noted.bullet
+
+
 SHAPES = {
     # one section of 1 000 `-` items: on main, past 900 a note dropped its mark (issue 57)
     "one section": "# Journal\n\n## 22:00\n" + "- item\n" * 1000,

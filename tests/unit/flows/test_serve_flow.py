@@ -442,6 +442,27 @@ def test_warming_up_asks_the_local_index_but_never_the_stores_recall(world: Worl
     assert found["data"]["results"][0]["content"].startswith("Remember: Alice prefers dark")
 
 
+def test_warming_up_reads_a_note_back_once_and_writes_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 57: a fresh serve's first note imported the journal reader's parts (markdown-it,
+    ~15 ms of CPU, more beside a warm-up) when the warm-up had no journal to re-read. The
+    warm-up plans a note on no journal, pure: the workspace is as it was."""
+    synced(world)
+    before = {p: p.read_bytes() for p in world.workspace.rglob("*") if p.is_file()}
+    planned: list[tuple[Any, str]] = []
+    real = serve.plan
+
+    def counted(view: Any, text: str, *args: Any) -> Any:
+        planned.append((view, text))
+        return real(view, text, *args)
+
+    monkeypatch.setattr(serve, "plan", counted)
+    service(world).warm()
+    assert planned == [(None, "memfuse warm-up")]
+    assert {p: p.read_bytes() for p in world.workspace.rglob("*") if p.is_file()} == before
+
+
 def test_a_store_that_cannot_start_still_leaves_the_local_path_warm(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
