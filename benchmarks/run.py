@@ -141,6 +141,15 @@ BENCHES = [
         "agreements, not time: 10x the seeds is 10x the run, linearly",
         timed=False,
     ),
+    Bench(
+        "journal_draws",
+        "journal_draws.py 20",
+        "function: `memfuse.workspace.journal.read` on test_journal's drawn journals",
+        "performance.md: The parsing property's 3.3 s",
+        "the slowest drawn shapes at 1x, 10x and 100x: linear; `0 big` the dense one at 2 and"
+        " 8 MiB, the collector on and off",
+        beside="journal_costs",
+    ),
     # Owned by other engineers this turn: listed here, run as they are.
     Bench(
         "note_cost",

@@ -56,6 +56,13 @@ def examples(count: int) -> int:
     return count if THOROUGH else max(10, count // 4)
 
 
+# What `st.text()` draws by default (every code point but a surrogate), drawn without its
+# default's one cost: `characters(codec="utf-8")` has Hypothesis encode and decode each of the
+# 1.1 M code points once per `.hypothesis/` folder (~1.3 s of CPU, 3-4 s on a loaded machine),
+# paid by the first test to draw text in a fresh checkout or worktree: CI's every run.
+ANY_CHARACTER = hypothesis.strategies.characters(exclude_categories=("Cs",))
+
+
 def _build_each_app_once() -> None:
     """Build the click command of a typer app once, not at each `CliRunner.invoke`: a build
     reads every option of every subcommand (~5 ms), and the unit tier invokes ~1 000 times.

@@ -193,3 +193,25 @@ def test_no_two_modules_define_the_same_name_for_two_things() -> None:
                     defined.setdefault(name, []).append(path.relative_to(SRC).as_posix())
     assert len(defined) > 100
     assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}
+
+
+# A property's time is its own (issue 59): `st.text()` and `st.from_regex()` without an
+# alphabet draw from `characters(codec="utf-8")`, whose table Hypothesis builds once per
+# `.hypothesis/` folder by encoding every code point (~1.3 s of CPU, 3.3 s of one property's
+# time in a fresh worktree). tests/conftest.py's ANY_CHARACTER is the same alphabet without it.
+def test_no_test_draws_text_from_hypothesis_default_alphabet() -> None:
+    tests = SRC.parents[1] / "tests"
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in source.nodes(path):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("text", "from_regex")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in ("st", "strategies")
+            ):
+                given = len(node.args) > (node.func.attr == "from_regex")
+                if not given and all(k.arg != "alphabet" for k in node.keywords):
+                    found.append(f"{path.relative_to(tests)}:{node.lineno}")
+    assert found == []

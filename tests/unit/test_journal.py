@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from memfuse.workspace.bullets import Bullet, section_key
 from memfuse.workspace.journal import decode, parse, parse_bytes
-from tests.conftest import examples
+from tests.conftest import ANY_CHARACTER, examples
 
 
 def keys(text: str) -> list[tuple[str, int, str]]:
@@ -82,8 +82,8 @@ journal_lines = st.one_of(
     st.sampled_from(
         ["## 14:00", "## 22:00 sync", "### Notes", "```", "<!--", "-->", "", "  - nested"]
     ),
-    st.text(max_size=40).map(lambda t: "- " + t),
-    st.text(max_size=40),
+    st.text(ANY_CHARACTER, max_size=40).map(lambda t: "- " + t),
+    st.text(ANY_CHARACTER, max_size=40),
 )
 
 
@@ -97,7 +97,10 @@ def test_parsing_never_raises_and_positions_are_unique(lines: list[str]) -> None
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(st.lists(journal_lines, max_size=30), st.lists(st.text(min_size=1, max_size=30), max_size=5))
+@given(
+    st.lists(journal_lines, max_size=30),
+    st.lists(st.text(ANY_CHARACTER, min_size=1, max_size=30), max_size=5),
+)
 def test_appending_a_section_never_changes_earlier_uris(lines: list[str], extra: list[str]) -> None:
     text = "\n".join(lines)
     before = parse(text)

@@ -16,7 +16,7 @@ from memfuse.workspace.recent_md import (
     render,
     section_counts,
 )
-from tests.conftest import examples
+from tests.conftest import ANY_CHARACTER, examples
 
 NOW = datetime(2026, 2, 28, 14, 5, tzinfo=UTC)
 BUDGET = Budget()
@@ -132,7 +132,7 @@ def test_one_line_counts_characters_not_bytes() -> None:
 records_strategy = st.lists(
     st.builds(
         Record,
-        content=st.text(min_size=0, max_size=600),
+        content=st.text(ANY_CHARACTER, min_size=0, max_size=600),
         type=st.sampled_from(["emotion", "knowledge", "event", "identity", "other"]),
         vitality=st.one_of(st.none(), st.floats(0, 1)),
         when=st.one_of(st.none(), st.datetimes(min_value=datetime(2026, 1, 1), max_value=datetime(2026, 3, 10),
