@@ -126,7 +126,7 @@ step "the README's block, run again with the release in reach, line by line"
     source "$WORK/readme-steps.sh"
 ) > "$WORK/readme-steps.out" 2>&1 || fail "a README line failed: $(tail -n 15 "$WORK/readme-steps.out")"
 M=$H/.local/bin/memfuse
-"$M" --version | grep -q '^memfuse ' || fail "the installed command does not run"
+grep -q '^memfuse ' <<<"$("$M" --version)" || fail "the installed command does not run"
 grep -q "built from its source" "$WORK/readme-steps.out" || fail "doctor did not say which agent-memory"
 [ -d "$H/.openclaw" ] || fail "no folder for the store's database"
 
@@ -151,7 +151,7 @@ grep -q -- "--workspace $WS " "$WORK/crontab-table" || fail "the jobs do not nam
 MCPORTER=$H/.local/share/mcporter/node_modules/.bin/mcporter
 CFG=$H/.mcporter/mcporter.json
 again=$("$M" cron -w "$WS" --mcporter "$MCPORTER" --mcporter-config "$CFG" --install)
-echo "$again" | grep -q "nothing changed" || fail "a second install changed the crontab: $again"
+grep -q "nothing changed" <<<"$again" || fail "a second install changed the crontab: $again"
 
 step "each installed memfuse job under env -i, as cron runs it"
 cron_path=$(sed -n 's/^PATH=//p' "$WORK/crontab-table")
@@ -195,15 +195,15 @@ out=$("$M" cron --check "$WORK/no-node.cron" --transport mcporter --mcporter "$M
 code=$?
 set -e
 expect "$code" == 1 "cron --check exit code"
-echo "$out" | grep -q "FAIL" || fail "no job reported: $out"
-echo "$out" | grep -q "node is not on this job's PATH" || fail "node not named: $out"
-echo "$out" | grep -q "not used: --" && fail "the operator's own settings reported: $out"
+grep -q "FAIL" <<<"$out" || fail "no job reported: $out"
+grep -q "node is not on this job's PATH" <<<"$out" || fail "node not named: $out"
+grep -q "not used: --" <<<"$out" && fail "the operator's own settings reported: $out"
 
 step "after the stop, the --server-js fix it names, then the block again as pasted: it goes on"
 # As a user whose machine reaches neither the package nor the release (issue 58): the block
 # stopped at step 2; they build agent-memory by hand where they like, write its entry as the
 # stop message says, and run the block again, which used to stop at step 2 again.
-kept=("$H/.mcporter/mcporter.json.before-memfuse-"*)  # a glob, not ls | head: pipefail-safe
+kept=("$H/.mcporter/mcporter.json.before-memfuse-"*)  # a glob: no pipe to break
 cp "${kept[0]}" "$H/.mcporter/mcporter.json"
 "$M" cron --mcporter "$MCPORTER" --mcporter-config "$CFG" -w "$WS" --remove >/dev/null
 rm -rf "$H/.local/share/agent-memory"

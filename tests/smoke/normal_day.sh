@@ -26,7 +26,7 @@ for section in emotion knowledge event; do
 done
 lines=$(wc -l < "$WORK/workspace/RECENT.md")
 expect "$lines" -le 80 "RECENT.md lines"
-head -3 "$WORK/workspace/RECENT.md" | grep -q '^_auto-updated: 2026-11-29 14:05_$' || fail "timestamp line missing"
+grep -q '^_auto-updated: 2026-11-29 14:05_$' <<<"$(head -3 "$WORK/workspace/RECENT.md")" || fail "timestamp line missing"
 
 step "sync 22:00 after the agent appended a bullet"
 echo "- Late note: the payments dry run is booked for Friday" >> "$WORK/workspace/memory/2026-11-29.md"

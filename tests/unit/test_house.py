@@ -215,3 +215,19 @@ def test_no_test_draws_text_from_hypothesis_default_alphabet() -> None:
                 if not given and all(k.arg != "alphabet" for k in node.keywords):
                     found.append(f"{path.relative_to(tests)}:{node.lineno}")
     assert found == []
+
+
+def test_no_shell_script_pipes_into_a_reader_that_stops_early() -> None:
+    """Under `set -o pipefail`, `writer | head` or `writer | grep -q` fails whenever the writer
+    is still writing when the reader exits (SIGPIPE): the README's first command failed so.
+    Scripts give such readers a here-string or a file instead."""
+    root = SRC.parents[1]
+    scripts = [*root.glob("scripts/*.sh"), *root.glob("tests/smoke/*.sh"), root / ".ci" / "run"]
+    early = re.compile(r"\|\s*(head\b|grep\s+(-\w*\s+)*-\w*[qm])")
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for path in scripts
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if early.search(line.split("#", 1)[0])
+    ]
+    assert found == []
