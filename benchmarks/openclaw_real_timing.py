@@ -12,7 +12,6 @@ each `openclaw` call memfuse makes timed by a shim in front of the CLI (opt-in: 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -24,7 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.test_openclaw_real import running_gateway  # noqa: E402
+from tests.integration.test_openclaw_real import (  # noqa: E402
+    running_gateway,
+    store_entry_for,
+)
 
 SHIM = """#!/bin/sh
 began=$(date +%s.%N)
@@ -62,12 +64,7 @@ def main() -> None:
             (shim / "openclaw").write_text(SHIM.format(real=real, log=log))
             (shim / "openclaw").chmod(0o755)
             env = {**gateway_env, "PYTHONPATH": src, "PATH": f"{shim}:{gateway_env['PATH']}"}
-            mcporter = Path(env["HOME"]) / ".mcporter" / "mcporter.json"
-            mcporter.parent.mkdir(parents=True)
-            entry = {"command": "node", "args": ["/nonexistent/server.js"],
-                     "env": {"AGENT_MEMORY_DB": str(Path(env["HOME"]) / "agent-memory.db"),
-                             "AGENT_MEMORY_WORKSPACE": str(spaces["home"])}}  # fmt: skip
-            mcporter.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}))
+            store_entry_for(env, spaces["home"])
             who = ["--all-agents"] if options.agents else ["-w", str(spaces["home"])]
             print(f"src {src}; {'two agents' if options.agents else 'one workspace'}")
             for _ in range(options.rounds):

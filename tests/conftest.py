@@ -63,6 +63,26 @@ def examples(count: int) -> int:
 ANY_CHARACTER = hypothesis.strategies.characters(exclude_categories=("Cs",))
 
 
+# Texts a tokenizer finds hard (it reads no table row for them): every script, odd spaces, the
+# tokenizer's own markers, a long run, nothing at all. The model cache's unit and integration
+# tests both try them.
+ODD_TEXTS = [
+    "周五前把季度报告发给财务部",
+    "こんにちは世界、今日はいい天気ですね",
+    "안녕하세요, 반갑습니다",
+    "Привет, как дела? Всё хорошо.",
+    "مرحبا بالعالم",
+    "Ça va ? Größe, Straße, ﬁn ligature, e\u0301 combining",
+    "emoji 🎉🎉 party 👩\u200d👩\u200d👧 ok 😀😀😀",
+    "  odd\t\twhitespace \n\n here  \u3000全角　スペース ＡＢＣ１２３",
+    "\u200b\u200d zero width and a\x00nul",
+    "<s> </s> <unk> extra_token_id_1",
+    "a" * 300,
+    "",
+    " ",
+]
+
+
 def _build_each_app_once() -> None:
     """Build the click command of a typer app once, not at each `CliRunner.invoke`: a build
     reads every option of every subcommand (~5 ms), and the unit tier invokes ~1 000 times.

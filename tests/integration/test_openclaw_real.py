@@ -55,6 +55,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def store_entry_for(env: dict[str, str], workspace: Path) -> None:
+    """The user's mcporter config in the Gateway's HOME: one `agent-memory` entry (a server that
+    never starts: these tests install and alert, no store call succeeds) claimed by `workspace`."""
+    mcporter = Path(env["HOME"]) / ".mcporter" / "mcporter.json"
+    mcporter.parent.mkdir(parents=True)
+    entry = {"command": "node", "args": ["/nonexistent/server.js"],
+             "env": {"AGENT_MEMORY_DB": str(Path(env["HOME"]) / "agent-memory.db"),
+                     "AGENT_MEMORY_WORKSPACE": str(workspace)}}  # fmt: skip
+    mcporter.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}))
+
+
 @contextlib.contextmanager
 def running_gateway(
     tmp_path: Path, config: dict[str, object] | None = None, beside: dict[str, str] | None = None
@@ -242,12 +253,7 @@ def test_two_agents_each_get_their_jobs_and_only_their_own_recent_md(
                    "entries": {name: {"workspace": str(ws)} for name, ws in spaces.items()}},
     }  # fmt: skip
     with running_gateway(tmp_path, config) as env:
-        mcporter = Path(env["HOME"]) / ".mcporter" / "mcporter.json"
-        mcporter.parent.mkdir(parents=True)
-        entry = {"command": "node", "args": ["/nonexistent/server.js"],
-                 "env": {"AGENT_MEMORY_DB": str(Path(env["HOME"]) / "agent-memory.db"),
-                         "AGENT_MEMORY_WORKSPACE": str(spaces["home"])}}  # fmt: skip
-        mcporter.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}))
+        store_entry_for(env, spaces["home"])
         done = subprocess.run(
             [str(MEMFUSE), "cron", "--format", "openclaw", "--install", "--all-agents",
              "--json"], env=env, capture_output=True, text=True, timeout=900, check=False,
@@ -478,12 +484,7 @@ def test_two_agents_alerts_name_the_run_and_agent_and_older_names_converge_in_pl
                  "webhookSsrfPolicy": {"allowedHostnames": ["127.0.0.1"]}},
     }  # fmt: skip
     with running_gateway(tmp_path, config) as env:
-        mcporter = Path(env["HOME"]) / ".mcporter" / "mcporter.json"
-        mcporter.parent.mkdir(parents=True)
-        entry = {"command": "node", "args": ["/nonexistent/server.js"],
-                 "env": {"AGENT_MEMORY_DB": str(Path(env["HOME"]) / "agent-memory.db"),
-                         "AGENT_MEMORY_WORKSPACE": str(spaces["home"])}}  # fmt: skip
-        mcporter.write_text(json.dumps({"mcpServers": {"agent-memory": entry}}))
+        store_entry_for(env, spaces["home"])
 
         def install() -> list[str]:
             done = subprocess.run(

