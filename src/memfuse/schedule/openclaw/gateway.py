@@ -119,7 +119,7 @@ def install(
     todo = [p for p in declared if not openclaw.in_place(keyed.get(p["declarationKey"]), p)]
     updates = [openclaw.update_params(keyed.get(p["declarationKey"]), p) for p in declared]
     calls = [*(("cron.add", p) for p in todo), *(("cron.update", u) for u in updates if u)]
-    said = side_by_side(tool, [openclaw.gateway_call(*call) for call in calls], "cron.add")
+    said = side_by_side(tool, [openclaw.gateway_call(*call) for call in calls], "cron.add/update")
     answers = dict(zip((p["name"] for p in todo), said, strict=False))
     renamed = {u["id"] for u in updates if u}
     for params in declared:

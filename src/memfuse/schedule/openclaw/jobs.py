@@ -51,10 +51,11 @@ def jobs(
     found = []
     for run in schedule.runs:
         for i, (label, expr) in enumerate(_exprs(schedule, run)):
+            name = title(schedule, run, i, agent)
             found.append(
                 {
-                    "name": title(schedule, run, i, agent),
-                    "displayName": title(schedule, run, i, agent),
+                    "name": name,
+                    "displayName": name,
                     "declarationKey": declaration_key(label),
                     "description": _zoned(run.comment, tz),
                     **({"agentId": agent} if agent else {}),
